@@ -1,0 +1,199 @@
+"""The ``ofcstats`` command: thin commands over the library.
+
+Each command parses its options, calls one library function, and turns the library's
+errors into a clean message and an exit code: 0 when everything was done, 1 when some
+input was skipped (each skip reported on stderr as ``FILE:LINE: reason``), 2 for a
+usage error or a failure that stopped the command.
+"""
+
+from __future__ import annotations
+
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import polars as pl
+import typer
+
+from ofcstats import formats
+from ofcstats.errors import OfcstatsError
+from ofcstats.rules import (
+    FantasylandPolicy,
+    Ruleset,
+    load_policy,
+    load_ruleset,
+    load_rulesets,
+    policy_names,
+    preset_names,
+)
+from ofcstats.score import score_batch
+
+app = typer.Typer(
+    name="ofcstats",
+    help="Hand-history analytics for Open Face Chinese poker and 13-card Chinese poker.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+)
+rulesets_app = typer.Typer(
+    help="List the built-in rulesets and fantasyland policies, or show one in full.\n\n"
+    "Example: ofcstats rulesets show pokerstars",
+    invoke_without_command=True,
+    no_args_is_help=False,
+)
+app.add_typer(rulesets_app, name="rulesets")
+
+
+class OutputFormat(StrEnum):
+    """How a command prints records."""
+
+    table = "table"
+    jsonl = "jsonl"
+    csv = "csv"
+
+
+def fail(message: str, code: int = 2) -> typer.Exit:
+    """Print an error on stderr and return the exit to raise."""
+    typer.echo(f"ofcstats: {message}", err=True)
+    return typer.Exit(code)
+
+
+def report_rejects(rejects: pl.DataFrame) -> None:
+    """Each reject on stderr as ``FILE:LINE: reason``."""
+    for source, line, reason in rejects.select("source", "line", "reason").iter_rows():
+        where = f"{source}:{line}" if line is not None else str(source)
+        typer.echo(f"{where}: {reason}", err=True)
+
+
+def print_frame(frame: pl.DataFrame, output: OutputFormat) -> None:
+    """Write records to stdout as an aligned table, JSON Lines or CSV."""
+    if output is OutputFormat.jsonl:
+        sys.stdout.write(frame.write_ndjson())
+    elif output is OutputFormat.csv:
+        sys.stdout.write(frame.write_csv())
+    else:
+        with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_hide_dataframe_shape=True,
+                       tbl_hide_column_data_types=True, tbl_formatting="ASCII_MARKDOWN",
+                       tbl_width_chars=1000, fmt_str_lengths=100, float_precision=2):
+            sys.stdout.write(f"{frame}\n")
+
+
+@app.command()
+def score(
+    files: Annotated[list[Path], typer.Argument(help="ofc-hand/1 logs (.jsonl, .jsonl.gz).",
+                                                show_default=False)],
+    ruleset: Annotated[list[str] | None, typer.Option(
+        "--ruleset", "-r", help="A preset name or a TOML file; repeat for several. "
+        "Default: each hand's own ruleset, else american.")] = None,
+    all_rulesets: Annotated[bool, typer.Option(
+        "--all-rulesets", help="Score under every built-in preset.")] = False,
+    output: Annotated[OutputFormat, typer.Option("--format", "-f",
+                                                 help="Output format.")] = OutputFormat.table,
+    format_name: Annotated[str | None, typer.Option(
+        "--input-format", help="Input format, when detection from content is not wanted.")]
+        = None,
+) -> None:
+    """Score hands: one record per hand, seat and ruleset.
+
+    Example: ofcstats score session.jsonl --ruleset american --ruleset pokerstars
+    """
+    try:
+        chosen = load_rulesets(preset_names()) if all_rulesets else (
+            load_rulesets(ruleset) if ruleset else None)
+        batch = formats.read_all(files, format_name)
+        scored = score_batch(batch, chosen)
+    except OfcstatsError as error:
+        raise fail(str(error)) from None
+    rejects = pl.concat([batch.rejects, scored.rejects])
+    report_rejects(rejects)
+    print_frame(scored.results, output)
+    if not rejects.is_empty():
+        raise typer.Exit(1)
+
+
+@rulesets_app.callback()
+def rulesets(context: typer.Context) -> None:
+    """List every built-in ruleset and fantasyland policy, one line each.
+
+    Example: ofcstats rulesets
+    """
+    if context.invoked_subcommand is not None:
+        return
+    names = preset_names()
+    width = max(len(n) for n in names + policy_names())
+    typer.echo("Rulesets (RULES.md §7):")
+    for name in names:
+        typer.echo(f"  {name:<{width}}  {load_ruleset(name).summary()}")
+    typer.echo("\nFantasyland policies (RULES.md §6):")
+    for name in policy_names():
+        policy = load_policy(name)
+        mark = "" if policy.in_sources else " [not in the sources]"
+        typer.echo(f"  {name:<{width}}  {policy.description}{mark}")
+
+
+@rulesets_app.command("show")
+def rulesets_show(
+    name: Annotated[str, typer.Argument(help="A preset or policy name, or a TOML file.")],
+) -> None:
+    """Print one ruleset (or fantasyland policy) in full.
+
+    Example: ofcstats rulesets show finnish-spade
+    """
+    try:
+        if name in policy_names() and name not in preset_names():
+            policy = load_policy(name)
+            typer.echo(_policy_text(policy))
+            return
+        typer.echo(_ruleset_text(load_ruleset(name)))
+    except OfcstatsError as error:
+        raise fail(str(error)) from None
+
+
+def _ruleset_text(ruleset: Ruleset) -> str:
+    data = ruleset.to_dict()
+    lines = [f"{ruleset.name}: {ruleset.description}"]
+    for key in ("variant", "sources", "foul_penalty", "surrender", "spade_bonus",
+                "point_value", "loss_cap"):
+        if key in data:
+            lines.append(f"  {key}: {data[key]}")
+    h = data["head_to_head"]
+    lines.append(f"  head to head: row {h['row']}, majority {h['majority']}, scoop {h['scoop']}"
+                 f", table bonus {h['table_bonus']}  (2-1 pays "
+                 f"{ruleset.head_to_head.two_one_value}, 3-0 pays "
+                 f"{ruleset.head_to_head.scoop_value})")
+    r = data["royalties"]
+    lines.append(f"  royalties: {r['name']}")
+    for row in ("top", "middle", "bottom"):
+        table = r[row]
+        text = ", ".join(f"{k} {v}" for k, v in table.items()) if table else "none"
+        lines.append(f"    {row}: {text}")
+    lines.append(f"  fantasyland: {_policy_text(ruleset.fantasyland, indent='    ')}")
+    n = data["naturals"]
+    if any(n.values()):
+        lines.append("  naturals: " + ", ".join(f"{k} {v}" for k, v in n.items()))
+    return "\n".join(lines)
+
+
+def _policy_text(policy: FantasylandPolicy, indent: str = "  ") -> str:
+    lines = [f"{policy.name}: {policy.description}"]
+    if policy.entry is None:
+        return lines[0]
+    lines.append(f"{indent}entry: {policy.entry} or better on top, not fouled")
+    stays = [f"{row} {spec}" for row, spec in (("top", policy.stay_top),
+                                               ("middle", policy.stay_middle),
+                                               ("bottom", policy.stay_bottom)) if spec]
+    lines.append(f"{indent}stay: {' or '.join(stays)} (or better), not fouled")
+    limit = "no limit" if policy.repeat_limit is None else str(policy.repeat_limit)
+    lines.append(f"{indent}repeats in a row: {limit}")
+    if policy.entry_cards:
+        cards = ", ".join(f"{k} {v}" for k, v in policy.entry_cards.items())
+        lines.append(f"{indent}cards on entry (Pineapple; one fewer in classic and turbo): "
+                     f"{cards}")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    """Console entry point."""
+    app()

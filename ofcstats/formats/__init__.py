@@ -1,0 +1,102 @@
+"""Log formats: one module per source format, each yielding the canonical record.
+
+Every format module has ``NAME``, ``sniff(head: bytes) -> bool`` and
+``parse_batch(batch, source, con) -> RawBatch``. :func:`read` detects the format
+from the file's content (or takes it from the caller), parses it in batches and
+validates each batch, so every format reaches the store through the same checks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import ModuleType
+
+import duckdb
+import polars as pl
+
+from ofcstats.errors import HandError
+from ofcstats.formats import ofc_hand
+from ofcstats.formats.lines import BATCH_BYTES, read_head, read_line_batches
+from ofcstats.records import REJECTS_SCHEMA, HandBatch
+from ofcstats.validate import validate
+
+FORMATS: dict[str, ModuleType] = {module.NAME: module for module in (ofc_hand,)}
+
+
+def format_names() -> list[str]:
+    """The names ``--format`` accepts."""
+    return list(FORMATS)
+
+
+def detect(path: Path) -> str:
+    """The format of a file, from its first bytes; an error says why none fits."""
+    head = read_head(path)
+    if not head.strip():
+        raise HandError(f"{path}: the file is empty")
+    if b"\x00" in head:
+        raise HandError(f"{path}: a binary file, not a hand log")
+    for name, module in FORMATS.items():
+        if module.sniff(head):
+            return name
+    raise HandError(
+        f"{path}: cannot tell the format from the first line; "
+        f"name it with --format ({', '.join(FORMATS)})"
+    )
+
+
+def read(
+    path: Path,
+    format_name: str | None = None,
+    progress: Callable[[int], None] | None = None,
+    batch_bytes: int = BATCH_BYTES,
+) -> Iterator[HandBatch]:
+    """Parse and validate a file batch by batch; rejects travel inside each batch."""
+    name = format_name or detect(path)
+    if name not in FORMATS:
+        raise HandError(f"unknown format {name!r}: use one of {', '.join(FORMATS)}")
+    module = FORMATS[name]
+    con = duckdb.connect()
+    try:
+        for lines in read_line_batches(path, progress, batch_bytes):
+            yield validate(module.parse_batch(lines, str(path), con), con)
+    finally:
+        con.close()
+
+
+def read_all(paths: list[Path], format_name: str | None = None) -> HandBatch:
+    """Every hand of every file in one batch. A file that cannot be read becomes a
+    reject; a hand id seen before keeps its first hand (see :func:`merge`)."""
+    merged = HandBatch()
+    for path in paths:
+        try:
+            for batch in read(path, format_name):
+                merged = merge(merged, batch)
+        except (HandError, OSError) as error:
+            reason = str(error).removeprefix(f"{path}: ")
+            merged.rejects = pl.concat([merged.rejects, pl.DataFrame(
+                [{"source": str(path), "line": None, "hand_id": None, "reason": reason,
+                  "raw": None}], schema=REJECTS_SCHEMA)])
+    return merged
+
+
+def merge(seen: HandBatch, batch: HandBatch) -> HandBatch:
+    """Add ``batch`` to ``seen``: a hand id already there is dropped when the hand is the
+    same (counted in ``duplicates``) and rejected as a conflict when it is not."""
+    again = batch.hands.select("hand_id", "fingerprint", "source", "line").join(
+        seen.hands.select("hand_id", pl.col("fingerprint").alias("was"),
+                          pl.col("source").alias("was_source"), pl.col("line").alias("was_line")),
+        on="hand_id",
+    )
+    if again.is_empty():
+        return HandBatch.concat([seen, batch])
+    conflicts = again.filter(pl.col("fingerprint") != pl.col("was")).select(
+        "source", "line", "hand_id",
+        pl.format("hand {}: a different hand with this id is at {}:{}", pl.col("hand_id"),
+                  pl.col("was_source"), pl.col("was_line")).alias("reason"),
+        pl.lit(None, dtype=pl.String).alias("raw"),
+    )
+    fresh = batch.without(again["hand_id"])
+    fresh.rejects = pl.concat([fresh.rejects, conflicts.cast(REJECTS_SCHEMA)])  # type: ignore[arg-type]
+    fresh.duplicates += again.height - conflicts.height
+    return HandBatch.concat([seen, fresh])

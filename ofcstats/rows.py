@@ -1,0 +1,25 @@
+"""The three rows of a board (RULES.md §1)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Row(StrEnum):
+    """A row of an OFC or Chinese poker board, weakest first.
+
+    >>> [(row.value, row.size) for row in Row]
+    [('top', 3), ('middle', 5), ('bottom', 5)]
+    """
+
+    TOP = "top"
+    MIDDLE = "middle"
+    BOTTOM = "bottom"
+
+    @property
+    def size(self) -> int:
+        """Cards the row holds when complete."""
+        return 3 if self is Row.TOP else 5
+
+
+BOARD_SIZE = 13

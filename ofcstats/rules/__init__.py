@@ -1,0 +1,27 @@
+"""Rulesets as data: the model and its TOML presets (RULES.md §3-§7)."""
+
+from ofcstats.rules.load import (
+    load_policy,
+    load_royalty_table,
+    load_ruleset,
+    load_rulesets,
+    policy_names,
+    preset_names,
+    royalty_names,
+)
+from ofcstats.rules.model import FantasylandPolicy, HeadToHead, Naturals, RoyaltyTable, Ruleset
+
+__all__ = [
+    "FantasylandPolicy",
+    "HeadToHead",
+    "Naturals",
+    "RoyaltyTable",
+    "Ruleset",
+    "load_policy",
+    "load_royalty_table",
+    "load_ruleset",
+    "load_rulesets",
+    "policy_names",
+    "preset_names",
+    "royalty_names",
+]

@@ -1,0 +1,230 @@
+"""Loading rulesets, royalty tables and fantasyland policies from TOML (RULES.md §6, §7).
+
+Built-in files live beside this module: ``presets/``, ``royalties/`` and
+``fantasyland/``. Wherever a name is accepted, a path to a user's own TOML file works
+too; a ruleset file may name a built-in royalty table or policy, or spell one inline.
+
+>>> load_ruleset("american").head_to_head.scoop_value
+6
+>>> sorted(preset_names())[:3]
+['american', 'classic-kush', 'finnish-spade']
+"""
+
+from __future__ import annotations
+
+import tomllib
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ofcstats.errors import RulesetError
+from ofcstats.rules.model import (
+    FantasylandPolicy,
+    HeadToHead,
+    Naturals,
+    RoyaltyTable,
+    Ruleset,
+)
+from ofcstats.variants import Variant
+
+_RULESET_KEYS = {
+    "name", "description", "variant", "sources", "head_to_head", "royalties", "fantasyland",
+    "foul_penalty", "surrender", "spade_bonus", "naturals", "point_value", "loss_cap",
+}
+_HEAD_TO_HEAD_KEYS = {"row", "majority", "scoop", "table_bonus"}
+_ROYALTY_KEYS = {"name", "description", "top", "middle", "bottom"}
+_POLICY_KEYS = {"name", "description", "entry", "stay", "repeat_limit", "entry_cards",
+                "in_sources"}
+_STAY_KEYS = {"top", "middle", "bottom"}
+_NATURAL_KEYS = {"three_straights", "three_flushes", "six_pairs", "dragon"}
+
+
+def _folder(kind: str) -> Any:
+    return resources.files("ofcstats.rules").joinpath(kind)
+
+
+def _names(kind: str) -> list[str]:
+    return sorted(p.name.removesuffix(".toml") for p in _folder(kind).iterdir()
+                  if p.name.endswith(".toml"))
+
+
+def preset_names() -> list[str]:
+    """Names of the built-in rulesets (RULES.md §7)."""
+    return _names("presets")
+
+
+def policy_names() -> list[str]:
+    """Names of the built-in fantasyland policies (RULES.md §6)."""
+    return _names("fantasyland")
+
+
+def royalty_names() -> list[str]:
+    """Names of the built-in royalty tables (RULES.md §4)."""
+    return _names("royalties")
+
+
+def _read(kind: str, name_or_path: str | Path, what: str) -> tuple[dict[str, Any], str]:
+    text_name = str(name_or_path)
+    path = Path(text_name)
+    if text_name.endswith(".toml") or path.is_file():
+        if not path.is_file():
+            raise RulesetError(f"{text_name}: no such {what} file")
+        source = text_name
+        raw = path.read_bytes()
+    else:
+        if text_name not in _names(kind):
+            known = ", ".join(_names(kind))
+            raise RulesetError(f"unknown {what} {text_name!r}: use one of {known}, "
+                               f"or the path of a .toml file")
+        source = f"{kind}/{text_name}.toml"
+        raw = _folder(kind).joinpath(f"{text_name}.toml").read_bytes()
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise RulesetError(f"{source}: not valid TOML: {error}") from None
+    return data, source
+
+
+def _check_keys(data: dict[str, Any], allowed: set[str], where: str) -> None:
+    for key, value in data.items():
+        if key not in allowed:
+            raise RulesetError(f"{where}: {key} = {value!r}: unknown key; "
+                               f"expected one of {', '.join(sorted(allowed))}")
+
+
+def _table(data: dict[str, Any], key: str, where: str) -> dict[str, Any]:
+    value = data.get(key, {})
+    if not isinstance(value, dict):
+        raise RulesetError(f"{where}: {key} = {value!r}: must be a table")
+    return value
+
+
+def royalty_table_from(data: dict[str, Any], where: str) -> RoyaltyTable:
+    """A :class:`RoyaltyTable` from parsed TOML."""
+    _check_keys(data, _ROYALTY_KEYS, where)
+    return RoyaltyTable(
+        name=str(data.get("name", "custom")),
+        description=str(data.get("description", "")),
+        top=_table(data, "top", where),
+        middle=_table(data, "middle", where),
+        bottom=_table(data, "bottom", where),
+        where=where,
+    )
+
+
+def policy_from(data: dict[str, Any], where: str) -> FantasylandPolicy:
+    """A :class:`FantasylandPolicy` from parsed TOML."""
+    _check_keys(data, _POLICY_KEYS, where)
+    stay = _table(data, "stay", where)
+    _check_keys(stay, _STAY_KEYS, f"{where}.stay")
+    repeat = data.get("repeat_limit", "none")
+    if repeat == "none":
+        repeat = None
+    elif isinstance(repeat, str):
+        raise RulesetError(f"{where}: repeat_limit = {repeat!r}: a whole number or \"none\"")
+    return FantasylandPolicy(
+        name=str(data.get("name", "custom")),
+        description=str(data.get("description", "")),
+        entry=data.get("entry"),
+        stay_top=stay.get("top"),
+        stay_middle=stay.get("middle"),
+        stay_bottom=stay.get("bottom"),
+        repeat_limit=repeat,
+        entry_cards=_table(data, "entry_cards", where),
+        in_sources=bool(data.get("in_sources", True)),
+        where=where,
+    )
+
+
+@cache
+def load_royalty_table(name_or_path: str) -> RoyaltyTable:
+    """A built-in royalty table by name, or one from a TOML file."""
+    data, source = _read("royalties", name_or_path, "royalty table")
+    data.setdefault("name", Path(source).stem)
+    return royalty_table_from(data, source)
+
+
+@cache
+def load_policy(name_or_path: str) -> FantasylandPolicy:
+    """A built-in fantasyland policy by name, or one from a TOML file."""
+    data, source = _read("fantasyland", name_or_path, "fantasyland policy")
+    data.setdefault("name", Path(source).stem)
+    return policy_from(data, source)
+
+
+def ruleset_from(data: dict[str, Any], where: str) -> Ruleset:
+    """A :class:`Ruleset` from parsed TOML; every key checked, errors name key and value."""
+    _check_keys(data, _RULESET_KEYS, where)
+    h2h = _table(data, "head_to_head", where)
+    if not h2h:
+        raise RulesetError(f"{where}: head_to_head is missing: give row, majority and scoop")
+    _check_keys(h2h, _HEAD_TO_HEAD_KEYS, f"{where}.head_to_head")
+    if "row" not in h2h:
+        raise RulesetError(f"{where}.head_to_head: row is missing")
+    head_to_head = HeadToHead(**h2h, where=f"{where}.head_to_head")
+
+    royalties_spec = data.get("royalties", "none")
+    if isinstance(royalties_spec, str):
+        royalties = load_royalty_table(royalties_spec)
+    elif isinstance(royalties_spec, dict):
+        royalties = royalty_table_from(royalties_spec, f"{where}.royalties")
+    else:
+        raise RulesetError(f"{where}: royalties = {royalties_spec!r}: a table name or a table")
+
+    policy_spec = data.get("fantasyland", "none")
+    if isinstance(policy_spec, str):
+        policy = load_policy(policy_spec)
+    elif isinstance(policy_spec, dict):
+        policy = policy_from(policy_spec, f"{where}.fantasyland")
+    else:
+        raise RulesetError(f"{where}: fantasyland = {policy_spec!r}: a policy name or a table")
+
+    naturals_data = _table(data, "naturals", where)
+    _check_keys(naturals_data, _NATURAL_KEYS, f"{where}.naturals")
+    variant_text = data.get("variant", "pineapple")
+    try:
+        variant = Variant(variant_text)
+    except ValueError:
+        names = ", ".join(v.value for v in Variant)
+        raise RulesetError(f"{where}: variant = {variant_text!r}: use one of {names}") from None
+    sources = data.get("sources", [])
+    if not isinstance(sources, list):
+        raise RulesetError(f"{where}: sources = {sources!r}: must be a list")
+    return Ruleset(
+        name=data.get("name", Path(where).stem),
+        description=str(data.get("description", "")),
+        variant=variant,
+        sources=tuple(str(s) for s in sources),
+        head_to_head=head_to_head,
+        royalties=royalties,
+        fantasyland=policy,
+        foul_penalty=data.get("foul_penalty"),
+        surrender=data.get("surrender"),
+        spade_bonus=data.get("spade_bonus", False),
+        naturals=Naturals(**naturals_data, where=f"{where}.naturals"),
+        point_value=data.get("point_value", 1.0),
+        loss_cap=data.get("loss_cap"),
+        path=where,
+    )
+
+
+@cache
+def load_ruleset(name_or_path: str) -> Ruleset:
+    """A preset by name (RULES.md §7), or a ruleset from a user's TOML file."""
+    data, source = _read("presets", name_or_path, "ruleset")
+    data.setdefault("name", Path(source).stem)
+    return ruleset_from(data, source)
+
+
+def load_rulesets(names: list[str] | tuple[str, ...]) -> list[Ruleset]:
+    """Several rulesets, in order, without repeats; every preset when ``names`` is empty."""
+    chosen = list(dict.fromkeys(names)) if names else preset_names()
+    rulesets = [load_ruleset(name) for name in chosen]
+    seen: dict[str, str] = {}
+    for name, ruleset in zip(chosen, rulesets, strict=True):
+        if ruleset.name in seen:
+            raise RulesetError(f"{name} and {seen[ruleset.name]} both call themselves "
+                               f"{ruleset.name!r}; give each ruleset its own name")
+        seen[ruleset.name] = name
+    return rulesets

@@ -1,0 +1,70 @@
+"""The four deals (RULES.md §5): how many cards each street brings and how many are kept.
+
+>>> Variant("pineapple").streets
+(Street(dealt=5, discard=0), Street(dealt=3, discard=1), Street(dealt=3, discard=1), Street(dealt=3, discard=1), Street(dealt=3, discard=1))
+>>> Variant.OFC_TURBO.max_players, Variant.PINEAPPLE.max_players
+(4, 3)
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import NamedTuple
+
+from ofcstats.errors import HandError
+
+
+class Street(NamedTuple):
+    """Cards one street deals to a seat, and how many of them are discarded."""
+
+    dealt: int
+    discard: int
+
+
+class Variant(StrEnum):
+    """A game's deal. Values are the names used in logs and on the command line."""
+
+    CHINESE_13 = "chinese-13"
+    OFC_CLASSIC = "ofc-classic"
+    OFC_TURBO = "ofc-turbo"
+    PINEAPPLE = "pineapple"
+
+    @classmethod
+    def parse(cls, text: object) -> Variant:
+        """The variant named by ``text``, or an error listing the names."""
+        try:
+            return cls(str(text))
+        except ValueError:
+            names = ", ".join(v.value for v in cls)
+            raise HandError(f"unknown variant {text!r}: use one of {names}") from None
+
+    @property
+    def streets(self) -> tuple[Street, ...]:
+        """The streets of a seat that is not in fantasyland."""
+        return _STREETS[self]
+
+    @property
+    def max_players(self) -> int:
+        """Pineapple deals 17 cards a seat, so at most three seats fit one deck."""
+        return 3 if self is Variant.PINEAPPLE else 4
+
+    @property
+    def fantasyland_base_cards(self) -> int:
+        """Cards a fantasyland seat gets under a flat policy: 13, or 14 (one discard) in Pineapple."""
+        return 14 if self is Variant.PINEAPPLE else 13
+
+    @property
+    def has_fantasyland(self) -> bool:
+        """13-card Chinese poker deals every seat 13 cards anyway."""
+        return self is not Variant.CHINESE_13
+
+
+MIN_PLAYERS = 2
+FANTASYLAND_MAX_CARDS = 17
+
+_STREETS: dict[Variant, tuple[Street, ...]] = {
+    Variant.CHINESE_13: (Street(13, 0),),
+    Variant.OFC_CLASSIC: (Street(5, 0),) + (Street(1, 0),) * 8,
+    Variant.OFC_TURBO: (Street(5, 0), Street(4, 0), Street(4, 0)),
+    Variant.PINEAPPLE: (Street(5, 0),) + (Street(3, 1),) * 4,
+}

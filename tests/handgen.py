@@ -1,0 +1,82 @@
+"""Random but valid hands in the ofc-hand/1 layout, for tests (not the simulator)."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+from ofcstats.cards import format_card
+from ofcstats.variants import Variant
+
+ROWS = ("top", "middle", "bottom")
+SIZES = {"top": 3, "middle": 5, "bottom": 5}
+
+
+def random_hand(rng: random.Random, hand_id: str, variant: str = "pineapple",
+                players: int = 3, *, streets: bool = True,
+                fantasyland: tuple[bool, ...] = (), ruleset: str | None = None,
+                fantasyland_cards: int | None = None) -> dict[str, Any]:
+    """A legal hand: cards dealt from one deck, placed at random (fouls and all)."""
+    v = Variant(variant)
+    deck = list(range(52))
+    rng.shuffle(deck)
+    seats = []
+    for seat in range(1, players + 1):
+        in_fl = seat <= len(fantasyland) and fantasyland[seat - 1]
+        rows: dict[str, list[int]] = {r: [] for r in ROWS}
+        plan = [(fantasyland_cards or v.fantasyland_base_cards,
+                 (fantasyland_cards or v.fantasyland_base_cards) - 13)] if in_fl else \
+            [(s.dealt, s.discard) for s in v.streets]
+        street_list = []
+        for dealt_n, discard_n in plan:
+            dealt = [deck.pop() for _ in range(dealt_n)]
+            keep = dealt[:]
+            rng.shuffle(keep)
+            discard = keep[:discard_n]
+            keep = keep[discard_n:]
+            street: dict[str, list[str]] = {"dealt": [format_card(c) for c in dealt]}
+            for card in keep:
+                open_rows = [r for r in ROWS if len(rows[r]) < SIZES[r]]
+                row = rng.choice(open_rows)
+                rows[row].append(card)
+                street.setdefault(row, []).append(format_card(card))
+            if discard:
+                street["discard"] = [format_card(c) for c in discard]
+            street_list.append(street)
+        entry: dict[str, Any] = {"seat": seat, "name": f"p{seat}"}
+        if in_fl:
+            entry["fantasyland"] = True
+        if streets and v is not Variant.CHINESE_13:
+            entry["streets"] = street_list
+        else:
+            entry.update({r: [format_card(c) for c in rows[r]] for r in ROWS})
+        seats.append(entry)
+    hand: dict[str, Any] = {"format": "ofc-hand/1", "hand_id": hand_id, "variant": variant,
+                            "button": players, "players": seats}
+    if ruleset:
+        hand["ruleset"] = ruleset
+    return hand
+
+
+def board_hand(hand_id: str, boards: list[tuple[str, str, str]], variant: str = "ofc-classic",
+               ruleset: str | None = None) -> dict[str, Any]:
+    """A final-rows hand from card texts, one (top, middle, bottom) per seat."""
+    hand: dict[str, Any] = {
+        "format": "ofc-hand/1", "hand_id": hand_id, "variant": variant,
+        "players": [
+            {"seat": i + 1, "name": "AB"[i] if len(boards) == 2 else f"p{i + 1}",
+             "top": top.split(), "middle": middle.split(), "bottom": bottom.split()}
+            for i, (top, middle, bottom) in enumerate(boards)
+        ],
+    }
+    if ruleset:
+        hand["ruleset"] = ruleset
+    return hand
+
+
+def write_jsonl(path: Path, hands: list[dict[str, Any]]) -> Path:
+    """Write hands one per line."""
+    path.write_text("".join(json.dumps(h) + "\n" for h in hands), encoding="utf-8")
+    return path
