@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 DEMO_DB := out/demo.duckdb
 
 .DEFAULT_GOAL := help
-.PHONY: help test test-all demo bench lint notebooks sample-data clean
+.PHONY: help test test-fast demo bench lint notebooks sample-data clean
 
 help: ## List the targets
 	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  make %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -32,6 +32,9 @@ bench: $(STAMP) ## Throughput of the evaluator and pipeline next to other evalua
 lint: $(STAMP) ## ruff and mypy
 	$(BIN)/ruff check ofcstats tests bench
 	$(BIN)/mypy
+
+sample-data: $(STAMP) ## Regenerate data/sample/ from fixed seeds with the simulator
+	@echo "sample-data: the simulator is not written yet" && false
 
 clean: ## Remove the virtualenv and generated files
 	rm -rf $(VENV) out .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -80,3 +80,36 @@ def write_jsonl(path: Path, hands: list[dict[str, Any]]) -> Path:
     """Write hands one per line."""
     path.write_text("".join(json.dumps(h) + "\n" for h in hands), encoding="utf-8")
     return path
+
+
+def rich_board(rng: random.Random, *, arrange: bool = True) -> dict[str, list[str]]:
+    """13 distinct cards drawn to make pairs, trips, quads, flushes and straights common.
+
+    With ``arrange`` the two 5-card groups go strongest to the bottom, so most boards
+    are legal and royalties frequent. Boards from this helper may share cards with
+    other seats' boards: for scoring arithmetic, not for validation.
+    """
+    import numpy as np
+
+    from ofcstats import evaluate
+
+    profile = rng.random()
+    if profile < 0.3:
+        ranks = rng.sample(range(13), rng.randint(4, 6))
+        pool = [r * 4 + s for r in ranks for s in range(4)]
+    elif profile < 0.5:
+        suits = rng.sample(range(4), rng.randint(1, 2))
+        pool = [r * 4 + s for r in range(13) for s in suits]
+    elif profile < 0.7:
+        start = rng.randint(0, 7)
+        pool = [r * 4 + s for r in range(start, start + 6) for s in range(4)]
+    else:
+        pool = list(range(52))
+    cards = rng.sample(pool, 13)
+    top, a, b = cards[:3], cards[3:8], cards[8:]
+    if arrange:
+        sa, sb = evaluate.strength5(np.array([a, b]))
+        if sa > sb:
+            a, b = b, a
+    return {"top": [format_card(c) for c in top], "middle": [format_card(c) for c in a],
+            "bottom": [format_card(c) for c in b]}

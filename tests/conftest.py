@@ -1,0 +1,8 @@
+"""Shared fixtures; tests import the helpers in this folder by name."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
