@@ -172,7 +172,10 @@ def _tables() -> _Tables:
     five = np.zeros(_FLUSH_BIT + max_sum + 1, dtype=np.uint16)
     three_table = np.zeros(3 * RANK_KEYS[-1] + 1, dtype=np.uint16)
     for key, rank_sum, size, flush in entries:
-        table, index = (three_table, rank_sum) if size == 3 else (five, rank_sum + flush * _FLUSH_BIT)
+        if size == 3:
+            table, index = three_table, rank_sum
+        else:
+            table, index = five, rank_sum + flush * _FLUSH_BIT
         if table[index]:
             raise AssertionError("rank keys collide")  # unreachable: keys are proven distinct
         table[index] = strength_of[key]
@@ -209,7 +212,7 @@ def _tables() -> _Tables:
         category=category,
         primary=primary,
         size=size_of,
-        ordering=((),) + tuple(ordering),
+        ordering=((), *ordering),
     )
 
 

@@ -30,8 +30,8 @@ import polars as pl
 
 from ofcstats import evaluate
 from ofcstats.cards import TWO_OF_SPADES
-from ofcstats.evaluate import Category
 from ofcstats.errors import RulesetError
+from ofcstats.evaluate import Category
 from ofcstats.records import REJECTS_SCHEMA, HandBatch
 from ofcstats.rules.load import load_ruleset
 from ofcstats.rules.model import Naturals, RoyaltyTable, Ruleset
@@ -397,7 +397,7 @@ def _fantasyland(ruleset: Ruleset) -> dict[str, pl.Expr]:
         steps = policy.entry_card_steps(variant)
         if not steps:
             continue
-        chosen: pl.Expr = pl.lit(base)
+        chosen: pl.Expr = base
         for threshold, cards in steps:
             chosen = pl.when(pl.col("s_top") >= threshold).then(cards).otherwise(chosen)
         on_variant = pl.col("variant") == Variant.PINEAPPLE.value
@@ -470,7 +470,7 @@ def prepare(seats: pl.LazyFrame | pl.DataFrame, rulesets: Sequence[Ruleset]) -> 
 
 def score(seats: pl.LazyFrame | pl.DataFrame, rulesets: Sequence[Ruleset]) -> pl.DataFrame:
     """Score every hand in ``seats`` under every ruleset: the whole pipeline, collected once."""
-    if not rulesets or isinstance(seats, pl.DataFrame) and seats.is_empty():
+    if not rulesets or (isinstance(seats, pl.DataFrame) and seats.is_empty()):
         return pl.DataFrame(schema=RESULT_SCHEMA)
     prepared = prepare(seats, rulesets)
     return ruleset_results(prepared, rulesets).collect()

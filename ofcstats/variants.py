@@ -1,7 +1,7 @@
 """The four deals (RULES.md §5): how many cards each street brings and how many are kept.
 
->>> Variant("pineapple").streets
-(Street(dealt=5, discard=0), Street(dealt=3, discard=1), Street(dealt=3, discard=1), Street(dealt=3, discard=1), Street(dealt=3, discard=1))
+>>> [(s.dealt, s.discard) for s in Variant("pineapple").streets]
+[(5, 0), (3, 1), (3, 1), (3, 1), (3, 1)]
 >>> Variant.OFC_TURBO.max_players, Variant.PINEAPPLE.max_players
 (4, 3)
 """
@@ -50,7 +50,7 @@ class Variant(StrEnum):
 
     @property
     def fantasyland_base_cards(self) -> int:
-        """Cards a fantasyland seat gets under a flat policy: 13, or 14 (one discard) in Pineapple."""
+        """Fantasyland cards under a flat policy: 13, or 14 (one discarded) in Pineapple."""
         return 14 if self is Variant.PINEAPPLE else 13
 
     @property

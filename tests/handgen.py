@@ -7,7 +7,11 @@ import random
 from pathlib import Path
 from typing import Any
 
-from ofcstats.cards import format_card
+import numpy as np
+import polars as pl
+
+from ofcstats import evaluate
+from ofcstats.cards import format_card, parse_cards
 from ofcstats.variants import Variant
 
 ROWS = ("top", "middle", "bottom")
@@ -89,10 +93,6 @@ def rich_board(rng: random.Random, *, arrange: bool = True) -> dict[str, list[st
     are legal and royalties frequent. Boards from this helper may share cards with
     other seats' boards: for scoring arithmetic, not for validation.
     """
-    import numpy as np
-
-    from ofcstats import evaluate
-
     profile = rng.random()
     if profile < 0.3:
         ranks = rng.sample(range(13), rng.randint(4, 6))
@@ -113,3 +113,24 @@ def rich_board(rng: random.Random, *, arrange: bool = True) -> dict[str, list[st
             a, b = b, a
     return {"top": [format_card(c) for c in top], "middle": [format_card(c) for c in a],
             "bottom": [format_card(c) for c in b]}
+
+
+def seats_frame(hands: list[dict[str, Any]]) -> pl.DataFrame:
+    """The seats frame the scorer takes, from final-rows hands."""
+    rows = []
+    for hand in hands:
+        for p in hand["players"]:
+            rows.append({
+                "hand_id": hand["hand_id"], "variant": hand["variant"], "seat": p["seat"],
+                "player": p["name"], "fantasyland": p.get("fantasyland", False),
+                "timed_out": False, "surrendered": p.get("surrendered", False),
+                "top": parse_cards(p["top"]), "middle": parse_cards(p["middle"]),
+                "bottom": parse_cards(p["bottom"]),
+            })
+    frame = pl.DataFrame(rows)
+    return frame.with_columns(
+        pl.col("seat").cast(pl.Int8),
+        pl.col("top").list.to_array(3).cast(pl.Array(pl.UInt8, 3)),
+        pl.col("middle").list.to_array(5).cast(pl.Array(pl.UInt8, 5)),
+        pl.col("bottom").list.to_array(5).cast(pl.Array(pl.UInt8, 5)),
+    )

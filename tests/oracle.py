@@ -109,49 +109,49 @@ def score_hand(seats: list[Seat], ruleset: Ruleset, variant: str = "pineapple") 
         for b in seats:
             if a.seat == b.seat:
                 continue
-            A, B = a.seat, b.seat
-            res = result[A]
+            me, them = a.seat, b.seat
+            res = result[me]
             # Surrender: paid to every opponent that did not surrender.
             if a.surrendered and not b.surrendered:
                 res["points"] -= ruleset.surrender_points
             if b.surrendered and not a.surrendered:
                 res["points"] += ruleset.surrender_points
             # Naturals: paid by every opponent, netted.
-            if natural[A] or natural[B]:
-                res["points"] += natural[A] - natural[B]
-            if out_of_showdown[A] or out_of_showdown[B]:
+            if natural[me] or natural[them]:
+                res["points"] += natural[me] - natural[them]
+            if out_of_showdown[me] or out_of_showdown[them]:
                 continue
-            signs = [beats(A, B, i) for i in range(3)]
+            signs = [beats(me, them, i) for i in range(3)]
             for i in range(3):
                 res["rows"][i] += signs[i]
             w, lo = signs.count(1), signs.count(-1)
             res["scoops"] += w == 3
             res["scooped"] += lo == 3
-            if fouled[A] and fouled[B]:
+            if fouled[me] and fouled[them]:
                 pass
-            elif fouled[B]:
+            elif fouled[them]:
                 res["points"] += ruleset.foul_points
-            elif fouled[A]:
+            elif fouled[me]:
                 res["points"] -= ruleset.foul_points
             else:
                 res["points"] += (h.row * (w - lo) + h.majority * ((w >= 2) - (lo >= 2))
                                   + h.scoop * ((w == 3) - (lo == 3)))
             for i in range(3):
-                factor = 2 if ruleset.spade_bonus and i in (spade_row[A], spade_row[B]) else 1
-                res["points"] += (royalties[A][i] - royalties[B][i]) * factor
-                res["royalty_rows"][i] += royalties[A][i] * factor
+                factor = 2 if ruleset.spade_bonus and i in (spade_row[me], spade_row[them]) else 1
+                res["points"] += (royalties[me][i] - royalties[them][i]) * factor
+                res["royalty_rows"][i] += royalties[me][i] * factor
     if h.table_bonus:
         showing = [s.seat for s in seats if not out_of_showdown[s.seat]]
         rows_beating_table = {}
-        for A in showing:
-            others = [B for B in showing if B != A]
-            rows_beating_table[A] = 0 if fouled[A] else sum(
-                all(beats(A, B, i) == 1 for B in others) for i in range(3))
-        for A in showing:
-            for B in showing:
-                if A != B:
-                    result[A]["points"] += h.table_bonus * (
-                        rows_beating_table[A] - rows_beating_table[B])
+        for me in showing:
+            others = [them for them in showing if them != me]
+            rows_beating_table[me] = 0 if fouled[me] else sum(
+                all(beats(me, them, i) == 1 for them in others) for i in range(3))
+        for me in showing:
+            for them in showing:
+                if me != them:
+                    result[me]["points"] += h.table_bonus * (
+                        rows_beating_table[me] - rows_beating_table[them])
     for s in seats:
         result[s.seat]["royalties"] = sum(result[s.seat]["royalty_rows"])
         result[s.seat]["fantasyland_next"] = _fantasyland_next(

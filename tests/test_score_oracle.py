@@ -4,36 +4,13 @@ from __future__ import annotations
 
 import random
 
-import numpy as np
-import polars as pl
 import pytest
-from handgen import random_hand, rich_board
+from handgen import random_hand, rich_board, seats_frame
 from oracle import Seat, score_hand
 
 from ofcstats.cards import parse_cards
-from ofcstats.records import HandBatch
 from ofcstats.rules import load_ruleset, preset_names
 from ofcstats.score import score
-
-
-def seats_frame(hands: list[dict]) -> pl.DataFrame:
-    rows = []
-    for hand in hands:
-        for p in hand["players"]:
-            rows.append({
-                "hand_id": hand["hand_id"], "variant": hand["variant"], "seat": p["seat"],
-                "player": p["name"], "fantasyland": p.get("fantasyland", False),
-                "timed_out": False, "surrendered": p.get("surrendered", False),
-                "top": parse_cards(p["top"]), "middle": parse_cards(p["middle"]),
-                "bottom": parse_cards(p["bottom"]),
-            })
-    frame = pl.DataFrame(rows)
-    return frame.with_columns(
-        pl.col("seat").cast(pl.Int8),
-        pl.col("top").list.to_array(3).cast(pl.Array(pl.UInt8, 3)),
-        pl.col("middle").list.to_array(5).cast(pl.Array(pl.UInt8, 5)),
-        pl.col("bottom").list.to_array(5).cast(pl.Array(pl.UInt8, 5)),
-    )
 
 
 def mixed_hands(n: int, seed: int) -> list[dict]:

@@ -1,0 +1,172 @@
+"""Rulesets as data (RULES.md §3, §4, §6, §7): presets, tables, policies, user files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ofcstats.errors import RulesetError
+from ofcstats.rules import (
+    load_policy,
+    load_royalty_table,
+    load_ruleset,
+    load_rulesets,
+    policy_names,
+    preset_names,
+    royalty_names,
+)
+
+PRESETS = {  # RULES.md §7: name -> (2-1 pays, 3-0 pays, royalty table, foul, fantasyland)
+    "american": (1, 6, "american", 6, "standard"),
+    "pokerstars": (1, 6, "pokerstars", 6, "none"),
+    "pokerstars-win2": (2, 6, "pokerstars", 6, "none"),
+    "western": (1, 6, "western", 6, "standard"),
+    "classic-kush": (2, 6, "classic-kush", 6, "standard"),
+    "pokerdom": (2, 4, "american", 6, "unlimited"),
+    "finnish-spade": (1, 6, "american", 6, "standard"),
+    "mercier-deeb": (1, 6, "american", 6, "unlimited"),
+    "one-six": (1, 6, "none", 6, "none"),
+    "two-four": (2, 4, "none", 4, "none"),
+    "two-four-scoop": (1, 4, "none", 4, "none"),
+    "foreign": (2, 4, "none", 4, "none"),
+    "russian": (2, 4, "none", 4, "none"),
+}
+
+
+def test_the_built_in_presets_are_exactly_those_of_rules_section_7() -> None:
+    assert set(preset_names()) == set(PRESETS)
+
+
+@pytest.mark.parametrize("name", sorted(PRESETS))
+def test_preset_pays_as_the_rules_table_says(name: str) -> None:
+    ruleset = load_ruleset(name)
+    two_one, scoop, royalties, foul, policy = PRESETS[name]
+    assert ruleset.name == name
+    assert ruleset.head_to_head.two_one_value == two_one
+    assert ruleset.head_to_head.scoop_value == scoop
+    assert ruleset.royalties.name == royalties
+    assert ruleset.foul_points == foul
+    assert ruleset.fantasyland.name == policy
+
+
+def test_only_finnish_spade_doubles_and_only_russian_has_a_table_bonus() -> None:
+    assert [n for n in preset_names() if load_ruleset(n).spade_bonus] == ["finnish-spade"]
+    assert [n for n in preset_names() if load_ruleset(n).head_to_head.table_bonus] == ["russian"]
+
+
+ROYALTIES = {  # RULES.md §4: (trips, straight, flush, full house, quads, straight flush, royal)
+    "american": ((2, 4, 8, 12, 20, 30, 50), (0, 2, 4, 6, 10, 15, 25)),
+    "classic-kush": ((2, 4, 8, 12, 16, 20, 50), (0, 2, 4, 6, 8, 10, 25)),
+    "pokerstars": ((0, 4, 8, 12, 20, 30, 50), (0, 2, 4, 6, 10, 15, 25)),
+    "western": ((2, 4, 8, 12, 16, 20, 30), (0, 2, 4, 6, 8, 10, 15)),
+}
+CATEGORIES = ("trips", "straight", "flush", "full_house", "quads", "straight_flush",
+              "royal_flush")
+
+
+@pytest.mark.parametrize("name", sorted(ROYALTIES))
+def test_royalty_table_matches_rules_section_4(name: str) -> None:
+    table = load_royalty_table(name)
+    middle, bottom = ROYALTIES[name]
+    assert [table.middle.get(c, 0) for c in CATEGORIES] == list(middle)
+    assert [table.bottom.get(c, 0) for c in CATEGORIES] == list(bottom)
+    pairs = {r * 2: i + 1 for i, r in enumerate("6789TJQKA")}
+    trips = {r * 3: 10 + i for i, r in enumerate("23456789TJQKA")}
+    assert dict(table.top) == pairs | trips
+
+
+def test_no_royalties_table_pays_nothing() -> None:
+    assert load_royalty_table("none").is_empty
+    assert {"american", "chinese-bonus", "none"} <= set(royalty_names())
+
+
+def test_classic_chinese_bonuses_are_an_optional_table() -> None:
+    table = load_royalty_table("chinese-bonus")
+    assert table.top["QQQ"] == 2
+    assert table.middle["full_house"] == 1
+    assert table.bottom["quads"] == 3
+    assert table.bottom["straight_flush"] == 4
+
+
+def test_fantasyland_policies_of_section_6_including_progressive() -> None:
+    assert set(policy_names()) == {"standard", "unlimited", "bottom-top-only", "none",
+                                   "progressive"}
+    standard = load_policy("standard")
+    assert (standard.entry, standard.stay_top, standard.stay_middle, standard.stay_bottom,
+            standard.repeat_limit) == ("QQ", "222", "full_house", "quads", 1)
+    assert load_policy("unlimited").repeat_limit is None
+    assert load_policy("bottom-top-only").stay_middle is None
+    assert not load_policy("none").enters
+    progressive = load_policy("progressive")
+    assert dict(progressive.entry_cards) == {"QQ": 14, "KK": 15, "AA": 16, "222": 17}
+    assert not progressive.in_sources  # clearly marked as not in the sources
+
+
+def test_a_users_own_toml_file_works_wherever_a_preset_name_does(tmp_path: Path) -> None:
+    path = tmp_path / "house.toml"
+    path.write_text(
+        'name = "house"\nroyalties = "western"\nfantasyland = "progressive"\n'
+        'foul_penalty = 5\n\n[head_to_head]\nrow = 1\nscoop = 3\n', encoding="utf-8")
+    ruleset = load_ruleset(str(path))
+    assert (ruleset.name, ruleset.foul_points, ruleset.royalties.name,
+            ruleset.fantasyland.name) == ("house", 5, "western", "progressive")
+    assert [r.name for r in load_rulesets(["american", str(path)])] == ["american", "house"]
+
+
+def test_an_inline_royalty_table_and_policy_work(tmp_path: Path) -> None:
+    path = tmp_path / "inline.toml"
+    path.write_text(
+        '[head_to_head]\nrow = 2\n\n[royalties]\nname = "mine"\n[royalties.top]\n"AA" = 5\n'
+        '[royalties.bottom]\nquads = 7\n\n[fantasyland]\nentry = "KK"\n[fantasyland.stay]\n'
+        'top = "222"\n', encoding="utf-8")
+    ruleset = load_ruleset(str(path))
+    assert ruleset.name == "inline"
+    assert ruleset.royalties.top["AA"] == 5
+    assert ruleset.royalties.bottom["quads"] == 7
+    assert ruleset.fantasyland.entry == "KK"
+    assert ruleset.fantasyland.repeat_limit is None
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[head_to_head]\nrow = -1\n", "bad.toml.head_to_head: row = -1: must be at least 0"),
+        ("[head_to_head]\nrow = 1.5\n", "bad.toml.head_to_head: row = 1.5: must be a whole number"),
+        ("colour = 3\n[head_to_head]\nrow = 1\n", "bad.toml: colour = 3: unknown key"),
+        ('royalties = "gold"\n[head_to_head]\nrow = 1\n', "unknown royalty table 'gold'"),
+        ('fantasyland = "forever"\n[head_to_head]\nrow = 1\n',
+         "unknown fantasyland policy 'forever'"),
+        ("[head_to_head]\nrow = 1\n[royalties.middle]\nquints = 3\n",
+         "bad.toml.royalties.middle: quints = 3: not a category"),
+        ('[head_to_head]\nrow = 1\n[royalties.top]\n"AK" = 3\n',
+         "bad.toml.royalties.top: AK = 3: keys of the top table are pairs"),
+        ('[head_to_head]\nrow = 1\n[fantasyland]\nentry = "full_house"\n',
+         "bad.toml.fantasyland: entry = 'full_house': must be a top hand"),
+        ('variant = "holdem"\n[head_to_head]\nrow = 1\n',
+         "bad.toml: variant = 'holdem': use one of chinese-13"),
+        ("spade_bonus = 1\n[head_to_head]\nrow = 1\n",
+         "spade_bonus = 1: must be true or false"),
+        ("name = 'x'\n", "bad.toml: head_to_head is missing"),
+        ("[head_to_head\n", "bad.toml: not valid TOML"),
+    ],
+)
+def test_a_bad_ruleset_file_gets_an_error_naming_key_and_value(
+        tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(RulesetError) as error:
+        load_ruleset(str(path))
+    assert message in str(error.value).replace(str(tmp_path) + "/", "")
+
+
+def test_an_unknown_preset_name_lists_the_known_ones() -> None:
+    with pytest.raises(RulesetError, match="unknown ruleset 'amercan': use one of american,"):
+        load_ruleset("amercan")
+
+
+def test_two_rulesets_with_one_name_are_refused(tmp_path: Path) -> None:
+    path = tmp_path / "mine.toml"
+    path.write_text('name = "american"\n[head_to_head]\nrow = 1\n', encoding="utf-8")
+    with pytest.raises(RulesetError, match="both call themselves 'american'"):
+        load_rulesets(["american", str(path)])
