@@ -23,8 +23,8 @@ test: $(STAMP) ## Run the test suite (slow tests included)
 test-fast: $(STAMP) ## Run the tests without those marked slow
 	$(BIN)/python -m pytest -q -n 2 -m "not slow"
 
-demo: $(STAMP) ## Score the shipped sample data end to end and write a report
-	$(BIN)/ofcstats score data/sample/*.jsonl --all-rulesets --format table | head -n 40
+demo: $(STAMP) ## Run the main job end to end on the shipped sample data
+	$(BIN)/ofcstats score data/examples/worked-examples.jsonl
 
 bench: $(STAMP) ## Throughput of the evaluator and pipeline next to other evaluators
 	$(BIN)/python bench/run.py

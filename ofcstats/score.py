@@ -488,7 +488,8 @@ def score_batch(batch: HandBatch, rulesets: Sequence[Ruleset] | None = None) -> 
     """
     seats = batch.seats_for_scoring()
     if rulesets is not None:
-        return ScoredBatch(results=score(seats, rulesets), rejects=_no_rejects())
+        return ScoredBatch(results=_in_log_order(score(seats, rulesets), batch, rulesets),
+                           rejects=_no_rejects())
     own = batch.hands.select("hand_id", "source", "line",
                              pl.col("ruleset").fill_null(DEFAULT_RULESET))
     frames, rejects = [], []
@@ -507,9 +508,19 @@ def score_batch(batch: HandBatch, rulesets: Sequence[Ruleset] | None = None) -> 
                             [ruleset]))
     results = pl.concat(frames) if frames else score(seats.clear(), [])
     return ScoredBatch(
-        results=results,
+        results=_in_log_order(results, batch, []),
         rejects=pl.concat(rejects).cast(REJECTS_SCHEMA) if rejects else _no_rejects(),  # type: ignore[arg-type]
     )
+
+
+def _in_log_order(results: pl.DataFrame, batch: HandBatch,
+                  rulesets: Sequence[Ruleset]) -> pl.DataFrame:
+    """Hands in the order the logs list them, rulesets in the order asked, then seats."""
+    order = batch.hands.select("hand_id", _hand=pl.int_range(pl.len()))
+    ranks = {r.name: i for i, r in enumerate(rulesets)}
+    return results.join(order, on="hand_id", how="left").with_columns(
+        _ruleset=pl.col("ruleset").replace_strict(ranks, default=0, return_dtype=pl.Int32),
+    ).sort("_hand", "_ruleset", "seat").drop("_hand", "_ruleset")
 
 
 def _no_rejects() -> pl.DataFrame:

@@ -7,8 +7,8 @@ import random
 from pathlib import Path
 
 import pytest
-from handgen import board_hand, random_hand, write_jsonl
 import typer.main
+from handgen import board_hand, random_hand, write_jsonl
 from typer.testing import CliRunner
 
 from ofcstats.cli import app
