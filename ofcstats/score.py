@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from ofcstats import showdown
+from ofcstats import evaluate, showdown
 from ofcstats.errors import HandError, RulesetError
 from ofcstats.records import REJECTS_SCHEMA, HandBatch
 from ofcstats.rules.load import load_ruleset
@@ -74,8 +74,6 @@ ROWS = showdown.ROWS
 
 def row_strengths(seats: pl.LazyFrame) -> pl.LazyFrame:
     """Add ``s_top``, ``s_middle``, ``s_bottom``: one comparable strength per row."""
-    from ofcstats import evaluate
-
     def strength(column: str, width: int) -> pl.Expr:
         fn = evaluate.strength3 if width == 3 else evaluate.strength5
         return pl.col(column).map_batches(
@@ -110,14 +108,22 @@ def _royalty_key(ruleset: Ruleset) -> tuple[RoyaltyTable, bool, int] | None:
 
 
 def head_to_head_points(counts: Counts, key: tuple[int, ...]) -> npt.NDArray[np.int16]:
-    """Points from rows, majorities, scoops, fouls, table bonus and surrenders (§2, §3, §5)."""
+    """Points from rows, majorities, scoops, fouls, table bonus and surrenders (§2, §3, §5).
+
+    16 bits suffice: every ruleset value is at most 1000 and, with at most three
+    opponents, the counts are at most 9 rows or 3 pairs.
+    """
     _, row, majority, scoop, foul, table_bonus, surrender = key
     points = np.zeros(counts.rows.shape, dtype=np.int16)
+    scaled = np.empty_like(points)
     for coefficient, count in ((row, counts.rows), (majority, counts.majority),
                                (scoop, counts.scoop), (foul, counts.foul),
                                (table_bonus, counts.table_bonus), (surrender, counts.surrender)):
-        if coefficient:
-            points += (coefficient * count).astype(np.int16)
+        if coefficient == 1:
+            points += count
+        elif coefficient:
+            np.multiply(count, np.int16(coefficient), out=scaled)
+            points += scaled
     return points
 
 
@@ -196,10 +202,9 @@ def ruleset_results(seats: pl.DataFrame, table: SeatTable, rulesets: Sequence[Ru
     }
     per_key = {
         key: {
-            "royalties": pl.Series(f.collected.sum(axis=0).astype(np.int16)),
-            **{f"royalty_{r}": pl.Series(f.collected[i].astype(np.int16))
-               for i, r in enumerate(ROWS)},
-            "royalty_points": pl.Series(f.net.astype(np.int16)),
+            "royalties": pl.Series(f.collected[0] + f.collected[1] + f.collected[2]),
+            **{f"royalty_{r}": pl.Series(f.collected[i]) for i, r in enumerate(ROWS)},
+            "royalty_points": pl.Series(f.net),
         }
         for key, f in flows.items()
     }

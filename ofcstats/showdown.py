@@ -41,6 +41,7 @@ VARIANT_CODES = {v.value: i for i, v in enumerate(Variant)}
 THREE_STRAIGHTS, THREE_FLUSHES, SIX_PAIRS, DRAGON = 1, 2, 4, 8
 
 Int = npt.NDArray[np.int32]
+Small = npt.NDArray[np.int16]
 Bool = npt.NDArray[np.bool_]
 
 
@@ -195,15 +196,15 @@ def out_of_showdown(table: SeatTable, mask: int) -> Bool:
 class Counts:
     """Per-seat sums over the opponents a seat shows down with (one natural mask)."""
 
-    rows: Int  # rows won minus rows lost, live hands only
-    majority: Int  # [won >= 2] - [lost >= 2]
-    scoop: Int  # [won 3] - [lost 3]
-    foul: Int  # opponents' fouls against live self, minus own foul against live opponents
-    table_bonus: Int  # rows beating every opponent, collected from each, less those paid
-    surrender: Int  # surrender payments received minus paid (all seats take part)
-    row_sign: Int  # (3, seats): per row, wins minus losses (a fouled hand loses all)
-    scoops: Int  # opponents beaten 3-0 (a fouled opponent included)
-    scooped: Int
+    rows: Small  # rows won minus rows lost, live hands only
+    majority: Small  # [won >= 2] - [lost >= 2]
+    scoop: Small  # [won 3] - [lost 3]
+    foul: Small  # opponents' fouls against live self, minus own foul against live opponents
+    table_bonus: Small  # rows beating every opponent, collected from each, less those paid
+    surrender: Small  # surrender payments received minus paid (all seats take part)
+    row_sign: Small  # (3, seats): per row, wins minus losses (a fouled hand loses all)
+    scoops: Small  # opponents beaten 3-0 (a fouled opponent included)
+    scooped: Small
 
 
 
@@ -211,12 +212,12 @@ def head_to_head(table: SeatTable, mask: int) -> Counts:
     """The ruleset-independent counts every ruleset paying naturals ``mask`` needs."""
     n_seats = table.seats
 
-    def zeros() -> Int:
-        return np.zeros(n_seats, dtype=np.int32)
+    def zeros() -> Small:
+        return np.zeros(n_seats, dtype=np.int16)
 
     counts = Counts(rows=zeros(), majority=zeros(), scoop=zeros(), foul=zeros(),
                     table_bonus=zeros(), surrender=zeros(),
-                    row_sign=np.zeros((3, n_seats), dtype=np.int32), scoops=zeros(),
+                    row_sign=np.zeros((3, n_seats), dtype=np.int16), scoops=zeros(),
                     scooped=zeros())
     out = out_of_showdown(table, mask)
     strength = table.strength.astype(np.int16)
@@ -241,8 +242,9 @@ def head_to_head(table: SeatTable, mask: int) -> Counts:
             fallback = live[:, a].astype(np.int8) - live[:, b]
             row = np.where(both_live, np.sign(s[:, :, a] - s[:, :, b]).astype(np.int8),
                            fallback) * both_show
-            w = (row > 0).sum(axis=0, dtype=np.int8)
-            lost = (row < 0).sum(axis=0, dtype=np.int8)
+            won_rows, lost_rows = row > 0, row < 0
+            w = won_rows[0].astype(np.int8) + won_rows[1] + won_rows[2]
+            lost = lost_rows[0].astype(np.int8) + lost_rows[1] + lost_rows[2]
             for target, value in (
                 (rows, (w - lost) * both_live),
                 (majority, ((w >= 2).astype(np.int8) - (lost >= 2)) * both_live),
@@ -259,15 +261,16 @@ def head_to_head(table: SeatTable, mask: int) -> Counts:
             signs[:, :, b] -= row
             opponents[:, a] += both_show
             opponents[:, b] += both_show
-            beats_table[:, :, a] &= ~both_show | (row > 0)
-            beats_table[:, :, b] &= ~both_show | (row < 0)
+            beats_table[:, :, a] &= ~both_show | won_rows
+            beats_table[:, :, b] &= ~both_show | lost_rows
             # A surrendered seat pays every opponent that did not surrender (§5).
             give = surr[:, a] - surr[:, b]
             surrender[:, a] -= give
             surrender[:, b] += give
         # Table bonus: each row beating every showdown opponent is collected from each of
         # them; in turn a seat pays each showdown opponent's such rows.
-        beating = beats_table.sum(axis=0, dtype=np.int32) * (opponents > 0)
+        beating = (beats_table[0].astype(np.int16) + beats_table[1] + beats_table[2]) \
+            * (opponents > 0)
         paid = np.zeros_like(beating)
         for a, b in itertools.permutations(range(n), 2):
             paid[:, a] += beating[:, b] * (showing[:, a] & showing[:, b])
@@ -279,9 +282,18 @@ def head_to_head(table: SeatTable, mask: int) -> Counts:
 class RoyaltyFlows:
     """Per seat, royalties collected from all showdown opponents (per row), and the net."""
 
-    collected: Int  # (3, seats)
-    net: Int  # collected minus paid, all rows
+    collected: npt.NDArray[np.int16]  # (3, seats)
+    net: npt.NDArray[np.int16]  # collected minus paid, all rows
 
+
+
+def _hand_total(wide: np.ndarray) -> np.ndarray:
+    """Sum over a hand's seats (the last axis), by adding columns: numpy reduces tiny
+    trailing axes slowly."""
+    total = wide[..., 0].copy()
+    for j in range(1, wide.shape[-1]):
+        total += wide[..., j]
+    return total[..., None]
 
 
 def royalty_flows(table: SeatTable, royalties: RoyaltyTable, spade_bonus: bool,
@@ -289,21 +301,24 @@ def royalty_flows(table: SeatTable, royalties: RoyaltyTable, spade_bonus: bool,
     """Royalties netted pairwise (RULES.md §4); the 2♠ row of either seat counts double."""
     values = royalties.values()
     showing = ~out_of_showdown(table, mask)
-    own = np.stack([values[r][table.strength[r]] for r in range(3)]).astype(np.int32)
-    own *= ~table.fouled & showing  # a fouled hand has no royalties
-    collected = np.zeros((3, table.seats), dtype=np.int32)
-    net = np.zeros(table.seats, dtype=np.int32)
+    alive = ~table.fouled & showing  # a fouled hand has no royalties
+    own = np.stack([values[r][table.strength[r]] for r in range(3)])
+    own *= alive
+    own_total = own[0] + own[1] + own[2]
+    collected = np.empty((3, table.seats), dtype=np.int16)
+    net = np.empty(table.seats, dtype=np.int16)
     for n in table.blocks:
+        show = table.wide(showing, n).astype(np.int16)
+        opponents = (_hand_total(show) - show) * show
         mine = table.wide(own, n)  # (3, hands, n)
-        show = table.wide(showing, n)
-        opponents = (show.sum(axis=1, keepdims=True, dtype=np.int32) - show) * show
+        total = table.wide(own_total, n)
+        # Every showdown pair exchanges R(a) - R(b): a seat collects its royalties from
+        # each showdown opponent and pays each of theirs (non-showing seats have none).
         got = table.wide(collected, n)
+        np.multiply(mine, opponents, out=got)
         balance = table.wide(net, n)
-        # Every showdown pair exchanges R(a) - R(b) per row: a seat collects its royalties
-        # from each showdown opponent and pays each of theirs.
-        got[...] = mine * opponents
-        theirs = (mine.sum(axis=2, keepdims=True) - mine).sum(axis=0)
-        balance[...] = got.sum(axis=0) - theirs * show
+        np.multiply(total, opponents, out=balance)
+        balance -= (_hand_total(total) - total) * show
         if not spade_bonus:
             continue
         spade = table.wide(table.spade_row, n)
@@ -324,6 +339,8 @@ def natural_values(table: SeatTable, rule: Naturals) -> Int:
     """What each seat's best natural is worth under a ruleset (0: none)."""
     bits = table.natural_bits
     value = np.zeros(table.seats, dtype=np.int32)
+    if not bits.any():
+        return value
     for flag, worth in ((THREE_STRAIGHTS, rule.three_straights),
                         (THREE_FLUSHES, rule.three_flushes), (SIX_PAIRS, rule.six_pairs),
                         (DRAGON, rule.dragon)):
@@ -335,6 +352,8 @@ def natural_points(table: SeatTable, rule: Naturals) -> Int:
     """Naturals are paid by every opponent at once; two naturals net (RULES.md §4)."""
     value = natural_values(table, rule)
     points = np.zeros(table.seats, dtype=np.int32)
+    if not value.any():
+        return points
     for n in table.blocks:
         mine = table.wide(value, n)
         table.wide(points, n)[...] = n * mine - mine.sum(axis=1, keepdims=True)

@@ -32,11 +32,19 @@ def _fail(where: str, key: str, value: object, why: str) -> RulesetError:
     return RulesetError(f"{where}: {key} = {value!r}: {why}")
 
 
-def _check_int(where: str, key: str, value: object, *, minimum: int = 0) -> int:
+# Scoring keeps per-seat counts in 16-bit integers; with every value at most this, no
+# hand of up to four seats can overflow them.
+MAX_VALUE = 1000
+
+
+def _check_int(where: str, key: str, value: object, *, minimum: int = 0,
+               maximum: int = MAX_VALUE) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise _fail(where, key, value, "must be a whole number")
     if value < minimum:
         raise _fail(where, key, value, f"must be at least {minimum}")
+    if value > maximum:
+        raise _fail(where, key, value, f"must be at most {maximum}")
     return value
 
 
@@ -209,9 +217,7 @@ class FantasylandPolicy:
             except ValueError:
                 raise _fail(f"{self.where}.entry_cards", key, value,
                             "keys are top hands like \"QQ\" or \"222\"") from None
-            _check_int(f"{self.where}.entry_cards", key, value, minimum=14)
-            if value > 17:
-                raise _fail(f"{self.where}.entry_cards", key, value, "at most 17 cards")
+            _check_int(f"{self.where}.entry_cards", key, value, minimum=14, maximum=17)
         object.__setattr__(self, "entry_cards", MappingProxyType(dict(self.entry_cards)))
 
     def __hash__(self) -> int:
