@@ -1,20 +1,32 @@
 """The one canonical hand record, as columnar frames.
 
-Every source format is parsed into a :class:`RawBatch` (texts as found, nothing
-checked but the shape of the file); :mod:`ofcstats.validate` turns it into a
-:class:`HandBatch` of checked hands plus the rejects. Only a ``HandBatch`` reaches the
-store or the scorer.
+Every source format is parsed into a :class:`RawBatch` (what the file says, card texts
+already turned into codes where they are cards, nothing else checked);
+:mod:`ofcstats.validate` turns it into a :class:`HandBatch` of checked hands plus the
+rejects. Only a ``HandBatch`` reaches the store or the scorer.
+
+Frames refer to their hand by ``hand``, the hand's row number in the batch's
+``hands`` frame: integer keys keep the per-card frames small and joins cheap.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import polars as pl
 
+if TYPE_CHECKING:
+    from ofcstats.formats.lines import LineBatch
+
+KIND_NAMES = ("dealt", "top", "middle", "bottom", "discard")
+"""``kind`` codes of :data:`RAW_CARDS_SCHEMA`: 0 dealt, 1 top, 2 middle, 3 bottom, 4 discard."""
+DEALT, TOP, MIDDLE, BOTTOM, DISCARD = range(5)
+
 RAW_HANDS_SCHEMA: dict[str, pl.DataType] = {
-    "key": pl.Int64(),  # unique within the batch: the hand's line in its file
-    "line": pl.Int64(),
+    "hand": pl.Int64(),  # row number in this frame
+    "line": pl.Int64(),  # the hand's first line in its file
+    "n_lines": pl.Int64(),  # lines the hand spans (1 for JSON Lines, a seat a line in CSV)
     "hand_id": pl.String(),
     "session_id": pl.String(),
     "played_at": pl.String(),
@@ -22,12 +34,11 @@ RAW_HANDS_SCHEMA: dict[str, pl.DataType] = {
     "ruleset": pl.String(),
     "point_value": pl.Float64(),
     "button": pl.Int64(),
-    "extra": pl.String(),  # unknown top-level keys, as a JSON object
-    "raw": pl.String(),
+    "extra": pl.String(),  # keys the format does not know, as a JSON object
     "error": pl.String(),  # a problem the parser already found, or null
 }
 RAW_SEATS_SCHEMA: dict[str, pl.DataType] = {
-    "key": pl.Int64(),
+    "hand": pl.Int64(),
     "seat_index": pl.Int64(),  # 1.. position in the hand's list of seats
     "seat": pl.Int64(),
     "player": pl.String(),
@@ -36,17 +47,22 @@ RAW_SEATS_SCHEMA: dict[str, pl.DataType] = {
     "surrendered": pl.Boolean(),
     "reported_points": pl.Float64(),
     "has_streets": pl.Boolean(),
-    "has_rows": pl.Boolean(),
+    "n_streets": pl.Int64(),  # length of the seat's list of streets (0 without one)
+    "has_rows": pl.Boolean(),  # final rows given (top, middle or bottom)
     "error": pl.String(),
 }
 RAW_CARDS_SCHEMA: dict[str, pl.DataType] = {
-    "key": pl.Int64(),
+    "hand": pl.Int64(),
     "seat_index": pl.Int64(),
-    "street": pl.Int64(),  # 1.. for streets; 0 for the final-rows form
-    "kind": pl.String(),  # dealt, top, middle, bottom, discard
-    "pos": pl.Int64(),
-    "text": pl.String(),
+    "street": pl.Int64(),  # 1.. for streets; 0 for the final rows as given
+    "kind": pl.UInt8(),  # see KIND_NAMES
+    "pos": pl.Int64(),  # 0.. within its list
+    "code": pl.UInt8(),  # the card, or null when the text is not a card
+    "text": pl.String(),  # the text as written, kept only where it is not a card
 }
+"""One row per card mention. Rows come kind by kind (all dealt cards, then all top
+cards, ...), and within a kind by hand, seat, street and position: a kind's cards for
+one seat are a contiguous run in playing order."""
 
 HANDS_SCHEMA: dict[str, pl.DataType] = {
     "hand_id": pl.String(),
@@ -60,9 +76,10 @@ HANDS_SCHEMA: dict[str, pl.DataType] = {
     "extra": pl.String(),
     "source": pl.String(),
     "line": pl.Int64(),
-    "fingerprint": pl.String(),  # md5 of the hand's content, to tell repeats from conflicts
+    "fingerprint": pl.String(),  # md5 of who sat where with which cards: repeat or conflict
 }
 SEATS_SCHEMA: dict[str, pl.DataType] = {
+    "hand": pl.UInt32(),
     "hand_id": pl.String(),
     "seat": pl.Int8(),
     "player": pl.String(),
@@ -76,12 +93,12 @@ SEATS_SCHEMA: dict[str, pl.DataType] = {
     "bottom": pl.Array(pl.UInt8, 5),
 }
 PLACEMENTS_SCHEMA: dict[str, pl.DataType] = {
-    "hand_id": pl.String(),
+    "hand": pl.UInt32(),
     "seat": pl.Int8(),
     "street": pl.Int8(),
-    "order": pl.Int16(),  # 1.. within the seat's hand, in the order the log lists them
+    "order": pl.Int16(),  # 1.. within the seat's hand: by street, then top, middle, bottom, discard
     "card": pl.UInt8(),
-    "row": pl.String(),  # top, middle, bottom or discard
+    "row": pl.UInt8(),  # 1 top, 2 middle, 3 bottom, 4 discard (KIND_NAMES)
 }
 REJECTS_SCHEMA: dict[str, pl.DataType] = {
     "source": pl.String(),
@@ -97,11 +114,28 @@ def empty(schema: dict[str, pl.DataType]) -> pl.DataFrame:
     return pl.DataFrame(schema=schema)
 
 
+def conform(frame: pl.DataFrame, schema: dict[str, pl.DataType]) -> pl.DataFrame:
+    """``frame``'s columns in ``schema``'s order and types."""
+    return frame.select([pl.col(name).cast(dtype) for name, dtype in schema.items()])
+
+
+def reject_rows(source: str, lines: list[int | None], reasons: list[str],
+                raws: list[str | None] | None = None,
+                hand_ids: list[str | None] | None = None) -> pl.DataFrame:
+    """Rejects from plain lists (for the few rejects found outside a frame)."""
+    n = len(reasons)
+    return pl.DataFrame({
+        "source": [source] * n, "line": lines, "hand_id": hand_ids or [None] * n,
+        "reason": reasons, "raw": raws or [None] * n,
+    }, schema=REJECTS_SCHEMA)
+
+
 @dataclass
 class RawBatch:
     """Hands as a parser found them, before any rule is checked."""
 
     source: str
+    lines: LineBatch  # the text the hands came from, for the raw text of rejects
     hands: pl.DataFrame = field(default_factory=lambda: empty(RAW_HANDS_SCHEMA))
     seats: pl.DataFrame = field(default_factory=lambda: empty(RAW_SEATS_SCHEMA))
     cards: pl.DataFrame = field(default_factory=lambda: empty(RAW_CARDS_SCHEMA))
@@ -111,7 +145,10 @@ class RawBatch:
 
 @dataclass
 class HandBatch:
-    """Checked hands, ready for the store and the scorer, plus everything rejected."""
+    """Checked hands, ready for the store and the scorer, plus everything rejected.
+
+    ``seats`` and ``placements`` name their hand by ``hand``, its row in ``hands``.
+    """
 
     hands: pl.DataFrame = field(default_factory=lambda: empty(HANDS_SCHEMA))
     seats: pl.DataFrame = field(default_factory=lambda: empty(SEATS_SCHEMA))
@@ -121,19 +158,31 @@ class HandBatch:
 
     def seats_for_scoring(self) -> pl.DataFrame:
         """The seats frame :func:`ofcstats.score.score` takes (variant joined in)."""
-        return self.seats.join(self.hands.select("hand_id", "variant"), on="hand_id").select(
+        variant = self.hands.get_column("variant").gather(self.seats.get_column("hand"))
+        return self.seats.with_columns(variant=variant).select(
             "hand_id", "variant", "seat", "player", "fantasyland", "timed_out", "surrendered",
             "top", "middle", "bottom",
         )
 
     def without(self, hand_ids: pl.Series) -> HandBatch:
         """This batch less the hands with the given ids (rejects and counts kept)."""
-        keep = self.hands.filter(~pl.col("hand_id").is_in(hand_ids.implode()))
-        ids = keep.select("hand_id")
+        keep = ~self.hands.get_column("hand_id").is_in(hand_ids.implode())
+        return self.select(keep)
+
+    def select(self, keep: pl.Series) -> HandBatch:
+        """The hands where ``keep`` (one boolean per hand) is true, renumbered."""
+        new_index = (keep.cast(pl.UInt32).cum_sum() - 1).cast(pl.UInt32)
+        by_hand = pl.DataFrame({"_keep": keep, "_new": new_index})
+
+        def follow(frame: pl.DataFrame) -> pl.DataFrame:
+            picked = by_hand.gather(frame.get_column("hand"))
+            return frame.filter(picked.get_column("_keep")).with_columns(
+                hand=picked.get_column("_new").filter(picked.get_column("_keep")))
+
         return HandBatch(
-            hands=keep,
-            seats=self.seats.join(ids, on="hand_id", how="semi"),
-            placements=self.placements.join(ids, on="hand_id", how="semi"),
+            hands=self.hands.filter(keep),
+            seats=follow(self.seats),
+            placements=follow(self.placements),
             rejects=self.rejects,
             duplicates=self.duplicates,
         )
@@ -143,10 +192,15 @@ class HandBatch:
         """One batch holding all of ``batches``; their hand ids must already be distinct."""
         if not batches:
             return HandBatch()
+        seats, placements, base = [], [], 0
+        for b in batches:
+            seats.append(b.seats.with_columns(pl.col("hand") + base))
+            placements.append(b.placements.with_columns(pl.col("hand") + base))
+            base += b.hands.height
         return HandBatch(
             hands=pl.concat([b.hands for b in batches]),
-            seats=pl.concat([b.seats for b in batches]),
-            placements=pl.concat([b.placements for b in batches]),
+            seats=pl.concat(seats),
+            placements=pl.concat(placements),
             rejects=pl.concat([b.rejects for b in batches]),
             duplicates=sum(b.duplicates for b in batches),
         )

@@ -1,13 +1,17 @@
 """Checking parsed hands against FORMAT.md, column-wise: a :class:`RawBatch` in, a
 :class:`HandBatch` of valid hands and reasoned rejects out.
 
-A hand is valid when every seat ends with 3/5/5 placed cards, no card appears twice
-anywhere in the hand, each street places exactly its dealt cards less the discards,
-and the street sizes fit the variant (fantasyland seats: one street of 13 to 17 cards,
-13 placed). A fouled hand is valid: fouls are data, not errors.
+A hand is valid when it has 2 to 4 seats (3 in Pineapple), every seat ends with
+3/5/5 placed cards, no card appears twice anywhere in the hand, each street places
+exactly its dealt cards less the discards, and the street sizes fit the variant
+(fantasyland seats: one street of 13 to 17 cards, 13 placed). A fouled hand is valid:
+fouls are data, not errors.
 
-Every reason names the seat and street at fault, e.g.
-``Qs appears twice (seat 1 street 3, seat 2 street 1)``.
+Checking runs in two passes. :func:`suspects` tests every rule with a few numpy
+passes over integer arrays and marks the hands that may break one; only those go to
+:func:`explain`, which finds the rules they break and words the reasons, naming the
+seat and street at fault, e.g. ``Qs appears twice (seat 1 street 3, seat 2 street 1)``.
+A hand that :func:`explain` finds nothing wrong with is valid.
 """
 
 from __future__ import annotations
@@ -16,14 +20,21 @@ from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
+import numpy as np
 import polars as pl
 
-from ofcstats.cards import RANKS, SUITS, spellings
+from ofcstats.cards import RANKS, SUITS
+from ofcstats.formats.nested import NOT_A_CARD, exclusive_cumsum
 from ofcstats.records import (
+    BOTTOM,
+    DEALT,
+    DISCARD,
     HANDS_SCHEMA,
+    KIND_NAMES,
     PLACEMENTS_SCHEMA,
     REJECTS_SCHEMA,
     SEATS_SCHEMA,
+    TOP,
     HandBatch,
     RawBatch,
 )
@@ -31,10 +42,214 @@ from ofcstats.variants import FANTASYLAND_MAX_CARDS, MIN_PLAYERS, Variant
 
 ROWS = ("top", "middle", "bottom")
 ROW_SIZES = {"top": 3, "middle": 5, "bottom": 5}
-_KIND_ORDER = {"dealt": 0, "top": 1, "middle": 2, "bottom": 3, "discard": 4}
-_CARD_CODES = spellings()
+MAX_SEAT = 99
+_VARIANTS = list(Variant)
+_VARIANT_NAMES = [v.value for v in _VARIANTS]
+_MAX_PLAYERS = np.array([v.max_players for v in _VARIANTS], dtype=np.int64)
+_PLAN_LEN = np.array([len(v.streets) for v in _VARIANTS], dtype=np.int64)
+_MAX_STREETS = int(_PLAN_LEN.max())
+_PLAN_DEALT = np.array([[s.dealt for s in v.streets] + [0] * (_MAX_STREETS - len(v.streets))
+                        for v in _VARIANTS], dtype=np.int64)
+_PLAN_DISCARD = np.array([[s.discard for s in v.streets]
+                          + [0] * (_MAX_STREETS - len(v.streets)) for v in _VARIANTS],
+                         dtype=np.int64)
+_CHINESE_13 = _VARIANTS.index(Variant.CHINESE_13)
 _CARD_NAMES = [RANKS[c >> 2] + SUITS[c & 3] for c in range(52)]
 _TIMES = {1: "", 2: "twice", 3: "three times", 4: "four times"}
+
+
+def validate(raw: RawBatch, con: duckdb.DuckDBPyConnection, *,
+             explain_all: bool = False) -> HandBatch:
+    """Split a parsed batch into valid hands and rejects, with a reason for each reject.
+
+    A hand id repeated within the batch keeps its first hand: an exact repeat is
+    counted in ``duplicates``, a different hand under the same id is rejected.
+    ``explain_all`` sends every hand through the slow, wording pass (for tests).
+    """
+    n = raw.hands.height
+    suspect = np.ones(n, dtype=bool) if explain_all else suspects(raw)
+    reasons = explain(_subset(raw, suspect)) if suspect.any() else \
+        pl.DataFrame(schema={"hand": pl.Int64, "reason": pl.String})
+    valid = np.ones(n, dtype=bool)
+    valid[reasons.get_column("hand").to_numpy()] = False
+    rejected = raw.hands.join(reasons, on="hand").select(
+        "line", "n_lines", "hand_id",
+        pl.when(pl.col("hand_id").is_not_null() & (pl.col("hand_id") != ""))
+        .then(pl.format("hand {}: {}", pl.col("hand_id"), pl.col("reason")))
+        .otherwise(pl.col("reason")).alias("reason"),
+    )
+    batch = build(raw, valid, con)
+    conflicts = batch.rejects.join(raw.hands.select("line", "n_lines"), on="line").select(
+        "line", "n_lines", "hand_id", "reason")
+    rejects = pl.concat([
+        raw.rejects,
+        _with_raw(raw, pl.concat([rejected, conflicts])).cast(REJECTS_SCHEMA),  # type: ignore[arg-type]
+    ]).sort("line", maintain_order=True)
+    batch.rejects = rejects
+    return batch
+
+
+def _with_raw(raw: RawBatch, rejected: pl.DataFrame) -> pl.DataFrame:
+    """Rejects with the hand's text from its file (only rejects pay for decoding)."""
+    texts = []
+    for line, n_lines in rejected.select("line", "n_lines").iter_rows():
+        first = line - raw.lines.first_line
+        texts.append("\n".join(raw.lines.texts(list(range(first, first + n_lines)))))
+    return rejected.select(
+        pl.lit(raw.source).alias("source"), "line", "hand_id", "reason",
+        pl.Series("raw", texts, dtype=pl.String))
+
+
+# The fast pass: every rule as integer arithmetic over the whole batch.
+
+def _np(frame: pl.DataFrame, name: str, fill: int | bool = 0) -> np.ndarray:
+    return frame.get_column(name).fill_null(fill).to_numpy()
+
+
+def suspects(raw: RawBatch) -> np.ndarray:
+    """A boolean per hand: it may break a rule (it certainly does not when false)."""
+    hands, seats, cards = raw.hands, raw.seats, raw.cards
+    n, n_seat_rows = hands.height, seats.height
+    bad = hands.get_column("error").is_not_null().to_numpy().copy()
+    variant = hands.get_column("variant").replace_strict(
+        _VARIANT_NAMES, list(range(len(_VARIANTS))), default=-1, return_dtype=pl.Int64,
+    ).to_numpy()
+    bad |= variant < 0
+    played = hands.get_column("played_at")
+    bad |= (played.is_not_null() & _played_at(played).is_null()).to_numpy()
+    v = np.maximum(variant, 0)
+
+    # Seats.
+    s_hand = _np(seats, "hand")
+    s_seat = _np(seats, "seat", -1)
+    s_fl = _np(seats, "fantasyland", fill=False)
+    s_streets = _np(seats, "has_streets", fill=False)
+    s_rows = _np(seats, "has_rows", fill=False)
+    n_streets = _np(seats, "n_streets")
+    s_bad = seats.get_column("error").is_not_null().to_numpy() \
+        | (s_seat < 0) | (s_seat > MAX_SEAT) | (s_streets & s_rows) \
+        | (s_fl & (v[s_hand] == _CHINESE_13))
+    per_hand = np.bincount(s_hand, minlength=n)
+    bad |= (per_hand < MIN_PLAYERS) | (per_hand > _MAX_PLAYERS[v])
+    bad |= _repeats(s_hand, s_seat, n)
+    names = seats.get_column("player").fill_null("").hash().to_numpy()
+    bad |= _repeats(s_hand, names, n)
+    button = hands.get_column("button")
+    if button.null_count() < n:
+        b = button.fill_null(-1).to_numpy()
+        seated = np.bincount(s_hand, weights=(s_seat == b[s_hand]), minlength=n)
+        bad |= (b >= 0) & (seated == 0) | (button.is_not_null().to_numpy() & (b < 0))
+
+    # Cards.
+    c_hand = _np(cards, "hand")
+    c_street = _np(cards, "street")
+    c_kind = _np(cards, "kind")
+    c_code = cards.get_column("code").fill_null(NOT_A_CARD).to_numpy().astype(np.int64)
+    c_pos = _np(cards, "pos")
+    seat_start = exclusive_cumsum(per_hand)
+    c_seat = seat_start[c_hand] + _np(cards, "seat_index") - 1
+    bad_card = c_code == NOT_A_CARD
+    s_bad |= np.bincount(c_seat[bad_card], minlength=n_seat_rows) > 0
+    code = np.where(bad_card, 0, c_code)
+
+    # Streets: sizes per variant and fantasyland, and each street's cards accounted for.
+    street_start = exclusive_cumsum(n_streets)
+    n_street_rows = int(n_streets.sum())
+    on_street = c_street > 0
+    t = street_start[c_seat[on_street]] + c_street[on_street] - 1
+    t_kind = c_kind[on_street]
+    n_dealt = np.bincount(t[t_kind == DEALT], minlength=n_street_rows)
+    n_discard = np.bincount(t[t_kind == DISCARD], minlength=n_street_rows)
+    n_used = np.bincount(t[t_kind != DEALT], minlength=n_street_rows)
+    t_seat = np.repeat(np.arange(n_seat_rows), n_streets)
+    t_no = np.arange(n_street_rows) - street_start[t_seat]
+    t_v = v[s_hand[t_seat]]
+    t_fl = s_fl[t_seat]
+    in_plan = t_no < _PLAN_LEN[t_v]
+    j = np.minimum(t_no, _MAX_STREETS - 1)
+    t_bad = n_used != n_dealt
+    t_bad |= ~t_fl & in_plan & ((n_dealt != _PLAN_DEALT[t_v, j])
+                                | (n_discard != _PLAN_DISCARD[t_v, j]))
+    t_bad |= t_fl & ((n_dealt < 13) | (n_dealt > FANTASYLAND_MAX_CARDS)
+                     | (n_discard != n_dealt - 13))
+    s_bad |= np.bincount(t_seat[t_bad], minlength=n_seat_rows) > 0
+    s_bad |= s_streets & np.where(s_fl, n_streets != 1, n_streets != _PLAN_LEN[v[s_hand]])
+
+    # Each card once per hand: dealt cards and final rows given without streets are the
+    # cards a hand holds; each placed or discarded card must be dealt on its own street.
+    key = c_hand * 52 + code
+    form_ok = on_street == s_streets[c_seat]
+    holds = ((c_kind == DEALT) & on_street) | (~on_street & form_ok & (c_kind != DEALT))
+    bad |= _counted_twice(key[holds], c_hand[holds], n)
+    c_t = np.full(len(c_code), -1, dtype=np.int64)
+    c_t[on_street] = t
+    owner = np.full(n * 52, -1, dtype=np.int64)
+    dealt = on_street & (c_kind == DEALT)
+    owner[key[dealt]] = c_t[dealt]
+    used = on_street & (c_kind != DEALT)
+    bad |= _counted_twice(key[used], c_hand[used], n)
+    bad |= np.bincount(c_hand[used][owner[key[used]] != c_t[used]], minlength=n) > 0
+
+    # Final rows: 3/5/5 from the streets, or as given.
+    for kind, want in ((TOP, 3), (TOP + 1, 5), (BOTTOM, 5)):
+        in_row = (c_kind == kind) & form_ok
+        s_bad |= np.bincount(c_seat[in_row], minlength=n_seat_rows) != want
+    # A list position out of step would break the placement order: trust none.
+    bad |= np.bincount(c_hand[c_pos < 0], minlength=n) > 0
+    bad |= np.bincount(s_hand[s_bad], minlength=n) > 0
+    return bad
+
+
+def _repeats(group: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
+    """Per group (hand), whether any value occurs twice in it."""
+    order = np.lexsort((values, group))
+    g, val = group[order], values[order]
+    same = (g[1:] == g[:-1]) & (val[1:] == val[:-1])
+    return np.bincount(g[1:][same], minlength=n) > 0
+
+
+def _counted_twice(keys: np.ndarray, hands: np.ndarray, n: int) -> np.ndarray:
+    if not len(keys):
+        return np.zeros(n, dtype=bool)
+    counts = np.bincount(keys, minlength=n * 52)
+    return np.bincount(hands[counts[keys] > 1], minlength=n) > 0
+
+
+def _played_at(text: pl.Series) -> pl.Series:
+    return text.str.to_datetime(time_zone="UTC", strict=False, time_unit="us")
+
+
+# The slow pass: the rules again, as joins, worded for people.
+
+def _subset(raw: RawBatch, keep: np.ndarray) -> RawBatch:
+    """The hands where ``keep``, with their original ``hand`` numbers."""
+    ids = pl.Series("hand", np.flatnonzero(keep), dtype=pl.Int64)
+    return RawBatch(
+        source=raw.source, lines=raw.lines,
+        hands=raw.hands.filter(pl.col("hand").is_in(ids.implode())),
+        seats=raw.seats.filter(pl.col("hand").is_in(ids.implode())),
+        cards=raw.cards.filter(pl.col("hand").is_in(ids.implode())),
+    )
+
+
+def _seat_label() -> pl.Expr:
+    return pl.when(pl.col("seat").is_not_null()).then(pl.format("seat {}", pl.col("seat"))) \
+        .otherwise(pl.format("player {} of the list", pl.col("seat_index")))
+
+
+def _card_name(code: pl.Expr) -> pl.Expr:
+    return code.cast(pl.Int64).replace_strict(list(range(52)), _CARD_NAMES,
+                                              return_dtype=pl.String)
+
+
+def _kind_name(kind: pl.Expr) -> pl.Expr:
+    return kind.cast(pl.Int64).replace_strict(list(range(len(KIND_NAMES))), list(KIND_NAMES),
+                                              return_dtype=pl.String)
+
+
+def _problems(frame: pl.DataFrame, message: pl.Expr, rank: int) -> pl.DataFrame:
+    return frame.select(pl.col("hand"), pl.lit(rank).alias("rank"),
+                        message.cast(pl.String).alias("message"))
 
 
 def _plans() -> pl.DataFrame:
@@ -49,40 +264,20 @@ def _plans() -> pl.DataFrame:
                                       "want_streets": pl.Int64})
 
 
-def _seat_label() -> pl.Expr:
-    return pl.when(pl.col("seat").is_not_null()).then(pl.format("seat {}", pl.col("seat"))) \
-        .otherwise(pl.format("player {} of the list", pl.col("seat_index")))
-
-
-def _card_name(code: pl.Expr) -> pl.Expr:
-    return code.cast(pl.Int64).replace_strict(list(range(52)), _CARD_NAMES,
-                                              return_dtype=pl.String)
-
-
-def _problems(frame: pl.DataFrame, message: pl.Expr, rank: int) -> pl.DataFrame:
-    return frame.select(pl.col("key"), pl.lit(rank).alias("rank"), message.alias("message"))
-
-
-def validate(raw: RawBatch, con: duckdb.DuckDBPyConnection) -> HandBatch:
-    """Split a parsed batch into valid hands and rejects, with a reason for each reject.
-
-    A hand id repeated within the batch keeps its first hand: an exact repeat is
-    counted in ``duplicates``, a different hand under the same id is rejected.
-    """
+def explain(raw: RawBatch) -> pl.DataFrame:
+    """Every broken rule of every hand in ``raw``, worded: one row per rejected hand
+    (``hand``, ``reason``); hands breaking no rule are absent."""
     hands = raw.hands.with_columns(
-        variant_ok=pl.col("variant").is_in([v.value for v in Variant]),
+        variant_ok=pl.col("variant").is_in(_VARIANT_NAMES),
     )
-    seats = raw.seats.join(hands.select("key", "variant"), on="key", how="left").with_columns(
+    seats = raw.seats.join(hands.select("hand", "variant"), on="hand", how="left").with_columns(
         label=_seat_label()
     )
     cards = raw.cards.join(
-        seats.select("key", "seat_index", "seat", "label", "variant", "fantasyland",
+        seats.select("hand", "seat_index", "seat", "label", "variant", "fantasyland",
                      "has_streets"),
-        on=["key", "seat_index"], how="left",
-    ).with_columns(
-        code=pl.col("text").str.strip_chars().replace_strict(
-            _CARD_CODES, default=None, return_dtype=pl.UInt8),
-    )
+        on=["hand", "seat_index"], how="left",
+    ).with_columns(kind_name=_kind_name(pl.col("kind")))
     problems: list[pl.DataFrame] = []
     add = problems.append
 
@@ -91,35 +286,41 @@ def validate(raw: RawBatch, con: duckdb.DuckDBPyConnection) -> HandBatch:
     add(_problems(
         hands.filter(pl.col("variant").is_not_null() & ~pl.col("variant_ok")),
         pl.format("unknown variant '{}': use one of {}", pl.col("variant"),
-                  pl.lit(", ".join(v.value for v in Variant))), 1))
+                  pl.lit(", ".join(_VARIANT_NAMES))), 1))
+    add(_problems(
+        hands.filter(pl.col("played_at").is_not_null()
+                     & _played_at(hands.get_column("played_at")).is_null()),
+        pl.format("played_at '{}' is not an ISO 8601 time such as 2026-11-29T18:03:11Z",
+                  pl.col("played_at")), 1))
     add(_problems(seats.filter(pl.col("error").is_not_null()),
                   pl.format("{}: {}", pl.col("label"), pl.col("error")), 2))
 
     # Seats: how many, numbered once each, named once each, the button among them.
     max_players = pl.col("variant").replace_strict(
-        [v.value for v in Variant], [v.max_players for v in Variant], default=4,
-        return_dtype=pl.Int64)
-    counts = seats.group_by("key").agg(
-        n=pl.len(), variant=pl.col("variant").first(),
-        seats=pl.col("seat").drop_nulls().sort().cast(pl.String).str.join(", "),
-    )
+        _VARIANT_NAMES, [v.max_players for v in _VARIANTS], default=4, return_dtype=pl.Int64)
+    counts = seats.group_by("hand").agg(n=pl.len(), variant=pl.col("variant").first())
     add(_problems(
         counts.filter((pl.col("n") < MIN_PLAYERS) | (pl.col("n") > max_players)),
         pl.format("{} seats {} to {} players, this hand has {}", pl.col("variant"),
                   pl.lit(MIN_PLAYERS), max_players, pl.col("n")), 3))
-    no_players = hands.join(counts, on="key", how="anti").filter(pl.col("error").is_null())
+    no_players = hands.join(counts, on="hand", how="anti").filter(pl.col("error").is_null())
     add(_problems(no_players, pl.lit("players is an empty list"), 3))
-    doubled_seats = seats.filter(pl.col("seat").is_not_null()).group_by("key", "seat").agg(
+    add(_problems(
+        seats.filter((pl.col("seat") < 0) | (pl.col("seat") > MAX_SEAT)),
+        pl.format("seat {} is out of range: seats are numbered 0 to {}", pl.col("seat"),
+                  pl.lit(MAX_SEAT)), 4))
+    doubled_seats = seats.filter(pl.col("seat").is_not_null()).group_by("hand", "seat").agg(
         n=pl.len()).filter(pl.col("n") > 1)
     add(_problems(doubled_seats, pl.format("seat {} appears {} times", pl.col("seat"),
                                            pl.col("n")), 4))
-    doubled_names = seats.filter(pl.col("player").is_not_null()).group_by("key", "player").agg(
-        where=pl.col("seat").cast(pl.String).str.join(" and "), n=pl.len(),
+    doubled_names = seats.filter(pl.col("player").fill_null("") != "").group_by(
+        "hand", "player").agg(
+        where=pl.col("seat").sort().cast(pl.String).str.join(" and "), n=pl.len(),
     ).filter(pl.col("n") > 1)
     add(_problems(doubled_names, pl.format("player {} sits in seats {}", pl.col("player"),
                                            pl.col("where")), 4))
-    seat_lists = seats.group_by("key").agg(pl.col("seat"))
-    button = hands.filter(pl.col("button").is_not_null()).join(seat_lists, on="key")
+    seat_lists = seats.group_by("hand").agg(pl.col("seat"))
+    button = hands.filter(pl.col("button").is_not_null()).join(seat_lists, on="hand")
     add(_problems(
         button.filter(~pl.col("seat").list.contains(pl.col("button"))),
         pl.format("button is seat {}, which is not at the table", pl.col("button")), 5))
@@ -128,28 +329,21 @@ def validate(raw: RawBatch, con: duckdb.DuckDBPyConnection) -> HandBatch:
         pl.format("{}: fantasyland is not part of chinese-13", pl.col("label")), 5))
 
     # Card texts.
-    bad_cards = cards.filter(pl.col("code").is_null())
-    add(_problems(bad_cards, pl.format(
+    add(_problems(cards.filter(pl.col("code").is_null()), pl.format(
         "{}{}: '{}' is not a card (a rank 2-9, T, J, Q, K, A and a suit s, h, d, c)",
         pl.col("label"), _where(), pl.col("text")), 6))
     cards = cards.filter(pl.col("code").is_not_null())
 
     street_cards = cards.filter(pl.col("street") > 0)
     _check_streets(street_cards, seats, add)
-    final = _final_rows(cards, seats)
-    add(_problems(final["bad_counts"], pl.format(
-        "{} ends with {} cards in the {} row, not {}", pl.col("label"), pl.col("n"),
-        pl.col("kind"), pl.col("want")), 9))
-    add(_problems(final["disagree"], pl.format(
-        "{}: the final {} row given ({}) is not what its streets placed ({})", pl.col("label"),
-        pl.col("kind"), pl.col("given"), pl.col("placed")), 9))
+    _check_final_rows(cards, seats, add)
 
     # No card twice in a hand: dealt to two seats, dealt twice, or written twice.
     occurrences = pl.concat([
-        street_cards.filter(pl.col("kind") == "dealt"),
+        street_cards.filter(pl.col("kind") == DEALT),
         cards.filter((pl.col("street") == 0) & ~pl.col("has_streets")),
     ]).with_columns(place=pl.format("{}{}", pl.col("label"), _where()))
-    doubled = occurrences.group_by("key", "code").agg(
+    doubled = occurrences.group_by("hand", "code").agg(
         n=pl.len(), places=pl.col("place").sort().str.join(", "))
     add(_problems(doubled.filter(pl.col("n") > 1), pl.format(
         "{} appears {} ({})", _card_name(pl.col("code")),
@@ -157,29 +351,34 @@ def validate(raw: RawBatch, con: duckdb.DuckDBPyConnection) -> HandBatch:
                                    return_dtype=pl.String),
         pl.col("places")), 10))
 
-    return _assemble(raw, hands, seats, final["rows"], street_cards, pl.concat(problems), con)
+    found = pl.concat(problems)
+    return found.sort("hand", "rank", maintain_order=True).group_by(
+        "hand", maintain_order=True).agg(
+        reason=pl.col("message").unique(maintain_order=True).str.join("; "))
 
 
 def _where() -> pl.Expr:
     return pl.when(pl.col("street") > 0).then(pl.format(" street {}", pl.col("street"))) \
-        .otherwise(pl.format(" {}", pl.col("kind")))
+        .otherwise(pl.format(" {}", pl.col("kind_name")))
 
 
 def _check_streets(street_cards: pl.DataFrame, seats: pl.DataFrame,
                    append: Callable[[pl.DataFrame], None]) -> None:
     """Street sizes against the variant, and each street's dealt cards all accounted for."""
-    per_street = street_cards.group_by("key", "seat_index", "street").agg(
-        dealt=(pl.col("kind") == "dealt").sum(),
-        discard=(pl.col("kind") == "discard").sum(),
-        label=pl.col("label").first(), variant=pl.col("variant").first(),
-        fantasyland=pl.col("fantasyland").first(),
+    per_street = street_cards.group_by("hand", "seat_index", "street").agg(
+        dealt=(pl.col("kind") == DEALT).sum(),
+        discard=(pl.col("kind") == DISCARD).sum(),
     )
-    streets_of_seat = seats.filter(pl.col("has_streets")).join(
-        per_street.group_by("key", "seat_index").agg(n_streets=pl.col("street").max()),
-        on=["key", "seat_index"], how="left",
-    ).with_columns(pl.col("n_streets").fill_null(0))
+    # Streets with no cards at all still count as streets of their seat.
+    all_streets = seats.filter(pl.col("n_streets") > 0).select(
+        "hand", "seat_index", "label", "variant", "fantasyland",
+        street=pl.int_ranges(1, pl.col("n_streets") + 1)).explode("street")
+    per_street = all_streets.join(per_street, on=["hand", "seat_index", "street"],
+                                  how="left").with_columns(
+        pl.col("dealt", "discard").fill_null(0))
+    streets_of_seat = seats.filter(pl.col("has_streets"))
     regular = streets_of_seat.filter(~pl.col("fantasyland") & pl.col("variant").is_in(
-        [v.value for v in Variant]))
+        _VARIANT_NAMES))
     plans = _plans()
     want = plans.group_by("variant").agg(want_streets=pl.col("want_streets").first())
     wrong_count = regular.join(want, on="variant").filter(
@@ -215,17 +414,17 @@ def _check_streets(street_cards: pl.DataFrame, seats: pl.DataFrame,
                   pl.col("dealt") - 13, pl.col("discard")), 7))
 
     # Accounting: each street's dealt cards, each placed or discarded exactly once.
-    tally = street_cards.group_by("key", "seat_index", "street", "code").agg(
-        dealt=(pl.col("kind") == "dealt").sum(),
-        used=(pl.col("kind") != "dealt").sum(),
-        kinds=pl.col("kind").filter(pl.col("kind") != "dealt").str.join(" and "),
+    tally = street_cards.group_by("hand", "seat_index", "street", "code").agg(
+        dealt=(pl.col("kind") == DEALT).sum(),
+        used=(pl.col("kind") != DEALT).sum(),
+        kinds=pl.col("kind_name").filter(pl.col("kind") != DEALT).str.join(" and "),
         label=pl.col("label").first(),
     ).filter(pl.col("dealt") != pl.col("used"))
     where = pl.format("{} street {}: {}", pl.col("label"), pl.col("street"),
                       _card_name(pl.col("code")))
     append(_problems(tally.filter(pl.col("dealt") == 0), pl.format(
         "{} is put in {} but was not dealt on that street", where, pl.col("kinds")), 8))
-    append(_problems(tally.filter((pl.col("used") == 0)), pl.format(
+    append(_problems(tally.filter(pl.col("used") == 0), pl.format(
         "{} was dealt but neither placed nor discarded", where), 8))
     append(_problems(
         tally.filter((pl.col("dealt") > 0) & (pl.col("used") > 0)),
@@ -233,142 +432,198 @@ def _check_streets(street_cards: pl.DataFrame, seats: pl.DataFrame,
                   pl.col("used"), pl.col("kinds")), 8))
 
 
-def _final_rows(cards: pl.DataFrame, seats: pl.DataFrame) -> dict[str, pl.DataFrame]:
-    """Each seat's final rows (from its streets, else as given) and the checks on them."""
-    placed = cards.filter((pl.col("street") > 0) & pl.col("kind").is_in(ROWS))
-    given = cards.filter((pl.col("street") == 0) & pl.col("kind").is_in(ROWS))
-    from_streets = placed.sort("street", "pos").group_by("key", "seat_index", "kind").agg(
+def _check_final_rows(cards: pl.DataFrame, seats: pl.DataFrame,
+                      append: Callable[[pl.DataFrame], None]) -> None:
+    """Each seat's final rows (from its streets, else as given) hold 3/5/5 cards, and
+    rows given beside streets agree with them."""
+    rows = cards.filter(pl.col("kind").is_between(TOP, BOTTOM))
+    placed = rows.filter(pl.col("street") > 0).group_by("hand", "seat_index", "kind").agg(
         codes=pl.col("code"))
-    from_rows = given.sort("pos").group_by("key", "seat_index", "kind").agg(
+    given = rows.filter(pl.col("street") == 0).group_by("hand", "seat_index", "kind").agg(
         given=pl.col("code"))
-    base = seats.select("key", "seat_index", "label", "has_streets").join(
-        pl.DataFrame({"kind": list(ROWS), "want": [ROW_SIZES[r] for r in ROWS]}), how="cross")
-    rows = base.join(from_streets, on=["key", "seat_index", "kind"], how="left").join(
-        from_rows, on=["key", "seat_index", "kind"], how="left",
+    base = seats.select("hand", "seat_index", "label", "has_streets").join(
+        pl.DataFrame({"kind": [TOP, TOP + 1, BOTTOM], "want": [3, 5, 5]},
+                     schema={"kind": pl.UInt8, "want": pl.Int64}), how="cross")
+    final = base.join(placed, on=["hand", "seat_index", "kind"], how="left").join(
+        given, on=["hand", "seat_index", "kind"], how="left",
     ).with_columns(
         codes=pl.when(pl.col("has_streets")).then(pl.col("codes")).otherwise(pl.col("given")),
+        kind_name=_kind_name(pl.col("kind")),
     ).with_columns(n=pl.col("codes").list.len().fill_null(0))
+    append(_problems(final.filter(pl.col("n") != pl.col("want")), pl.format(
+        "{} ends with {} cards in the {} row, not {}", pl.col("label"), pl.col("n"),
+        pl.col("kind_name"), pl.col("want")), 9))
     names = pl.col("codes").list.eval(_card_name(pl.element())).list.join(" ")
     given_names = pl.col("given").list.eval(_card_name(pl.element())).list.join(" ")
-    disagree = rows.filter(
+    disagree = final.filter(
         pl.col("has_streets") & pl.col("given").is_not_null()
         & (pl.col("given").list.sort() != pl.col("codes").list.sort()).fill_null(True)
     ).with_columns(placed=names.fill_null(""), given=given_names)
-    return {
-        "rows": rows,
-        "bad_counts": rows.filter(pl.col("n") != pl.col("want")),
-        "disagree": disagree,
-    }
+    append(_problems(disagree, pl.format(
+        "{}: the final {} row given ({}) is not what its streets placed ({})", pl.col("label"),
+        pl.col("kind_name"), pl.col("given"), pl.col("placed")), 9))
 
 
-def _session_default(source: str) -> str:
+# Building the canonical frames of the valid hands, with numpy scatters, no sorting.
+
+def session_default(source: str) -> str:
+    """The session of hands that name none: the file name without its suffixes."""
     name = Path(source).name
     for suffix in (".gz", ".zst", ".jsonl", ".json", ".ndjson", ".csv", ".txt"):
         name = name.removesuffix(suffix)
     return name or source
 
 
-def _fingerprints(hands: pl.DataFrame, seats: pl.DataFrame, rows: pl.DataFrame,
-                  street_cards: pl.DataFrame, con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
-    """An md5 per hand of everything that makes it this hand (not its file or session)."""
-    codes = pl.col("codes").cast(pl.List(pl.String)).list.join(",")
-    row_text = rows.sort("kind").group_by("key", "seat_index").agg(
-        rows=pl.format("{}:{}", pl.col("kind"), codes).str.join("/"))
-    moves = street_cards.sort("street", "kind", "pos").group_by("key", "seat_index").agg(
-        moves=pl.format("{}{}{}", pl.col("street"), pl.col("kind").str.slice(0, 1),
-                        pl.col("code")).str.join(","))
-    seat_text = seats.join(row_text, on=["key", "seat_index"], how="left").join(
-        moves, on=["key", "seat_index"], how="left",
-    ).sort("seat", "seat_index").group_by("key").agg(text=pl.concat_str(
-        [pl.col(c).cast(pl.String).fill_null("") for c in (
-            "seat", "player", "fantasyland", "timed_out", "surrendered", "reported_points",
-            "rows", "moves")], separator="|").str.join("\n"))
-    text = hands.select("key", pl.concat_str(
-        [pl.col(c).cast(pl.String).fill_null("") for c in (
-            "variant", "played_at", "ruleset", "point_value", "button")], separator="|",
-    ).alias("head")).join(seat_text, on="key", how="left").select(
-        "key", pl.concat_str("head", pl.col("text").fill_null(""), separator="\n").alias("text"))
+def build(raw: RawBatch, valid: np.ndarray, con: duckdb.DuckDBPyConnection) -> HandBatch:
+    """The canonical frames of the hands where ``valid`` (all their rules checked)."""
+    hands, seats, cards = raw.hands, raw.seats, raw.cards
+    n, n_seat_rows = hands.height, seats.height
+    s_hand = _np(seats, "hand")
+    s_streets = _np(seats, "has_streets", fill=False)
+    n_streets = _np(seats, "n_streets")
+    per_hand = np.bincount(s_hand, minlength=n)
+    seat_start = exclusive_cumsum(per_hand)
+    c_hand = _np(cards, "hand")
+    c_street = _np(cards, "street")
+    c_kind = _np(cards, "kind")
+    c_pos = _np(cards, "pos")
+    c_code = cards.get_column("code").fill_null(0).to_numpy()
+    c_seat = seat_start[c_hand] + _np(cards, "seat_index") - 1
+    s_valid = valid[s_hand]
+    on_street = c_street > 0
+    form_ok = on_street == s_streets[c_seat]
+    seat_new = np.cumsum(s_valid) - 1
+    hand_new = np.cumsum(valid) - 1
+    n_valid_seats = int(s_valid.sum())
+
+    rows: dict[str, np.ndarray] = {}
+    for kind, name in zip((TOP, TOP + 1, BOTTOM), ROWS, strict=True):
+        pick = np.flatnonzero((c_kind == kind) & form_ok & s_valid[c_seat])
+        owner = c_seat[pick]
+        run_start = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]]) if len(pick) else \
+            np.zeros(0, dtype=np.int64)
+        rank = np.arange(len(pick)) - np.repeat(run_start, np.diff(np.r_[run_start, len(pick)]))
+        out = np.zeros((n_valid_seats, ROW_SIZES[name]), dtype=np.uint8)
+        out[seat_new[owner], rank] = c_code[pick]
+        rows[name] = out
+
+    dealt_cards = on_street & (c_kind == DEALT)
+    dealt = np.where(s_streets, np.bincount(c_seat[dealt_cards], minlength=n_seat_rows), 13)
+
+    # Placements: a card's place in its seat's list is its street's first slot, plus the
+    # cards of the kinds before it in that street, plus its position in its own list.
+    street_start = exclusive_cumsum(n_streets)
+    used = np.flatnonzero(on_street & (c_kind != DEALT))
+    t = street_start[c_seat[used]] + c_street[used] - 1
+    kind = c_kind[used].astype(np.int64)
+    n_street_rows = int(n_streets.sum())
+    by_kind = np.bincount(t * 4 + (kind - TOP), minlength=n_street_rows * 4).reshape(-1, 4)
+    kind_offset = np.cumsum(by_kind, axis=1) - by_kind
+    street_used = by_kind.sum(axis=1)
+    street_base = exclusive_cumsum(street_used)
+    dest = street_base[t] + kind_offset[t, kind - TOP] + c_pos[used]
+    seat_first = street_base[np.minimum(street_start, max(n_street_rows - 1, 0))] \
+        if n_street_rows else np.zeros(n_seat_rows, dtype=np.int64)
+    order = np.empty(len(used), dtype=np.int64)
+    order[dest] = dest - seat_first[c_seat[used]] + 1
+    place_seat = np.empty(len(used), dtype=np.int64)
+    place_seat[dest] = c_seat[used]
+    place_street = np.empty(len(used), dtype=np.int64)
+    place_street[dest] = c_street[used]
+    place_card = np.empty(len(used), dtype=np.uint8)
+    place_card[dest] = c_code[used]
+    place_row = np.empty(len(used), dtype=np.uint8)
+    place_row[dest] = kind
+    keep = s_valid[place_seat]
+    seat_numbers = _np(seats, "seat")
+    placements = pl.DataFrame({
+        "hand": hand_new[s_hand[place_seat[keep]]].astype(np.uint32),
+        "seat": seat_numbers[place_seat[keep]].astype(np.int8),
+        "street": place_street[keep].astype(np.int8),
+        "order": order[keep].astype(np.int16),
+        "card": place_card[keep],
+        "row": place_row[keep],
+    }, schema=PLACEMENTS_SCHEMA)
+
+    good_hands = hands.filter(pl.Series(valid))
+    good_seats = seats.filter(pl.Series(s_valid)).with_columns(
+        hand=pl.Series(hand_new[s_hand[s_valid]], dtype=pl.UInt32),
+        dealt=pl.Series(dealt[s_valid], dtype=pl.Int8),
+        top=pl.Series(rows["top"], dtype=pl.Array(pl.UInt8, 3)),
+        middle=pl.Series(rows["middle"], dtype=pl.Array(pl.UInt8, 5)),
+        bottom=pl.Series(rows["bottom"], dtype=pl.Array(pl.UInt8, 5)),
+    )
+    good_seats = good_seats.with_columns(
+        hand_id=good_hands.get_column("hand_id").gather(good_seats.get_column("hand")))
+    fingerprints = _fingerprints(good_hands, good_seats, rows, con)
+    out_hands = good_hands.select(
+        "hand_id",
+        pl.col("session_id").fill_null(session_default(raw.source)),
+        _played_at(good_hands.get_column("played_at")).alias("played_at"),
+        "variant", "ruleset", "point_value", "button",
+        pl.Series("n_seats", np.bincount(good_seats.get_column("hand").to_numpy(),
+                                         minlength=good_hands.height)),
+        "extra",
+        pl.lit(raw.source).alias("source"),
+        "line",
+        fingerprints.alias("fingerprint"),
+    ).cast(HANDS_SCHEMA)  # type: ignore[arg-type]
+    batch = HandBatch(
+        hands=out_hands,
+        seats=good_seats.select(list(SEATS_SCHEMA)).cast(SEATS_SCHEMA),  # type: ignore[arg-type]
+        placements=placements,
+    )
+    return _first_of_each_id(batch, raw.source)
+
+
+def _fingerprints(hands: pl.DataFrame, seats: pl.DataFrame, rows: dict[str, np.ndarray],
+                  con: duckdb.DuckDBPyConnection) -> pl.Series:
+    """An md5 per hand of who sat where with which cards: the variant, then per seat in
+    seat order its number, player, flags and the cards of each row (as sets)."""
+    if not hands.height:
+        return pl.Series("fingerprint", [], dtype=pl.String)
+    board = np.concatenate([np.sort(rows[r], axis=1) for r in ROWS], axis=1) + 48
+    board_text = np.ascontiguousarray(board.astype(np.uint8)).view("S13").ravel()
+    seat_text = seats.select(
+        "hand", "seat",
+        pl.concat_str([
+            pl.col("seat").cast(pl.String), pl.col("player"),
+            pl.concat_str([pl.col(c).cast(pl.Int8).cast(pl.String)
+                           for c in ("fantasyland", "timed_out", "surrendered")]),
+            pl.Series(board_text).cast(pl.String),
+        ], separator="|").alias("text"),
+    ).sort("hand", "seat").group_by("hand", maintain_order=True).agg(
+        pl.col("text").str.join("\n"))
+    text = pl.DataFrame({"variant": hands.get_column("variant"),
+                         "seats": seat_text.get_column("text")}).select(
+        text=pl.concat_str("variant", "seats", separator="\n"))
     con.register("fingerprint_text", text)
     try:
-        return con.sql("SELECT key, md5(text) AS fingerprint FROM fingerprint_text").pl()
+        return con.sql("SELECT md5(text) AS fingerprint FROM fingerprint_text").pl() \
+            .get_column("fingerprint")
     finally:
         con.unregister("fingerprint_text")
 
 
-def _assemble(raw: RawBatch, hands: pl.DataFrame, seats: pl.DataFrame, rows: pl.DataFrame,
-              street_cards: pl.DataFrame, problems: pl.DataFrame,
-              con: duckdb.DuckDBPyConnection) -> HandBatch:
-    played_at = pl.col("played_at").str.to_datetime(time_zone="UTC", strict=False,
-                                                   time_unit="us")
-    hands = hands.with_columns(played=played_at)
-    problems = pl.concat([problems, _problems(
-        hands.filter(pl.col("played_at").is_not_null() & pl.col("played").is_null()),
-        pl.format("played_at '{}' is not an ISO 8601 time such as 2026-11-29T18:03:11Z",
-                  pl.col("played_at")), 1)])
-    reasons = problems.sort("key", "rank").group_by("key", maintain_order=True).agg(
-        reason=pl.col("message").unique(maintain_order=True).str.join("; "))
-    rejected = hands.join(reasons, on="key", how="inner").select(
-        "line", "hand_id",
-        pl.when(pl.col("hand_id").is_not_null())
-        .then(pl.format("hand {}: {}", pl.col("hand_id"), pl.col("reason")))
-        .otherwise(pl.col("reason")).alias("reason"),
-        "raw",
-    )
-    good = hands.join(reasons, on="key", how="anti")
-    good = good.join(_fingerprints(good, seats, rows, street_cards, con), on="key")
-
-    # The same id twice in one batch: the first stands; an exact repeat is dropped and
-    # counted, a different hand is a conflict.
-    good = good.sort("key").with_columns(
-        first_key=pl.col("key").first().over("hand_id"),
+def _first_of_each_id(batch: HandBatch, source: str) -> HandBatch:
+    """The same id twice in one batch: the first stands; an exact repeat is dropped and
+    counted, a different hand is a conflict."""
+    ids = batch.hands.get_column("hand_id")
+    if not ids.is_duplicated().any():
+        return batch
+    marked = batch.hands.with_columns(
+        first=ids.is_first_distinct(),
         first_line=pl.col("line").first().over("hand_id"),
         first_print=pl.col("fingerprint").first().over("hand_id"),
     )
-    repeats = good.filter(pl.col("key") != pl.col("first_key"))
+    repeats = marked.filter(~pl.col("first"))
     conflicts = repeats.filter(pl.col("fingerprint") != pl.col("first_print")).select(
-        "line", "hand_id",
+        pl.lit(source).alias("source"), "line", "hand_id",
         pl.format("hand {}: a different hand with this id is at line {}", pl.col("hand_id"),
                   pl.col("first_line")).alias("reason"),
-        "raw",
+        pl.lit(None, dtype=pl.String).alias("raw"),
     )
-    good = good.filter(pl.col("key") == pl.col("first_key"))
-    keys = good.select("key", "hand_id")
-    n_seats = seats.group_by("key").agg(n_seats=pl.len())
-    out_hands = good.join(n_seats, on="key").select(
-        "hand_id",
-        pl.col("session_id").fill_null(_session_default(raw.source)),
-        pl.col("played").alias("played_at"),
-        "variant", "ruleset", "point_value", "button", "n_seats", "extra",
-        pl.lit(raw.source).alias("source"), "line", "fingerprint",
-    )
-    wide = rows.join(keys, on="key")
-    dealt = street_cards.filter(pl.col("kind") == "dealt").group_by("key", "seat_index").agg(
-        dealt=pl.len())
-    out_seats = seats.join(keys, on="key")
-    for row in ROWS:
-        out_seats = out_seats.join(
-            wide.filter(pl.col("kind") == row).select("key", "seat_index", pl.col("codes")
-                                                      .alias(row)), on=["key", "seat_index"])
-    out_seats = out_seats.join(dealt, on=["key", "seat_index"], how="left").select(
-        "hand_id", "seat", "player", "fantasyland", "timed_out", "surrendered",
-        "reported_points", pl.col("dealt").fill_null(13),
-        *[pl.col(r).list.to_array(ROW_SIZES[r]).alias(r) for r in ROWS],
-    )
-    placements = street_cards.filter(pl.col("kind") != "dealt").join(keys, on="key").with_columns(
-        kind_order=pl.col("kind").replace_strict(_KIND_ORDER, return_dtype=pl.Int8),
-    ).sort("key", "seat_index", "street", "kind_order", "pos").select(
-        "hand_id", "seat", "street",
-        (pl.int_range(pl.len()) - pl.int_range(pl.len()).min().over("key", "seat_index") + 1)
-        .alias("order"),
-        pl.col("code").alias("card"),
-        pl.col("kind").alias("row"),
-    )
-    rejects = pl.concat([rejected, conflicts]).select(
-        pl.lit(raw.source).alias("source"), "line", "hand_id", "reason", "raw")
-    return HandBatch(
-        hands=out_hands.cast(HANDS_SCHEMA).sort("line"),  # type: ignore[arg-type]
-        seats=out_seats.cast(SEATS_SCHEMA).sort("hand_id", "seat"),  # type: ignore[arg-type]
-        placements=placements.cast(PLACEMENTS_SCHEMA),  # type: ignore[arg-type]
-        rejects=pl.concat([raw.rejects, rejects.cast(REJECTS_SCHEMA)]).sort("line"),  # type: ignore[arg-type]
-        duplicates=repeats.height - conflicts.height,
-    )
+    kept = batch.select(marked.get_column("first"))
+    kept.rejects = pl.concat([kept.rejects, conflicts.cast(REJECTS_SCHEMA)])  # type: ignore[arg-type]
+    kept.duplicates += repeats.height - conflicts.height
+    return kept

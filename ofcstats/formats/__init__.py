@@ -8,6 +8,7 @@ validates each batch, so every format reaches the store through the same checks.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
@@ -18,7 +19,7 @@ import polars as pl
 from ofcstats.errors import HandError
 from ofcstats.formats import ofc_hand
 from ofcstats.formats.lines import BATCH_BYTES, read_head, read_line_batches
-from ofcstats.records import REJECTS_SCHEMA, HandBatch
+from ofcstats.records import REJECTS_SCHEMA, HandBatch, reject_rows
 from ofcstats.validate import validate
 
 FORMATS: dict[str, ModuleType] = {module.NAME: module for module in (ofc_hand,)}
@@ -45,21 +46,39 @@ def detect(path: Path) -> str:
     )
 
 
+def format_module(name: str) -> ModuleType:
+    """The module of a format name, or an error listing the names."""
+    if name not in FORMATS:
+        raise HandError(f"unknown format {name!r}: use one of {', '.join(FORMATS)}")
+    return FORMATS[name]
+
+
 def read(
     path: Path,
     format_name: str | None = None,
     progress: Callable[[int], None] | None = None,
     batch_bytes: int = BATCH_BYTES,
+    digest: hashlib._Hash | None = None,
 ) -> Iterator[HandBatch]:
-    """Parse and validate a file batch by batch; rejects travel inside each batch."""
-    name = format_name or detect(path)
-    if name not in FORMATS:
-        raise HandError(f"unknown format {name!r}: use one of {', '.join(FORMATS)}")
-    module = FORMATS[name]
+    """Parse and validate a file batch by batch; rejects travel inside each batch.
+
+    ``progress`` gets the bytes of the file read so far; ``digest`` is fed the file's
+    bytes as they are read.
+    """
+    module = format_module(format_name or detect(path))
     con = duckdb.connect()
     try:
-        for lines in read_line_batches(path, progress, batch_bytes):
-            yield validate(module.parse_batch(lines, str(path), con), con)
+        batches = module.read_batches(read_line_batches(path, progress, batch_bytes, digest),
+                                      str(path), con) \
+            if hasattr(module, "read_batches") else \
+            (module.parse_batch(lines, str(path), con)
+             for lines in read_line_batches(path, progress, batch_bytes, digest))
+        for raw in batches:
+            batch = validate(raw, con)
+            if raw.lines.problem:
+                batch.rejects = pl.concat([batch.rejects, reject_rows(
+                    str(path), [None], [raw.lines.problem])])
+            yield batch
     finally:
         con.close()
 

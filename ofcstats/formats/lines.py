@@ -1,36 +1,122 @@
-"""Reading a log file as numbered text lines, in batches of bounded size.
+"""Reading a log file as numbered lines, in batches of bounded size.
 
 Files may be plain, gzip or zstandard compressed (recognised by their first bytes,
-not their names). Each batch is decoded as UTF-8 in one call; only a batch holding
-bad bytes is decoded line by line, to name the lines at fault.
+not their names). A batch keeps its lines as one ``bytes`` object with the offsets of
+the line starts, so parsers can hand the whole batch to a columnar reader in one call;
+text is decoded line by line only for the few lines that end up in a reject.
 """
 
 from __future__ import annotations
 
 import gzip
+import hashlib
+import io
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import BinaryIO
 
+import numpy as np
+import pyarrow as pa
+
 BATCH_BYTES = 8 << 20
+_WHITESPACE = b" \t\r\n"
+_BOM = b"\xef\xbb\xbf"
 
 
 @dataclass(frozen=True)
 class LineBatch:
-    """Consecutive lines of one file: ``texts[i]`` is line ``first_line + i``.
+    """Consecutive lines of one file: line ``first_line + i`` is ``line(i)``.
 
-    Lines keep any trailing carriage return. A line whose bytes are not UTF-8 is in
-    ``not_utf8`` (by index into ``texts``) and decoded with backslash escapes.
+    ``data`` holds the lines, each ending in a newline. ``problem`` is set on the last
+    batch of a file whose compressed stream broke off (the lines before it are good).
     """
 
     first_line: int
-    texts: list[str]
-    not_utf8: tuple[int, ...] = ()
+    data: bytes
+    problem: str | None = None
+
+    @cached_property
+    def starts(self) -> np.ndarray:
+        """Offsets of each line's first byte, and one past the end (``len(self) + 1`` values)."""
+        view = np.frombuffer(self.data, dtype=np.uint8)
+        ends = np.flatnonzero(view == 10) + 1
+        return np.concatenate([np.zeros(1, dtype=np.int64), ends.astype(np.int64)])
+
+    def __len__(self) -> int:
+        return len(self.starts) - 1
+
+    def line(self, index: int) -> str:
+        """Line ``index`` (0-based in the batch) as text, bad bytes shown as escapes."""
+        start, end = int(self.starts[index]), int(self.starts[index + 1]) - 1
+        return self.data[start:end].decode("utf-8", errors="backslashreplace").removesuffix("\r")
+
+    def texts(self, indices: np.ndarray | list[int] | None = None) -> list[str]:
+        """Several lines as text (all of them by default): for slow paths only."""
+        chosen = range(len(self)) if indices is None else indices
+        return [self.line(int(i)) for i in chosen]
+
+    def select(self, indices: np.ndarray) -> bytes:
+        """The given lines (0-based, ascending), newline-terminated, as one ``bytes``."""
+        return b"".join(self.data[int(self.starts[i]):int(self.starts[i + 1])] for i in indices)
+
+    @cached_property
+    def blank(self) -> np.ndarray:
+        """A boolean per line: nothing but whitespace."""
+        view = np.frombuffer(self.data, dtype=np.uint8)
+        starts = self.starts[:-1]
+        lengths = np.diff(self.starts) - 1
+        first = np.where(lengths > 0, view[np.minimum(starts, max(len(view) - 1, 0))], 32) \
+            if len(view) else np.zeros(0, dtype=np.uint8)
+        # Only a line that starts with whitespace can be blank: look closer at those.
+        maybe = np.flatnonzero(np.isin(first, np.frombuffer(_WHITESPACE, dtype=np.uint8)))
+        out = np.zeros(len(self), dtype=bool)
+        for i in maybe:
+            out[i] = not self.data[int(self.starts[i]):int(self.starts[i + 1])].strip()
+        return out
+
+    @cached_property
+    def not_utf8(self) -> np.ndarray:
+        """Indices of the lines whose bytes are not UTF-8."""
+        if self.data.isascii():
+            return np.zeros(0, dtype=np.int64)
+        try:
+            pa.array([self.data], pa.large_binary()).cast(pa.large_string())
+            return np.zeros(0, dtype=np.int64)
+        except pa.ArrowInvalid:
+            pass
+        # Rare path: find the lines at fault.
+        bad = []
+        for i in range(len(self)):
+            try:
+                self.data[int(self.starts[i]):int(self.starts[i + 1])].decode("utf-8")
+            except UnicodeDecodeError:
+                bad.append(i)
+        return np.array(bad, dtype=np.int64)
 
 
-def _decompressed(raw: BinaryIO) -> BinaryIO:
-    magic = raw.peek(4)[:4] if hasattr(raw, "peek") else b""
+class _Hashing(io.RawIOBase):
+    """A read-only file wrapper that feeds every byte read to a hash and counts them."""
+
+    def __init__(self, raw: BinaryIO, digest: hashlib._Hash | None) -> None:
+        self.raw, self.digest, self.done = raw, digest, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        n = self.raw.readinto(buffer)  # type: ignore[attr-defined]
+        if n:
+            if self.digest is not None:
+                self.digest.update(memoryview(buffer)[:n])
+            self.done += n
+        return n or 0
+
+
+def _decompressed(raw: io.BufferedReader) -> BinaryIO:
+    magic = raw.peek(4)[:4]
     if magic[:2] == b"\x1f\x8b":
         return gzip.GzipFile(fileobj=raw)  # type: ignore[return-value]
     if magic == b"\x28\xb5\x2f\xfd":
@@ -43,49 +129,56 @@ def _decompressed(raw: BinaryIO) -> BinaryIO:
 def read_head(path: Path, size: int = 64 << 10) -> bytes:
     """The first ``size`` decompressed bytes of a file, for format detection."""
     with path.open("rb") as raw:
-        return _decompressed(raw).read(size)
+        try:
+            return _decompressed(raw).read(size)
+        except (EOFError, OSError, zlib.error):
+            return b""
 
 
 def read_line_batches(
-    path: Path, progress: Callable[[int], None] | None = None, batch_bytes: int = BATCH_BYTES
+    path: Path, progress: Callable[[int], None] | None = None, batch_bytes: int = BATCH_BYTES,
+    digest: hashlib._Hash | None = None,
 ) -> Iterator[LineBatch]:
     """Yield the file's lines in batches; a last line without a newline is still a line.
 
-    ``progress`` receives the count of file bytes (compressed, as on disk) read so far.
+    ``progress`` receives the count of file bytes (compressed, as on disk) read so far;
+    ``digest`` is updated with those bytes, so a file is hashed in the same pass.
     """
     line_no = 1
     pending = b""
-    with path.open("rb") as raw:
+    problem = None
+    with path.open("rb", buffering=0) as plain:
+        counted = _Hashing(plain, digest)  # type: ignore[arg-type]
+        raw = io.BufferedReader(counted, buffer_size=1 << 20)
         stream = _decompressed(raw)
-        while block := stream.read(batch_bytes):
+        while True:
+            try:
+                block = stream.read(batch_bytes)
+            except (EOFError, OSError, zlib.error) as error:
+                # A compressed stream cut short: keep every whole line before the break.
+                problem = f"the compressed data breaks off ({error}); lines before it were read"
+                block = b""
+            if not block:
+                break
+            if line_no == 1 and not pending and block.startswith(_BOM):
+                block = block[len(_BOM):]  # a byte order mark is not part of the first line
             data = pending + block
             cut = data.rfind(b"\n")
             if cut < 0:
                 pending = data
                 continue
             pending = data[cut + 1 :]
-            batch = _batch(data[:cut], line_no)
-            line_no += len(batch.texts)
+            batch = LineBatch(first_line=line_no, data=data[: cut + 1])
+            line_no += len(batch)
             yield batch
             if progress is not None:
-                progress(raw.tell())
-        if pending:
-            yield _batch(pending, line_no)
+                progress(counted.done)
+        if digest is not None:
+            # Whatever the decompressor left unread still belongs to the file's hash.
+            while chunk := plain.read(1 << 20):
+                digest.update(chunk)
+        if pending or problem:
+            yield LineBatch(first_line=line_no, data=pending + b"\n" if pending else b"",
+                            problem=problem)
     if progress is not None:
         progress(path.stat().st_size)
-
-
-def _batch(chunk: bytes, first_line: int) -> LineBatch:
-    try:
-        return LineBatch(first_line=first_line, texts=chunk.decode("utf-8").split("\n"))
-    except UnicodeDecodeError:
-        pass
-    # Rare path: find the lines at fault; only this batch pays for a loop.
-    texts, bad = [], []
-    for index, line in enumerate(chunk.split(b"\n")):
-        try:
-            texts.append(line.decode("utf-8"))
-        except UnicodeDecodeError:
-            texts.append(line.decode("utf-8", errors="backslashreplace"))
-            bad.append(index)
-    return LineBatch(first_line=first_line, texts=texts, not_utf8=tuple(bad))

@@ -1,9 +1,10 @@
-"""The native ``ofc-hand/1`` JSON Lines format (FORMAT.md), parsed column-wise by DuckDB.
+"""The native ``ofc-hand/1`` JSON Lines format (FORMAT.md), parsed column-wise.
 
-A batch of lines goes to DuckDB as one column; ``from_json`` turns each line into
-nested lists, which are unnested into the hands, seats and cards frames of a
-:class:`~ofcstats.records.RawBatch`. Scalars are read as JSON and cast strictly, so
-``"seat": 2.5`` or ``"fantasyland": "yes"`` is an error rather than a guess.
+A batch of lines goes to Arrow's JSON reader in one call with the format's schema,
+which is strict: ``"seat": 2.5`` or ``"fantasyland": "yes"`` fails the read instead of
+being guessed. A batch that fails is split in halves until the good parts read; the
+few lines left over go through DuckDB's JSON functions, which read any JSON and say
+what is wrong with each line. Both ways yield the same frames.
 """
 
 from __future__ import annotations
@@ -11,47 +12,261 @@ from __future__ import annotations
 import json
 
 import duckdb
+import numpy as np
 import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.json as pajson
 
+from ofcstats.formats import nested
 from ofcstats.formats.lines import LineBatch
 from ofcstats.records import (
+    KIND_NAMES,
     RAW_CARDS_SCHEMA,
     RAW_HANDS_SCHEMA,
     RAW_SEATS_SCHEMA,
     REJECTS_SCHEMA,
     RawBatch,
+    conform,
+    empty,
 )
 
 NAME = "ofc-hand"
 FORMAT_TAG = "ofc-hand/1"
 KNOWN_KEYS = ("format", "hand_id", "session_id", "played_at", "variant", "ruleset",
               "point_value", "button", "players")
-_KINDS = ("dealt", "top", "middle", "bottom", "discard")
 _ROWS = ("top", "middle", "bottom")
-_HAND = json.dumps({
-    **{key: "JSON" for key in KNOWN_KEYS if key != "players"},
-    "players": [{key: "JSON" for key in (
-        "seat", "name", "fantasyland", "timed_out", "surrendered", "reported_points",
-        "top", "middle", "bottom", "streets")}],
-})
-_STREETS = json.dumps([{kind: "JSON" for kind in _KINDS}])
+_SMALLEST_SPLIT = 16  # below this many lines a failing piece goes to the line-by-line reader
+
+_CARDS = pa.list_(pa.string())
+_STREET = pa.struct([(kind, _CARDS) for kind in KIND_NAMES])
+_PLAYER = pa.struct([
+    ("seat", pa.int64()), ("name", pa.string()), ("fantasyland", pa.bool_()),
+    ("timed_out", pa.bool_()), ("surrendered", pa.bool_()), ("reported_points", pa.float64()),
+    *[(row, _CARDS) for row in _ROWS], ("streets", pa.list_(_STREET)),
+])
+SCHEMA = pa.schema([
+    ("format", pa.string()), ("hand_id", pa.string()), ("session_id", pa.string()),
+    ("played_at", pa.string()), ("variant", pa.string()), ("ruleset", pa.string()),
+    ("point_value", pa.float64()), ("button", pa.int64()), ("players", pa.list_(_PLAYER)),
+])
+_PARSE = pajson.ParseOptions(explicit_schema=SCHEMA, unexpected_field_behavior="infer")
+
+
+def sniff(head: bytes) -> bool:
+    """True when the first non-blank line is a JSON object tagged ``ofc-hand/1``."""
+    first = _first_object(head)
+    return first is not None and first.get("format") == FORMAT_TAG
+
+
+def _first_object(head: bytes) -> dict[str, object] | None:
+    for line in head.removeprefix(b"\xef\xbb\xbf").splitlines():
+        if line.strip():
+            try:
+                first = json.loads(line)
+            except ValueError:
+                return None
+            return first if isinstance(first, dict) else None
+    return None
+
+
+def read_arrow(data: bytes, parse: pajson.ParseOptions, expected_rows: int) -> pa.Table:
+    """Read newline-delimited JSON with a schema; fail unless every line became a row."""
+    table = pajson.read_json(pa.BufferReader(data), parse_options=parse,
+                             read_options=pajson.ReadOptions(block_size=1 << 20))
+    if table.num_rows != expected_rows:
+        raise pa.ArrowInvalid(f"read {table.num_rows} rows from {expected_rows} lines")
+    return table.combine_chunks()
+
+
+def split_read(batch: LineBatch, parse: pajson.ParseOptions
+               ) -> tuple[list[tuple[np.ndarray, pa.Table]], np.ndarray, pl.DataFrame]:
+    """Read a batch's non-blank UTF-8 lines with Arrow, halving failing pieces.
+
+    Returns the pieces that read (line indices, table), the indices of lines left for
+    a line-by-line reader, and the lines that are not UTF-8 (``line``, ``raw``).
+    """
+    keep = ~batch.blank
+    bad = batch.not_utf8
+    keep[bad] = False
+    indices = np.flatnonzero(keep)
+    whole = len(bad) == 0
+    good: list[tuple[np.ndarray, pa.Table]] = []
+    left: list[np.ndarray] = []
+    stack = [indices]
+    while stack:
+        piece = stack.pop()
+        if not len(piece):
+            continue
+        try:
+            data = batch.data if whole and len(piece) == len(indices) else batch.select(piece)
+            good.append((piece, read_arrow(data, parse, len(piece))))
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+            if len(piece) <= _SMALLEST_SPLIT:
+                left.append(piece)
+            else:
+                half = len(piece) // 2
+                stack += [piece[half:], piece[:half]]
+    not_utf8 = pl.DataFrame({"line": (bad + batch.first_line).astype(np.int64),
+                             "raw": batch.texts(bad)}, schema={"line": pl.Int64, "raw": pl.String})
+    rest = np.sort(np.concatenate(left)) if left else np.zeros(0, dtype=np.int64)
+    return good, rest, not_utf8
+
+
+def parse_batch(batch: LineBatch, source: str, con: duckdb.DuckDBPyConnection) -> RawBatch:
+    """Parse one batch of lines: every non-blank line becomes a hand or a reject."""
+    good, rest, not_utf8 = split_read(batch, _PARSE)
+    parts = [_from_arrow(table, batch.first_line + piece, batch, piece, con)
+             for piece, table in good]
+    rejects = [_rejects(source, not_utf8, pl.lit("line is not UTF-8 text"))]
+    if len(rest):
+        slow, slow_rejects = _from_duckdb(batch, rest, source, con)
+        parts.append(slow)
+        rejects.append(slow_rejects)
+    hands, seats, cards = combine(parts)
+    return RawBatch(source=source, lines=batch, hands=hands, seats=seats, cards=cards,
+                    rejects=pl.concat(rejects))
+
+
+def combine(parts: list[tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]]
+            ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """One set of raw frames from several, hands renumbered in line order."""
+    if not parts:
+        return empty(RAW_HANDS_SCHEMA), empty(RAW_SEATS_SCHEMA), empty(RAW_CARDS_SCHEMA)
+    if len(parts) == 1:
+        return parts[0]
+    hands, seats, cards, base = [], [], [], 0
+    for h, s, c in parts:
+        hands.append(h.with_columns(pl.col("hand") + base))
+        seats.append(s.with_columns(pl.col("hand") + base))
+        cards.append(c.with_columns(pl.col("hand") + base))
+        base += h.height
+    all_hands = pl.concat(hands).sort("line")
+    order = all_hands.select(old="hand", new=pl.int_range(pl.len(), dtype=pl.Int64))
+    renumber = {"hand": pl.col("hand").replace_strict(order["old"], order["new"])}
+    return (
+        all_hands.with_columns(hand=order["new"]),
+        pl.concat(seats).with_columns(**renumber).sort("hand", "seat_index"),
+        pl.concat(cards).with_columns(**renumber).sort(*card_order()),
+    )
+
+
+def card_order() -> list[pl.Expr]:
+    """The sort keys of the cards frame (see RAW_CARDS_SCHEMA)."""
+    return [pl.col("kind"), pl.col("street") == 0, pl.col("hand"), pl.col("seat_index"),
+            pl.col("street"), pl.col("pos")]
+
+
+def _from_arrow(table: pa.Table, lines: np.ndarray, batch: LineBatch, piece: np.ndarray,
+                con: duckdb.DuckDBPyConnection
+                ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    n = table.num_rows
+    scalars = pl.from_arrow(table.select([k for k in KNOWN_KEYS if k != "players"]))
+    assert isinstance(scalars, pl.DataFrame)
+    players = nested.flatten(table.column("players"))
+    extra_keys = [name for name in table.column_names if name not in KNOWN_KEYS]
+    extra = _extra(batch.texts(piece), con) if extra_keys else \
+        pl.Series("extra", [None] * n, dtype=pl.String)
+    hands = scalars.with_columns(
+        hand=pl.int_range(n, dtype=pl.Int64),
+        line=pl.Series(lines, dtype=pl.Int64),
+        n_lines=pl.lit(1, dtype=pl.Int64),
+        extra=extra,
+        error=hand_errors(pl.Series(players.valid)),
+    )
+    seat_structs = players.values
+    seat_hand, seat_index = players.parent, players.pos + 1
+    seats = seat_frame(seat_structs, seat_hand, seat_index)
+    streets = nested.flatten(nested.field(seat_structs, "streets"))
+    street_hand, street_seat = seat_hand[streets.parent], seat_index[streets.parent]
+    street_no = streets.pos + 1
+    zeros = np.zeros(len(seat_hand), dtype=np.int64)
+    parts = []
+    for kind, name in enumerate(KIND_NAMES):
+        parts.append((kind, nested.card_list(nested.field(streets.values, name)),
+                      street_hand, street_seat, street_no))
+        if name in _ROWS:
+            parts.append((kind, nested.card_list(nested.field(seat_structs, name)),
+                          seat_hand, seat_index, zeros))
+    return (conform(hands, RAW_HANDS_SCHEMA), seats, nested.cards_frame(parts))
+
+
+def hand_errors(has_players: pl.Series) -> pl.Expr:
+    """What a hand read by Arrow can still lack (types were checked by the read)."""
+    checks = [
+        (pl.col("format").is_null(),
+         'format is missing: every line starts with "format": "ofc-hand/1"'),
+        (pl.col("format").is_not_null() & (pl.col("format") != FORMAT_TAG),
+         pl.format('format is "{}", expected "ofc-hand/1"', pl.col("format"))),
+        (pl.col("hand_id").fill_null("") == "", "hand_id is missing or not a string"),
+        (pl.col("variant").is_null(), "variant is missing or not a string"),
+        (~pl.lit(has_players), "players is missing or not a list of seats"),
+    ]
+    return join_errors(checks)
+
+
+def join_errors(checks: list[tuple[pl.Expr, str | pl.Expr]]) -> pl.Expr:
+    """Every message whose condition holds, joined by '; ', or null."""
+    messages = [pl.when(cond).then(msg if isinstance(msg, pl.Expr) else pl.lit(msg))
+                for cond, msg in checks]
+    joined = pl.concat_str(messages, separator="; ", ignore_nulls=True)
+    return pl.when(joined != "").then(joined)
+
+
+def seat_frame(seat_structs: pa.Array, seat_hand: np.ndarray, seat_index: np.ndarray,
+               seat_offset: int = 0) -> pl.DataFrame:
+    """The seats frame from an Arrow array of ofc-hand/1 player objects."""
+    def col(name: str) -> pa.Array:
+        return nested.field(seat_structs, name)
+
+    streets = col("streets")
+    frame = pl.DataFrame({
+        "hand": seat_hand, "seat_index": seat_index,
+        "seat": pl.from_arrow(col("seat")),
+        "player": pl.from_arrow(col("name")),
+        "fantasyland": pl.from_arrow(col("fantasyland")),
+        "timed_out": pl.from_arrow(col("timed_out")),
+        "surrendered": pl.from_arrow(col("surrendered")),
+        "reported_points": pl.from_arrow(col("reported_points")),
+        "has_streets": streets.is_valid().to_numpy(zero_copy_only=False),
+        "n_streets": pl.from_arrow(pc.list_value_length(streets)),
+        "has_rows": (pl.from_arrow(col("top")).is_not_null()
+                     | pl.from_arrow(col("middle")).is_not_null()
+                     | pl.from_arrow(col("bottom")).is_not_null()),
+    })
+    frame = frame.with_columns(
+        pl.col("seat") + seat_offset,
+        pl.col("fantasyland", "timed_out", "surrendered").fill_null(False),
+        pl.col("n_streets").fill_null(0),
+        error=seat_errors(),
+    )
+    return conform(frame, RAW_SEATS_SCHEMA)
+
+
+def seat_errors() -> pl.Expr:
+    """What a seat read by Arrow can still lack."""
+    return join_errors([
+        (pl.col("seat").is_null(),
+         pl.format("seat number missing for player {} of the list", pl.col("seat_index"))),
+        (pl.col("player").fill_null("") == "",
+         "a seat has no name (or a name that is not a string)"),
+        (~pl.col("has_streets") & ~pl.col("has_rows"),
+         "a seat has neither streets nor final rows (top, middle, bottom)"),
+    ])
+
+
+# The line-by-line reader: DuckDB's JSON functions, for lines Arrow would not read.
+
 _INT = ("UBIGINT", "BIGINT")
 _NUMBER = ("UBIGINT", "BIGINT", "DOUBLE")
 _BOOL = ("BOOLEAN",)
 _TEXT = ("VARCHAR",)
 _LIST = ("ARRAY",)
-
-
-def sniff(head: bytes) -> bool:
-    """True when the first non-blank line is a JSON object tagged ``ofc-hand/1``."""
-    for line in head.splitlines():
-        if line.strip():
-            try:
-                first = json.loads(line)
-            except ValueError:
-                return False
-            return isinstance(first, dict) and first.get("format") == FORMAT_TAG
-    return False
+_HAND = json.dumps({
+    **{key: "JSON" for key in KNOWN_KEYS if key != "players"},
+    "players": [dict.fromkeys(("seat", "name", "fantasyland", "timed_out", "surrendered", "reported_points", "top", "middle", "bottom", "streets"), "JSON")],
+})
+_STREETS = json.dumps([dict.fromkeys(KIND_NAMES, "JSON")])
 
 
 def _types(json_types: tuple[str, ...]) -> str:
@@ -63,7 +278,11 @@ def _value(leaf: str, sql_type: str, json_types: tuple[str, ...]) -> str:
     if sql_type == "VARCHAR":
         return f"CASE WHEN json_type({leaf}) = 'VARCHAR' THEN {leaf} ->> '$' END"
     return (f"CASE WHEN json_type({leaf}) IN ({_types(json_types)}) "
-            f"THEN CAST(CAST({leaf} AS VARCHAR) AS {sql_type}) END")
+            f"THEN TRY_CAST(CAST({leaf} AS VARCHAR) AS {sql_type}) END")
+
+
+def _present(leaf: str) -> str:
+    return f"coalesce(json_type({leaf}), 'NULL') <> 'NULL'"
 
 
 def _wrong(leaf: str, json_types: tuple[str, ...]) -> str:
@@ -82,48 +301,75 @@ def _hands_sql() -> str:
                f"WHEN json_type(h.hand_id) IN ({_types(_INT)}) "
                f"THEN CAST(h.hand_id AS VARCHAR) END")
     error = _errors([
-        ("h.format IS NULL",
+        (f"NOT {_present('h.format')}",
          "'format is missing: every line starts with \"format\": \"ofc-hand/1\"'"),
-        (f"h.format IS NOT NULL AND coalesce({_value('h.format', 'VARCHAR', _TEXT)}, '') "
+        (f"{_present('h.format')} AND coalesce({_value('h.format', 'VARCHAR', _TEXT)}, '') "
          f"<> 'ofc-hand/1'",
          "'format is ' || CAST(h.format AS VARCHAR) || ', expected \"ofc-hand/1\"'"),
         (f"coalesce({hand_id}, '') = ''", "'hand_id is missing or not a string'"),
         (f"{_value('h.variant', 'VARCHAR', _TEXT)} IS NULL",
          "'variant is missing or not a string'"),
-        (f"coalesce(json_type(h.players), '') <> 'ARRAY'",
+        ("coalesce(json_type(h.players), '') <> 'ARRAY'",
          "'players is missing or not a list of seats'"),
         (_wrong("h.point_value", _NUMBER), "'point_value must be a number'"),
-        (_wrong("h.button", _INT), "'button must be a seat number'"),
+        (_wrong("h.button", _INT) + f" OR ({_present('h.button')} AND "
+         f"{_value('h.button', 'BIGINT', _INT)} IS NULL)", "'button must be a seat number'"),
         (_wrong("h.session_id", _TEXT), "'session_id must be a string'"),
         (_wrong("h.played_at", _TEXT), "'played_at must be an ISO 8601 text'"),
         (_wrong("h.ruleset", _TEXT), "'ruleset must be a string'"),
     ])
-    # Unknown top-level keys are kept as a JSON object, never an error (FORMAT.md);
-    # JSON pointers address them whatever characters the keys hold.
-    pointer = "'/' || replace(replace(k, '~', '~0'), '/', '~1')"
-    extra = (
-        "CASE WHEN len(unknown) > 0 THEN '{' || array_to_string(list_transform(unknown, "
-        f"lambda k: to_json(k) || ':' || CAST(json_extract(raw, {pointer}) AS VARCHAR)), ',') "
-        "|| '}' END"
-    )
     return f"""
-        SELECT key, key AS line, {hand_id} AS hand_id,
+        SELECT key AS line, {hand_id} AS hand_id,
                {_value('h.session_id', 'VARCHAR', _TEXT)} AS session_id,
                {_value('h.played_at', 'VARCHAR', _TEXT)} AS played_at,
                {_value('h.variant', 'VARCHAR', _TEXT)} AS variant,
                {_value('h.ruleset', 'VARCHAR', _TEXT)} AS ruleset,
                {_value('h.point_value', 'DOUBLE', _NUMBER)} AS point_value,
                {_value('h.button', 'BIGINT', _INT)} AS button,
-               {extra} AS extra, raw, {error} AS error
+               {_extra_expr()} AS extra, {error} AS error
         FROM parsed
     """
 
 
+def _extra_expr() -> str:
+    # Unknown top-level keys are kept as a JSON object, never an error (FORMAT.md);
+    # JSON pointers address them whatever characters the keys hold.
+    pointer = "'/' || replace(replace(k, '~', '~0'), '/', '~1')"
+    return (
+        "CASE WHEN len(unknown) > 0 THEN '{' || array_to_string(list_transform(unknown, "
+        f"lambda k: to_json(k) || ':' || CAST(json_extract(raw, {pointer}) AS VARCHAR)), ',') "
+        "|| '}' END"
+    )
+
+
+def _unknown_keys() -> str:
+    known = ", ".join(f"'{k}'" for k in KNOWN_KEYS)
+    return f"list_filter(json_keys(raw), lambda k: k NOT IN ({known}))"
+
+
+def _extra(texts: list[str], con: duckdb.DuckDBPyConnection) -> pl.Series:
+    """The ``extra`` object of each line (all of them JSON objects), in order."""
+    lines = pl.DataFrame({"i": pl.int_range(len(texts), eager=True), "raw": texts})
+    con.register("extra_lines", lines)
+    try:
+        out = con.sql(f"""
+            SELECT i, {_extra_expr()} AS extra
+            FROM (SELECT i, raw, {_unknown_keys()} AS unknown FROM extra_lines) ORDER BY i
+        """).pl()
+    finally:
+        con.unregister("extra_lines")
+    return out.get_column("extra").cast(pl.String)
+
+
 def _seats_sql() -> str:
     name = _value("p.name", "VARCHAR", _TEXT)
+    has_rows = " OR ".join(_present(f"p.{row}") for row in _ROWS)
     error = _errors([
-        ("p.seat IS NULL", "'seat number missing for player ' || seat_index || ' of the list'"),
-        (_wrong("p.seat", _INT), "'seat ' || CAST(p.seat AS VARCHAR) || ' is not a whole number'"),
+        (f"NOT {_present('p.seat')}",
+         "'seat number missing for player ' || seat_index || ' of the list'"),
+        (_wrong("p.seat", _INT) + f" OR ({_present('p.seat')} AND "
+         f"{_value('p.seat', 'BIGINT', _INT)} IS NULL)",
+         "'seat ' || CAST(p.seat AS VARCHAR) || ' is not a whole number'"),
         (f"coalesce({name}, '') = ''", "'a seat has no name (or a name that is not a string)'"),
         (_wrong("p.fantasyland", _BOOL), "'fantasyland must be true or false'"),
         (_wrong("p.timed_out", _BOOL), "'timed_out must be true or false'"),
@@ -131,80 +377,75 @@ def _seats_sql() -> str:
         (_wrong("p.reported_points", _NUMBER), "'reported_points must be a number'"),
         (_wrong("p.streets", _LIST), "'streets must be a list of streets'"),
         *[(_wrong(f"p.{row}", _LIST), f"'{row} must be a list of cards'") for row in _ROWS],
-        ("p.streets IS NULL AND p.top IS NULL AND p.middle IS NULL AND p.bottom IS NULL",
+        (f"NOT {_present('p.streets')} AND NOT ({has_rows})",
          "'a seat has neither streets nor final rows (top, middle, bottom)'"),
     ])
     return f"""
-        SELECT key, seat_index, {_value('p.seat', 'BIGINT', _INT)} AS seat, {name} AS player,
+        SELECT key AS line, seat_index, {_value('p.seat', 'BIGINT', _INT)} AS seat,
+               {name} AS player,
                coalesce({_value('p.fantasyland', 'BOOLEAN', _BOOL)}, false) AS fantasyland,
                coalesce({_value('p.timed_out', 'BOOLEAN', _BOOL)}, false) AS timed_out,
                coalesce({_value('p.surrendered', 'BOOLEAN', _BOOL)}, false) AS surrendered,
                {_value('p.reported_points', 'DOUBLE', _NUMBER)} AS reported_points,
                coalesce(json_type(p.streets) = 'ARRAY', false) AS has_streets,
-               (p.top IS NOT NULL OR p.middle IS NOT NULL OR p.bottom IS NOT NULL) AS has_rows,
+               CASE WHEN json_type(p.streets) = 'ARRAY' THEN json_array_length(p.streets)
+                    ELSE 0 END AS n_streets,
+               ({has_rows}) AS has_rows,
                {error} AS error
         FROM players
     """
 
 
 def _cards_sql() -> str:
-    def listed(source: str, street: str, kind: str, column: str) -> str:
+    def listed(source: str, street: str, kind: int, column: str) -> str:
+        street_col = "street," if street == "street" else ""
         return f"""
-            SELECT key, seat_index, {street} AS street, '{kind}' AS kind,
-                   generate_subscripts(c, 1) AS pos, unnest(c) AS text
-            FROM (SELECT key, seat_index, {street_col(street)}
-                         from_json({column}, '["VARCHAR"]') AS c
+            SELECT key AS line, seat_index, {street} AS street, {kind} AS kind,
+                   generate_subscripts(c, 1) - 1 AS pos, unnest(c) AS text
+            FROM (SELECT key, seat_index, {street_col}
+                         from_json({column}, '["JSON"]') AS c
                   FROM {source} WHERE json_type({column}) = 'ARRAY')
         """
 
-    def street_col(street: str) -> str:
-        return "street," if street == "street" else ""
-
-    parts = [listed("streets", "street", kind, f"s.{kind}") for kind in _KINDS]
-    parts += [listed("seat_rows", "0", row, f"p.{row}") for row in _ROWS]
+    parts = [listed("streets", "street", kind, f"s.{name}")
+             for kind, name in enumerate(KIND_NAMES)]
+    parts += [listed("players", "0", KIND_NAMES.index(row), f"p.{row}") for row in _ROWS]
     return f"""
-        WITH seat_rows AS (
-            SELECT key, seat_index, p FROM players
-        ),
-        streets AS (
+        WITH streets AS (
             SELECT key, seat_index, unnest(s) AS s, generate_subscripts(s, 1) AS street
             FROM (SELECT key, seat_index, from_json(p.streets, '{_STREETS}') AS s
-                  FROM seat_rows WHERE json_type(p.streets) = 'ARRAY')
+                  FROM players WHERE json_type(p.streets) = 'ARRAY')
         )
-        {" UNION ALL ".join(parts)}
+        SELECT line, seat_index, street, kind, pos,
+               CASE WHEN json_type(text) = 'VARCHAR' THEN text ->> '$'
+                    ELSE CAST(text AS VARCHAR) END AS text
+        FROM ({" UNION ALL ".join(parts)})
     """
 
 
-def parse_batch(batch: LineBatch, source: str, con: duckdb.DuckDBPyConnection) -> RawBatch:
-    """Parse one batch of lines: every non-blank line becomes a hand or a reject."""
-    lines = pl.DataFrame({
-        "key": pl.int_range(batch.first_line, batch.first_line + len(batch.texts), eager=True),
-        "raw": pl.Series(batch.texts, dtype=pl.String).str.strip_chars_end("\r"),
-    })
-    if batch.not_utf8:
-        bad = pl.Series(batch.not_utf8, dtype=pl.Int64) + batch.first_line
-        not_utf8 = lines.filter(pl.col("key").is_in(bad.implode()))
-        lines = lines.filter(~pl.col("key").is_in(bad.implode()))
-    else:
-        not_utf8 = lines.clear()
-    lines = lines.filter(pl.col("raw").str.strip_chars() != "")
+def _from_duckdb(batch: LineBatch, indices: np.ndarray, source: str,
+                 con: duckdb.DuckDBPyConnection
+                 ) -> tuple[tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame], pl.DataFrame]:
+    """Parse lines one by one with DuckDB: slower, but says what is wrong with each."""
+    lines = pl.DataFrame({"key": (indices + batch.first_line).astype(np.int64),
+                          "raw": batch.texts(indices)})
     con.register("batch_lines", lines)
-    con.execute("""
-        CREATE OR REPLACE TEMP TABLE checked AS
-        SELECT key, raw, json_valid(raw) AS ok FROM batch_lines
-    """)
-    con.unregister("batch_lines")
-    bad_json = con.sql("SELECT key, raw FROM checked WHERE NOT ok").pl()
+    try:
+        con.execute("""
+            CREATE OR REPLACE TEMP TABLE checked AS
+            SELECT key, raw, json_valid(raw) AS ok FROM batch_lines
+        """)
+    finally:
+        con.unregister("batch_lines")
+    bad_json = con.sql("SELECT key, raw FROM checked WHERE NOT ok ORDER BY key").pl()
     con.execute("""
         CREATE OR REPLACE TEMP TABLE typed AS
         SELECT key, raw, json_type(raw) AS t FROM checked WHERE ok
     """)
-    not_objects = con.sql("SELECT key, raw FROM typed WHERE t <> 'OBJECT'").pl()
-    known = ", ".join(f"'{k}'" for k in KNOWN_KEYS)
+    not_objects = con.sql("SELECT key, raw FROM typed WHERE t <> 'OBJECT' ORDER BY key").pl()
     con.execute(f"""
         CREATE OR REPLACE TEMP TABLE parsed AS
-        SELECT key, raw, from_json(raw, '{_HAND}') AS h,
-               list_filter(json_keys(raw), lambda k: k NOT IN ({known})) AS unknown
+        SELECT key, raw, from_json(raw, '{_HAND}') AS h, {_unknown_keys()} AS unknown
         FROM typed WHERE t = 'OBJECT'
     """)
     hands = con.sql(_hands_sql()).pl()
@@ -224,23 +465,27 @@ def parse_batch(batch: LineBatch, source: str, con: duckdb.DuckDBPyConnection) -
     for table in ("checked", "typed", "parsed", "players"):
         con.execute(f"DROP TABLE IF EXISTS {table}")
 
+    hands = hands.sort("line").with_columns(hand=pl.int_range(pl.len(), dtype=pl.Int64),
+                                            n_lines=pl.lit(1, dtype=pl.Int64))
+    number = hands.select("line", "hand")
+    seats = seats.join(number, on="line").drop("line")
+    cards = cards.join(number, on="line").drop("line") if cards.height else \
+        cards.drop("line").with_columns(hand=pl.lit(0, dtype=pl.Int64))
+    codes = nested.card_codes(cards.get_column("text").to_arrow())
+    cards = cards.with_columns(code=pl.Series(codes)).with_columns(
+        code=pl.when(pl.col("code") == nested.NOT_A_CARD).then(None).otherwise(pl.col("code")),
+        text=pl.when(pl.col("code") == nested.NOT_A_CARD)
+        .then(pl.col("text").fill_null("null")),
+    )
     rejects = pl.concat([
-        _rejects(source, not_utf8, pl.lit("line is not UTF-8 text")),
         _rejects(source, bad_json,
                  pl.col("raw").map_elements(_json_problem, return_dtype=pl.String)),
         _rejects(source, not_objects, pl.lit("a hand is a JSON object ({...}); this line is not")),
     ])
-    return RawBatch(
-        source=source,
-        hands=_conform(hands, RAW_HANDS_SCHEMA),
-        seats=_conform(seats, RAW_SEATS_SCHEMA),
-        cards=_conform(cards, RAW_CARDS_SCHEMA),
-        rejects=rejects,
-    )
-
-
-def _conform(frame: pl.DataFrame, schema: dict[str, pl.DataType]) -> pl.DataFrame:
-    return frame.select([pl.col(name).cast(dtype) for name, dtype in schema.items()])
+    frames = (conform(hands, RAW_HANDS_SCHEMA),
+              conform(seats, RAW_SEATS_SCHEMA).sort("hand", "seat_index"),
+              conform(cards, RAW_CARDS_SCHEMA).sort(*card_order()))
+    return frames, rejects
 
 
 def _json_problem(raw: str) -> str:
@@ -255,10 +500,12 @@ def _json_problem(raw: str) -> str:
 
 
 def _rejects(source: str, frame: pl.DataFrame, reason: pl.Expr) -> pl.DataFrame:
+    if "line" not in frame.columns:
+        frame = frame.rename({"key": "line"})
     return frame.select(
         pl.lit(source).alias("source"),
-        pl.col("key").alias("line"),
+        pl.col("line"),
         pl.lit(None, dtype=pl.String).alias("hand_id"),
         reason.alias("reason"),
         pl.col("raw"),
-    ).pipe(_conform, REJECTS_SCHEMA)
+    ).pipe(conform, REJECTS_SCHEMA)

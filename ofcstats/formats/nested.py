@@ -1,0 +1,157 @@
+"""Turning nested Arrow columns (lists of seats, lists of streets, lists of cards) into
+the flat frames of a :class:`~ofcstats.records.RawBatch`, without a loop per hand.
+
+A JSON reader gives hands as nested lists; every level here is flattened with its
+parents' row numbers (``list_parent_indices``), and card texts become card codes by
+looking their two bytes up in a table, so a million cards cost a few numpy passes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ofcstats.cards import RANKS, SUITS, spellings
+from ofcstats.records import RAW_CARDS_SCHEMA
+
+NOT_A_CARD = 255
+_RANK = np.full(256, NOT_A_CARD, dtype=np.uint8)
+_SUIT = np.full(256, NOT_A_CARD, dtype=np.uint8)
+for _i, _r in enumerate(RANKS):
+    _RANK[ord(_r)] = _RANK[ord(_r.lower())] = _i
+for _i, _s in enumerate(SUITS):
+    _SUIT[ord(_s)] = _SUIT[ord(_s.upper())] = _i
+_SPELLINGS = spellings()
+_SPELLING_TEXTS = pa.array(list(_SPELLINGS), pa.string())
+_SPELLING_CODES = np.array(list(_SPELLINGS.values()), dtype=np.uint8)
+
+
+def card_codes(texts: pa.Array) -> np.ndarray:
+    """Card codes of a string array; :data:`NOT_A_CARD` where a text is not a card.
+
+    >>> card_codes(pa.array(["Ah", "2c", "10♠", "Zz", None])).tolist()
+    [50, 0, 35, 255, 255]
+    """
+    if isinstance(texts, pa.ChunkedArray):
+        texts = texts.combine_chunks()
+    texts = texts.cast(pa.string())
+    n = len(texts)
+    if n == 0:
+        return np.zeros(0, dtype=np.uint8)
+    offsets = np.frombuffer(texts.buffers()[1], dtype=np.int32)[texts.offset: texts.offset + n + 1]
+    data_buffer = texts.buffers()[2]
+    data = np.frombuffer(data_buffer, dtype=np.uint8) if data_buffer is not None else \
+        np.zeros(0, dtype=np.uint8)
+    lengths = np.diff(offsets)
+    two = lengths == 2
+    if texts.null_count:
+        two &= np.asarray(texts.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    codes = np.full(n, NOT_A_CARD, dtype=np.uint8)
+    where = offsets[:-1][two]
+    rank, suit = _RANK[data[where]], _SUIT[data[where + 1]]
+    codes[two] = np.where((rank != NOT_A_CARD) & (suit != NOT_A_CARD), rank * 4 + suit,
+                          NOT_A_CARD)
+    # Rare spellings ("10h", "A♠", lower case ranks are above) go through a hash lookup.
+    odd = np.flatnonzero(codes == NOT_A_CARD)
+    if len(odd):
+        found = pc.index_in(pc.utf8_trim_whitespace(texts.take(pa.array(odd))),
+                            value_set=_SPELLING_TEXTS)
+        hit = found.is_valid().to_numpy(zero_copy_only=False)
+        codes[odd[hit]] = _SPELLING_CODES[found.drop_null().to_numpy()]
+    return codes
+
+
+def exclusive_cumsum(counts: np.ndarray) -> np.ndarray:
+    """Start offset of each run given run lengths."""
+    out = np.zeros(len(counts), dtype=np.int64)
+    if len(counts) > 1:
+        np.cumsum(counts[:-1], out=out[1:])
+    return out
+
+
+@dataclass
+class Level:
+    """One flattened list level: the child values and, per child, the parent row and the
+    position within its parent's list (0-based). ``lengths`` has a count per parent
+    (0 for a null list) and ``valid`` says which parents had a list at all."""
+
+    values: pa.Array
+    parent: np.ndarray
+    pos: np.ndarray
+    lengths: np.ndarray
+    valid: np.ndarray
+
+
+def flatten(lists: pa.Array) -> Level:
+    """Flatten one list column, keeping each child's parent and position."""
+    if isinstance(lists, pa.ChunkedArray):
+        lists = lists.combine_chunks()
+    lengths = pc.list_value_length(lists).fill_null(0).to_numpy().astype(np.int64)
+    valid = lists.is_valid().to_numpy(zero_copy_only=False)
+    parent = np.repeat(np.arange(len(lists), dtype=np.int64), lengths)
+    pos = np.arange(len(parent), dtype=np.int64) - np.repeat(exclusive_cumsum(lengths), lengths)
+    return Level(values=lists.flatten(), parent=parent, pos=pos, lengths=lengths, valid=valid)
+
+
+def field(struct: pa.Array, name: str) -> pa.Array:
+    """A field of a struct array, null where the struct itself is null."""
+    return pc.struct_field(struct, name)
+
+
+@dataclass
+class CardList:
+    """One kind of card list, flattened: per card its owner row (a seat or a street) and
+    position, and its code (``NOT_A_CARD`` when the text is not a card)."""
+
+    owner: np.ndarray
+    pos: np.ndarray
+    codes: np.ndarray
+    texts: pa.Array
+
+
+def card_list(lists: pa.Array) -> CardList:
+    """Flatten a list-of-card-texts column."""
+    level = flatten(lists)
+    return CardList(owner=level.parent, pos=level.pos, codes=card_codes(level.values),
+                    texts=level.values)
+
+
+def cards_frame(parts: list[tuple[int, CardList, np.ndarray, np.ndarray, np.ndarray]]
+                ) -> pl.DataFrame:
+    """The cards frame from ``(kind, cards, hand, seat_index, street)`` parts, where the
+    last three arrays are indexed by each card's owner row."""
+    columns: dict[str, list[np.ndarray]] = {c: [] for c in ("hand", "seat_index", "street",
+                                                            "kind", "pos", "code")}
+    texts: list[pa.Array] = []
+    for kind, cards, hand, seat_index, street in parts:
+        columns["hand"].append(hand[cards.owner])
+        columns["seat_index"].append(seat_index[cards.owner])
+        columns["street"].append(street[cards.owner])
+        columns["kind"].append(np.full(len(cards.codes), kind, dtype=np.uint8))
+        columns["pos"].append(cards.pos)
+        columns["code"].append(cards.codes)
+        bad = cards.codes == NOT_A_CARD
+        if bad.any():
+            shown = pc.if_else(cards.texts.is_null(), "null", cards.texts.cast(pa.string()))
+            texts.append(pc.if_else(pa.array(bad), shown, pa.scalar(None, pa.string())))
+        else:
+            texts.append(pa.nulls(len(cards.codes), pa.string()))
+    joined = {name: np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)
+              for name, arrays in columns.items()}
+    frame = pl.DataFrame({
+        "hand": joined["hand"].astype(np.int64),
+        "seat_index": joined["seat_index"].astype(np.int64),
+        "street": joined["street"].astype(np.int64),
+        "kind": joined["kind"].astype(np.uint8),
+        "pos": joined["pos"].astype(np.int64),
+        "code": joined["code"].astype(np.uint8),
+    })
+    text = pl.from_arrow(pa.concat_arrays(texts)) if texts else pl.Series([], dtype=pl.String)
+    return frame.with_columns(
+        code=pl.when(pl.col("code") == NOT_A_CARD).then(None).otherwise(pl.col("code")),
+        text=text,  # type: ignore[arg-type]
+    ).select(list(RAW_CARDS_SCHEMA))
