@@ -61,6 +61,9 @@ RESULT_SCHEMA: dict[str, pl.DataType] = {
     "rows_top": pl.Int8(),  # rows won minus rows lost, summed over opponents
     "rows_middle": pl.Int8(),
     "rows_bottom": pl.Int8(),
+    "wins_top": pl.Int8(),  # opponents beaten in the row (a fouled one included)
+    "wins_middle": pl.Int8(),
+    "wins_bottom": pl.Int8(),
     "fouled": pl.Boolean(),
     "scoops": pl.Int8(),  # opponents this seat beat in all three rows (a fouled one included)
     "scooped": pl.Int8(),  # opponents that beat this seat in all three rows
@@ -195,6 +198,7 @@ def ruleset_results(seats: pl.DataFrame, table: SeatTable, rulesets: Sequence[Ru
     per_mask = {
         mask: {
             **{f"rows_{r}": pl.Series(c.row_sign[i].astype(np.int8)) for i, r in enumerate(ROWS)},
+            **{f"wins_{r}": pl.Series(c.row_wins[i].astype(np.int8)) for i, r in enumerate(ROWS)},
             "scoops": pl.Series(c.scoops.astype(np.int8)),
             "scooped": pl.Series(c.scooped.astype(np.int8)),
         }

@@ -203,6 +203,7 @@ class Counts:
     table_bonus: Small  # rows beating every opponent, collected from each, less those paid
     surrender: Small  # surrender payments received minus paid (all seats take part)
     row_sign: Small  # (3, seats): per row, wins minus losses (a fouled hand loses all)
+    row_wins: Small  # (3, seats): per row, opponents beaten
     scoops: Small  # opponents beaten 3-0 (a fouled opponent included)
     scooped: Small
 
@@ -217,7 +218,8 @@ def head_to_head(table: SeatTable, mask: int) -> Counts:
 
     counts = Counts(rows=zeros(), majority=zeros(), scoop=zeros(), foul=zeros(),
                     table_bonus=zeros(), surrender=zeros(),
-                    row_sign=np.zeros((3, n_seats), dtype=np.int16), scoops=zeros(),
+                    row_sign=np.zeros((3, n_seats), dtype=np.int16),
+                    row_wins=np.zeros((3, n_seats), dtype=np.int16), scoops=zeros(),
                     scooped=zeros())
     out = out_of_showdown(table, mask)
     strength = table.strength.astype(np.int16)
@@ -233,6 +235,7 @@ def head_to_head(table: SeatTable, mask: int) -> Counts:
             counts.scoops, counts.scooped, counts.surrender))
         opponents = table.wide(opponents_all, n)
         signs = table.wide(counts.row_sign, n)
+        row_wins = table.wide(counts.row_wins, n)
         beats_table = np.broadcast_to(showing & live, (3, *showing.shape)).copy()
         for a, b in itertools.combinations(range(n), 2):
             both_show = showing[:, a] & showing[:, b]
@@ -259,6 +262,8 @@ def head_to_head(table: SeatTable, mask: int) -> Counts:
             scooped[:, b] += w == 3
             signs[:, :, a] += row
             signs[:, :, b] -= row
+            row_wins[:, :, a] += won_rows
+            row_wins[:, :, b] += lost_rows
             opponents[:, a] += both_show
             opponents[:, b] += both_show
             beats_table[:, :, a] &= ~both_show | won_rows

@@ -92,7 +92,7 @@ def score_hand(seats: list[Seat], ruleset: Ruleset, variant: str = "pineapple") 
     spade_row = {s.seat: next((i for i, row in enumerate((s.top, s.middle, s.bottom))
                                if TWO_OF_SPADES in row), None) for s in seats}
     result = {s.seat: {"points": 0, "royalties": 0, "royalty_rows": [0, 0, 0],
-                       "rows": [0, 0, 0], "fouled": fouled[s.seat], "scoops": 0, "scooped": 0}
+                       "rows": [0, 0, 0], "wins": [0, 0, 0], "fouled": fouled[s.seat], "scoops": 0, "scooped": 0}
               for s in seats}
 
     def beats(a: int, b: int, i: int) -> int:
@@ -124,6 +124,7 @@ def score_hand(seats: list[Seat], ruleset: Ruleset, variant: str = "pineapple") 
             signs = [beats(me, them, i) for i in range(3)]
             for i in range(3):
                 res["rows"][i] += signs[i]
+                res["wins"][i] += signs[i] == 1
             w, lo = signs.count(1), signs.count(-1)
             res["scoops"] += w == 3
             res["scooped"] += lo == 3

@@ -52,6 +52,8 @@ def test_pipeline_matches_plain_scorer(name: str) -> None:
                 facts["royalty_rows"], context
             assert [got["rows_top"], got["rows_middle"], got["rows_bottom"]] == facts["rows"], \
                 context
+            assert [got["wins_top"], got["wins_middle"], got["wins_bottom"]] == facts["wins"], \
+                context
             assert got["fouled"] == facts["fouled"], context
             assert got["scoops"] == facts["scoops"], context
             assert got["scooped"] == facts["scooped"], context
