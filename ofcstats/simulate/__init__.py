@@ -1,0 +1,182 @@
+"""Simulated play: a dealer for every variant, fantasyland included, and bots of distinct
+styles, writing realistic ``ofc-hand/1`` logs whose ground truth (each bot's style) is known.
+
+>>> from ofcstats.rules import load_ruleset
+>>> sim = Simulation(variant=Variant.PINEAPPLE, ruleset=load_ruleset("american"),
+...                  players=parse_players("alice:safe,bob:balanced"), hands=4, seed=1)
+>>> hands = list(simulate(sim))
+>>> [h["hand_id"] for h in hands]
+['sim1-00001-01', 'sim1-00001-02', 'sim1-00002-01', 'sim1-00002-02']
+>>> sum(p["reported_points"] for p in hands[0]["players"])
+0
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ofcstats.errors import OfcstatsError
+from ofcstats.rules.model import Ruleset
+from ofcstats.simulate.bots import BOT_STYLES, Bot, make_bot
+from ofcstats.simulate.game import Dealer
+from ofcstats.simulate.scoring import ruleset_arrays
+from ofcstats.simulate.writer import hand_record, played_at, reported_points
+from ofcstats.variants import MIN_PLAYERS, Variant
+
+__all__ = ["BOT_STYLES", "Player", "Simulation", "SimulationError", "parse_players",
+           "simulate", "write_jsonl"]
+
+GAMES_PER_SERIES = 4  # games one table plays in a row before the next table's
+MAX_TABLES = 1024  # tables played in lockstep at most
+
+
+class SimulationError(OfcstatsError, ValueError):
+    """A simulation that cannot be played as asked; the message says what to change."""
+
+
+@dataclass(frozen=True)
+class Player:
+    """A seat at the simulated table: a name and a bot style."""
+
+    name: str
+    style: str
+
+
+def parse_players(text: str) -> list[Player]:
+    """Players from ``name:style,name:style``.
+
+    >>> parse_players("alice:aggressive, bob:safe")
+    [Player(name='alice', style='aggressive'), Player(name='bob', style='safe')]
+    """
+    players = []
+    for part in text.split(","):
+        name, sep, style = part.strip().partition(":")
+        if not sep or not name.strip() or style.strip() not in BOT_STYLES:
+            raise SimulationError(
+                f"{part.strip()!r} is not a player: write name:style, the style one of "
+                f"{', '.join(BOT_STYLES)} (for example alice:aggressive,bob:safe)")
+        players.append(Player(name.strip(), style.strip()))
+    return players
+
+
+@dataclass(frozen=True)
+class Simulation:
+    """What to play: variant, ruleset, seats (in seat order), how many hands, the seed."""
+
+    variant: Variant
+    ruleset: Ruleset
+    players: list[Player]
+    hands: int
+    seed: int = 0
+    rollouts: int = 100  # montecarlo completions sampled per decision
+    timeout_rate: float = 0.0  # chance a seat runs out of time in a hand
+    prefix: str | None = None  # hand and session ids start with it (default sim<seed>)
+    start: datetime = datetime(2026, 1, 5, 18, 0, tzinfo=UTC)
+
+    def check(self) -> None:
+        """Raise :class:`SimulationError` for anything that cannot be dealt."""
+        seats = len(self.players)
+        if not MIN_PLAYERS <= seats <= self.variant.max_players:
+            raise SimulationError(
+                f"{self.variant.value} seats {MIN_PLAYERS} to {self.variant.max_players} "
+                f"players; {seats} given")
+        names = [p.name for p in self.players]
+        if len(set(names)) != len(names):
+            raise SimulationError(f"player names must differ: {', '.join(names)}")
+        if self.hands < 0:
+            raise SimulationError(f"--hands must be 0 or more, not {self.hands}")
+        if self.rollouts < 1:
+            raise SimulationError(f"--rollouts must be at least 1, not {self.rollouts}")
+        if not 0 <= self.timeout_rate <= 1:
+            raise SimulationError(f"--timeout-rate is a chance between 0 and 1, "
+                                  f"not {self.timeout_rate}")
+        policy = self.ruleset.fantasyland
+        if self.variant.has_fantasyland and policy.enters:
+            most = max([self.variant.fantasyland_base_cards,
+                        *(c for _, c in policy.entry_card_steps(self.variant))])
+            regular = sum(st.dealt for st in self.variant.streets)
+            if most + (seats - 1) * regular > 52:
+                raise SimulationError(
+                    f"fantasyland policy {policy.name} deals up to {most} cards in "
+                    f"{self.variant.value}; with {seats} seats the deck runs out: "
+                    f"play with {seats - 1} seats or another policy")
+
+
+def _bots(sim: Simulation, block: int) -> list[Bot]:
+    return [make_bot(p.style, np.random.default_rng([sim.seed, block, 1 + i]), sim.rollouts)
+            for i, p in enumerate(sim.players)]
+
+
+def simulate(sim: Simulation,
+             progress: Callable[[int, int], None] | None = None) -> Iterator[dict[str, Any]]:
+    """Play ``sim.hands`` hands; yield them as ``ofc-hand/1`` objects, in order.
+
+    Tables are played a block at a time; each table plays whole games, and the run
+    stops after exactly ``sim.hands`` hands (so only the very last game may be cut
+    short). ``progress(done, total)`` is called as hands are played. The same
+    simulation gives the same hands, to the byte.
+    """
+    sim.check()
+    arrays = ruleset_arrays(sim.ruleset, sim.variant)
+    names = [p.name for p in sim.players]
+    styles = [p.style for p in sim.players]
+    prefix = sim.prefix or f"sim{sim.seed}"
+    seats = len(sim.players)
+    series = math.ceil(sim.hands / (GAMES_PER_SERIES * seats))
+    written = games = 0
+    block = 0
+    while written < sim.hands:
+        tables = min(MAX_TABLES, series - block * MAX_TABLES)
+        dealer = Dealer(sim.variant, sim.ruleset, arrays, _bots(sim, block),
+                        np.random.default_rng([sim.seed, block, 0]), sim.timeout_rate)
+
+        def step(done: int, base: int = written) -> None:
+            if progress is not None:
+                progress(min(base + done, sim.hands), sim.hands)
+
+        records = dealer.play(tables, GAMES_PER_SERIES, step)
+        block += 1
+        hands = [hand for table in records for hand in table][: sim.hands - written]
+        points = reported_points(hands, sim.variant, sim.ruleset, names)
+        number = 0
+        for i, hand in enumerate(hands):
+            if hand.first:
+                games += 1
+                number = 0
+            number += 1
+            yield hand_record(
+                hand, hand_id=f"{prefix}-{games:05d}-{number:02d}",
+                session_id=f"{prefix}-{games:05d}", played_at=played_at(sim.start, written + i),
+                variant=sim.variant, ruleset=sim.ruleset, names=names, styles=styles,
+                points=points[i])
+        written += len(hands)
+        if progress is not None:
+            progress(written, sim.hands)
+
+
+def write_jsonl(sim: Simulation, path: Path,
+                progress: Callable[[int, int], None] | None = None) -> int:
+    """Write the simulated hands to ``path`` as JSON Lines; return how many.
+
+    The file is written whole or not at all: hands go to a temporary file beside it,
+    renamed into place at the end.
+    """
+    temporary = path.with_name(path.name + ".partial")
+    count = 0
+    try:
+        with temporary.open("w", encoding="utf-8") as out:
+            for hand in simulate(sim, progress):
+                out.write(json.dumps(hand, separators=(",", ":"), ensure_ascii=False) + "\n")
+                count += 1
+        temporary.replace(path)
+    finally:
+        temporary.unlink(missing_ok=True)
+    return count

@@ -1,0 +1,134 @@
+"""Bot players: each a policy with its own seeded random generator.
+
+Every bot decides for a whole batch of tables at once (a :class:`Turn`): it returns, for
+each table, the row of each dealt card (0 top, 1 middle, 2 bottom, 3 discard). Placing
+13 to 17 cards at once (fantasyland, 13-card Chinese poker) has its own methods.
+
+- ``random``: a uniformly random legal placement.
+- ``safe``, ``balanced``, ``aggressive``: the best placement by the board value of
+  :mod:`ofcstats.simulate.heuristic`, with the style's weights.
+- ``montecarlo``: see :mod:`ofcstats.simulate.montecarlo`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from ofcstats.simulate import chinese, heuristic
+from ofcstats.simulate.fantasyland import best_sets
+from ofcstats.simulate.scoring import RulesetArrays
+from ofcstats.simulate.state import CARD_KEYS, Turn
+from ofcstats.simulate.tables import pattern_counts, pattern_onehot, patterns
+
+BOT_STYLES = ("random", "safe", "balanced", "aggressive", "montecarlo")
+DEFAULT_STAY_BONUS = 10
+
+
+def candidates(turn: Turn) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int64],
+                                    npt.NDArray[np.bool_]]:
+    """Every pattern for the turn's street, the boards' row keys after each, and
+    which patterns fit the free slots: ``(P, k)``, ``(m, P, 3)``, ``(m, P)``."""
+    k = turn.cards.shape[1]
+    pats = patterns(k, turn.discards)
+    onehot = pattern_onehot(k, turn.discards)
+    added = (CARD_KEYS[turn.cards].astype(np.float64) @ onehot).astype(np.int64)
+    keys = turn.keys[:, None, :] + added.reshape(turn.size, -1, 3)
+    counts = pattern_counts(k, turn.discards)
+    fits = ((turn.filled[:, None, :] + counts[None, :, :]) <= np.array([3, 5, 5])).all(axis=-1)
+    # Patterns that overfill a row are never chosen; keep their keys in range.
+    keys = np.where(fits[..., None], keys, turn.keys[:, None, :])
+    return pats, keys, fits
+
+
+def context(turn: Turn) -> heuristic.Context:
+    """Unseen cards and live suits from the seat's point of view."""
+    unseen = ~turn.seen
+    live = unseen.reshape(turn.size, 13, 4).sum(axis=1)
+    return heuristic.Context(future=turn.future[:, None], unseen=unseen.sum(axis=1)[:, None],
+                             live_suits=live[:, None, :])
+
+
+class Bot:
+    """Base class: a named policy with its own random generator."""
+
+    style = "base"
+
+    def __init__(self, rng: np.random.Generator, stay_bonus: float = DEFAULT_STAY_BONUS):
+        self.rng = rng
+        self.stay_bonus = stay_bonus
+
+    def place(self, turn: Turn) -> npt.NDArray[np.int8]:
+        """Rows for the dealt cards, ``(m, k)``."""
+        raise NotImplementedError
+
+    def set_fantasyland(self, cards: npt.NDArray[np.uint8], arrays: RulesetArrays,
+                        may_stay: npt.NDArray[np.bool_]) -> npt.NDArray[np.int8]:
+        """The best legal set of 13 to 17 cards by royalties plus the chance to stay."""
+        return best_sets(cards, arrays, np.where(may_stay, self.stay_bonus, 0))
+
+    def set_thirteen(self, cards: npt.NDArray[np.uint8], arrays: RulesetArrays,
+                     seen: npt.NDArray[np.bool_], opponents: int) -> npt.NDArray[np.int8]:
+        """Rows for 13 cards of Chinese poker, ``(m, 13)``."""
+        return chinese.best_by_weights(cards, arrays, chinese.WEIGHTS["balanced"])
+
+    def _pick(self, score: npt.NDArray[np.float32], fits: npt.NDArray[np.bool_]) -> npt.NDArray[
+            np.intp]:
+        # A whisker of noise breaks ties at random, from the bot's own generator.
+        noise = self.rng.random(score.shape, dtype=np.float32) * 1e-3
+        return np.argmax(np.where(fits, score + noise, -np.inf), axis=1)
+
+
+class RandomBot(Bot):
+    """Uniformly random legal placements."""
+
+    style = "random"
+
+    def place(self, turn: Turn) -> npt.NDArray[np.int8]:
+        """A pattern drawn uniformly among those that fit."""
+        pats, _, fits = candidates(turn)
+        choice = self._pick(np.zeros(fits.shape, dtype=np.float32), fits)
+        return pats[choice]
+
+    def set_thirteen(self, cards: npt.NDArray[np.uint8], arrays: RulesetArrays,
+                     seen: npt.NDArray[np.bool_], opponents: int) -> npt.NDArray[np.int8]:
+        """Cards dealt out to the rows in a random order (fouls included)."""
+        order = np.argsort(self.rng.random(cards.shape), axis=1)
+        rows = np.repeat(np.array([0, 1, 2], dtype=np.int8), [3, 5, 5])
+        out = np.empty(cards.shape, dtype=np.int8)
+        np.put_along_axis(out, order, rows[None, :].repeat(cards.shape[0], axis=0), axis=1)
+        return out
+
+
+class HeuristicBot(Bot):
+    """The best placement by a weighted board value (see :mod:`heuristic`)."""
+
+    def __init__(self, rng: np.random.Generator, style: heuristic.Style,
+                 stay_bonus: float = DEFAULT_STAY_BONUS):
+        super().__init__(rng, stay_bonus)
+        self.weights = style
+        self.style = style.name
+
+    def place(self, turn: Turn) -> npt.NDArray[np.int8]:
+        """The pattern of highest value among those that fit."""
+        pats, keys, fits = candidates(turn)
+        score = heuristic.value(keys, context(turn), self.weights, turn.arrays)
+        return pats[self._pick(score, fits)]
+
+    def set_thirteen(self, cards: npt.NDArray[np.uint8], arrays: RulesetArrays,
+                     seen: npt.NDArray[np.bool_], opponents: int) -> npt.NDArray[np.int8]:
+        """The legal set that maximises the style's weighted row strengths."""
+        return chinese.best_by_weights(cards, arrays, chinese.WEIGHTS[self.style])
+
+
+def make_bot(style: str, rng: np.random.Generator, rollouts: int = 100) -> Bot:
+    """A bot of the named style with its own generator."""
+    if style == "random":
+        return RandomBot(rng)
+    if style in heuristic.STYLES:
+        return HeuristicBot(rng, heuristic.STYLES[style])
+    if style == "montecarlo":
+        from ofcstats.simulate.montecarlo import MonteCarloBot
+
+        return MonteCarloBot(rng, rollouts=rollouts)
+    raise ValueError(style)

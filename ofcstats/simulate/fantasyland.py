@@ -1,0 +1,239 @@
+"""Setting 13 to 17 cards at once: fantasyland's best arrangement, exactly.
+
+The value of a set is its royalties plus, when the seat may stay in fantasyland, a
+bonus for staying (RULES.md §6). The search is exact but avoids the million sets of a
+14-card hand by splitting them by where their value can come from:
+
+1. a bottom that is worth something (a royalty or a stay) - every middle and top
+   under it is tried;
+2. any bottom with a middle worth something - every bottom and top around it is tried;
+3. neither: only the top is worth anything; tops are tried from the most valuable
+   down, and the first that has a legal middle and bottom under it wins (level 0 is
+   the plain "strongest bottom, then strongest middle" set, always legal).
+
+Every set is in one of the three cases and each case finds its best exactly, so the
+best of the three is the best set; the strongest rows break ties (to win the rows).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+import numpy.typing as npt
+
+from ofcstats import evaluate
+from ofcstats.simulate.scoring import RulesetArrays
+from ofcstats.simulate.tables import BOTTOM, DISCARD, MIDDLE, TOP
+
+_PRIMARY = 1 << 16  # value units; strengths (below 2**14 each) add up below it as tie-break
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """Subsets of ``k`` card positions and the masks that name them."""
+
+    k: int
+    five: npt.NDArray[np.int8]  # (C(k,5), 5) positions
+    three: npt.NDArray[np.int8]  # (C(k,3), 3)
+    mask5: npt.NDArray[np.int32]
+    mask3: npt.NDArray[np.int32]
+    index5: npt.NDArray[np.int32]  # mask -> row of ``five`` (-1 when not 5 bits)
+    index3: npt.NDArray[np.int32]
+
+
+@cache
+def _layout(k: int) -> _Layout:
+    five = np.array(list(itertools.combinations(range(k), 5)), dtype=np.int8)
+    three = np.array(list(itertools.combinations(range(k), 3)), dtype=np.int8)
+    mask5 = (1 << five.astype(np.int32)).sum(axis=1).astype(np.int32)
+    mask3 = (1 << three.astype(np.int32)).sum(axis=1).astype(np.int32)
+    index5 = np.full(1 << k, -1, dtype=np.int32)
+    index5[mask5] = np.arange(len(mask5), dtype=np.int32)
+    index3 = np.full(1 << k, -1, dtype=np.int32)
+    index3[mask3] = np.arange(len(mask3), dtype=np.int32)
+    return _Layout(k, five, three, mask5, mask3, index5, index3)
+
+
+@cache
+def _local(n: int, first: int, second: int) -> npt.NDArray[np.int8]:
+    """Every way to take ``first`` then ``second`` of ``n`` positions: (L, first+second)."""
+    rows = []
+    for a in itertools.combinations(range(n), first):
+        rest = [p for p in range(n) if p not in a]
+        for b in itertools.combinations(rest, second):
+            rows.append(a + b)
+    return np.array(rows, dtype=np.int8).reshape(-1, first + second)
+
+
+def _spread(layout: _Layout, used: npt.NDArray[np.int32], first: int,
+            second: int) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]:
+    """For each mask in ``used``, all (first-subset, second-subset) pairs of the cards
+    outside it, as subset masks of shape (len(used), L)."""
+    k = layout.k
+    taken = ((used[:, None] >> np.arange(k)) & 1).astype(np.int8)
+    rest = np.argsort(taken, axis=1, kind="stable")[:, : k - int(taken[0].sum())]
+    local = _local(rest.shape[1], first, second)
+    positions = rest[:, local]  # (q, L, first + second)
+    bits = (1 << positions.astype(np.int32))
+    return bits[..., :first].sum(axis=-1), bits[..., first:].sum(axis=-1)
+
+
+def best_sets(cards: npt.NDArray[np.uint8], arrays: RulesetArrays,
+              stay_bonus: npt.NDArray[np.float64] | float) -> npt.NDArray[np.int8]:
+    """The best legal set of each row of ``cards`` (m, k), 13 <= k <= 17, as actions
+    (0 top, 1 middle, 2 bottom, 3 discard) per card.
+
+    ``stay_bonus`` (per seat) is what staying in fantasyland is worth in royalty points;
+    give 0 where the seat may not stay (repeat limit reached) or the policy has no stay.
+    """
+    m, k = cards.shape
+    bonus = np.broadcast_to(np.rint(np.asarray(stay_bonus, dtype=np.float64)), (m,))
+    out = np.empty((m, k), dtype=np.int8)
+    for i in range(m):
+        top, middle, bottom = _best_one(cards[i], arrays, float(bonus[i]))
+        actions = np.full(k, DISCARD, dtype=np.int8)
+        for mask, row in ((top, TOP), (middle, MIDDLE), (bottom, BOTTOM)):
+            actions[(mask >> np.arange(k)) & 1 == 1] = row
+        out[i] = actions
+    return out
+
+
+def _best_one(cards: npt.NDArray[np.uint8], arrays: RulesetArrays,
+              bonus: float) -> tuple[int, int, int]:
+    k = cards.shape[0]
+    layout = _layout(k)
+    s5 = evaluate.strength5(cards[layout.five]).astype(np.int64)
+    s3 = evaluate.strength3(cards[layout.three]).astype(np.int64)
+    vb = arrays.royalty[BOTTOM][s5].astype(np.float64)
+    vm = arrays.royalty[MIDDLE][s5].astype(np.float64)
+    vt = arrays.royalty[TOP][s3].astype(np.float64)
+    stay_t, stay_m, stay_b = (
+        s >= limit if limit is not None else np.zeros(s.shape, dtype=bool)
+        for s, limit in zip((s3, s5, s5), arrays.stay, strict=True))
+    if bonus <= 0:
+        stay_t, stay_m, stay_b = (np.zeros_like(x) for x in (stay_t, stay_m, stay_b))
+
+    best_score = -np.inf
+    best: tuple[int, int, int] = (0, 0, 0)
+
+    def best_value() -> float:
+        return float(np.floor(best_score / _PRIMARY)) if best_score > -np.inf else -np.inf
+
+    def consider(t: npt.NDArray[np.int32], mid: npt.NDArray[np.int32],
+                 b: npt.NDArray[np.int32]) -> None:
+        nonlocal best_score, best
+        ti, mi, bi = layout.index3[t], layout.index5[mid], layout.index5[b]
+        legal = (s3[ti] <= s5[mi]) & (s5[mi] <= s5[bi])
+        primary = vt[ti] + vm[mi] + vb[bi] + bonus * (stay_t[ti] | stay_m[mi] | stay_b[bi])
+        score = np.where(legal, primary * _PRIMARY + s3[ti] + s5[mi] + s5[bi], -np.inf)
+        j = int(np.argmax(score))
+        if score.flat[j] > best_score:
+            best_score = float(score.flat[j])
+            best = (int(t.flat[j]), int(mid.flat[j]), int(b.flat[j]))
+
+    # 1. Bottoms worth something, 2. middles worth something: each candidate row with
+    # an upper bound (its value, the best disjoint value of the other two rows, the
+    # stay bonus), tried best bound first in chunks until no bound can beat the best.
+    worth_b = np.flatnonzero((vb > 0) | stay_b)
+    worth_m = np.flatnonzero((vm > 0) | stay_m)
+    worth_t = np.flatnonzero((vt > 0) | stay_t)
+    with_b, with_m, with_t = vb + bonus * stay_b, vm + bonus * stay_m, vt + bonus * stay_t
+    for fixed, other, fixed_value, row in ((worth_b, worth_m, with_b, BOTTOM),
+                                           (worth_m, worth_b, with_m, MIDDLE)):
+        if not fixed.size:
+            continue
+        masks = layout.mask5[fixed]
+        other_value = with_m if row == BOTTOM else with_b
+        bound = (fixed_value[fixed] + _best_disjoint(masks, layout.mask5[other],
+                                                     other_value[other])
+                 + _best_disjoint(masks, layout.mask3[worth_t], with_t[worth_t]))
+        order = np.argsort(-bound, kind="stable")
+        for start in range(0, order.size, _CHUNK):
+            chunk = order[start:start + _CHUNK]
+            # Ties on value are not chased: the first best set found stands.
+            if bound[chunk[0]] <= best_value():
+                break
+            chosen = masks[chunk]
+            second, top = _spread(layout, chosen, 5, 3)
+            fixed_rows = np.broadcast_to(chosen[:, None], second.shape)
+            if row == BOTTOM:
+                consider(top, second, fixed_rows)
+            else:
+                consider(top, fixed_rows, second)
+    # 3. Only the top is worth anything: most valuable tops first.
+    top_value = vt + bonus * stay_t
+    for level in np.unique(top_value)[::-1]:
+        if level <= best_value():
+            break
+        if level <= 0:
+            consider(*_greedy(layout, s5, s3))
+            break
+        tops = np.flatnonzero(top_value == level)
+        before = best_score
+        _top_level(layout, tops, s5, s3, consider)
+        if best_score > before:
+            break
+    return best
+
+
+_CHUNK = 8
+
+
+def _best_disjoint(masks: npt.NDArray[np.int32], others: npt.NDArray[np.int32],
+                   values: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """For each mask, the best value among ``others`` that share no card with it (or 0)."""
+    if not others.size:
+        return np.zeros(masks.shape, dtype=np.float64)
+    apart = (masks[:, None] & others[None, :]) == 0
+    return np.where(apart, values[None, :], 0.0).max(axis=1)
+
+
+def _top_level(layout: _Layout, tops: npt.NDArray[np.intp], s5: npt.NDArray[np.int64],
+               s3: npt.NDArray[np.int64], consider: Callable[..., None]) -> None:
+    """Legal middles and bottoms under tops of one value: the strongest bottom and
+    middle first; where that fails, every pair of disjoint fives strong enough."""
+    t_masks = layout.mask3[tops]
+    apart = (layout.mask5[None, :] & t_masks[:, None]) == 0
+    b_pick = np.argmax(np.where(apart, s5[None, :], -1), axis=1)
+    b_masks = layout.mask5[b_pick]
+    apart_m = apart & ((layout.mask5[None, :] & b_masks[:, None]) == 0)
+    m_pick = np.argmax(np.where(apart_m, s5[None, :], -1), axis=1)
+    greedy_ok = s5[m_pick] >= s3[tops]
+    if greedy_ok.any():
+        consider(t_masks[greedy_ok], layout.mask5[m_pick[greedy_ok]], b_masks[greedy_ok])
+        return
+    for t_mask, t_strength in zip(t_masks, s3[tops], strict=True):
+        good = np.flatnonzero(((layout.mask5 & t_mask) == 0) & (s5 >= t_strength))
+        if good.size < 2:
+            continue
+        g = layout.mask5[good]
+        i, j = np.nonzero(np.triu((g[:, None] & g[None, :]) == 0, 1))
+        if not i.size:
+            continue
+        low = np.where(s5[good[i]] <= s5[good[j]], g[i], g[j])
+        high = np.where(s5[good[i]] <= s5[good[j]], g[j], g[i])
+        consider(np.full(low.shape, t_mask, dtype=np.int32), low, high)
+
+
+def _greedy(layout: _Layout, s5: npt.NDArray[np.int64],
+            s3: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int32], ...]:
+    """Strongest bottom, strongest middle of the rest, weakest top of what is left: legal.
+
+    The middle is the best five of the cards left, so it is at least as strong as any
+    three of them (a top's missing kickers rank below any card).
+    """
+    full = (1 << layout.k) - 1
+    b = layout.mask5[int(np.argmax(s5))]
+    free = full ^ b
+    fits = (layout.mask5 & ~free) == 0
+    mid = layout.mask5[fits][int(np.argmax(np.where(fits, s5, -1)[fits]))]
+    free ^= mid
+    tops = (layout.mask3 & ~free) == 0
+    t = layout.mask3[tops][int(np.argmin(s3[tops]))]
+    return (np.array([t], dtype=np.int32), np.array([mid], dtype=np.int32),
+            np.array([b], dtype=np.int32))
+

@@ -1,0 +1,287 @@
+"""Game flow: deals, turns, timeouts, fantasyland and the button, for many tables at once.
+
+A *series* is one table's run of games; a game lasts one orbit of the button (RULES.md
+§5), lengthened by one hand for every fantasyland (the button does not move on a
+fantasyland hand, §6), so a game never ends with a fantasyland still owed. The series
+of a block are played in lockstep: hand by hand, street by street, seat by seat, each
+decision made for every table at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import numpy.typing as npt
+
+from ofcstats.rules.model import Ruleset
+from ofcstats.simulate.bots import Bot
+from ofcstats.simulate.scoring import RulesetArrays, board_strengths, fouled, qualifies
+from ofcstats.simulate.state import Boards, Turn
+from ofcstats.simulate.tables import BOTTOM, DISCARD, MIDDLE, TOP
+from ofcstats.variants import Variant
+
+
+@dataclass
+class SeatRecord:
+    """One seat's part of a played hand."""
+
+    fantasyland: bool
+    timed_out: bool
+    streets: list[tuple[npt.NDArray[np.uint8], npt.NDArray[np.int8]]]  # (dealt, rows)
+    board: npt.NDArray[np.uint8]  # final 13 slots
+
+
+@dataclass
+class HandRecord:
+    """A played hand, before it is numbered and scored."""
+
+    game: int  # game number within its series
+    button: int  # seat index, 0-based
+    first: bool = False  # the first hand of its game
+    seats: list[SeatRecord] = field(default_factory=list)
+
+
+@dataclass
+class _Series:
+    """Per-table game state of a block, as arrays over tables."""
+
+    button: npt.NDArray[np.int64]
+    orbit: npt.NDArray[np.int64]  # how many buttons of the orbit came before this one
+    games: npt.NDArray[np.int64]  # games finished
+    fl_cards: npt.NDArray[np.int64]  # (T, S) cards in fantasyland next hand, 0 for none
+    fl_streak: npt.NDArray[np.int64]  # (T, S) fantasyland hands in a row, next one counted
+
+
+def auto_rows(filled: npt.NDArray[np.int8], count: int, discards: int) -> npt.NDArray[np.int8]:
+    """A timed-out seat's cards, bottom row first, then middle, then top (RULES.md §5);
+    the last ``discards`` cards of the street are thrown away. ``filled`` is (m, 3)."""
+    counts = filled.astype(np.int64).copy()
+    out = np.full((filled.shape[0], count), DISCARD, dtype=np.int8)
+    for j in range(count - discards):
+        row = np.where(counts[:, BOTTOM] < 5, BOTTOM, np.where(counts[:, MIDDLE] < 5, MIDDLE,
+                                                                 TOP))
+        out[:, j] = row
+        counts[np.arange(len(row)), row] += 1
+    return out
+
+
+class Dealer:
+    """Plays blocks of series: one generator for the cards and timeouts, one per bot."""
+
+    def __init__(self, variant: Variant, ruleset: Ruleset, arrays: RulesetArrays,
+                 bots: list[Bot], rng: np.random.Generator, timeout_rate: float = 0.0):
+        self.variant = variant
+        self.ruleset = ruleset
+        self.arrays = arrays
+        self.bots = bots
+        self.rng = rng
+        self.timeout_rate = timeout_rate
+        self.seats = len(bots)
+        limit = ruleset.fantasyland.repeat_limit
+        self.repeat_limit = limit
+        self.entry_steps = ruleset.fantasyland.entry_card_steps(variant)
+
+    def play(self, tables: int, games: int,
+             progress: Callable[[int], None] | None = None) -> list[list[HandRecord]]:
+        """``games`` games at each of ``tables`` tables; hands per table, in order.
+
+        ``progress`` gets the count of hands played so far after each round of hands.
+        """
+        s = self.seats
+        state = _Series(button=np.full(tables, s - 1), orbit=np.zeros(tables, np.int64),
+                        games=np.zeros(tables, np.int64),
+                        fl_cards=np.zeros((tables, s), np.int64),
+                        fl_streak=np.zeros((tables, s), np.int64))
+        records: list[list[HandRecord]] = [[] for _ in range(tables)]
+        played = 0
+        while True:
+            idx = np.flatnonzero(state.games < games)
+            if not idx.size:
+                return records
+            hands, next_fl = self._hand(idx, state)
+            for i, t in enumerate(idx):
+                hands[i].game = int(state.games[t])
+                hands[i].first = not records[t] or records[t][-1].game != hands[i].game
+                records[t].append(hands[i])
+            self._advance(idx, state, next_fl)
+            played += idx.size
+            if progress is not None:
+                progress(played)
+
+    def _advance(self, idx: npt.NDArray[np.intp], state: _Series,
+                 next_fl: npt.NDArray[np.int64]) -> None:
+        """Button, orbit and games after a hand (RULES.md §5, §6)."""
+        in_fl = state.fl_cards[idx] > 0
+        entering = next_fl > 0
+        state.fl_streak[idx] = np.where(entering, np.where(in_fl, state.fl_streak[idx] + 1, 1),
+                                        0)
+        state.fl_cards[idx] = next_fl
+        owed = entering.any(axis=1)
+        ends = ~owed & (state.orbit[idx] == self.seats - 1)
+        moves = ~owed & ~ends
+        state.button[idx] = np.where(moves, (state.button[idx] + 1) % self.seats,
+                                     np.where(ends, self.seats - 1, state.button[idx]))
+        state.orbit[idx] = np.where(moves, state.orbit[idx] + 1,
+                                    np.where(ends, 0, state.orbit[idx]))
+        state.games[idx] += ends
+
+    def _timeouts(self, m: int, streets: int) -> npt.NDArray[np.int64]:
+        """The street at which each seat runs out of time (``streets``: never)."""
+        late = self.rng.random((m, self.seats)) < self.timeout_rate
+        when = self.rng.integers(0, streets, size=(m, self.seats))
+        return np.where(late, when, streets)
+
+    def _hand(self, idx: npt.NDArray[np.intp],
+              state: _Series) -> tuple[list[HandRecord], npt.NDArray[np.int64]]:
+        m, s = idx.size, self.seats
+        deck = np.argsort(self.rng.random((m, 52)), axis=1).astype(np.uint8)
+        cursor = np.zeros(m, dtype=np.int64)
+        boards = Boards.empty(m, s)
+        fl_cards = state.fl_cards[idx]
+        in_fl = fl_cards > 0
+        streets = self.variant.streets
+        timeout = self._timeouts(m, len(streets))
+        seen = np.zeros((m, s, 52), dtype=bool)
+        visible = np.zeros((m, 53), dtype=bool)  # column 52: discards, never read
+        logs: list[list[list[tuple[npt.NDArray[np.uint8], npt.NDArray[np.int8]]]]] = [
+            [[] for _ in range(s)] for _ in range(m)]
+        rows_all = np.arange(m)
+
+        def deal(tables: npt.NDArray[np.intp], count: int) -> npt.NDArray[np.uint8]:
+            cards = deck[tables[:, None], cursor[tables][:, None] + np.arange(count)]
+            cursor[tables] += count
+            return cards
+
+        def log(tables: npt.NDArray[np.intp], seat: int, cards: npt.NDArray[np.uint8],
+                actions: npt.NDArray[np.int8]) -> None:
+            for i, t in enumerate(tables):
+                logs[t][seat].append((cards[i], actions[i]))
+
+        # Fantasyland seats set all their cards at once, face down, before the others.
+        for seat in range(s):
+            for count in np.unique(fl_cards[:, seat][in_fl[:, seat]]):
+                tables = np.flatnonzero(fl_cards[:, seat] == count)
+                cards = deal(tables, int(count))
+                may_stay = (np.ones(tables.size, dtype=bool) if self.repeat_limit is None
+                            else state.fl_streak[idx[tables], seat] <= self.repeat_limit)
+                actions = self.bots[seat].set_fantasyland(cards, self.arrays, may_stay)
+                late = timeout[tables, seat] < len(streets)
+                if late.any():
+                    actions[late] = auto_rows(boards.filled[tables[late], seat], int(count),
+                                              int(count) - 13)
+                boards.place(tables, seat, cards, actions)
+                log(tables, seat, cards, actions)
+
+        if self.variant is Variant.CHINESE_13:
+            for seat in range(s):
+                cards = deal(rows_all, 13)
+                seen[rows_all[:, None], seat, cards] = True
+                actions = self.bots[seat].set_thirteen(cards, self.arrays, seen[:, seat], s - 1)
+                boards.place(rows_all, seat, cards, actions)
+                log(rows_all, seat, cards, actions)
+        else:
+            self._streets(idx, state, deal, log, boards, in_fl, timeout, seen, visible)
+
+        strengths = board_strengths(boards.cards)
+        foul = fouled(strengths)
+        streak = state.fl_streak[idx]
+        may_stay = np.ones((m, s), dtype=bool) if self.repeat_limit is None \
+            else streak <= self.repeat_limit
+        qualified = qualifies(self.arrays, strengths, foul, in_fl, may_stay)
+        base = self.variant.fantasyland_base_cards
+        entry_cards = np.full((m, s), base, dtype=np.int64)
+        for threshold, cards_dealt in self.entry_steps:
+            entry_cards = np.where(strengths[..., TOP] >= threshold, cards_dealt, entry_cards)
+        next_fl = np.where(qualified, np.where(in_fl, base, entry_cards), 0)
+
+        hands = []
+        for i in range(m):
+            seats = [SeatRecord(fantasyland=bool(in_fl[i, seat]),
+                                timed_out=bool(timeout[i, seat] < len(streets)),
+                                streets=logs[i][seat], board=boards.cards[i, seat].copy())
+                     for seat in range(s)]
+            hands.append(HandRecord(game=0, button=int(state.button[idx[i]]), seats=seats))
+        return hands, next_fl
+
+    def _streets(self, idx: npt.NDArray[np.intp], state: _Series, deal, log,  # type: ignore[no-untyped-def]
+                 boards: Boards, in_fl: npt.NDArray[np.bool_], timeout: npt.NDArray[np.int64],
+                 seen: npt.NDArray[np.bool_], visible: npt.NDArray[np.bool_]) -> None:
+        """The streets of the seats not in fantasyland, in turn from the button's left."""
+        m, s = idx.size, self.seats
+        streets = self.variant.streets
+        remaining = np.cumsum([st.dealt for st in streets][::-1])[::-1]
+        playing = ~in_fl
+        total = remaining[0]
+        fl_dealt = np.where(in_fl, state.fl_cards[idx], 0)
+        button = state.button[idx]
+        for number, street in enumerate(streets):
+            future = int(remaining[number + 1]) if number + 1 < len(streets) else 0
+            dealt = {}
+            for seat in range(s):
+                tables = np.flatnonzero(playing[:, seat])
+                cards = deal(tables, street.dealt)
+                full = np.zeros((m, street.dealt), dtype=np.uint8)
+                full[tables] = cards
+                dealt[seat] = full
+                seen[tables[:, None], seat, cards] = True
+            for position in range(s):
+                acting = (button + 1 + position) % s
+                for seat in range(s):
+                    tables = np.flatnonzero((acting == seat) & playing[:, seat])
+                    if not tables.size:
+                        continue
+                    cards = dealt[seat][tables]
+                    late = timeout[tables, seat] <= number
+                    actions = np.empty(cards.shape, dtype=np.int8)
+                    if late.any():
+                        actions[late] = auto_rows(boards.filled[tables[late], seat],
+                                                  street.dealt, street.discard)
+                    if (~late).any():
+                        on_time = tables[~late]
+                        actions[~late] = self.bots[seat].place(self._turn(
+                            on_time, seat, number, dealt[seat][on_time], street.discard,
+                            future, boards, seen, visible, in_fl, fl_dealt, playing, remaining,
+                            total))
+                    boards.place(tables, seat, cards, actions)
+                    placed = np.where(actions != DISCARD, cards, 52)
+                    visible[tables[:, None], placed] = True
+                    log(tables, seat, cards, actions)
+
+    def _turn(self, tables: npt.NDArray[np.intp], seat: int, number: int,
+              cards: npt.NDArray[np.uint8], discards: int, future: int, boards: Boards,
+              seen: npt.NDArray[np.bool_], visible: npt.NDArray[np.bool_],
+              in_fl: npt.NDArray[np.bool_], fl_dealt: npt.NDArray[np.int64],
+              playing: npt.NDArray[np.bool_], remaining: npt.NDArray[np.int64],
+              total: int) -> Turn:
+        s = self.seats
+        others = [o for o in range(s) if o != seat]
+        hidden = in_fl[tables][:, others]
+        opp_cards = boards.cards[tables][:, others].copy()
+        opp_cards[hidden] = 52
+        opp_filled = boards.filled[tables][:, others].copy()
+        opp_filled[hidden] = 0
+        opp_keys = boards.keys[tables][:, others].copy()
+        opp_keys[hidden] = 0
+        # Cards each opponent will still receive: by how many rows it has filled.
+        placed = opp_filled.sum(axis=2).astype(np.int64)
+        opp_future = np.where(hidden, 13, self._future_cards(placed))
+        return Turn(
+            variant=self.variant, arrays=self.arrays, seat=seat, street=number, cards=cards,
+            discards=discards, board=boards.cards[tables, seat], keys=boards.keys[tables, seat],
+            filled=boards.filled[tables, seat], future=np.full(tables.size, future),
+            seen=seen[tables, seat] | visible[tables, :52],
+            opponents=opp_cards, opponent_filled=opp_filled, opponent_keys=opp_keys,
+            opponent_hidden=hidden, opponent_future=opp_future,
+            opponent_fantasyland=hidden,
+        )
+
+    def _future_cards(self, placed: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
+        """Cards an opponent with ``placed`` cards on its board will still be dealt."""
+        kept = np.cumsum([st.dealt - st.discard for st in self.variant.streets])
+        dealt = np.cumsum([st.dealt for st in self.variant.streets])
+        total = dealt[-1]
+        done = np.searchsorted(kept, placed, side="right")  # streets fully played
+        before = np.concatenate([[0], dealt])[np.minimum(done, len(dealt))]
+        return (total - before).astype(np.int64)

@@ -1,0 +1,1 @@
+"""Placeholder until the Monte Carlo bot lands."""

@@ -1,0 +1,133 @@
+"""What the bots know of a ruleset, as arrays: royalties, fantasyland thresholds, points.
+
+The simulator's own reported points come from :func:`ofcstats.score.score`; this module
+is what the bots use to look ahead (thousands of boards per decision), so it works on
+plain arrays of card codes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+import numpy.typing as npt
+
+from ofcstats import evaluate
+from ofcstats.cards import TWO_OF_SPADES
+from ofcstats.rules.model import Ruleset
+from ofcstats.simulate.tables import category_index
+from ofcstats.variants import Variant
+
+
+@dataclass(frozen=True)
+class RulesetArrays:
+    """A ruleset's numbers in the shapes the bots need."""
+
+    royalty: tuple[npt.NDArray[np.int16], npt.NDArray[np.int16], npt.NDArray[np.int16]]
+    royalty_made: npt.NDArray[np.float32]  # (3, 9 * 13 + 13): royalty by row and made index
+    entry: int | None  # weakest top strength that enters fantasyland
+    entry_index: int  # the same as a made index (category * 13 + rank); large if none
+    stay: tuple[int | None, int | None, int | None]  # weakest stay strength per row
+    row: int
+    majority: int
+    scoop: int
+    table_bonus: int
+    foul_points: int
+    spade_bonus: bool
+    has_fantasyland: bool
+
+
+@cache
+def ruleset_arrays(ruleset: Ruleset, variant: Variant) -> RulesetArrays:
+    """Arrays for ``ruleset`` played as ``variant`` (cached per pair)."""
+    values = ruleset.royalties.values()
+    strengths = np.arange(1, evaluate.strength_count() + 1)
+    index = category_index(strengths)
+    sizes = evaluate.row_size(strengths)
+    made = np.zeros((3, 9 * 13 + 13), dtype=np.float32)
+    for row in range(3):
+        want = 3 if row == 0 else 5
+        mask = sizes == want
+        np.maximum.at(made[row], index[mask], values[row][strengths[mask]].astype(np.float32))
+    limits = ruleset.fantasyland.thresholds()
+    has_fl = variant.has_fantasyland and limits["entry"] is not None
+    entry = limits["entry"] if has_fl else None
+    entry_index = int(category_index(np.array([entry]))[0]) if entry is not None else 10_000
+    stay = tuple(limits[f"stay_{r}"] if has_fl else None for r in ("top", "middle", "bottom"))
+    h = ruleset.head_to_head
+    return RulesetArrays(
+        royalty=values, royalty_made=made, entry=entry, entry_index=entry_index,
+        stay=stay,  # type: ignore[arg-type]
+        row=h.row, majority=h.majority, scoop=h.scoop, table_bonus=h.table_bonus,
+        foul_points=ruleset.foul_points, spade_bonus=ruleset.spade_bonus,
+        has_fantasyland=has_fl,
+    )
+
+
+def board_strengths(boards: npt.NDArray[np.uint8]) -> npt.NDArray[np.int32]:
+    """``(..., 13)`` complete boards -> ``(..., 3)`` row strengths (top, middle, bottom)."""
+    flat = boards.reshape(-1, 13)
+    out = np.empty((flat.shape[0], 3), dtype=np.int32)
+    out[:, 0] = evaluate.strength3(flat[:, 0:3])
+    out[:, 1] = evaluate.strength5(flat[:, 3:8])
+    out[:, 2] = evaluate.strength5(flat[:, 8:13])
+    return out.reshape(*boards.shape[:-1], 3)
+
+
+def fouled(strengths: npt.NDArray[np.int32]) -> npt.NDArray[np.bool_]:
+    """Rows out of order (RULES.md §2)."""
+    return (strengths[..., 0] > strengths[..., 1]) | (strengths[..., 1] > strengths[..., 2])
+
+
+def royalties(arrays: RulesetArrays, strengths: npt.NDArray[np.int32],
+              foul: npt.NDArray[np.bool_]) -> npt.NDArray[np.int32]:
+    """``(..., 3)`` royalty per row; 0 for a fouled board."""
+    out = np.stack([arrays.royalty[r][strengths[..., r]] for r in range(3)], axis=-1)
+    return np.where(foul[..., None], 0, out).astype(np.int32)
+
+
+def qualifies(arrays: RulesetArrays, strengths: npt.NDArray[np.int32],
+              foul: npt.NDArray[np.bool_], in_fantasyland: npt.NDArray[np.bool_] | bool,
+              may_stay: npt.NDArray[np.bool_] | bool = True) -> npt.NDArray[np.bool_]:
+    """Fantasyland next hand: entry from a normal hand, stay from a fantasyland one
+    (the same thresholds as :func:`ofcstats.score.score`), never after a foul."""
+    alive = ~foul
+    if arrays.entry is None:
+        return np.zeros(foul.shape, dtype=bool)
+    entry = strengths[..., 0] >= arrays.entry
+    stay = np.zeros(foul.shape, dtype=bool)
+    for row, limit in enumerate(arrays.stay):
+        if limit is not None:
+            stay |= strengths[..., row] >= limit
+    return alive & np.where(in_fantasyland, stay & may_stay, entry)
+
+
+def spade_rows(boards: npt.NDArray[np.uint8]) -> npt.NDArray[np.int8]:
+    """Which row holds the 2♠: 0, 1, 2, or -1."""
+    hit = boards == TWO_OF_SPADES
+    row = np.full(boards.shape[:-1], -1, dtype=np.int8)
+    for r, (a, b) in enumerate(((0, 3), (3, 8), (8, 13))):
+        row = np.where(hit[..., a:b].any(axis=-1), r, row)
+    return row
+
+
+def pair_points(arrays: RulesetArrays, mine: npt.NDArray[np.int32],
+                theirs: npt.NDArray[np.int32], my_foul: npt.NDArray[np.bool_],
+                their_foul: npt.NDArray[np.bool_], my_roy: npt.NDArray[np.int32],
+                their_roy: npt.NDArray[np.int32], my_spade: npt.NDArray[np.int8] | None = None,
+                their_spade: npt.NDArray[np.int8] | None = None) -> npt.NDArray[np.int32]:
+    """Points one board wins from another (RULES.md §3-§4), table bonus apart."""
+    wins = (mine > theirs).sum(axis=-1)
+    losses = (mine < theirs).sum(axis=-1)
+    both = ~my_foul & ~their_foul
+    live = (arrays.row * (wins - losses) + arrays.majority * ((wins >= 2).astype(np.int32)
+            - (losses >= 2)) + arrays.scoop * ((wins == 3).astype(np.int32) - (losses == 3)))
+    foul = arrays.foul_points * (their_foul.astype(np.int32) - my_foul)
+    points = np.where(both, live, foul)
+    exchange = my_roy - their_roy
+    if arrays.spade_bonus and my_spade is not None and their_spade is not None:
+        rows = np.arange(3)
+        doubled = (my_spade[..., None] == rows) | (their_spade[..., None] == rows)
+        exchange = exchange * np.where(doubled, 2, 1)
+    return (points + exchange.sum(axis=-1)).astype(np.int32)

@@ -1,0 +1,92 @@
+"""Played hands to ``ofc-hand/1`` records (FORMAT.md), scored by the ruleset played."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from ofcstats.cards import format_card
+from ofcstats.rules.model import Ruleset
+from ofcstats.score import SEAT_SCHEMA, score
+from ofcstats.simulate.game import HandRecord
+from ofcstats.variants import Variant
+
+_CARD = [format_card(c) for c in range(52)]
+_ROWS = ("top", "middle", "bottom", "discard")
+HAND_SECONDS = 75  # time stamps: one hand every 75 seconds
+
+
+def reported_points(hands: list[HandRecord], variant: Variant, ruleset: Ruleset,
+                    names: list[str]) -> np.ndarray:
+    """Points of every seat of every hand under ``ruleset``, ``(hands, seats)``, from
+    :func:`ofcstats.score.score` itself."""
+    seats = len(names)
+    if not hands:
+        return np.zeros((0, seats), dtype=np.int64)
+    boards = np.stack([np.stack([seat.board for seat in hand.seats]) for hand in hands])
+    flat = boards.reshape(-1, 13)
+    n = len(hands)
+    frame = pl.DataFrame({
+        "hand_id": np.repeat(np.arange(n), seats).astype(str),
+        "variant": [variant.value] * (n * seats),
+        "seat": np.tile(np.arange(1, seats + 1), n).astype(np.int8),
+        "player": names * n,
+        "fantasyland": [s.fantasyland for h in hands for s in h.seats],
+        "timed_out": [s.timed_out for h in hands for s in h.seats],
+        "surrendered": [False] * (n * seats),
+        "top": pl.Series(flat[:, 0:3]).cast(pl.Array(pl.UInt8, 3)),
+        "middle": pl.Series(flat[:, 3:8]).cast(pl.Array(pl.UInt8, 5)),
+        "bottom": pl.Series(flat[:, 8:13]).cast(pl.Array(pl.UInt8, 5)),
+    }, schema=SEAT_SCHEMA)
+    results = score(frame, [ruleset]).with_columns(pl.col("hand_id").cast(pl.Int64)).sort(
+        "hand_id", "seat")
+    return results["points"].to_numpy().reshape(n, seats)
+
+
+def hand_record(hand: HandRecord, *, hand_id: str, session_id: str, played_at: datetime,
+                variant: Variant, ruleset: Ruleset, names: list[str], styles: list[str],
+                points: np.ndarray) -> dict[str, Any]:
+    """One hand as an ``ofc-hand/1`` object."""
+    players = []
+    for index, seat in enumerate(hand.seats):
+        entry: dict[str, Any] = {"seat": index + 1, "name": names[index],
+                                 "fantasyland": seat.fantasyland}
+        if variant is Variant.CHINESE_13:
+            board = seat.board
+            entry["top"] = [_CARD[c] for c in board[0:3]]
+            entry["middle"] = [_CARD[c] for c in board[3:8]]
+            entry["bottom"] = [_CARD[c] for c in board[8:13]]
+        else:
+            streets = []
+            for cards, rows in seat.streets:
+                street: dict[str, list[str]] = {"dealt": [_CARD[c] for c in cards]}
+                for row, name in enumerate(_ROWS):
+                    chosen = cards[rows == row]
+                    if chosen.size:
+                        street[name] = [_CARD[c] for c in chosen]
+                streets.append(street)
+            entry["streets"] = streets
+        if seat.timed_out:
+            entry["timed_out"] = True
+        entry["reported_points"] = int(points[index])
+        players.append(entry)
+    return {
+        "format": "ofc-hand/1",
+        "hand_id": hand_id,
+        "session_id": session_id,
+        "played_at": played_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "variant": variant.value,
+        "ruleset": ruleset.name,
+        "point_value": ruleset.point_value,
+        "button": hand.button + 1,
+        "players": players,
+        "bots": dict(zip(names, styles, strict=True)),
+    }
+
+
+def played_at(start: datetime, index: int) -> datetime:
+    """The time stamp of the ``index``-th hand of a run."""
+    return start + timedelta(seconds=HAND_SECONDS * index)
