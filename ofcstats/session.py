@@ -118,4 +118,4 @@ def game_money(results: pl.LazyFrame, hands: pl.LazyFrame,
         pl.col("points") - shortfall * winnings / won).otherwise(capped)
     return per_game.with_columns(settled_points=settled.cast(pl.Float64)).with_columns(
         money=pl.col("settled_points") * pl.col("point_value"),
-    ).sort(game + ["player"])
+    ).sort([*game, "player"])
