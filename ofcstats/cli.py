@@ -8,6 +8,7 @@ usage error or a failure that stopped the command.
 
 from __future__ import annotations
 
+import json
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -15,8 +16,17 @@ from typing import Annotated
 
 import polars as pl
 import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    TimeRemainingColumn,
+    TransferSpeedColumn,
+)
 
 from ofcstats import formats
+from ofcstats import ingest as ingesting
 from ofcstats.errors import OfcstatsError
 from ofcstats.rules import (
     FantasylandPolicy,
@@ -28,6 +38,7 @@ from ofcstats.rules import (
     preset_names,
 )
 from ofcstats.score import score_batch
+from ofcstats.store import Store
 
 app = typer.Typer(
     name="ofcstats",
@@ -197,3 +208,133 @@ def _policy_text(policy: FantasylandPolicy, indent: str = "  ") -> str:
 def main() -> None:
     """Console entry point."""
     app()
+
+
+db_app = typer.Typer(
+    help="Look into a hand database.\n\nExample: ofcstats db info --db club.duckdb",
+    no_args_is_help=True,
+)
+app.add_typer(db_app, name="db")
+
+DbOption = Annotated[Path | None, typer.Option(
+    "--db", help="The database file. Default: $OFCSTATS_DB, else ./ofcstats.duckdb.",
+    show_default=False)]
+
+
+@app.command()
+def ingest(
+    paths: Annotated[list[Path], typer.Argument(
+        help="Log files, or directories to search for them (recursively).",
+        show_default=False)],
+    db: DbOption = None,
+    format_name: Annotated[str | None, typer.Option(
+        "--format", help=f"The input format when not detected from content: "
+        f"{', '.join(formats.format_names())}.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")]
+        = False,
+) -> None:
+    """Load hand logs into the database, each file in one transaction.
+
+    Loading the same hands again adds nothing; a different hand under a stored id is
+    rejected as a conflict. Rejected hands are kept, with the reason, in the rejects
+    table. Exit code 1 when anything was rejected.
+
+    Example: ofcstats ingest logs/ --db club.duckdb
+    """
+    database = db or ingesting.default_database()
+    show_bar = not (quiet or as_json) and sys.stderr.isatty()
+    try:
+        if show_bar:
+            summary = _ingest_with_bar(paths, database, format_name)
+        else:
+            summary = ingesting.ingest(paths, database, format_name)
+    except OfcstatsError as error:
+        raise fail(str(error)) from None
+    if as_json:
+        typer.echo(json.dumps(summary.to_dict(), indent=2))
+    else:
+        _print_summary(summary)
+    if not summary.clean:
+        raise typer.Exit(1)
+
+
+def _ingest_with_bar(paths: list[Path], database: Path, format_name: str | None
+                     ) -> ingesting.IngestSummary:
+    with Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(),
+                  TransferSpeedColumn(), TimeRemainingColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("ingest", total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        return ingesting.ingest(paths, database, format_name, progress=update)
+
+
+def _print_summary(summary: ingesting.IngestSummary) -> None:
+    files = len(summary.files)
+    conflicts = f" ({summary.conflicts} conflicts)" if summary.conflicts else ""
+    typer.echo(f"{files} file{'s' if files != 1 else ''}: {summary.hands:,} hands loaded, "
+               f"{summary.duplicates:,} duplicates skipped, {summary.rejected:,} rejected"
+               f"{conflicts} in {summary.seconds:.1f}s -> {summary.database}")
+    for reject in summary.first_rejects:
+        where = reject.path if reject.line is None else f"{reject.path}:{reject.line}"
+        typer.echo(f"{where}: {reject.reason}", err=True)
+    if summary.rejected > len(summary.first_rejects):
+        typer.echo(f"... and {summary.rejected - len(summary.first_rejects):,} more: "
+                   f"SELECT * FROM rejects in {summary.database}", err=True)
+
+
+def _open_existing(db: Path | None) -> Store:
+    database = db or ingesting.default_database()
+    if not database.exists():
+        raise fail(f"{database}: no such database; load hands with ofcstats ingest")
+    try:
+        return Store(database)
+    except OfcstatsError as error:
+        raise fail(str(error)) from None
+
+
+@db_app.command("info")
+def db_info(
+    db: DbOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
+    """Show the database's tables with their row counts, sessions, players and dates.
+
+    Example: ofcstats db info --db club.duckdb
+    """
+    with _open_existing(db) as store:
+        info = store.info()
+    if as_json:
+        typer.echo(json.dumps(info, indent=2))
+        return
+    typer.echo(f"database: {info['path']} (schema version {info['schema_version']})")
+    typer.echo("tables:")
+    tables = info["tables"]
+    assert isinstance(tables, dict)
+    for name, count in tables.items():
+        typer.echo(f"  {name:<16} {count:>12,}")
+    typer.echo(f"sessions: {info['sessions']:,}")
+    typer.echo(f"players: {info['players']:,}")
+    variants = info["variants"]
+    assert isinstance(variants, dict)
+    typer.echo("variants: " + (", ".join(f"{k} {v:,}" for k, v in variants.items()) or "none"))
+    typer.echo(f"played: {info['first_played_at'] or '-'} to {info['last_played_at'] or '-'}")
+
+
+@app.command()
+def export(
+    parquet: Annotated[Path, typer.Option("--parquet", help="Directory to write into.",
+                                          show_default=False)],
+    db: DbOption = None,
+) -> None:
+    """Write every table of the database (and the boards view) as Parquet files.
+
+    Example: ofcstats export --parquet out/club --db club.duckdb
+    """
+    with _open_existing(db) as store:
+        written = store.export_parquet(parquet)
+    for path in written:
+        typer.echo(str(path))

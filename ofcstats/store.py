@@ -1,0 +1,404 @@
+"""The DuckDB store: schema, migrations, and transactional, idempotent loading.
+
+Tables (documented for users in ``docs/database.md``):
+
+- ``hands``: one row per hand; ``hand_id`` is the user's id, ``hand_key`` an integer
+  key the other tables use; ``fingerprint`` tells a repeat from a conflict.
+- ``seats``: one row per seat; final rows as ``UTINYINT`` card-code arrays.
+- ``placements``: one row per placed or discarded card, in playing order.
+- ``ingested_files``: one row per file load (path, sha256, size, counts, times).
+- ``rejects``: what was not loaded, with file, line, hand id, reason and raw text.
+- ``cards``: the 52 card codes with their text, for joins.
+
+Migrations are an ordered list of ``(version, step)``, a step being SQL or a function
+of the connection; :meth:`Store.migrate` applies the missing ones in order, each in
+its own transaction, and records it in ``schema_version``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from ofcstats.cards import RANKS, SUITS
+from ofcstats.errors import StoreError
+from ofcstats.records import REJECTS_SCHEMA, HandBatch
+
+Step = str | Callable[[duckdb.DuckDBPyConnection], None]
+
+_V1 = """
+CREATE TYPE row_kind AS ENUM ('top', 'middle', 'bottom', 'discard');
+
+CREATE TABLE cards (
+    code UTINYINT NOT NULL,   -- rank * 4 + suit: 0 = 2c ... 51 = As
+    card VARCHAR NOT NULL,    -- 'As'
+    rank VARCHAR NOT NULL,    -- '2'..'9', 'T', 'J', 'Q', 'K', 'A'
+    suit VARCHAR NOT NULL     -- 'c', 'd', 'h', 's'
+);
+
+CREATE TABLE ingested_files (
+    file_id INTEGER NOT NULL,
+    path VARCHAR NOT NULL,
+    sha256 VARCHAR,
+    size BIGINT,
+    format VARCHAR,
+    hands INTEGER NOT NULL DEFAULT 0,       -- hands added by this load
+    duplicates INTEGER NOT NULL DEFAULT 0,  -- hands already stored (or repeated), skipped
+    conflicts INTEGER NOT NULL DEFAULT 0,   -- a different hand under a stored id, rejected
+    rejected INTEGER NOT NULL DEFAULT 0,    -- rows written to rejects (conflicts included)
+    started_at TIMESTAMPTZ NOT NULL,
+    finished_at TIMESTAMPTZ
+);
+
+CREATE TABLE hands (
+    hand_key BIGINT NOT NULL,      -- integer key used by seats and placements
+    hand_id VARCHAR NOT NULL,      -- the id the log gives; unique in the store
+    session_id VARCHAR NOT NULL,
+    played_at TIMESTAMPTZ,
+    variant VARCHAR NOT NULL,
+    ruleset VARCHAR,
+    point_value DOUBLE,
+    button UTINYINT,
+    n_seats UTINYINT NOT NULL,
+    extra JSON,
+    file_id INTEGER NOT NULL,
+    line BIGINT NOT NULL,
+    fingerprint VARCHAR NOT NULL
+);
+
+CREATE TABLE seats (
+    hand_key BIGINT NOT NULL,
+    seat UTINYINT NOT NULL,
+    player VARCHAR NOT NULL,
+    fantasyland BOOLEAN NOT NULL,
+    timed_out BOOLEAN NOT NULL,
+    surrendered BOOLEAN NOT NULL,
+    reported_points DOUBLE,
+    dealt UTINYINT NOT NULL,
+    top UTINYINT[3] NOT NULL,
+    middle UTINYINT[5] NOT NULL,
+    bottom UTINYINT[5] NOT NULL
+);
+
+CREATE TABLE placements (
+    hand_key BIGINT NOT NULL,
+    seat UTINYINT NOT NULL,
+    street UTINYINT NOT NULL,
+    "order" UTINYINT NOT NULL,
+    card UTINYINT NOT NULL,
+    "row" row_kind NOT NULL
+);
+
+CREATE TABLE rejects (
+    file_id INTEGER,
+    path VARCHAR NOT NULL,
+    line BIGINT,
+    hand_id VARCHAR,
+    reason VARCHAR NOT NULL,
+    raw VARCHAR
+);
+
+CREATE MACRO card_text(code) AS
+    substr('23456789TJQKA', (code // 4) + 1, 1) || substr('cdhs', (code % 4) + 1, 1);
+CREATE MACRO cards_text(codes) AS
+    array_to_string(list_transform(codes, lambda c: card_text(c)), ' ');
+
+CREATE VIEW boards AS
+SELECT h.hand_id, h.session_id, h.played_at, h.variant, s.seat, s.player, s.fantasyland,
+       cards_text(s.top) AS top, cards_text(s.middle) AS middle,
+       cards_text(s.bottom) AS bottom, s.reported_points
+FROM hands h JOIN seats s USING (hand_key);
+"""
+
+
+def _fill_cards(con: duckdb.DuckDBPyConnection) -> None:
+    codes = list(range(52))
+    frame = pl.DataFrame({
+        "code": pl.Series(codes, dtype=pl.UInt8),
+        "card": [RANKS[c >> 2] + SUITS[c & 3] for c in codes],
+        "rank": [RANKS[c >> 2] for c in codes],
+        "suit": [SUITS[c & 3] for c in codes],
+    })
+    con.register("card_rows", frame)
+    con.execute("INSERT INTO cards SELECT * FROM card_rows")
+    con.unregister("card_rows")
+
+
+MIGRATIONS: list[tuple[int, str, Sequence[Step]]] = [
+    (1, "hands, seats, placements, ingested files, rejects", (_V1, _fill_cards)),
+]
+"""``(version, description, steps)`` in order; a later stage appends, never edits."""
+
+SCHEMA_VERSION = MIGRATIONS[-1][0]
+DEFAULT_DB = "ofcstats.duckdb"
+
+
+@dataclass(frozen=True)
+class Added:
+    """What one batch did to the store."""
+
+    loaded: int
+    duplicates: int
+    conflicts: int
+
+
+class Store:
+    """A DuckDB database file holding hands; opening it brings its schema up to date."""
+
+    def __init__(self, path: Path | str, *, read_only: bool = False) -> None:
+        self.path = Path(path)
+        try:
+            self.con = duckdb.connect(str(path), read_only=read_only)
+        except duckdb.Error as error:
+            raise StoreError(f"{path}: cannot open the database: {error}") from None
+        if not read_only:
+            self.migrate()
+        self._next_key: int | None = None
+
+    def close(self) -> None:
+        """Close the connection (uncommitted work is rolled back)."""
+        self.con.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def version(self) -> int:
+        """The schema version of the database (0 for a new, empty one)."""
+        exists = self.con.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'schema_version'"
+        ).fetchall()[0]
+        if not exists or not exists[0]:
+            return 0
+        row = self.con.execute("SELECT max(version) FROM schema_version").fetchall()[0]
+        return int(row[0]) if row and row[0] is not None else 0
+
+    def migrate(self, migrations: Sequence[tuple[int, str, Sequence[Step]]] = MIGRATIONS
+                ) -> None:
+        """Apply the migrations the database lacks, in order, each in one transaction."""
+        self.con.execute("""
+            CREATE TABLE IF NOT EXISTS schema_version (
+                version INTEGER NOT NULL, description VARCHAR,
+                applied_at TIMESTAMPTZ NOT NULL DEFAULT current_timestamp)
+        """)
+        current = self.version()
+        newest = migrations[-1][0] if migrations else 0
+        if current > newest:
+            raise StoreError(f"{self.path}: the database has schema version {current}, newer "
+                             f"than this ofcstats knows ({newest}); upgrade ofcstats")
+        for version, description, steps in migrations:
+            if version <= current:
+                continue
+            with self.transaction():
+                for step in steps:
+                    if isinstance(step, str):
+                        self.con.execute(step)
+                    else:
+                        step(self.con)
+                self.con.execute("INSERT INTO schema_version (version, description) "
+                                 "VALUES (?, ?)", [version, description])
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One transaction: committed when the block ends, rolled back if it raises."""
+        self.con.execute("BEGIN TRANSACTION")
+        try:
+            yield
+        except BaseException:
+            self.con.execute("ROLLBACK")
+            self._next_key = None
+            raise
+        self.con.execute("COMMIT")
+
+    # Loading (call inside a transaction).
+
+    def begin_file(self, path: str, fmt: str | None, size: int | None) -> int:
+        """Record the start of a file load; returns its ``file_id``."""
+        row = self.con.execute(
+            "SELECT coalesce(max(file_id), 0) + 1 FROM ingested_files").fetchall()[0]
+        file_id = int(row[0]) if row else 1
+        self.con.execute(
+            "INSERT INTO ingested_files (file_id, path, format, size, started_at) "
+            "VALUES (?, ?, ?, ?, current_timestamp)", [file_id, path, fmt, size])
+        return file_id
+
+    def finish_file(self, file_id: int, sha256: str | None, *, hands: int, duplicates: int,
+                    conflicts: int, rejected: int) -> None:
+        """Record the counts of a file load."""
+        self.con.execute(
+            "UPDATE ingested_files SET sha256 = ?, hands = ?, duplicates = ?, conflicts = ?, "
+            "rejected = ?, finished_at = current_timestamp WHERE file_id = ?",
+            [sha256, hands, duplicates, conflicts, rejected, file_id])
+
+    def add(self, batch: HandBatch, file_id: int) -> tuple[Added, pl.DataFrame]:
+        """Store a batch's hands; a hand id already stored is skipped when it is the same
+        hand and returned as a conflict reject when it is not."""
+        ids = batch.hands.select("hand_id", "fingerprint")
+        self.con.register("incoming_ids", ids)
+        try:
+            known = self.con.sql("""
+                SELECT i.hand_id, i.fingerprint = h.fingerprint AS same, h.line,
+                       f.path
+                FROM incoming_ids i
+                JOIN hands h ON h.hand_id = i.hand_id
+                JOIN ingested_files f ON f.file_id = h.file_id
+            """).pl()
+        finally:
+            self.con.unregister("incoming_ids")
+        conflicts = known.filter(~pl.col("same"))
+        rejects = batch.hands.join(conflicts, on="hand_id").select(
+            pl.col("source"), "line",
+            pl.col("hand_id"),
+            pl.format("hand {}: a different hand with this id is already stored (from {} "
+                      "line {})", pl.col("hand_id"), pl.col("path"), pl.col("line_right"))
+            .alias("reason"),
+            pl.lit(None, dtype=pl.String).alias("raw"),
+        ).cast(REJECTS_SCHEMA)  # type: ignore[arg-type]
+        if known.height:
+            batch = batch.without(known.get_column("hand_id"))
+        self._insert(batch, file_id)
+        return Added(loaded=batch.hands.height, duplicates=known.height - conflicts.height,
+                     conflicts=conflicts.height), rejects
+
+    def _insert(self, batch: HandBatch, file_id: int) -> None:
+        if not batch.hands.height:
+            return
+        if self._next_key is None:
+            row = self.con.execute("SELECT coalesce(max(hand_key), 0) + 1 FROM hands").fetchall()[0]
+            self._next_key = int(row[0]) if row else 1
+        base = self._next_key
+        self._next_key += batch.hands.height
+        hands = batch.hands.with_columns(
+            hand_key=pl.int_range(base, base + batch.hands.height, dtype=pl.Int64))
+        con = self.con
+        con.register("new_hands", hands)
+        con.register("new_seats", batch.seats)
+        con.register("new_placements", batch.placements)
+        try:
+            con.execute(f"""
+                INSERT INTO hands SELECT hand_key, hand_id, session_id, played_at, variant,
+                    ruleset, point_value, button, n_seats, extra, {file_id}, line, fingerprint
+                FROM new_hands""")
+            con.execute(f"""
+                INSERT INTO seats SELECT {base} + hand, seat, player, fantasyland, timed_out,
+                    surrendered, reported_points, dealt, top, middle, bottom
+                FROM new_seats""")
+            con.execute(f"""
+                INSERT INTO placements SELECT {base} + hand, seat, street, "order", card,
+                    enum_range(NULL::row_kind)["row"]
+                FROM new_placements""")
+        finally:
+            for name in ("new_hands", "new_seats", "new_placements"):
+                con.unregister(name)
+
+    def add_rejects(self, rejects: pl.DataFrame, file_id: int) -> None:
+        """Store rejects of the file being loaded."""
+        if not rejects.height:
+            return
+        self.con.register("new_rejects", rejects)
+        try:
+            self.con.execute("""
+                INSERT INTO rejects
+                SELECT ?, source, line, hand_id, reason, raw FROM new_rejects
+            """, [file_id])
+        finally:
+            self.con.unregister("new_rejects")
+
+    def forget_repeated_rejects(self, file_id: int, sha256: str) -> None:
+        """Drop this load's rejects already stored by an earlier load of the same content,
+        so loading a file again adds nothing."""
+        self.con.execute("""
+            DELETE FROM rejects r WHERE r.file_id = ? AND EXISTS (
+                SELECT 1 FROM rejects o JOIN ingested_files f USING (file_id)
+                WHERE f.sha256 = ? AND o.file_id <> ?
+                  AND o.line IS NOT DISTINCT FROM r.line AND o.reason = r.reason)
+        """, [file_id, sha256, file_id])
+
+    def count(self, table: str) -> int:
+        """Rows in a table."""
+        row = self.con.execute(f'SELECT count(*) FROM "{table}"').fetchall()[0]
+        return int(row[0]) if row else 0
+
+    # Reading.
+
+    def seats_frame(self, *, hand_ids: Sequence[str] | None = None,
+                    sessions: Sequence[str] | None = None,
+                    players: Sequence[str] | None = None,
+                    variants: Sequence[str] | None = None,
+                    since: datetime | None = None, until: datetime | None = None
+                    ) -> pl.DataFrame:
+        """The seats frame :func:`ofcstats.score.score` takes, for the hands that pass
+        every given filter (a player filter keeps whole hands the player sat in)."""
+        where, params = ["true"], []
+        for column, values in (("h.hand_id", hand_ids), ("h.session_id", sessions),
+                               ("h.variant", variants)):
+            if values is not None:
+                where.append(f"{column} IN (SELECT unnest(?))")
+                params.append(list(values))
+        if players is not None:
+            where.append("h.hand_key IN (SELECT hand_key FROM seats WHERE player IN "
+                         "(SELECT unnest(?)))")
+            params.append(list(players))
+        if since is not None:
+            where.append("h.played_at >= ?")
+            params.append(since)
+        if until is not None:
+            where.append("h.played_at < ?")
+            params.append(until)
+        frame = self.con.sql(f"""
+            SELECT h.hand_id, h.variant, s.seat, s.player, s.fantasyland, s.timed_out,
+                   s.surrendered, s.top, s.middle, s.bottom
+            FROM hands h JOIN seats s USING (hand_key)
+            WHERE {' AND '.join(where)}
+            ORDER BY h.hand_key, s.seat
+        """, params=params).pl()
+        return frame.cast({"seat": pl.Int8, "top": pl.Array(pl.UInt8, 3),  # type: ignore[dict-item]
+                           "middle": pl.Array(pl.UInt8, 5), "bottom": pl.Array(pl.UInt8, 5)})
+
+    def info(self) -> dict[str, object]:
+        """Tables and their row counts, sessions, players, variants and the date range."""
+        tables = self.con.execute("""
+            SELECT table_name FROM information_schema.tables
+            WHERE table_schema = 'main' AND table_type = 'BASE TABLE' ORDER BY table_name
+        """).fetchall()
+        counts = {name: self.count(name) for (name,) in tables}
+        row = self.con.execute("""
+            SELECT count(DISTINCT session_id), min(played_at), max(played_at) FROM hands
+        """).fetchall()[0]
+        players = self.con.execute("SELECT count(DISTINCT player) FROM seats").fetchall()[0]
+        variants = dict(self.con.execute(
+            "SELECT variant, count(*) FROM hands GROUP BY variant ORDER BY variant").fetchall())
+        return {
+            "path": str(self.path),
+            "schema_version": self.version(),
+            "tables": counts,
+            "sessions": int(row[0]) if row else 0,
+            "players": int(players[0]) if players else 0,
+            "first_played_at": row[1].isoformat() if row and row[1] else None,
+            "last_played_at": row[2].isoformat() if row and row[2] else None,
+            "variants": variants,
+        }
+
+    def export_parquet(self, directory: Path) -> list[Path]:
+        """Every table, and the ``boards`` view, as ``DIR/<name>.parquet``."""
+        directory.mkdir(parents=True, exist_ok=True)
+        names = [name for (name,) in self.con.execute("""
+            SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'
+            ORDER BY table_type, table_name
+        """).fetchall()]
+        written = []
+        for name in names:
+            target = directory / f"{name}.parquet"
+            quoted = str(target).replace("'", "''")
+            self.con.execute(f"COPY (SELECT * FROM \"{name}\") TO '{quoted}' (FORMAT parquet)")
+            written.append(target)
+        return written
+
