@@ -19,26 +19,41 @@ from ofcstats.simulate import chinese, heuristic
 from ofcstats.simulate.fantasyland import best_sets
 from ofcstats.simulate.scoring import RulesetArrays
 from ofcstats.simulate.state import CARD_KEYS, Turn
-from ofcstats.simulate.tables import pattern_counts, pattern_onehot, patterns
+from ofcstats.simulate.tables import pattern_counts, pattern_subsets, patterns, subset_matrix
 
 BOT_STYLES = ("random", "safe", "balanced", "aggressive", "montecarlo")
 DEFAULT_STAY_BONUS = 10
 
 
-def candidates(turn: Turn) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.int64],
-                                    npt.NDArray[np.bool_]]:
-    """Every pattern for the turn's street, the boards' row keys after each, and
-    which patterns fit the free slots: ``(P, k)``, ``(m, P, 3)``, ``(m, P)``."""
+def candidates(turn: Turn) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.bool_]]:
+    """Every pattern for the turn's street and which fit the free slots: ``(P, k)``,
+    ``(m, P)``."""
     k = turn.cards.shape[1]
     pats = patterns(k, turn.discards)
-    onehot = pattern_onehot(k, turn.discards)
-    added = (CARD_KEYS[turn.cards].astype(np.float64) @ onehot).astype(np.int64)
-    keys = turn.keys[:, None, :] + added.reshape(turn.size, -1, 3)
     counts = pattern_counts(k, turn.discards)
     fits = ((turn.filled[:, None, :] + counts[None, :, :]) <= np.array([3, 5, 5])).all(axis=-1)
-    # Patterns that overfill a row are never chosen; keep their keys in range.
-    keys = np.where(fits[..., None], keys, turn.keys[:, None, :])
-    return pats, keys, fits
+    return pats, fits
+
+
+def pattern_values(turn: Turn, style: heuristic.Style) -> npt.NDArray[np.float32]:
+    """The style's value of the board after each pattern, ``(m, P)``; each distinct
+    version of a row (a subset of the dealt cards added to it) is looked at once."""
+    k = turn.cards.shape[1]
+    sums = (CARD_KEYS[turn.cards].astype(np.float64) @ subset_matrix(k)).astype(np.int64)
+    keys = turn.keys[:, None, :] + sums[:, :, None]  # (m, 2**k, 3)
+    sizes = subset_matrix(k).sum(axis=0).astype(np.int8)
+    fits = (turn.filled[:, None, :] + sizes[None, :, None]) <= np.array([3, 5, 5])
+    keys = np.where(fits, keys, turn.keys[:, None, :])
+    ctx = context(turn)
+    open_after = (13 - turn.filled.sum(axis=1) - (k - turn.discards))[:, None]
+    rows = heuristic.row_features(keys, np.broadcast_to(open_after, keys.shape[:2]), ctx,
+                                  turn.arrays)
+    sub = pattern_subsets(k, turn.discards)
+    cols = np.arange(3)
+    per_pattern = heuristic.RowFeatures(**{
+        name: getattr(rows, name)[:, sub, cols] for name in heuristic.RowFeatures.__annotations__
+    })
+    return heuristic.combine(per_pattern, ctx, style, turn.arrays)
 
 
 def context(turn: Turn) -> heuristic.Context:
@@ -86,7 +101,7 @@ class RandomBot(Bot):
 
     def place(self, turn: Turn) -> npt.NDArray[np.int8]:
         """A pattern drawn uniformly among those that fit."""
-        pats, _, fits = candidates(turn)
+        pats, fits = candidates(turn)
         choice = self._pick(np.zeros(fits.shape, dtype=np.float32), fits)
         return pats[choice]
 
@@ -111,9 +126,8 @@ class HeuristicBot(Bot):
 
     def place(self, turn: Turn) -> npt.NDArray[np.int8]:
         """The pattern of highest value among those that fit."""
-        pats, keys, fits = candidates(turn)
-        score = heuristic.value(keys, context(turn), self.weights, turn.arrays)
-        return pats[self._pick(score, fits)]
+        pats, fits = candidates(turn)
+        return pats[self._pick(pattern_values(turn, self.weights), fits)]
 
     def set_thirteen(self, cards: npt.NDArray[np.uint8], arrays: RulesetArrays,
                      seen: npt.NDArray[np.bool_], opponents: int) -> npt.NDArray[np.int8]:

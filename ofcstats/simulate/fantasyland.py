@@ -43,6 +43,9 @@ class _Layout:
     mask3: npt.NDArray[np.int32]
     index5: npt.NDArray[np.int32]  # mask -> row of ``five`` (-1 when not 5 bits)
     index3: npt.NDArray[np.int32]
+    apart5: npt.NDArray[np.int32]  # (C(k,5), C(k-5,5)): the fives sharing no card with each
+    index_left: npt.NDArray[np.int32]  # mask of k-10 cards -> row of ``left_tops``
+    left_tops: npt.NDArray[np.int32]  # (C(k,k-10), C(k-10,3)): the tops among them
 
 
 @cache
@@ -55,7 +58,13 @@ def _layout(k: int) -> _Layout:
     index5[mask5] = np.arange(len(mask5), dtype=np.int32)
     index3 = np.full(1 << k, -1, dtype=np.int32)
     index3[mask3] = np.arange(len(mask3), dtype=np.int32)
-    return _Layout(k, five, three, mask5, mask3, index5, index3)
+    apart5 = np.stack([np.flatnonzero((mask5 & m) == 0) for m in mask5]).astype(np.int32)
+    left = np.array(list(itertools.combinations(range(k), k - 10)), dtype=np.int32)
+    left_masks = (1 << left).sum(axis=1)
+    index_left = np.full(1 << k, -1, dtype=np.int32)
+    index_left[left_masks] = np.arange(len(left_masks), dtype=np.int32)
+    left_tops = np.stack([np.flatnonzero((mask3 & ~m) == 0) for m in left_masks]).astype(np.int32)
+    return _Layout(k, five, three, mask5, mask3, index5, index3, apart5, index_left, left_tops)
 
 
 @cache
@@ -135,35 +144,34 @@ def _best_one(cards: npt.NDArray[np.uint8], arrays: RulesetArrays,
             best_score = float(score.flat[j])
             best = (int(t.flat[j]), int(mid.flat[j]), int(b.flat[j]))
 
-    # 1. Bottoms worth something, 2. middles worth something: each candidate row with
-    # an upper bound (its value, the best disjoint value of the other two rows, the
-    # stay bonus), tried best bound first in chunks until no bound can beat the best.
+    # 1. Bottoms worth something, 2. middles worth something: every (middle, bottom)
+    # pair with one of them, bounded by the best top of the cards left over; only pairs
+    # whose bound beats the best set found so far get their tops tried.
+    with_t = vt + bonus * stay_t
+    best_left = with_t[layout.left_tops].max(axis=1)
+    full = (1 << k) - 1
     worth_b = np.flatnonzero((vb > 0) | stay_b)
     worth_m = np.flatnonzero((vm > 0) | stay_m)
-    worth_t = np.flatnonzero((vt > 0) | stay_t)
-    with_b, with_m, with_t = vb + bonus * stay_b, vm + bonus * stay_m, vt + bonus * stay_t
-    for fixed, other, fixed_value, row in ((worth_b, worth_m, with_b, BOTTOM),
-                                           (worth_m, worth_b, with_m, MIDDLE)):
-        if not fixed.size:
-            continue
-        masks = layout.mask5[fixed]
-        other_value = with_m if row == BOTTOM else with_b
-        bound = (fixed_value[fixed] + _best_disjoint(masks, layout.mask5[other],
-                                                     other_value[other])
-                 + _best_disjoint(masks, layout.mask3[worth_t], with_t[worth_t]))
+    pairs_b = np.concatenate([np.repeat(worth_b, layout.apart5.shape[1]),
+                              layout.apart5[worth_m].ravel()])
+    pairs_m = np.concatenate([layout.apart5[worth_b].ravel(),
+                              np.repeat(worth_m, layout.apart5.shape[1])])
+    if pairs_b.size:
+        keep = s5[pairs_m] <= s5[pairs_b]
+        pairs_b, pairs_m = pairs_b[keep], pairs_m[keep]
+        left = layout.index_left[full ^ layout.mask5[pairs_b] ^ layout.mask5[pairs_m]]
+        stays = bonus * (stay_b[pairs_b] | stay_m[pairs_m])
+        bound = vb[pairs_b] + vm[pairs_m] + stays + best_left[left]
         order = np.argsort(-bound, kind="stable")
         for start in range(0, order.size, _CHUNK):
             chunk = order[start:start + _CHUNK]
             # Ties on value are not chased: the first best set found stands.
             if bound[chunk[0]] <= best_value():
                 break
-            chosen = masks[chunk]
-            second, top = _spread(layout, chosen, 5, 3)
-            fixed_rows = np.broadcast_to(chosen[:, None], second.shape)
-            if row == BOTTOM:
-                consider(top, second, fixed_rows)
-            else:
-                consider(top, fixed_rows, second)
+            tops = layout.left_tops[left[chunk]]
+            b = np.broadcast_to(layout.mask5[pairs_b[chunk]][:, None], tops.shape)
+            mid = np.broadcast_to(layout.mask5[pairs_m[chunk]][:, None], tops.shape)
+            consider(layout.mask3[tops], mid, b)
     # 3. Only the top is worth anything: most valuable tops first.
     top_value = vt + bonus * stay_t
     for level in np.unique(top_value)[::-1]:
@@ -180,7 +188,7 @@ def _best_one(cards: npt.NDArray[np.uint8], arrays: RulesetArrays,
     return best
 
 
-_CHUNK = 8
+_CHUNK = 64
 
 
 def _best_disjoint(masks: npt.NDArray[np.int32], others: npt.NDArray[np.int32],

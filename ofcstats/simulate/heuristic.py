@@ -4,6 +4,10 @@ For each row it projects the final hand from what is made and the draws still op
 (pairs to improve, flush and straight draws, their odds from the cards still unseen),
 then weighs expected royalties, the chance to reach fantasyland and the risk of a foul.
 The three heuristic bots differ only in the weights of :class:`Style`.
+
+The work splits in two so that a street's candidates cost little: :func:`row_features`
+looks at each distinct row once (a street of ``k`` cards makes at most ``2**k``
+different versions of a row), :func:`combine` weighs whole boards from those.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ class Style:
     fantasyland_value: float  # points reaching fantasyland is taken to be worth
     royalty_weight: float  # weight of expected royalties
     strength_weight: float  # weight of projected row strength (winning rows)
-    chase: float  # how much an unpaired queen-plus on top counts towards fantasyland
+    chase: float  # how much an unpaired card of entry rank on top counts towards fantasyland
     margin: float = 0.0  # extra made-index margin demanded between rows (caution)
 
 
@@ -48,104 +52,114 @@ STYLES = {s.name: s for s in (SAFE, BALANCED, AGGRESSIVE)}
 
 _FLUSH_INDEX = Category.FLUSH * 13
 _STRAIGHT_INDEX = Category.STRAIGHT * 13
+_SIZES = np.array([3, 5, 5])
 
 
 @dataclass
 class Context:
-    """What the value needs beyond the rows: per board, broadcastable to ``keys[..., 0]``."""
+    """What the value needs beyond the rows, per table (shape ``(m, 1)``, suits ``(m, 1, 4)``)."""
 
     future: npt.NDArray[np.int64]  # cards still to be dealt to the seat after this street
     unseen: npt.NDArray[np.int64]  # cards the seat has not seen
-    live_suits: npt.NDArray[np.int64]  # (..., 4) unseen cards of each suit
+    live_suits: npt.NDArray[np.int64]  # unseen cards of each suit
 
 
-def value(keys: npt.NDArray[np.int64], ctx: Context, style: Style,
-          arrays: RulesetArrays) -> npt.NDArray[np.float32]:
-    """Value of boards given as ``(..., 3)`` combined row keys (see :mod:`tables`)."""
+@dataclass
+class RowFeatures:
+    """Per-row facts for boards ``(m, n, 3)`` (n versions of each row per table)."""
+
+    open: npt.NDArray[np.int64]  # free slots
+    made: npt.NDArray[np.float32]  # made index so far (exact category index when full)
+    full: npt.NDArray[np.bool_]
+    improve: npt.NDArray[np.float32]  # chance of pairing up
+    flush: npt.NDArray[np.float32]  # chance of a flush
+    straight: npt.NDArray[np.float32]  # chance of a straight
+    royalty: npt.NDArray[np.float32]  # made royalty (exact when full)
+    high_single: npt.NDArray[np.int8]  # highest unpaired rank
+
+
+def row_features(keys: npt.NDArray[np.int64], future_total: npt.NDArray[np.int64],
+                 ctx: Context, arrays: RulesetArrays) -> RowFeatures:
+    """Facts about each row of ``(m, n, 3)`` keys; ``future_total`` is ``(m, n)`` open
+    slots of the whole board, to share the cards to come among its rows."""
     t = row_tables()
     odds = at_least_table()
     rank_key = keys >> SUIT_BITS
     ids = t.id_of_key[rank_key].astype(np.intp)
     suit_word = keys & SUIT_MASK
     n = rank_key // STRIDE
-    open_slots = np.array([3, 5, 5]) - n
-    total_open = np.maximum(open_slots.sum(axis=-1, keepdims=True), 1)
-    future = np.broadcast_to(ctx.future, keys.shape[:-1])[..., None]
-    unseen = np.broadcast_to(ctx.unseen, keys.shape[:-1])[..., None]
+    open_slots = _SIZES - n
+    total_open = np.maximum(future_total[..., None], 1)
+    future = ctx.future[..., None]
+    unseen = ctx.unseen[..., None]
     # Future cards this row may expect: its share of what is still to come.
     share = np.minimum((future * open_slots + total_open - 1) // total_open, 16)
     made = t.made_index[ids].astype(np.float32)
 
-    suited = t.suited[suit_word] & (n >= 2) & (open_slots > 0)
-    suit = np.maximum(t.suit_of[suit_word], 0)
-    live = np.take_along_axis(np.broadcast_to(ctx.live_suits, (*keys.shape[:-1], 4)),
-                              suit[..., 1:].reshape(*keys.shape[:-1], 2), axis=-1)
-    need = np.clip(open_slots, 0, 5)
     flush = np.zeros(keys.shape, dtype=np.float32)
-    flush[..., 1:] = np.where(suited[..., 1:],
-                              odds[need[..., 1:], np.minimum(live, 13), share[..., 1:],
-                                   unseen], 0.0)
+    suited = t.suited[suit_word[..., 1:]] & (n[..., 1:] >= 2) & (open_slots[..., 1:] > 0)
+    if suited.any():
+        suit = np.maximum(t.suit_of[suit_word[..., 1:]], 0)
+        live = np.take_along_axis(np.broadcast_to(ctx.live_suits, (*keys.shape[:-1], 4)),
+                                  suit, axis=-1)
+        flush[..., 1:] = np.where(suited, odds[open_slots[..., 1:], np.minimum(live, 13),
+                                               share[..., 1:], unseen], 0.0)
     straight = np.zeros(keys.shape, dtype=np.float32)
-    draws = t.straight_ok[ids] & (n >= 3) & (open_slots > 0)
-    straight[..., 1:] = np.where(
-        draws[..., 1:], 0.6 * odds[need[..., 1:], np.minimum(4 * need[..., 1:], 13),
-                                   share[..., 1:], unseen], 0.0)
-    # Improving by pairing a card already there (a pair to trips or two pair, and so on).
+    draws = t.straight_ok[ids[..., 1:]] & (n[..., 1:] >= 3) & (open_slots[..., 1:] > 0)
+    if draws.any():
+        need = open_slots[..., 1:]
+        straight[..., 1:] = np.where(draws, 0.6 * odds[need, np.minimum(4 * need, 13),
+                                                        share[..., 1:], unseen], 0.0)
     outs = np.minimum(3 * t.singles[ids] + 2 * t.pair_ranks[ids], 13)
     improve = np.where(open_slots > 0, odds[1, outs, share, unseen], 0.0)
-    improve = np.where(n == 0, np.minimum(share, 5) * 0.12, improve)
+    improve = np.where(n == 0, np.minimum(share, 5) * 0.12, improve).astype(np.float32)
 
     full = open_slots == 0
-    full_index = made.copy()
+    royalty = np.stack([arrays.royalty_made[r][np.maximum(made[..., r], 0).astype(np.intp)]
+                        for r in range(3)], axis=-1)
     if full.any():
-        full_strength = _full_strength(ids, suit_word, n)
-        full_index = np.where(full, category_index(full_strength), made)
-    projected = np.where(
-        full, full_index,
-        made + 9.0 * improve + flush * np.maximum(_FLUSH_INDEX - made, 0)
-        + straight * np.maximum(_STRAIGHT_INDEX - made, 0))
+        strength = _full_strength(ids, suit_word, n)
+        made = np.where(full, category_index(strength), made).astype(np.float32)
+        exact = np.stack([arrays.royalty[r][strength[..., r]] for r in range(3)], axis=-1)
+        royalty = np.where(full, exact, royalty)
+    return RowFeatures(open=open_slots, made=made, full=full, improve=improve, flush=flush,
+                       straight=straight, royalty=royalty.astype(np.float32),
+                       high_single=t.high_single[ids])
 
-    # Royalties: made, plus the draws' royalties weighted by their odds.
-    roy_made = np.stack([arrays.royalty_made[r][np.clip(made[..., r], 0, None).astype(np.intp)]
-                         for r in range(3)], axis=-1)
-    if full.any():
-        roy_full = np.stack([arrays.royalty[r][_full_strength(ids[..., r:r + 1],
-                                                               suit_word[..., r:r + 1],
-                                                               n[..., r:r + 1])[..., 0]]
-                             for r in range(3)], axis=-1)
-        roy_made = np.where(full, roy_full, roy_made)
+
+def combine(f: RowFeatures, ctx: Context, style: Style,
+            arrays: RulesetArrays) -> npt.NDArray[np.float32]:
+    """Value of boards from their rows' features (arrays ``(..., 3)``)."""
+    made = f.made
+    projected = np.where(
+        f.full, made,
+        made + 9.0 * f.improve + f.flush * np.maximum(_FLUSH_INDEX - made, 0)
+        + f.straight * np.maximum(_STRAIGHT_INDEX - made, 0))
     roy_flush = arrays.royalty_made[1:, _FLUSH_INDEX + 12]
     roy_straight = arrays.royalty_made[1:, _STRAIGHT_INDEX + 12]
-    expected = roy_made.sum(axis=-1) + (flush[..., 1:] * roy_flush).sum(axis=-1) \
-        + (straight[..., 1:] * roy_straight).sum(axis=-1)
+    expected = f.royalty.sum(axis=-1) + (f.flush[..., 1:] * roy_flush).sum(axis=-1) \
+        + (f.straight[..., 1:] * roy_straight).sum(axis=-1)
 
-    # Foul risk: a lower row made stronger than the upper row may become.
-    risk = np.zeros(keys.shape[:-1], dtype=np.float32)
-    keep = np.ones(keys.shape[:-1], dtype=np.float32)
+    # Foul risk: a lower row already made stronger than the upper row may become.
+    keep = np.ones(made.shape[:-1], dtype=np.float32)
     for low, high in ((0, 1), (1, 2)):
-        gap = made[..., low] + style.margin - np.where(full[..., high], full_index[..., high],
-                                                        made[..., high])
-        catch = 1.0 - (1.0 - improve[..., high] * np.where(gap > 13, 0.25, 1.0)) \
-            * (1.0 - flush[..., high]) * (1.0 - straight[..., high])
-        catch = np.where(full[..., high], 0.0, catch)
+        gap = made[..., low] + style.margin - made[..., high]
+        catch = 1.0 - (1.0 - f.improve[..., high] * np.where(gap > 13, 0.25, 1.0)) \
+            * (1.0 - f.flush[..., high]) * (1.0 - f.straight[..., high])
+        catch = np.where(f.full[..., high], 0.0, catch)
         p = np.where(gap > 0, 1.0 - catch, np.where(gap == 0, 0.35 * (1.0 - catch), 0.0))
-        if low == 1:
-            # A full middle against a partial bottom: exact only when both are full.
-            both = full[..., 1] & full[..., 2]
-            p = np.where(both, (full_index[..., 1] > full_index[..., 2]), p)
         keep *= 1.0 - p
     risk = 1.0 - keep
 
-    # Fantasyland: a made top at the entry threshold, or an unpaired card that may pair.
-    fl = np.zeros(keys.shape[:-1], dtype=np.float32)
+    fl = np.zeros(made.shape[:-1], dtype=np.float32)
     if arrays.has_fantasyland:
         top_made = made[..., 0]
         fl = (top_made >= arrays.entry_index).astype(np.float32)
         entry_rank = arrays.entry_index % 13
-        high = t.high_single[ids[..., 0]]
-        can_pair = (high >= entry_rank) & (open_slots[..., 0] > 0) & (top_made < 13)
-        fl = np.maximum(fl, np.where(can_pair, style.chase * odds[1, 3, share[..., 0],
-                                                                  unseen[..., 0]], 0.0))
+        can_pair = (f.high_single[..., 0] >= entry_rank) & (f.open[..., 0] > 0) \
+            & (top_made < 13)
+        chance = at_least_table()[1, 3, np.minimum(ctx.future, 16), ctx.unseen]
+        fl = np.maximum(fl, np.where(can_pair, style.chase * 0.5 * chance, 0.0))
     safe = 1.0 - risk
     strength = (0.5 * projected[..., 0] + projected[..., 1] + projected[..., 2]) / 13.0
     return (style.royalty_weight * expected * safe + style.fantasyland_value * fl * safe
@@ -153,9 +167,9 @@ def value(keys: npt.NDArray[np.int64], ctx: Context, style: Style,
 
 
 def _full_strength(ids: npt.NDArray[np.intp], suit_word: npt.NDArray[np.int64],
-                   n: npt.NDArray[np.int64]) -> npt.NDArray[np.int32]:
-    """Exact strength of rows that are full (garbage for the others)."""
+                   n: npt.NDArray[np.int64]) -> npt.NDArray[np.intp]:
+    """Exact strength of rows that are full (meaningless for the others)."""
     t = row_tables()
     flush = t.suited[suit_word] & (n == 5)
     five = np.where(flush, t.full5_flush[ids], t.full5[ids])
-    return np.where(n == 3, t.full3[ids], five).astype(np.int32)
+    return np.where(n == 3, t.full3[ids], five).astype(np.intp)

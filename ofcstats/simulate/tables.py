@@ -211,3 +211,18 @@ def pattern_counts(cards: int, discards: int) -> npt.NDArray[np.int8]:
     """``(P, 3)`` cards each pattern adds to each row."""
     pats = patterns(cards, discards)
     return np.stack([(pats == r).sum(axis=1) for r in range(3)], axis=1).astype(np.int8)
+
+
+@cache
+def subset_matrix(cards: int) -> npt.NDArray[np.float64]:
+    """``(cards, 2**cards)``: card i is in subset j when bit i of j is set."""
+    j = np.arange(1 << cards)
+    return ((j[None, :] >> np.arange(cards)[:, None]) & 1).astype(np.float64)
+
+
+@cache
+def pattern_subsets(cards: int, discards: int) -> npt.NDArray[np.intp]:
+    """``(P, 3)``: for each pattern and row, the subset of dealt cards it sends there."""
+    pats = patterns(cards, discards).astype(np.intp)
+    bits = 1 << np.arange(cards)
+    return np.stack([((pats == r) * bits).sum(axis=1) for r in range(3)], axis=1)

@@ -16,6 +16,7 @@ from ofcstats.variants import Variant
 
 _CARD = [format_card(c) for c in range(52)]
 _ROWS = ("top", "middle", "bottom", "discard")
+_ORDER = ("dealt", *_ROWS)
 HAND_SECONDS = 75  # time stamps: one hand every 75 seconds
 
 
@@ -55,19 +56,17 @@ def hand_record(hand: HandRecord, *, hand_id: str, session_id: str, played_at: d
         entry: dict[str, Any] = {"seat": index + 1, "name": names[index],
                                  "fantasyland": seat.fantasyland}
         if variant is Variant.CHINESE_13:
-            board = seat.board
-            entry["top"] = [_CARD[c] for c in board[0:3]]
-            entry["middle"] = [_CARD[c] for c in board[3:8]]
-            entry["bottom"] = [_CARD[c] for c in board[8:13]]
+            board = [_CARD[c] for c in seat.board.tolist()]
+            entry["top"], entry["middle"], entry["bottom"] = board[0:3], board[3:8], board[8:13]
         else:
             streets = []
             for cards, rows in seat.streets:
-                street: dict[str, list[str]] = {"dealt": [_CARD[c] for c in cards]}
-                for row, name in enumerate(_ROWS):
-                    chosen = cards[rows == row]
-                    if chosen.size:
-                        street[name] = [_CARD[c] for c in chosen]
-                streets.append(street)
+                texts = [_CARD[c] for c in cards.tolist()]
+                street: dict[str, list[str]] = {"dealt": texts}
+                for text, row in zip(texts, rows.tolist(), strict=True):
+                    street.setdefault(_ROWS[row], []).append(text)
+                # Keys in the order FORMAT.md shows them: dealt, top, middle, bottom, discard.
+                streets.append({key: street[key] for key in _ORDER if key in street})
             entry["streets"] = streets
         if seat.timed_out:
             entry["timed_out"] = True
