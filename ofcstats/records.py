@@ -12,8 +12,10 @@ Frames refer to their hand by ``hand``, the hand's row number in the batch's
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+import numpy as np
 import polars as pl
 
 if TYPE_CHECKING:
@@ -22,6 +24,8 @@ if TYPE_CHECKING:
 KIND_NAMES = ("dealt", "top", "middle", "bottom", "discard")
 """``kind`` codes of :data:`RAW_CARDS_SCHEMA`: 0 dealt, 1 top, 2 middle, 3 bottom, 4 discard."""
 DEALT, TOP, MIDDLE, BOTTOM, DISCARD = range(5)
+NOT_A_CARD = 255
+"""The code :mod:`ofcstats.formats.nested` gives a text that is not a card."""
 
 RAW_HANDS_SCHEMA: dict[str, pl.DataType] = {
     "hand": pl.Int64(),  # row number in this frame
@@ -107,6 +111,26 @@ REJECTS_SCHEMA: dict[str, pl.DataType] = {
     "reason": pl.String(),
     "raw": pl.String(),
 }
+
+
+def session_default(source: str) -> str:
+    """The session of hands that name none: the file name without its suffixes."""
+    name = Path(source).name
+    for suffix in (".gz", ".zst", ".jsonl", ".json", ".ndjson", ".csv", ".txt"):
+        name = name.removesuffix(suffix)
+    return name or source
+
+
+def exclusive_cumsum(counts: np.ndarray) -> np.ndarray:
+    """Start offset of each run given run lengths.
+
+    >>> exclusive_cumsum(np.array([2, 0, 3])).tolist()
+    [0, 2, 2]
+    """
+    out = np.zeros(len(counts), dtype=np.int64)
+    if len(counts) > 1:
+        np.cumsum(counts[:-1], out=out[1:])
+    return out
 
 
 def empty(schema: dict[str, pl.DataType]) -> pl.DataFrame:

@@ -17,26 +17,27 @@ A hand that :func:`explain` finds nothing wrong with is valid.
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 
 import duckdb
 import numpy as np
 import polars as pl
 
 from ofcstats.cards import RANKS, SUITS
-from ofcstats.formats.nested import NOT_A_CARD, exclusive_cumsum
 from ofcstats.records import (
     BOTTOM,
     DEALT,
     DISCARD,
     HANDS_SCHEMA,
     KIND_NAMES,
+    NOT_A_CARD,
     PLACEMENTS_SCHEMA,
     REJECTS_SCHEMA,
     SEATS_SCHEMA,
     TOP,
     HandBatch,
     RawBatch,
+    exclusive_cumsum,
+    session_default,
 )
 from ofcstats.variants import FANTASYLAND_MAX_CARDS, MIN_PLAYERS, Variant
 
@@ -332,11 +333,12 @@ def explain(raw: RawBatch) -> pl.DataFrame:
     add(_problems(cards.filter(pl.col("code").is_null()), pl.format(
         "{}{}: '{}' is not a card (a rank 2-9, T, J, Q, K, A and a suit s, h, d, c)",
         pl.col("label"), _where(), pl.col("text")), 6))
+    every_card = cards
     cards = cards.filter(pl.col("code").is_not_null())
 
     street_cards = cards.filter(pl.col("street") > 0)
     _check_streets(street_cards, seats, add)
-    _check_final_rows(cards, seats, add)
+    _check_final_rows(every_card, seats, add)
 
     # No card twice in a hand: dealt to two seats, dealt twice, or written twice.
     occurrences = pl.concat([
@@ -457,6 +459,8 @@ def _check_final_rows(cards: pl.DataFrame, seats: pl.DataFrame,
     given_names = pl.col("given").list.eval(_card_name(pl.element())).list.join(" ")
     disagree = final.filter(
         pl.col("has_streets") & pl.col("given").is_not_null()
+        & ~pl.col("given").list.contains(None, nulls_equal=True)
+        & ~pl.col("codes").list.contains(None, nulls_equal=True).fill_null(False)
         & (pl.col("given").list.sort() != pl.col("codes").list.sort()).fill_null(True)
     ).with_columns(placed=names.fill_null(""), given=given_names)
     append(_problems(disagree, pl.format(
@@ -465,14 +469,6 @@ def _check_final_rows(cards: pl.DataFrame, seats: pl.DataFrame,
 
 
 # Building the canonical frames of the valid hands, with numpy scatters, no sorting.
-
-def session_default(source: str) -> str:
-    """The session of hands that name none: the file name without its suffixes."""
-    name = Path(source).name
-    for suffix in (".gz", ".zst", ".jsonl", ".json", ".ndjson", ".csv", ".txt"):
-        name = name.removesuffix(suffix)
-    return name or source
-
 
 def build(raw: RawBatch, valid: np.ndarray, con: duckdb.DuckDBPyConnection) -> HandBatch:
     """The canonical frames of the hands where ``valid`` (all their rules checked)."""

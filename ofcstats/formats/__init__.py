@@ -17,12 +17,12 @@ import duckdb
 import polars as pl
 
 from ofcstats.errors import HandError
-from ofcstats.formats import ofc_hand
+from ofcstats.formats import boards_csv, chipzen, ofc_hand
 from ofcstats.formats.lines import BATCH_BYTES, read_head, read_line_batches
 from ofcstats.records import REJECTS_SCHEMA, HandBatch, reject_rows
 from ofcstats.validate import validate
 
-FORMATS: dict[str, ModuleType] = {module.NAME: module for module in (ofc_hand,)}
+FORMATS: dict[str, ModuleType] = {module.NAME: module for module in (ofc_hand, chipzen, boards_csv)}
 
 
 def format_names() -> list[str]:

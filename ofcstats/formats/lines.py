@@ -20,6 +20,7 @@ from typing import BinaryIO
 
 import numpy as np
 import pyarrow as pa
+import zstandard
 
 BATCH_BYTES = 8 << 20
 _WHITESPACE = b" \t\r\n"
@@ -120,8 +121,6 @@ def _decompressed(raw: io.BufferedReader) -> BinaryIO:
     if magic[:2] == b"\x1f\x8b":
         return gzip.GzipFile(fileobj=raw)  # type: ignore[return-value]
     if magic == b"\x28\xb5\x2f\xfd":
-        import zstandard
-
         return zstandard.ZstdDecompressor().stream_reader(raw)  # type: ignore[no-any-return]
     return raw
 

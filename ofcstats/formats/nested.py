@@ -16,9 +16,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ofcstats.cards import RANKS, SUITS, spellings
-from ofcstats.records import RAW_CARDS_SCHEMA
+from ofcstats.records import NOT_A_CARD, RAW_CARDS_SCHEMA, exclusive_cumsum
 
-NOT_A_CARD = 255
 _RANK = np.full(256, NOT_A_CARD, dtype=np.uint8)
 _SUIT = np.full(256, NOT_A_CARD, dtype=np.uint8)
 for _i, _r in enumerate(RANKS):
@@ -63,14 +62,6 @@ def card_codes(texts: pa.Array) -> np.ndarray:
         hit = found.is_valid().to_numpy(zero_copy_only=False)
         codes[odd[hit]] = _SPELLING_CODES[found.drop_null().to_numpy()]
     return codes
-
-
-def exclusive_cumsum(counts: np.ndarray) -> np.ndarray:
-    """Start offset of each run given run lengths."""
-    out = np.zeros(len(counts), dtype=np.int64)
-    if len(counts) > 1:
-        np.cumsum(counts[:-1], out=out[1:])
-    return out
 
 
 @dataclass

@@ -262,9 +262,11 @@ _NUMBER = ("UBIGINT", "BIGINT", "DOUBLE")
 _BOOL = ("BOOLEAN",)
 _TEXT = ("VARCHAR",)
 _LIST = ("ARRAY",)
+_PLAYER_KEYS = ("seat", "name", "fantasyland", "timed_out", "surrendered", "reported_points",
+                "top", "middle", "bottom", "streets")
 _HAND = json.dumps({
     **{key: "JSON" for key in KNOWN_KEYS if key != "players"},
-    "players": [dict.fromkeys(("seat", "name", "fantasyland", "timed_out", "surrendered", "reported_points", "top", "middle", "bottom", "streets"), "JSON")],
+    "players": [dict.fromkeys(_PLAYER_KEYS, "JSON")],
 })
 _STREETS = json.dumps([dict.fromkeys(KIND_NAMES, "JSON")])
 

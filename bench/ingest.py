@@ -1,0 +1,161 @@
+"""Ingest throughput: 3-player Pineapple hands with streets, ofc-hand/1 into DuckDB.
+
+The hand file is generated here, column-wise (numpy deals, polars writes the JSON),
+and cached under ``out/bench/``; the load runs as ``ofcstats ingest`` in a child
+process so its peak RSS is the ingest's own. ``--quick`` loads 50,000 hands.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "out" / "bench"
+FULL, QUICK = 1_000_000, 50_000
+_RANKS, _SUITS = "23456789TJQKA", "cdhs"
+_CARD = [f'"{r}{s}"' for r in _RANKS for s in _SUITS]
+_KINDS = ("dealt", "top", "middle", "bottom", "discard")
+_STREET_OF = np.repeat(np.arange(5), [5, 3, 3, 3, 3])  # street of each of a seat's 17 cards
+_PLAYERS = 12
+
+
+def _fmt(template: str, *values: pl.Expr | str) -> pl.Expr:
+    """``template`` with each ``{}`` filled by a column (literal braces allowed)."""
+    pieces = template.split("{}")
+    parts: list[pl.Expr] = [pl.lit(pieces[0])]
+    for value, piece in zip(values, pieces[1:], strict=True):
+        parts += [pl.col(value) if isinstance(value, str) else value, pl.lit(piece)]
+    return pl.concat_str(parts)
+
+
+def pineapple_text(n: int, seed: int, first: int = 0) -> str:
+    """``n`` legal 3-player Pineapple hands as ofc-hand/1 JSON Lines.
+
+    Every card mention of the chunk becomes one row of a frame, in file order, with the
+    brackets and keys that open or close around it; joining the column is the text.
+    """
+    rng = np.random.default_rng(seed)
+    seats = n * 3
+    deck = np.argsort(rng.random((n, 52)), axis=1)[:, :51].reshape(seats, 17)
+    # One discard among the 3 cards of each later street, then the 13 kept cards go to
+    # rows in a random order of 3 tops, 5 middles and 5 bottoms: always a legal board.
+    kind = np.zeros((seats, 17), dtype=np.int64)
+    discard = rng.integers(0, 3, size=(seats, 4)) + np.array([5, 8, 11, 14])
+    np.put_along_axis(kind, discard, 4, axis=1)
+    labels = np.repeat(np.array([1, 2, 3]), [3, 5, 5])
+    kind[kind == 0] = labels[np.argsort(rng.random((seats, 13)), axis=1)].ravel()
+    # Each seat lists 34 mentions: per street its dealt cards, then its placed and
+    # discarded ones grouped by row.
+    street = np.tile(_STREET_OF, (seats, 2))
+    kinds = np.concatenate([np.zeros((seats, 17), dtype=np.int64), kind], axis=1)
+    cards = np.concatenate([deck, deck], axis=1)
+    order = np.argsort(street * 10 + kinds, axis=1, kind="stable")
+    street = np.take_along_axis(street, order, axis=1).ravel()
+    kinds = np.take_along_axis(kinds, order, axis=1).ravel()
+    cards = np.take_along_axis(cards, order, axis=1).ravel()
+    item = np.tile(np.arange(34), seats)
+    new_group = np.r_[True, (street[1:] != street[:-1]) | (kinds[1:] != kinds[:-1])]
+    new_street = np.r_[True, street[1:] != street[:-1]] | (item == 0)
+    new_group |= item == 0
+    end_group = np.r_[new_group[1:], True]
+    end_street = np.r_[new_street[1:], True]
+    seat_no = np.repeat(np.arange(seats) % 3, 34)
+    names = np.argsort(rng.random((n, _PLAYERS)), axis=1)[:, :3].ravel() + 1
+    group_texts = [f'"{k}":[' for k in _KINDS] + [f',"{k}":[' for k in _KINDS] + [","]
+    # Closing brackets: row list, street, seat, hand, as bits of one small code.
+    close = end_group + 2 * end_street + 4 * (item == 33) + 8 * ((item == 33) & (seat_no == 2))
+    closings = {c: ("]" if c & 1 else "") + ("}" if c & 2 else "") + ("]}" if c & 4 else "")
+                + ("]}\n" if c & 8 else "") for c in range(16)}
+    numbers = pl.DataFrame({"hand": np.arange(n) + first})
+    played = pl.lit(np.datetime64("2026-11-01T12:00:00", "s")) + pl.duration(
+        seconds=pl.col("hand") * 40)
+    headers = numbers.select(_fmt(
+        '{"format":"ofc-hand/1","hand_id":"bench-{}","session_id":"s{}",'
+        '"played_at":"{}","variant":"pineapple","button":3,"players":[',
+        pl.col("hand").cast(pl.String), (pl.col("hand") // 500).cast(pl.String),
+        played.dt.strftime("%Y-%m-%dT%H:%M:%SZ"))).to_series()
+    seat_frame = pl.DataFrame({"seat": np.arange(seats) % 3 + 1, "name": names})
+    seat_opens = seat_frame.select(_fmt(
+        '{}{"seat":{},"name":"p{}","streets":[',
+        pl.when(pl.col("seat") == 1).then(pl.lit("")).otherwise(pl.lit(",")),
+        pl.col("seat").cast(pl.String), pl.col("name").cast(pl.String))).to_series()
+    mention = np.arange(n * 102)
+    hand_open = np.where((item == 0) & (seat_no == 0), mention // 102, -1)
+    seat_open = np.where(item == 0, mention // 34, -1)
+    frame = pl.DataFrame({
+        "hand_open": hand_open, "seat_open": seat_open,
+        "open_street": np.where(new_street, np.where(street == 0, 1, 2), 0),
+        "open_group": np.where(new_group, np.where(new_street, 0, 5) + kinds, 10),
+        "card": cards, "close": close,
+    })
+    text = frame.select(pl.concat_str([
+        headers.gather(pl.Series(hand_open).replace(-1, None)),
+        seat_opens.gather(pl.Series(seat_open).replace(-1, None)),
+        pl.col("open_street").replace_strict([0, 1, 2], ["", "{", ",{"],
+                                             return_dtype=pl.String),
+        pl.col("open_group").replace_strict(list(range(11)), group_texts,
+                                            return_dtype=pl.String),
+        pl.col("card").replace_strict(list(range(52)), _CARD, return_dtype=pl.String),
+        pl.col("close").replace_strict(list(closings), list(closings.values()),
+                                       return_dtype=pl.String),
+    ], ignore_nulls=True).str.join("").alias("text"))
+    return str(text.item())
+
+
+def write_pineapple_file(path: Path, n: int, seed: int = 7, chunk: int = 50_000) -> Path:
+    """Write ``n`` hands to ``path`` (plain JSON Lines), a chunk at a time."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".partial")
+    with partial.open("wb") as out:
+        for start in range(0, n, chunk):
+            out.write(pineapple_text(min(chunk, n - start), seed + start, first=start).encode())
+    partial.rename(path)
+    return path
+
+
+def run(quick: bool) -> None:
+    """Generate (or reuse) the hand file, ingest it into a new database, print a table."""
+    n = QUICK if quick else FULL
+    path = OUT / f"pineapple-3p-{n}.jsonl"
+    if not path.exists():
+        started = time.perf_counter()
+        write_pineapple_file(path, n)
+        print(f"generated {path.relative_to(ROOT)} in {time.perf_counter() - started:.1f}s")
+    db = OUT / f"ingest-{n}.duckdb"
+    for stale in (db, db.with_name(db.name + ".wal")):
+        stale.unlink(missing_ok=True)
+    command = [str(Path(sys.executable).parent / "ofcstats"), "ingest", str(path),
+               "--db", str(db), "--json", "--quiet"]
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        print(done.stdout[-2000:], done.stderr[-2000:])
+        raise SystemExit(f"ingest failed with exit code {done.returncode}")
+    summary = json.loads(done.stdout)
+    peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    size_mb = path.stat().st_size / 1e6
+    rows = [
+        ("hands loaded", f"{summary['hands']:,}"),
+        ("file size", f"{size_mb:,.0f} MB ({path.stat().st_size / n:,.0f} bytes a hand)"),
+        ("wall time (process)", f"{seconds:.1f} s"),
+        ("hands/s", f"{summary['hands'] / seconds:,.0f}"),
+        ("MB/s", f"{size_mb / seconds:,.0f}"),
+        ("peak RSS", f"{peak_kb / 1024:,.0f} MB"),
+        ("database size", f"{db.stat().st_size / 1e6:,.0f} MB"),
+    ]
+    width = max(len(k) for k, _ in rows)
+    for key, value in rows:
+        print(f"  {key:<{width}}  {value}")
+
+
+if __name__ == "__main__":
+    run(quick="--quick" in sys.argv)

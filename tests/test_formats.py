@@ -1,0 +1,279 @@
+"""Reading the three log formats into the one canonical record."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import random
+from pathlib import Path
+
+import polars as pl
+import pytest
+import zstandard
+from formatgen import chipzen_ready, final_rows, to_chipzen, to_csv, write_lines
+from handgen import random_hand, write_jsonl
+from polars.testing import assert_frame_equal
+
+from ofcstats import formats
+from ofcstats.errors import HandError
+from ofcstats.records import HandBatch
+
+HAND_COLUMNS = ["hand_id", "session_id", "played_at", "variant", "ruleset", "point_value",
+                "button", "n_seats", "line", "fingerprint"]
+
+
+def pineapple_hands(n: int, seed: int) -> list[dict]:
+    rng = random.Random(seed)
+    hands = []
+    for i in range(n):
+        players = rng.choice([2, 3])
+        fl = tuple(rng.random() < 0.2 for _ in range(players))
+        hand = random_hand(rng, f"h{i}", "pineapple", players, fantasyland=fl)
+        hand["session_id"] = "m1"
+        hands.append(hand)
+    return hands
+
+
+def boards_hands(n: int, seed: int) -> list[dict]:
+    rng = random.Random(seed)
+    hands = []
+    for i in range(n):
+        variant = rng.choice(["ofc-classic", "chinese-13", "pineapple", "ofc-turbo"])
+        players = rng.randint(2, 3 if variant == "pineapple" else 4)
+        hand = final_rows(random_hand(rng, f"b{i}", variant, players))
+        hand["session_id"] = f"s{i % 3}"
+        hand.pop("button")  # the CSV has no button column
+        for p in hand["players"]:
+            p["reported_points"] = rng.randint(-20, 20)
+        hands.append(hand)
+    return hands
+
+
+def read(path: Path, name: str | None = None) -> HandBatch:
+    return formats.read_all([path], name)
+
+
+def same_hands(a: HandBatch, b: HandBatch) -> None:
+    assert a.rejects.is_empty(), a.rejects
+    assert b.rejects.is_empty(), b.rejects
+    assert_frame_equal(a.hands.select(HAND_COLUMNS), b.hands.select(HAND_COLUMNS))
+    assert_frame_equal(a.seats, b.seats)
+    assert_frame_equal(a.placements, b.placements)
+
+
+def test_jsonl_and_chipzen_give_identical_rows_for_the_same_hands(tmp_path: Path) -> None:
+    hands = pineapple_hands(60, seed=1)
+    native = write_jsonl(tmp_path / "native.jsonl", [chipzen_ready(h) for h in hands])
+    chipzen = write_lines(tmp_path / "chipzen.jsonl", [to_chipzen(h) for h in hands])
+    assert formats.detect(chipzen) == "chipzen"
+    a, b = read(native), read(chipzen)
+    assert a.hands.height == 60
+    assert a.placements.height == sum(17 if not p.get("fantasyland") else 14
+                                      for h in hands for p in h["players"])
+    same_hands(a, b)
+
+
+def test_jsonl_and_csv_give_identical_rows_for_the_same_final_boards(tmp_path: Path) -> None:
+    hands = boards_hands(40, seed=2)
+    native = write_jsonl(tmp_path / "boards.jsonl", hands)
+    table = tmp_path / "boards.csv"
+    table.write_text(to_csv(hands), encoding="utf-8")
+    assert formats.detect(table) == "boards-csv"
+    a, b = read(native), read(table)
+    b = HandBatch(hands=b.hands.with_columns(line=a.hands.get_column("line")), seats=b.seats,
+                  placements=b.placements)
+    same_hands(a, b)
+    assert a.placements.is_empty()
+
+
+def test_csv_rows_of_one_hand_split_across_batches_stay_one_hand(tmp_path: Path) -> None:
+    hands = boards_hands(200, seed=3)
+    table = tmp_path / "boards.csv"
+    table.write_text(to_csv(hands, separator=";"), encoding="utf-8")
+    pieces = list(formats.read(table, batch_bytes=700))
+    assert len(pieces) > 10
+    merged = HandBatch.concat(pieces)
+    assert merged.rejects.is_empty()
+    assert merged.hands.get_column("hand_id").to_list() == [h["hand_id"] for h in hands]
+    assert merged.hands.get_column("n_seats").to_list() == [len(h["players"]) for h in hands]
+
+
+def test_csv_without_a_variant_column_is_ofc_classic(tmp_path: Path) -> None:
+    table = tmp_path / "typed.csv"
+    table.write_text("hand_id,seat,player,top,middle,bottom\n"
+                     "x1,1,ann,Ah Kc 3d,Qs Qd 9c 8c 2h,7c 7d 7h 7s 4c\n"
+                     "x1,2,bob,Kd Jc 2s,Js Jd Tc 6h 5d,3h 5h 8h Th Kh\n", encoding="utf-8")
+    batch = read(table)
+    assert batch.hands.get_column("variant").to_list() == ["ofc-classic"]
+    assert batch.seats.get_column("player").to_list() == ["ann", "bob"]
+
+
+def test_a_csv_row_with_too_many_fields_is_rejected_alone(tmp_path: Path) -> None:
+    table = tmp_path / "typed.csv"
+    table.write_text("hand_id,seat,player,top,middle,bottom\n"
+                     "x1,1,ann,Ah Kc 3d,Qs Qd 9c 8c 2h,7c 7d 7h 7s 4c\n"
+                     "x1,2,bob,Kd Jc 2s,Js Jd Tc 6h 5d,3h 5h 8h Th Kh\n"
+                     "x2,1,ann,Ah Kc 3d,Qs Qd 9c 8c 2h,7c 7d 7h 7s 4c,oops\n", encoding="utf-8")
+    batch = read(table)
+    assert batch.hands.get_column("hand_id").to_list() == ["x1"]
+    assert batch.rejects.select("line", "reason").row(0) == (
+        4, "a row has 6 fields (hand_id, seat, player, top, middle, bottom); this one has "
+           "another number")
+
+
+def test_compressed_files_read_like_plain_ones(tmp_path: Path) -> None:
+    hands = pineapple_hands(20, seed=4)
+    plain = write_jsonl(tmp_path / "a.jsonl", hands)
+    data = plain.read_bytes()
+    gz = tmp_path / "a.jsonl.gz"
+    gz.write_bytes(gzip.compress(data))
+    zst = tmp_path / "a.jsonl.zst"
+    zst.write_bytes(zstandard.ZstdCompressor().compress(data))
+    base = read(plain)
+    for packed in (gz, zst):
+        other = read(packed)
+        assert_frame_equal(base.seats, other.seats)
+        assert_frame_equal(base.placements, other.placements)
+
+
+def test_format_comes_from_content_not_from_the_file_name(tmp_path: Path) -> None:
+    hands = pineapple_hands(3, seed=5)
+    odd = write_lines(tmp_path / "records.csv", [to_chipzen(h) for h in hands])
+    assert formats.detect(odd) == "chipzen"
+    assert read(odd).hands.height == 3
+
+
+def test_named_format_overrides_detection(tmp_path: Path) -> None:
+    hands = pineapple_hands(2, seed=6)
+    path = write_lines(tmp_path / "x.jsonl", [to_chipzen(h) for h in hands])
+    forced = read(path, "ofc-hand")
+    assert forced.hands.is_empty()
+    assert forced.rejects.get_column("reason").to_list()[0].startswith(
+        'hand h0: format is missing: every line starts with "format": "ofc-hand/1"')
+
+
+def test_unknown_top_level_keys_are_kept_as_extra(tmp_path: Path) -> None:
+    hands = pineapple_hands(3, seed=7)
+    hands[1]["table"] = "club7"
+    hands[1]["notes"] = {"why": ["a", 1]}
+    batch = read(write_jsonl(tmp_path / "x.jsonl", hands))
+    extra = batch.hands.get_column("extra").to_list()
+    assert extra[0] is None
+    assert extra[2] is None
+    assert json.loads(extra[1]) == {"table": "club7", "notes": {"why": ["a", 1]}}
+
+
+def test_chipzen_reported_scoring_is_kept_in_extra(tmp_path: Path) -> None:
+    record = to_chipzen(pineapple_hands(1, seed=8)[0])
+    record["variant"]["seats"][0]["royalties"] = 7
+    record["variant"]["seats"][0]["fouled"] = True
+    batch = read(write_lines(tmp_path / "c.jsonl", [record]))
+    kept = json.loads(batch.hands.get_column("extra")[0])["chipzen"]
+    assert kept["seats"][0]["royalties"] == 7
+    assert kept["seats"][0]["fouled"] is True
+    assert "settlement" in kept
+
+
+def test_chipzen_hand_id_comes_from_match_and_number_else_file_and_line(
+        tmp_path: Path) -> None:
+    hand = pineapple_hands(1, seed=9)[0]
+    numbered = to_chipzen(hand, with_id=False) | {"match_id": "m42", "hand_number": 17}
+    bare = to_chipzen(hand, with_id=False)
+    bare.pop("match_id")
+    batch = read(write_lines(tmp_path / "cz.jsonl", [numbered, bare]))
+    assert batch.rejects.is_empty()
+    assert batch.hands.get_column("hand_id").to_list() == ["m42-h17", "cz:2"]
+
+
+def test_chipzen_unknown_schema_version_is_rejected_not_guessed(tmp_path: Path) -> None:
+    record = to_chipzen(pineapple_hands(1, seed=10)[0])
+    record["variant"]["schema_version"] = 2
+    batch = read(write_lines(tmp_path / "c.jsonl", [record]))
+    assert batch.hands.is_empty()
+    assert batch.rejects.get_column("reason").to_list() == [
+        "hand h0: schema_version 2 is not one this reader knows (1); the record is not read "
+        "rather than guessed at"]
+
+
+def test_chipzen_record_of_the_wrong_shape_says_which_field(tmp_path: Path) -> None:
+    record = to_chipzen(pineapple_hands(1, seed=11)[0])
+    record["variant"]["seats"][0]["seat"] = "zero"
+    path = write_lines(tmp_path / "c.jsonl", [record])
+    reasons = read(path, "chipzen").rejects.get_column("reason").to_list()
+    assert reasons == ["does not fit the Chipzen OFC hand record v1: "
+                       "Column(/variant/seats/[]/seat) changed from number to string"]
+
+
+def test_an_empty_file_says_so(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"\n  \n")
+    with pytest.raises(HandError, match="the file is empty"):
+        formats.detect(empty)
+
+
+def test_a_binary_file_is_not_a_hand_log(tmp_path: Path) -> None:
+    binary = tmp_path / "photo.jsonl"
+    binary.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)))
+    with pytest.raises(HandError, match="a binary file, not a hand log"):
+        formats.detect(binary)
+
+
+def test_a_truncated_last_line_is_rejected_and_the_rest_loads(tmp_path: Path) -> None:
+    hands = pineapple_hands(5, seed=12)
+    path = write_jsonl(tmp_path / "cut.jsonl", hands)
+    path.write_bytes(path.read_bytes()[:-200])
+    batch = read(path)
+    assert batch.hands.height == 4
+    line, reason = batch.rejects.select("line", "reason").row(0)
+    assert line == 5
+    assert reason.startswith("not valid JSON: ")
+    assert reason.endswith("; the line looks cut short")
+
+
+def test_non_utf8_line_is_rejected_and_the_rest_loads(tmp_path: Path) -> None:
+    hands = pineapple_hands(3, seed=13)
+    path = write_jsonl(tmp_path / "latin1.jsonl", hands)
+    lines = path.read_bytes().split(b"\n")
+    lines[1] = lines[1].replace(b'"p1"', b'"J\xf6rg"')
+    path.write_bytes(b"\n".join(lines))
+    batch = read(path)
+    assert batch.hands.get_column("hand_id").to_list() == ["h0", "h2"]
+    assert batch.rejects.select("line", "reason").row(0) == (2, "line is not UTF-8 text")
+    assert "J\\xf6rg" in batch.rejects.get_column("raw")[0]
+
+
+def test_quotes_emoji_and_sql_in_ids_and_names_survive(tmp_path: Path) -> None:
+    hand = pineapple_hands(1, seed=14)[0]
+    hand["hand_id"] = 'h"1\'; DROP TABLE hands; --'
+    hand["players"][0]["name"] = "Robert'); DROP TABLE seats;-- \"Bobby\" 🂡🃏"
+    batch = read(write_jsonl(tmp_path / "odd.jsonl", [hand]))
+    assert batch.hands.get_column("hand_id").to_list() == [hand["hand_id"]]
+    assert batch.seats.get_column("player")[0] == hand["players"][0]["name"]
+
+
+def test_a_byte_order_mark_and_crlf_line_ends_are_read(tmp_path: Path) -> None:
+    hands = pineapple_hands(3, seed=15)
+    path = tmp_path / "windows.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + b"".join(json.dumps(h).encode() + b"\r\n"
+                                                for h in hands))
+    batch = read(path)
+    assert batch.rejects.is_empty()
+    assert batch.hands.height == 3
+
+
+def test_slow_and_fast_readers_give_the_same_frames(tmp_path: Path) -> None:
+    """A batch that Arrow cannot read whole is read in pieces and line by line; the
+    hands in it come out as if nothing had happened."""
+    hands = pineapple_hands(80, seed=16) + [final_rows(h) for h in boards_hands(20, seed=17)]
+    clean = write_jsonl(tmp_path / "clean.jsonl", hands)
+    dirty_hands = [dict(h) for h in hands]
+    dirty_hands[7] = dict(dirty_hands[7], hand_id=12345)  # an integer id: only DuckDB reads it
+    dirty = write_jsonl(tmp_path / "dirty.jsonl", dirty_hands)
+    a, b = read(clean), read(dirty)
+    assert b.rejects.is_empty()
+    assert b.hands.get_column("hand_id")[7] == "12345"
+    keep = pl.Series([i != 7 for i in range(100)])
+    a, b = a.select(keep), b.select(keep)
+    assert_frame_equal(a.hands.select(HAND_COLUMNS), b.hands.select(HAND_COLUMNS))
+    assert_frame_equal(a.seats, b.seats)
+    assert_frame_equal(a.placements, b.placements)
