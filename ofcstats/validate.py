@@ -337,7 +337,7 @@ def explain(raw: RawBatch) -> pl.DataFrame:
     cards = cards.filter(pl.col("code").is_not_null())
 
     street_cards = cards.filter(pl.col("street") > 0)
-    _check_streets(street_cards, seats, add)
+    _check_streets(street_cards, every_card.filter(pl.col("street") > 0), seats, add)
     _check_final_rows(every_card, seats, add)
 
     # No card twice in a hand: dealt to two seats, dealt twice, or written twice.
@@ -353,10 +353,10 @@ def explain(raw: RawBatch) -> pl.DataFrame:
                                    return_dtype=pl.String),
         pl.col("places")), 10))
 
-    found = pl.concat(problems)
-    return found.sort("hand", "rank", maintain_order=True).group_by(
-        "hand", maintain_order=True).agg(
-        reason=pl.col("message").unique(maintain_order=True).str.join("; "))
+    # Reasons in a fixed order (by rule, then alphabetically), whichever pass found them.
+    found = pl.concat(problems).unique().sort("hand", "rank", "message")
+    return found.group_by("hand", maintain_order=True).agg(
+        reason=pl.col("message").str.join("; "))
 
 
 def _where() -> pl.Expr:
@@ -364,10 +364,11 @@ def _where() -> pl.Expr:
         .otherwise(pl.format(" {}", pl.col("kind_name")))
 
 
-def _check_streets(street_cards: pl.DataFrame, seats: pl.DataFrame,
+def _check_streets(street_cards: pl.DataFrame, every_card: pl.DataFrame, seats: pl.DataFrame,
                    append: Callable[[pl.DataFrame], None]) -> None:
-    """Street sizes against the variant, and each street's dealt cards all accounted for."""
-    per_street = street_cards.group_by("hand", "seat_index", "street").agg(
+    """Street sizes against the variant (a text that is no card still counts), and each
+    street's dealt cards all accounted for."""
+    per_street = every_card.group_by("hand", "seat_index", "street").agg(
         dealt=(pl.col("kind") == DEALT).sum(),
         discard=(pl.col("kind") == DISCARD).sum(),
     )
