@@ -46,14 +46,14 @@ def pattern_values(turn: Turn, style: heuristic.Style) -> npt.NDArray[np.float32
     keys = np.where(fits, keys, turn.keys[:, None, :])
     ctx = context(turn)
     open_after = (13 - turn.filled.sum(axis=1) - (k - turn.discards))[:, None]
-    rows = heuristic.row_features(keys, np.broadcast_to(open_after, keys.shape[:2]), ctx,
-                                  turn.arrays)
-    sub = pattern_subsets(k, turn.discards)
-    cols = np.arange(3)
+    rows = heuristic.row_features(keys, open_after, ctx, turn.arrays, style)
+    flat = (pattern_subsets(k, turn.discards) * 3 + np.arange(3)).ravel()
+    m = turn.size
     per_pattern = heuristic.RowFeatures(**{
-        name: getattr(rows, name)[:, sub, cols] for name in heuristic.RowFeatures.__annotations__
+        name: np.take(getattr(rows, name).reshape(m, -1), flat, axis=1).reshape(m, -1, 3)
+        for name in heuristic.FIELDS
     })
-    return heuristic.combine(per_pattern, ctx, style, turn.arrays)
+    return heuristic.combine(per_pattern, style)
 
 
 def context(turn: Turn) -> heuristic.Context:

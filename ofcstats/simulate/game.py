@@ -10,7 +10,7 @@ decision made for every table at once.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import numpy.typing as npt
@@ -23,14 +23,39 @@ from ofcstats.simulate.tables import BOTTOM, DISCARD, MIDDLE, TOP
 from ofcstats.variants import Variant
 
 
-@dataclass
-class SeatRecord:
-    """One seat's part of a played hand."""
+class StepLog:
+    """The placements of one round of hands, in the order they were made: each entry is
+    one seat's street on a batch of tables (``tables``, ``seat``, ``cards``, ``rows``)."""
 
-    fantasyland: bool
-    timed_out: bool
-    streets: list[tuple[npt.NDArray[np.uint8], npt.NDArray[np.int8]]]  # (dealt, rows)
-    board: npt.NDArray[np.uint8]  # final 13 slots
+    def __init__(self, tables: int):
+        self.entries: list[tuple[npt.NDArray[np.intp], int, npt.NDArray[np.uint8],
+                                 npt.NDArray[np.int8]]] = []
+        self.where: list[npt.NDArray[np.intp]] = []  # per entry: table -> its row, or -1
+        self.tables = tables
+        self._lists: list[tuple[int, list[int], list[list[int]], list[list[int]]]] | None = None
+
+    def add(self, tables: npt.NDArray[np.intp], seat: int, cards: npt.NDArray[np.uint8],
+            rows: npt.NDArray[np.int8]) -> None:
+        """Record one seat's placements on the listed tables."""
+        where = np.full(self.tables, -1, dtype=np.intp)
+        where[tables] = np.arange(tables.size)
+        self.entries.append((tables, seat, cards, rows))
+        self.where.append(where)
+
+    def streets(self, table: int, seat: int) -> list[tuple[list[int], list[int]]]:
+        """(dealt cards, row of each) per street of one seat at one table."""
+        if self._lists is None:
+            # Once per round: plain lists, so that writing a hand is list indexing.
+            self._lists = [(who, where.tolist(), cards.tolist(), rows.tolist())
+                           for (_, who, cards, rows), where in zip(self.entries, self.where,
+                                                                   strict=True)]
+        out = []
+        for who, where, cards, rows in self._lists:
+            if who == seat:
+                row = where[table]
+                if row >= 0:
+                    out.append((cards[row], rows[row]))
+        return out
 
 
 @dataclass
@@ -39,8 +64,12 @@ class HandRecord:
 
     game: int  # game number within its series
     button: int  # seat index, 0-based
+    fantasyland: npt.NDArray[np.bool_]  # (S,)
+    timed_out: npt.NDArray[np.bool_]  # (S,)
+    boards: npt.NDArray[np.uint8]  # (S, 13) final boards
+    log: StepLog
+    row: int  # this hand's table in the log
     first: bool = False  # the first hand of its game
-    seats: list[SeatRecord] = field(default_factory=list)
 
 
 @dataclass
@@ -145,19 +174,14 @@ class Dealer:
         timeout = self._timeouts(m, len(streets))
         seen = np.zeros((m, s, 52), dtype=bool)
         visible = np.zeros((m, 53), dtype=bool)  # column 52: discards, never read
-        logs: list[list[list[tuple[npt.NDArray[np.uint8], npt.NDArray[np.int8]]]]] = [
-            [[] for _ in range(s)] for _ in range(m)]
+        step = StepLog(m)
+        log = step.add
         rows_all = np.arange(m)
 
         def deal(tables: npt.NDArray[np.intp], count: int) -> npt.NDArray[np.uint8]:
             cards = deck[tables[:, None], cursor[tables][:, None] + np.arange(count)]
             cursor[tables] += count
             return cards
-
-        def log(tables: npt.NDArray[np.intp], seat: int, cards: npt.NDArray[np.uint8],
-                actions: npt.NDArray[np.int8]) -> None:
-            for i, t in enumerate(tables):
-                logs[t][seat].append((cards[i], actions[i]))
 
         # Fantasyland seats set all their cards at once, face down, before the others.
         for seat in range(s):
@@ -196,13 +220,10 @@ class Dealer:
             entry_cards = np.where(strengths[..., TOP] >= threshold, cards_dealt, entry_cards)
         next_fl = np.where(qualified, np.where(in_fl, base, entry_cards), 0)
 
-        hands = []
-        for i in range(m):
-            seats = [SeatRecord(fantasyland=bool(in_fl[i, seat]),
-                                timed_out=bool(timeout[i, seat] < len(streets)),
-                                streets=logs[i][seat], board=boards.cards[i, seat].copy())
-                     for seat in range(s)]
-            hands.append(HandRecord(game=0, button=int(state.button[idx[i]]), seats=seats))
+        timed_out = timeout < len(streets)
+        hands = [HandRecord(game=0, button=int(state.button[t]), fantasyland=in_fl[i],
+                            timed_out=timed_out[i], boards=boards.cards[i], log=step, row=i)
+                 for i, t in enumerate(idx)]
         return hands, next_fl
 
     def _streets(self, idx: npt.NDArray[np.intp], state: _Series, deal, log,  # type: ignore[no-untyped-def]

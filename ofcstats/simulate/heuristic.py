@@ -66,24 +66,24 @@ class Context:
 
 @dataclass
 class RowFeatures:
-    """Per-row facts for boards ``(m, n, 3)`` (n versions of each row per table)."""
+    """Per-row summaries for boards ``(m, n, 3)`` (n versions of each row per table)."""
 
-    open: npt.NDArray[np.int64]  # free slots
     made: npt.NDArray[np.float32]  # made index so far (exact category index when full)
-    full: npt.NDArray[np.bool_]
-    improve: npt.NDArray[np.float32]  # chance of pairing up
-    flush: npt.NDArray[np.float32]  # chance of a flush
-    straight: npt.NDArray[np.float32]  # chance of a straight
-    royalty: npt.NDArray[np.float32]  # made royalty (exact when full)
-    high_single: npt.NDArray[np.int8]  # highest unpaired rank
+    catch: npt.NDArray[np.float32]  # chance to improve past a row one category up (0 if full)
+    catch_far: npt.NDArray[np.float32]  # the same past a row two or more categories up
+    royalty: npt.NDArray[np.float32]  # expected royalty: made, plus draws by their odds
+    strength: npt.NDArray[np.float32]  # style-weighted projected strength
+    fantasyland: npt.NDArray[np.float32]  # top row only: chance it qualifies (style-weighted)
+
+
+FIELDS = tuple(RowFeatures.__annotations__)
 
 
 def row_features(keys: npt.NDArray[np.int64], future_total: npt.NDArray[np.int64],
-                 ctx: Context, arrays: RulesetArrays) -> RowFeatures:
-    """Facts about each row of ``(m, n, 3)`` keys; ``future_total`` is ``(m, n)`` open
+                 ctx: Context, arrays: RulesetArrays, style: Style) -> RowFeatures:
+    """Summaries of each row of ``(m, n, 3)`` keys; ``future_total`` is ``(m, 1)`` open
     slots of the whole board, to share the cards to come among its rows."""
     t = row_tables()
-    odds = at_least_table()
     rank_key = keys >> SUIT_BITS
     ids = t.id_of_key[rank_key].astype(np.intp)
     suit_word = keys & SUIT_MASK
@@ -102,16 +102,16 @@ def row_features(keys: npt.NDArray[np.int64], future_total: npt.NDArray[np.int64
         suit = np.maximum(t.suit_of[suit_word[..., 1:]], 0)
         live = np.take_along_axis(np.broadcast_to(ctx.live_suits, (*keys.shape[:-1], 4)),
                                   suit, axis=-1)
-        flush[..., 1:] = np.where(suited, odds[open_slots[..., 1:], np.minimum(live, 13),
-                                               share[..., 1:], unseen], 0.0)
+        flush[..., 1:] = np.where(suited, _odds(open_slots[..., 1:], np.minimum(live, 13),
+                                                share[..., 1:], unseen), 0.0)
     straight = np.zeros(keys.shape, dtype=np.float32)
     draws = t.straight_ok[ids[..., 1:]] & (n[..., 1:] >= 3) & (open_slots[..., 1:] > 0)
     if draws.any():
         need = open_slots[..., 1:]
-        straight[..., 1:] = np.where(draws, 0.6 * odds[need, np.minimum(4 * need, 13),
-                                                        share[..., 1:], unseen], 0.0)
+        straight[..., 1:] = np.where(draws, 0.6 * _odds(need, np.minimum(4 * need, 13),
+                                                         share[..., 1:], unseen), 0.0)
     outs = np.minimum(3 * t.singles[ids] + 2 * t.pair_ranks[ids], 13)
-    improve = np.where(open_slots > 0, odds[1, outs, share, unseen], 0.0)
+    improve = np.where(open_slots > 0, _odds(1, outs, share, unseen), 0.0)
     improve = np.where(n == 0, np.minimum(share, 5) * 0.12, improve).astype(np.float32)
 
     full = open_slots == 0
@@ -122,48 +122,55 @@ def row_features(keys: npt.NDArray[np.int64], future_total: npt.NDArray[np.int64
         made = np.where(full, category_index(strength), made).astype(np.float32)
         exact = np.stack([arrays.royalty[r][strength[..., r]] for r in range(3)], axis=-1)
         royalty = np.where(full, exact, royalty)
-    return RowFeatures(open=open_slots, made=made, full=full, improve=improve, flush=flush,
-                       straight=straight, royalty=royalty.astype(np.float32),
-                       high_single=t.high_single[ids])
+    roy_flush = arrays.royalty_made[:, _FLUSH_INDEX + 12]
+    roy_straight = arrays.royalty_made[:, _STRAIGHT_INDEX + 12]
+    royalty = royalty + flush * roy_flush + straight * roy_straight
 
-
-def combine(f: RowFeatures, ctx: Context, style: Style,
-            arrays: RulesetArrays) -> npt.NDArray[np.float32]:
-    """Value of boards from their rows' features (arrays ``(..., 3)``)."""
-    made = f.made
     projected = np.where(
-        f.full, made,
-        made + 9.0 * f.improve + f.flush * np.maximum(_FLUSH_INDEX - made, 0)
-        + f.straight * np.maximum(_STRAIGHT_INDEX - made, 0))
-    roy_flush = arrays.royalty_made[1:, _FLUSH_INDEX + 12]
-    roy_straight = arrays.royalty_made[1:, _STRAIGHT_INDEX + 12]
-    expected = f.royalty.sum(axis=-1) + (f.flush[..., 1:] * roy_flush).sum(axis=-1) \
-        + (f.straight[..., 1:] * roy_straight).sum(axis=-1)
+        full, made,
+        made + 9.0 * improve + flush * np.maximum(_FLUSH_INDEX - made, 0)
+        + straight * np.maximum(_STRAIGHT_INDEX - made, 0))
+    miss = (1.0 - flush) * (1.0 - straight)
+    catch = np.where(full, 0.0, 1.0 - (1.0 - improve) * miss)
+    catch_far = np.where(full, 0.0, 1.0 - (1.0 - 0.25 * improve) * miss)
 
-    # Foul risk: a lower row already made stronger than the upper row may become.
+    fantasyland = np.zeros(keys.shape, dtype=np.float32)
+    if arrays.has_fantasyland:
+        top = made[..., 0]
+        entry_rank = arrays.entry_index % 13
+        can_pair = (t.high_single[ids[..., 0]] >= entry_rank) & (open_slots[..., 0] > 0) \
+            & (top < 13)
+        chance = _odds(1, 3, np.minimum(ctx.future, 16), ctx.unseen)
+        fantasyland[..., 0] = np.maximum((top >= arrays.entry_index).astype(np.float32),
+                                         np.where(can_pair, style.chase * 0.5 * chance, 0.0))
+    weight = np.array([0.5, 1.0, 1.0], dtype=np.float32) * (style.strength_weight / 13.0)
+    return RowFeatures(made=made, catch=catch.astype(np.float32),
+                       catch_far=catch_far.astype(np.float32),
+                       royalty=royalty.astype(np.float32),
+                       strength=(projected * weight).astype(np.float32),
+                       fantasyland=fantasyland)
+
+
+def combine(f: RowFeatures, style: Style) -> npt.NDArray[np.float32]:
+    """Value of boards from their rows' summaries (arrays ``(..., 3)``)."""
+    made = f.made
     keep = np.ones(made.shape[:-1], dtype=np.float32)
     for low, high in ((0, 1), (1, 2)):
+        # Foul risk: a lower row already made stronger than the upper row may become.
         gap = made[..., low] + style.margin - made[..., high]
-        catch = 1.0 - (1.0 - f.improve[..., high] * np.where(gap > 13, 0.25, 1.0)) \
-            * (1.0 - f.flush[..., high]) * (1.0 - f.straight[..., high])
-        catch = np.where(f.full[..., high], 0.0, catch)
-        p = np.where(gap > 0, 1.0 - catch, np.where(gap == 0, 0.35 * (1.0 - catch), 0.0))
-        keep *= 1.0 - p
+        miss = 1.0 - np.where(gap > 13, f.catch_far[..., high], f.catch[..., high])
+        keep *= 1.0 - np.where(gap > 0, miss, np.where(gap == 0, 0.35 * miss, 0.0))
     risk = 1.0 - keep
+    gain = style.royalty_weight * f.royalty.sum(axis=-1) \
+        + style.fantasyland_value * f.fantasyland[..., 0]
+    return (gain * keep - style.foul_cost * risk + f.strength.sum(axis=-1)).astype(np.float32)
 
-    fl = np.zeros(made.shape[:-1], dtype=np.float32)
-    if arrays.has_fantasyland:
-        top_made = made[..., 0]
-        fl = (top_made >= arrays.entry_index).astype(np.float32)
-        entry_rank = arrays.entry_index % 13
-        can_pair = (f.high_single[..., 0] >= entry_rank) & (f.open[..., 0] > 0) \
-            & (top_made < 13)
-        chance = at_least_table()[1, 3, np.minimum(ctx.future, 16), ctx.unseen]
-        fl = np.maximum(fl, np.where(can_pair, style.chase * 0.5 * chance, 0.0))
-    safe = 1.0 - risk
-    strength = (0.5 * projected[..., 0] + projected[..., 1] + projected[..., 2]) / 13.0
-    return (style.royalty_weight * expected * safe + style.fantasyland_value * fl * safe
-            - style.foul_cost * risk + style.strength_weight * strength).astype(np.float32)
+
+def _odds(need: npt.ArrayLike, wanted: npt.ArrayLike, drawn: npt.ArrayLike,
+          unseen: npt.ArrayLike) -> npt.NDArray[np.float32]:
+    """``at_least_table()[need, wanted, drawn, unseen]`` through one flat gather."""
+    flat = ((np.asarray(need) * 14 + wanted) * 17 + drawn) * 53 + unseen
+    return np.take(at_least_table().ravel(), flat)
 
 
 def _full_strength(ids: npt.NDArray[np.intp], suit_word: npt.NDArray[np.int64],

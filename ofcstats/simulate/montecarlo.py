@@ -1,1 +1,284 @@
-"""Placeholder until the Monte Carlo bot lands."""
+"""The Monte Carlo bot: sample the unseen cards, play each candidate out, keep the best.
+
+For each decision it keeps the most promising placements by the balanced board value,
+then samples ``rollouts`` completions of the cards it has not seen (every card seen so
+far, its own and its opponents' face-up ones, is left out of the draw). In each sample
+every board is played to the end - intermediate streets by a quick rule, the last
+street exactly (the placement with the best royalties, fantasyland and no foul) - and
+the candidate is scored against the opponents' finished boards under the ruleset:
+rows, scoops, fouls, royalties, plus a value for reaching fantasyland. The candidate
+with the best mean wins. Every candidate sees the same samples (common random numbers),
+so the comparison between candidates is much sharper than the samples' spread.
+
+All of it is array work over ``tables x candidates x samples`` boards at once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+
+from ofcstats.simulate import heuristic
+from ofcstats.simulate.bots import Bot, candidates, pattern_values
+from ofcstats.simulate.scoring import RulesetArrays, pair_points
+from ofcstats.simulate.state import CARD_KEYS, Turn
+from ofcstats.simulate.tables import (
+    SUIT_BITS,
+    SUIT_MASK,
+    pattern_counts,
+    pattern_onehot,
+    row_tables,
+)
+from ofcstats.variants import Variant
+
+_SIZES = np.array([3, 5, 5])
+_GAIN_WEIGHT = np.array([0.3, 0.8, 1.0], dtype=np.float32)
+_BLOCKED = np.float32(-1e6)
+
+
+def _rule_scores(keys: npt.NDArray[np.int64], filled: npt.NDArray[np.int8],
+                 card_key: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
+    """``(B, 3)`` how well one card (its key, ``(B,)``) fits each row of each board."""
+    t = row_tables()
+    old = t.made_index[t.id_of_key[keys >> SUIT_BITS]].astype(np.float32)
+    room = filled < _SIZES
+    new_keys = np.where(room, keys + card_key[:, None], keys)
+    new_ids = t.id_of_key[new_keys >> SUIT_BITS]
+    new = t.made_index[new_ids].astype(np.float32)
+    score = _GAIN_WEIGHT * (new - old)
+    n_new = filled + 1
+    flushy = t.suited[new_keys & SUIT_MASK] & (n_new >= 2)
+    score[:, 1:] += np.where(flushy[:, 1:], 2.0 * n_new[:, 1:], 0.0)
+    # Keep the lower rows ahead: a row may not outgrow what the row above can still make.
+    open_slots = _SIZES - filled
+    reach_mid = old[:, 1] + 13.0 * (open_slots[:, 1] >= 2)
+    reach_bot = old[:, 2] + 13.0 * (open_slots[:, 2] >= 2)
+    score[:, 0] -= np.where(new[:, 0] > reach_mid, 40.0, 0.0)
+    score[:, 1] -= np.where(new[:, 1] > reach_bot, 40.0, 0.0)
+    return np.where(room, score, _BLOCKED)
+
+
+def rule_street(keys: npt.NDArray[np.int64], filled: npt.NDArray[np.int8],
+                cards: npt.NDArray[np.uint8], discards: int) -> None:
+    """Place a street's ``cards`` (B, k) by the quick rule, in place; the ``discards``
+    cards that fit worst are thrown away."""
+    b, k = cards.shape
+    card_keys = CARD_KEYS[cards]
+    keep = np.ones((b, k), dtype=bool)
+    if discards:
+        best = np.stack([_rule_scores(keys, filled, card_keys[:, j]).max(axis=1)
+                         for j in range(k)], axis=1)
+        order = np.argsort(best, axis=1)[:, :discards]
+        np.put_along_axis(keep, order, False, axis=1)
+    rows = np.arange(b)
+    for j in range(k):
+        score = _rule_scores(keys, filled, card_keys[:, j])
+        row = np.argmax(score, axis=1)
+        go = keep[:, j]
+        keys[rows[go], row[go]] += card_keys[go, j]
+        filled[rows[go], row[go]] += 1
+
+
+def _final_strengths(keys: npt.NDArray[np.int64]) -> npt.NDArray[np.intp]:
+    """Exact strengths of complete boards given as row keys ``(..., 3)``."""
+    t = row_tables()
+    ids = t.id_of_key[keys >> SUIT_BITS].astype(np.intp)
+    flush = t.suited[keys[..., 1:] & SUIT_MASK]
+    out = np.empty(keys.shape, dtype=np.intp)
+    out[..., 0] = t.full3[ids[..., 0]]
+    out[..., 1:] = np.where(flush, t.full5_flush[ids[..., 1:]], t.full5[ids[..., 1:]])
+    return out
+
+
+def last_street(keys: npt.NDArray[np.int64], filled: npt.NDArray[np.int8],
+                cards: npt.NDArray[np.uint8], discards: int, arrays: RulesetArrays,
+                fl_value: float) -> npt.NDArray[np.int64]:
+    """The final keys after the last street played exactly: the placement with the best
+    royalties plus fantasyland, fouls last. Boards are grouped by their free slots, so
+    only the placements that complete them are tried."""
+    k = cards.shape[1]
+    counts = pattern_counts(k, discards)
+    onehot = pattern_onehot(k, discards).reshape(k, -1, 3)
+    open_slots = (_SIZES - filled).astype(np.int64)
+    code = (open_slots[:, 0] * 6 + open_slots[:, 1]) * 6 + open_slots[:, 2]
+    out = keys.copy()
+    card_keys = CARD_KEYS[cards].astype(np.float64)
+    for value in np.unique(code):
+        rows = np.flatnonzero(code == value)
+        want = open_slots[rows[0]]
+        fit = np.flatnonzero((counts == want).all(axis=1))
+        if not fit.size:
+            continue  # a board this street cannot complete: a candidate thrown away later
+        added = (card_keys[rows] @ onehot[:, fit, :].reshape(k, -1)).astype(np.int64)
+        finals = keys[rows][:, None, :] + added.reshape(rows.size, fit.size, 3)
+        strengths = _final_strengths(finals)
+        foul = (strengths[..., 0] > strengths[..., 1]) | (strengths[..., 1] > strengths[..., 2])
+        score = sum(arrays.royalty[r][strengths[..., r]].astype(np.float32) for r in range(3))
+        if arrays.entry is not None:
+            score = score + fl_value * (strengths[..., 0] >= arrays.entry)
+        score = np.where(foul, -50.0, score) + 1e-4 * strengths.sum(axis=-1)
+        choice = np.argmax(score, axis=1)
+        out[rows] = np.take_along_axis(finals, choice[:, None, None], axis=1)[:, 0]
+    return out
+
+
+def _placeholder() -> npt.NDArray[np.int64]:
+    """Row keys of some legal complete board, for patterns that do not fit."""
+    from ofcstats.cards import parse_cards
+
+    board = parse_cards("2c 3d 4h 5c 6d 8h 9s Jc 7c 7d Ts Th Qs")
+    rows = (board[0:3], board[3:8], board[8:13])
+    return np.array([CARD_KEYS[r].sum() for r in rows], dtype=np.int64)
+
+
+_PLACEHOLDER = _placeholder()
+
+
+def play_out(keys: npt.NDArray[np.int64], filled: npt.NDArray[np.int8],
+             cards: npt.NDArray[np.uint8], streets: list[tuple[int, int]],
+             arrays: RulesetArrays, fl_value: float) -> npt.NDArray[np.int64]:
+    """Final row keys of boards ``(B, 3)`` given the cards still to come ``(B, F)`` in
+    the given streets (dealt, discards): the quick rule, then the last street exactly."""
+    keys, filled = keys.copy(), filled.copy()
+    offset = 0
+    for number, (dealt, discards) in enumerate(streets):
+        street_cards = cards[:, offset:offset + dealt]
+        offset += dealt
+        if number == len(streets) - 1:
+            return last_street(keys, filled, street_cards, discards, arrays, fl_value)
+        rule_street(keys, filled, street_cards, discards)
+    return keys
+
+
+class MonteCarloBot(Bot):
+    """Picks the placement with the best expected points over sampled completions."""
+
+    style = "montecarlo"
+
+    def __init__(self, rng: np.random.Generator, rollouts: int = 100, candidates: int = 12,
+                 fantasyland_value: float = 8.0, chunk_boards: int = 60_000):
+        super().__init__(rng)
+        self.rollouts = rollouts
+        self.keep = candidates
+        self.fl_value = fantasyland_value
+        self.chunk_boards = chunk_boards
+
+    def place(self, turn: Turn) -> npt.NDArray[np.int8]:
+        """The candidate with the best mean points over ``rollouts`` samples."""
+        pats, fits = candidates(turn)
+        guide = pattern_values(turn, heuristic.BALANCED)
+        noise = self.rng.random(guide.shape, dtype=np.float32) * 1e-3
+        guide = np.where(fits, guide + noise, -np.inf)
+        keep = min(self.keep, pats.shape[0])
+        chosen = np.argsort(-guide, axis=1)[:, :keep]  # (m, C)
+        usable = np.take_along_axis(fits, chosen, axis=1)
+        per_table = keep * self.rollouts
+        step = max(1, self.chunk_boards // per_table)
+        best = np.empty(turn.size, dtype=np.intp)
+        for start in range(0, turn.size, step):
+            part = slice(start, start + step)
+            means = self._means(turn, part, pats, chosen[part])
+            means = np.where(usable[part], means, -np.inf)
+            best[part] = np.take_along_axis(chosen[part], np.argmax(means, axis=1)[:, None],
+                                            axis=1)[:, 0]
+        return pats[best]
+
+    def _means(self, turn: Turn, part: slice, pats: npt.NDArray[np.int8],
+               chosen: npt.NDArray[np.intp]) -> npt.NDArray[np.float64]:
+        arrays = turn.arrays
+        m, c, n = chosen.shape[0], chosen.shape[1], self.rollouts
+        k = turn.cards.shape[1]
+        # Boards after each candidate.
+        added = (CARD_KEYS[turn.cards[part]].astype(np.float64)
+                 @ pattern_onehot(k, turn.discards)).astype(np.int64).reshape(m, -1, 3)
+        keys = turn.keys[part][:, None, :] + np.take_along_axis(added, chosen[..., None], axis=1)
+        filled = turn.filled[part][:, None, :] + pattern_counts(k, turn.discards)[chosen]
+        # Candidates that do not fit (fewer fitting patterns than kept) are scored on the
+        # board as it stands and thrown away by the caller.
+        bad = (filled > _SIZES).any(axis=-1, keepdims=True)
+        keys = np.where(bad, turn.keys[part][:, None, :], keys)
+        filled = np.where(bad, turn.filled[part][:, None, :], filled)
+        # Samples of the unseen cards: shuffled, the seen ones pushed past the end.
+        order = self.rng.random((m, n, 52), dtype=np.float32)
+        order[np.broadcast_to(turn.seen[part][:, None, :], order.shape)] = 2.0
+        deck = np.argsort(order, axis=2).astype(np.uint8)
+        unseen = (~turn.seen[part]).sum(axis=1)
+
+        streets = _streets_after(turn.variant, turn.street)
+        future = sum(d for d, _ in streets)
+        offset = future
+        opponents = []
+        for o in range(turn.opponents.shape[1]):
+            width = max(int(turn.opponent_future[part][:, o].max()), 1)
+            opponents.append(self._opponent(turn, part, o, deck, offset, width, unseen))
+            offset += width
+        if streets:
+            mine = np.broadcast_to(deck[:, None, :, :future], (m, c, n, future))
+            final = play_out(
+                np.broadcast_to(keys[:, :, None, :], (m, c, n, 3)).reshape(-1, 3),
+                np.broadcast_to(filled[:, :, None, :], (m, c, n, 3)).reshape(-1, 3),
+                mine.reshape(-1, future), streets, arrays, self.fl_value).reshape(m, c, n, 3)
+        else:
+            final = np.broadcast_to(keys[:, :, None, :], (m, c, n, 3))
+        strengths = _final_strengths(final)
+        foul = (strengths[..., 0] > strengths[..., 1]) | (strengths[..., 1] > strengths[..., 2])
+        roy = np.stack([arrays.royalty[r][strengths[..., r]] for r in range(3)], axis=-1)
+        roy = np.where(foul[..., None], 0, roy).astype(np.int32)
+        total = np.zeros((m, c, n), dtype=np.float64)
+        for o_strength, o_foul, o_roy in opponents:
+            total += pair_points(arrays, strengths, o_strength[:, None], foul,
+                                 o_foul[:, None], roy, o_roy[:, None])
+        if arrays.entry is not None:
+            total += self.fl_value * (~foul & (strengths[..., 0] >= arrays.entry))
+        return total.mean(axis=2)
+
+    def _opponent(self, turn: Turn, part: slice, o: int, deck: npt.NDArray[np.uint8],
+                  offset: int, width: int,
+                  unseen: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.intp], ...]:
+        """One opponent's finished boards in every sample: strengths, fouls, royalties."""
+        arrays = turn.arrays
+        m, n = deck.shape[0], deck.shape[1]
+        keys = np.repeat(turn.opponent_keys[part][:, o], n, axis=0)
+        filled = np.repeat(turn.opponent_filled[part][:, o], n, axis=0)
+        future = np.repeat(turn.opponent_future[part][:, o], n)
+        hidden = np.repeat(turn.opponent_hidden[part][:, o], n)
+        # Cards past those drawn for the seat and earlier opponents; should the unseen
+        # cards run short, the window slides back (a few cards then serve twice).
+        start = np.minimum(offset, np.maximum(np.repeat(unseen, n) - width, 0))
+        cards = deck.reshape(m * n, 52)[np.arange(m * n)[:, None],
+                                         start[:, None] + np.arange(width)]
+        variant = turn.variant
+        plans = _plans(variant)
+        final = keys.copy()
+        for count, plan in plans.items():
+            rows = np.flatnonzero((future == count) & ~hidden)
+            if rows.size:
+                final[rows] = play_out(keys[rows], filled[rows], cards[rows, :count], plan,
+                                       arrays, self.fl_value) if plan else keys[rows]
+        rows = np.flatnonzero(hidden)
+        if rows.size:
+            # A fantasyland seat sets face down: a plain rule-and-finish of 13 cards.
+            plan = [(1, 0)] * 13
+            final[rows] = play_out(np.zeros((rows.size, 3), dtype=np.int64),
+                                   np.zeros((rows.size, 3), dtype=np.int8), cards[rows, :13],
+                                   plan, arrays, self.fl_value)
+        strengths = _final_strengths(final).reshape(m, n, 3)
+        foul = (strengths[..., 0] > strengths[..., 1]) | (strengths[..., 1] > strengths[..., 2])
+        roy = np.stack([arrays.royalty[r][strengths[..., r]] for r in range(3)], axis=-1)
+        roy = np.where(foul[..., None], 0, roy).astype(np.int32)
+        return strengths, foul, roy
+
+
+def _streets_after(variant: Variant, street: int) -> list[tuple[int, int]]:
+    return [(s.dealt, s.discard) for s in variant.streets[street + 1:]]
+
+
+def _plans(variant: Variant) -> dict[int, list[tuple[int, int]]]:
+    """Cards still to come -> the streets that bring them, for a seat part-way through."""
+    streets = [(s.dealt, s.discard) for s in variant.streets]
+    out: dict[int, list[tuple[int, int]]] = {}
+    for first in range(len(streets) + 1):
+        rest = streets[first:]
+        out[sum(d for d, _ in rest)] = rest
+    return out
+

@@ -27,7 +27,7 @@ def reported_points(hands: list[HandRecord], variant: Variant, ruleset: Ruleset,
     seats = len(names)
     if not hands:
         return np.zeros((0, seats), dtype=np.int64)
-    boards = np.stack([np.stack([seat.board for seat in hand.seats]) for hand in hands])
+    boards = np.stack([hand.boards for hand in hands])
     flat = boards.reshape(-1, 13)
     n = len(hands)
     frame = pl.DataFrame({
@@ -35,8 +35,8 @@ def reported_points(hands: list[HandRecord], variant: Variant, ruleset: Ruleset,
         "variant": [variant.value] * (n * seats),
         "seat": np.tile(np.arange(1, seats + 1), n).astype(np.int8),
         "player": names * n,
-        "fantasyland": [s.fantasyland for h in hands for s in h.seats],
-        "timed_out": [s.timed_out for h in hands for s in h.seats],
+        "fantasyland": np.concatenate([h.fantasyland for h in hands]),
+        "timed_out": np.concatenate([h.timed_out for h in hands]),
         "surrendered": [False] * (n * seats),
         "top": pl.Series(flat[:, 0:3]).cast(pl.Array(pl.UInt8, 3)),
         "middle": pl.Series(flat[:, 3:8]).cast(pl.Array(pl.UInt8, 5)),
@@ -52,23 +52,23 @@ def hand_record(hand: HandRecord, *, hand_id: str, session_id: str, played_at: d
                 points: np.ndarray) -> dict[str, Any]:
     """One hand as an ``ofc-hand/1`` object."""
     players = []
-    for index, seat in enumerate(hand.seats):
-        entry: dict[str, Any] = {"seat": index + 1, "name": names[index],
-                                 "fantasyland": seat.fantasyland}
+    for index, name in enumerate(names):
+        entry: dict[str, Any] = {"seat": index + 1, "name": name,
+                                 "fantasyland": bool(hand.fantasyland[index])}
         if variant is Variant.CHINESE_13:
-            board = [_CARD[c] for c in seat.board.tolist()]
+            board = [_CARD[c] for c in hand.boards[index].tolist()]
             entry["top"], entry["middle"], entry["bottom"] = board[0:3], board[3:8], board[8:13]
         else:
             streets = []
-            for cards, rows in seat.streets:
-                texts = [_CARD[c] for c in cards.tolist()]
+            for cards, rows in hand.log.streets(hand.row, index):
+                texts = [_CARD[c] for c in cards]
                 street: dict[str, list[str]] = {"dealt": texts}
-                for text, row in zip(texts, rows.tolist(), strict=True):
+                for text, row in zip(texts, rows, strict=True):
                     street.setdefault(_ROWS[row], []).append(text)
                 # Keys in the order FORMAT.md shows them: dealt, top, middle, bottom, discard.
                 streets.append({key: street[key] for key in _ORDER if key in street})
             entry["streets"] = streets
-        if seat.timed_out:
+        if hand.timed_out[index]:
             entry["timed_out"] = True
         entry["reported_points"] = int(points[index])
         players.append(entry)
