@@ -338,3 +338,61 @@ def export(
         written = store.export_parquet(parquet)
     for path in written:
         typer.echo(str(path))
+
+
+@app.command()
+def simulate(
+    players: Annotated[str, typer.Option(
+        "--players", "-p", help="Seats in order as name:style, comma-separated; styles: "
+        "random, safe, balanced, aggressive, montecarlo.", show_default=False)],
+    output: Annotated[Path, typer.Option("--output", "-o", help="The .jsonl file to write.",
+                                         show_default=False)],
+    variant: Annotated[str, typer.Option(
+        "--variant", help="chinese-13, ofc-classic, ofc-turbo or pineapple.")] = "pineapple",
+    hands: Annotated[int, typer.Option("--hands", "-n", help="Hands to play.")] = 1000,
+    ruleset: Annotated[str, typer.Option(
+        "--ruleset", "-r", help="A preset name or a TOML file: scoring and fantasyland.")]
+        = "american",
+    seed: Annotated[int, typer.Option("--seed", help="The same seed writes the same file.")]
+        = 0,
+    rollouts: Annotated[int, typer.Option(
+        "--rollouts", help="Samples per decision of the montecarlo bot.")] = 100,
+    timeout_rate: Annotated[float, typer.Option(
+        "--timeout-rate", help="Chance that a seat runs out of time in a hand.")] = 0.0,
+    prefix: Annotated[str | None, typer.Option(
+        "--prefix", help="Hand and session ids start with it. Default: sim<seed>.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Play bots against each other and write the hands as an ofc-hand/1 log.
+
+    Each hand carries its streets, fantasyland flags, button, a session per game (one
+    orbit of the button) and reported_points under the ruleset played.
+
+    Example: ofcstats simulate --variant pineapple --players alice:aggressive,bob:safe,carol:montecarlo --hands 10000 --ruleset american --seed 7 -o sample.jsonl
+    """
+    # Appended command: the simulator is imported only when it is used.
+    from ofcstats.simulate import Simulation, parse_players, write_jsonl  # noqa: PLC0415
+    from ofcstats.variants import Variant  # noqa: PLC0415
+
+    try:
+        sim = Simulation(variant=Variant.parse(variant), ruleset=load_ruleset(ruleset),
+                         players=parse_players(players), hands=hands, seed=seed,
+                         rollouts=rollouts, timeout_rate=timeout_rate, prefix=prefix)
+        sim.check()
+        show_bar = not quiet and sys.stderr.isatty() and sys.stdout.isatty()
+        if show_bar:
+            with Progress("[progress.description]{task.description}", BarColumn(),
+                          "{task.completed:,}/{task.total:,} hands", TimeRemainingColumn(),
+                          console=Console(stderr=True), transient=True) as bar:
+                task = bar.add_task("simulate", total=hands)
+
+                def update(done: int, total: int) -> None:
+                    bar.update(task, completed=done, total=total)
+
+                written = write_jsonl(sim, output, update)
+        else:
+            written = write_jsonl(sim, output)
+    except (OfcstatsError, OSError) as error:
+        raise fail(str(error)) from None
+    typer.echo(f"{written:,} hands of {sim.variant.value} under {sim.ruleset.name} "
+               f"(seed {seed}) -> {output}")

@@ -74,6 +74,7 @@ class RowFeatures:
     royalty: npt.NDArray[np.float32]  # expected royalty: made, plus draws by their odds
     strength: npt.NDArray[np.float32]  # style-weighted projected strength
     fantasyland: npt.NDArray[np.float32]  # top row only: chance it qualifies (style-weighted)
+    exact: npt.NDArray[np.float32]  # exact strength of a full row, -1 for a row in the making
 
 
 FIELDS = tuple(RowFeatures.__annotations__)
@@ -115,11 +116,13 @@ def row_features(keys: npt.NDArray[np.int64], future_total: npt.NDArray[np.int64
     improve = np.where(n == 0, np.minimum(share, 5) * 0.12, improve).astype(np.float32)
 
     full = open_slots == 0
+    exact_strength = np.full(keys.shape, -1.0, dtype=np.float32)
     royalty = np.stack([arrays.royalty_made[r][np.maximum(made[..., r], 0).astype(np.intp)]
                         for r in range(3)], axis=-1)
     if full.any():
         strength = _full_strength(ids, suit_word, n)
         made = np.where(full, category_index(strength), made).astype(np.float32)
+        exact_strength = np.where(full, strength, -1).astype(np.float32)
         exact = np.stack([arrays.royalty[r][strength[..., r]] for r in range(3)], axis=-1)
         royalty = np.where(full, exact, royalty)
     roy_flush = arrays.royalty_made[:, _FLUSH_INDEX + 12]
@@ -148,7 +151,7 @@ def row_features(keys: npt.NDArray[np.int64], future_total: npt.NDArray[np.int64
                        catch_far=catch_far.astype(np.float32),
                        royalty=royalty.astype(np.float32),
                        strength=(projected * weight).astype(np.float32),
-                       fantasyland=fantasyland)
+                       fantasyland=fantasyland, exact=exact_strength)
 
 
 def combine(f: RowFeatures, style: Style) -> npt.NDArray[np.float32]:
@@ -157,9 +160,15 @@ def combine(f: RowFeatures, style: Style) -> npt.NDArray[np.float32]:
     keep = np.ones(made.shape[:-1], dtype=np.float32)
     for low, high in ((0, 1), (1, 2)):
         # Foul risk: a lower row already made stronger than the upper row may become.
-        gap = made[..., low] + style.margin - made[..., high]
+        # A complete upper row is known: no margin, only the lower row's made hand counts
+        # (and both complete: the exact order).
+        high_full = f.exact[..., high] >= 0
+        gap = made[..., low] + np.where(high_full, 0.0, style.margin) - made[..., high]
         miss = 1.0 - np.where(gap > 13, f.catch_far[..., high], f.catch[..., high])
-        keep *= 1.0 - np.where(gap > 0, miss, np.where(gap == 0, 0.35 * miss, 0.0))
+        p = np.where(gap > 0, miss, np.where(gap == 0, 0.35 * miss, 0.0))
+        both = high_full & (f.exact[..., low] >= 0)
+        p = np.where(both, f.exact[..., low] > f.exact[..., high], p)
+        keep *= 1.0 - p
     risk = 1.0 - keep
     gain = style.royalty_weight * f.royalty.sum(axis=-1) \
         + style.fantasyland_value * f.fantasyland[..., 0]

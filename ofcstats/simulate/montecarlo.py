@@ -37,25 +37,24 @@ _BLOCKED = np.float32(-1e6)
 
 
 def _rule_scores(keys: npt.NDArray[np.int64], filled: npt.NDArray[np.int8],
-                 card_key: npt.NDArray[np.int64]) -> npt.NDArray[np.float32]:
-    """``(B, 3)`` how well one card (its key, ``(B,)``) fits each row of each board."""
+                 made: npt.NDArray[np.float32],
+                 card_key: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.float32],
+                                                           npt.NDArray[np.float32]]:
+    """How well one card (its key, ``(B,)``) fits each row of each board, ``(B, 3)``,
+    and each row's made index were it put there."""
     t = row_tables()
-    old = t.made_index[t.id_of_key[keys >> SUIT_BITS]].astype(np.float32)
     room = filled < _SIZES
     new_keys = np.where(room, keys + card_key[:, None], keys)
-    new_ids = t.id_of_key[new_keys >> SUIT_BITS]
-    new = t.made_index[new_ids].astype(np.float32)
-    score = _GAIN_WEIGHT * (new - old)
-    n_new = filled + 1
-    flushy = t.suited[new_keys & SUIT_MASK] & (n_new >= 2)
-    score[:, 1:] += np.where(flushy[:, 1:], 2.0 * n_new[:, 1:], 0.0)
+    new = t.made_index[t.id_of_key[new_keys >> SUIT_BITS]].astype(np.float32)
+    score = _GAIN_WEIGHT * (new - made)
+    flushy = t.suited[new_keys[:, 1:] & SUIT_MASK] & (filled[:, 1:] >= 1)
+    score[:, 1:] += np.where(flushy, 2.0 * (filled[:, 1:] + 1), 0.0)
     # Keep the lower rows ahead: a row may not outgrow what the row above can still make.
-    open_slots = _SIZES - filled
-    reach_mid = old[:, 1] + 13.0 * (open_slots[:, 1] >= 2)
-    reach_bot = old[:, 2] + 13.0 * (open_slots[:, 2] >= 2)
+    reach_mid = made[:, 1] + np.where(filled[:, 1] <= 3, 13.0, 0.0)
+    reach_bot = made[:, 2] + np.where(filled[:, 2] <= 3, 13.0, 0.0)
     score[:, 0] -= np.where(new[:, 0] > reach_mid, 40.0, 0.0)
     score[:, 1] -= np.where(new[:, 1] > reach_bot, 40.0, 0.0)
-    return np.where(room, score, _BLOCKED)
+    return np.where(room, score, _BLOCKED), new
 
 
 def rule_street(keys: npt.NDArray[np.int64], filled: npt.NDArray[np.int8],
@@ -63,20 +62,27 @@ def rule_street(keys: npt.NDArray[np.int64], filled: npt.NDArray[np.int8],
     """Place a street's ``cards`` (B, k) by the quick rule, in place; the ``discards``
     cards that fit worst are thrown away."""
     b, k = cards.shape
+    t = row_tables()
     card_keys = CARD_KEYS[cards]
+    made = t.made_index[t.id_of_key[keys >> SUIT_BITS]].astype(np.float32)
     keep = np.ones((b, k), dtype=bool)
+    first = None
     if discards:
-        best = np.stack([_rule_scores(keys, filled, card_keys[:, j]).max(axis=1)
-                         for j in range(k)], axis=1)
+        scored = [_rule_scores(keys, filled, made, card_keys[:, j]) for j in range(k)]
+        first = scored[0]
+        best = np.stack([score.max(axis=1) for score, _ in scored], axis=1)
         order = np.argsort(best, axis=1)[:, :discards]
         np.put_along_axis(keep, order, False, axis=1)
     rows = np.arange(b)
     for j in range(k):
-        score = _rule_scores(keys, filled, card_keys[:, j])
+        score, new = first if j == 0 and first is not None else \
+            _rule_scores(keys, filled, made, card_keys[:, j])
         row = np.argmax(score, axis=1)
-        go = keep[:, j]
-        keys[rows[go], row[go]] += card_keys[go, j]
-        filled[rows[go], row[go]] += 1
+        go = rows[keep[:, j]]
+        chosen = row[go]
+        keys[go, chosen] += card_keys[go, j]
+        filled[go, chosen] += 1
+        made[go, chosen] = new[go, chosen]
 
 
 def _final_strengths(keys: npt.NDArray[np.int64]) -> npt.NDArray[np.intp]:
