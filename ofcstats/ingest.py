@@ -30,6 +30,7 @@ from ofcstats.store import DEFAULT_DB, Store
 LOG_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv")
 COMPRESSED_SUFFIXES = (".gz", ".zst")
 FIRST_REASONS = 10
+PARSE_WORKERS = 2  # batches parsed at once; with the inserts, enough for two cores
 
 Progress = Callable[[int, int], None]
 """Called with (bytes read so far, bytes in all files)."""
@@ -188,7 +189,8 @@ def _ingest_file(store: Store, path: Path, size: int, format_name: str | None,
     try:
         with store.transaction():
             file_id = store.begin_file(str(path), result.format, size)
-            batches = formats.read(path, result.format, progress, batch_bytes, digest)
+            batches = formats.read(path, result.format, progress, batch_bytes, digest,
+                                   workers=PARSE_WORKERS)
             for batch in _ahead(batches):
                 added, conflicts = store.add(batch, file_id)
                 rejects = pl.concat([batch.rejects, conflicts])

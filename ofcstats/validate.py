@@ -17,10 +17,13 @@ A hand that :func:`explain` finds nothing wrong with is valid.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import duckdb
 import numpy as np
 import polars as pl
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from ofcstats.cards import RANKS, SUITS
 from ofcstats.records import (
@@ -68,7 +71,8 @@ def validate(raw: RawBatch, con: duckdb.DuckDBPyConnection, *,
     ``explain_all`` sends every hand through the slow, wording pass (for tests).
     """
     n = raw.hands.height
-    suspect = np.ones(n, dtype=bool) if explain_all else suspects(raw)
+    index = Index.of(raw)
+    suspect = np.ones(n, dtype=bool) if explain_all else suspects(raw, index)
     reasons = explain(_subset(raw, suspect)) if suspect.any() else \
         pl.DataFrame(schema={"hand": pl.Int64, "reason": pl.String})
     valid = np.ones(n, dtype=bool)
@@ -79,7 +83,7 @@ def validate(raw: RawBatch, con: duckdb.DuckDBPyConnection, *,
         .then(pl.format("hand {}: {}", pl.col("hand_id"), pl.col("reason")))
         .otherwise(pl.col("reason")).alias("reason"),
     )
-    batch = build(raw, valid, con)
+    batch = build(raw, valid, con, index)
     conflicts = batch.rejects.join(raw.hands.select("line", "n_lines"), on="line").select(
         "line", "n_lines", "hand_id", "reason")
     rejects = pl.concat([
@@ -104,68 +108,117 @@ def _with_raw(raw: RawBatch, rejected: pl.DataFrame) -> pl.DataFrame:
 # The fast pass: every rule as integer arithmetic over the whole batch.
 
 def _np(frame: pl.DataFrame, name: str, fill: int | bool = 0) -> np.ndarray:
-    return frame.get_column(name).fill_null(fill).to_numpy()
+    column = frame.get_column(name)
+    if column.null_count():
+        column = column.fill_null(fill)
+    return column.to_numpy()
 
 
-def suspects(raw: RawBatch) -> np.ndarray:
+@dataclass
+class Index:
+    """The batch as integer arrays: per seat row, per card row, per street row."""
+
+    n: int
+    variant: np.ndarray  # per hand: index into Variant, -1 when unknown
+    s_hand: np.ndarray
+    s_seat: np.ndarray  # -1 when missing
+    s_fl: np.ndarray
+    s_streets: np.ndarray
+    n_streets: np.ndarray
+    per_hand: np.ndarray  # seats per hand
+    c_hand: np.ndarray
+    c_seat: np.ndarray  # the card's seat row
+    c_street: np.ndarray
+    c_kind: np.ndarray
+    c_pos: np.ndarray
+    c_code: np.ndarray  # NOT_A_CARD where the text is not a card
+    on_street: np.ndarray
+    form_ok: np.ndarray  # a street card of a seat with streets, or a row card of one without
+    street_start: np.ndarray  # per seat row: its first street row
+    c_t: np.ndarray  # per card: its street row (-1 for final-row cards)
+
+    @staticmethod
+    def of(raw: RawBatch) -> Index:
+        """Index a raw batch (no copies where Polars can lend its buffers)."""
+        hands, seats, cards = raw.hands, raw.seats, raw.cards
+        n = hands.height
+        variant = hands.get_column("variant").replace_strict(
+            _VARIANT_NAMES, list(range(len(_VARIANTS))), default=-1, return_dtype=pl.Int64,
+        ).to_numpy()
+        s_hand = _np(seats, "hand")
+        s_streets = _np(seats, "has_streets", fill=False)
+        n_streets = _np(seats, "n_streets")
+        per_hand = np.bincount(s_hand, minlength=n)
+        c_hand = _np(cards, "hand")
+        c_seat = exclusive_cumsum(per_hand)[c_hand] + _np(cards, "seat_index") - 1
+        c_street = _np(cards, "street")
+        on_street = c_street > 0
+        street_start = exclusive_cumsum(n_streets)
+        c_t = np.where(on_street, street_start[c_seat] + c_street - 1, -1)
+        return Index(
+            n=n, variant=variant, s_hand=s_hand, s_seat=_np(seats, "seat", -1),
+            s_fl=_np(seats, "fantasyland", fill=False), s_streets=s_streets,
+            n_streets=n_streets, per_hand=per_hand, c_hand=c_hand, c_seat=c_seat,
+            c_street=c_street, c_kind=_np(cards, "kind"), c_pos=_np(cards, "pos"),
+            c_code=_np(cards, "code", NOT_A_CARD), on_street=on_street,
+            form_ok=on_street == s_streets[c_seat], street_start=street_start, c_t=c_t,
+        )
+
+
+def suspects(raw: RawBatch, index: Index | None = None) -> np.ndarray:
     """A boolean per hand: it may break a rule (it certainly does not when false)."""
-    hands, seats, cards = raw.hands, raw.seats, raw.cards
-    n, n_seat_rows = hands.height, seats.height
-    bad = hands.get_column("error").is_not_null().to_numpy().copy()
-    variant = hands.get_column("variant").replace_strict(
-        _VARIANT_NAMES, list(range(len(_VARIANTS))), default=-1, return_dtype=pl.Int64,
-    ).to_numpy()
-    bad |= variant < 0
-    played = hands.get_column("played_at")
-    bad |= (played.is_not_null() & _played_at(played).is_null()).to_numpy()
-    v = np.maximum(variant, 0)
+    ix = index or Index.of(raw)
+    bad = raw.hands.get_column("error").is_not_null().to_numpy().copy()
+    bad |= ix.variant < 0
+    played = raw.hands.get_column("played_at")
+    if played.null_count() < ix.n:
+        bad |= (played.is_not_null() & _played_at(played).is_null()).to_numpy()
+    s_bad = _seat_suspects(raw, ix, bad)
+    s_bad |= _street_suspects(ix)
+    bad |= _card_suspects(ix)
+    for kind, want in ((TOP, 3), (TOP + 1, 5), (BOTTOM, 5)):
+        in_row = (ix.c_kind == kind) & ix.form_ok
+        s_bad |= np.bincount(ix.c_seat[in_row], minlength=len(ix.s_hand)) != want
+    bad |= np.bincount(ix.s_hand[s_bad], minlength=ix.n) > 0
+    return bad
 
-    # Seats.
-    s_hand = _np(seats, "hand")
-    s_seat = _np(seats, "seat", -1)
-    s_fl = _np(seats, "fantasyland", fill=False)
-    s_streets = _np(seats, "has_streets", fill=False)
+
+def _seat_suspects(raw: RawBatch, ix: Index, bad: np.ndarray) -> np.ndarray:
+    """Seats: count, numbers, names, button, flags; marks bad hands in place and
+    returns the bad seat rows."""
+    seats = raw.seats
+    v = np.maximum(ix.variant, 0)
     s_rows = _np(seats, "has_rows", fill=False)
-    n_streets = _np(seats, "n_streets")
     s_bad = seats.get_column("error").is_not_null().to_numpy() \
-        | (s_seat < 0) | (s_seat > MAX_SEAT) | (s_streets & s_rows) \
-        | (s_fl & (v[s_hand] == _CHINESE_13))
-    per_hand = np.bincount(s_hand, minlength=n)
-    bad |= (per_hand < MIN_PLAYERS) | (per_hand > _MAX_PLAYERS[v])
-    bad |= _repeats(s_hand, s_seat, n)
-    names = seats.get_column("player").fill_null("").hash().to_numpy()
-    bad |= _repeats(s_hand, names, n)
-    button = hands.get_column("button")
-    if button.null_count() < n:
+        | (ix.s_seat < 0) | (ix.s_seat > MAX_SEAT) | (ix.s_streets & s_rows) \
+        | (ix.s_fl & (v[ix.s_hand] == _CHINESE_13))
+    s_bad |= ix.s_streets & np.where(ix.s_fl, ix.n_streets != 1,
+                                     ix.n_streets != _PLAN_LEN[v[ix.s_hand]])
+    bad |= (ix.per_hand < MIN_PLAYERS) | (ix.per_hand > _MAX_PLAYERS[v])
+    bad |= _repeats(ix.s_hand, ix.s_seat, ix.n)
+    bad |= _repeats(ix.s_hand, seats.get_column("player").fill_null("").hash().to_numpy(),
+                    ix.n)
+    button = raw.hands.get_column("button")
+    if button.null_count() < ix.n:
         b = button.fill_null(-1).to_numpy()
-        seated = np.bincount(s_hand, weights=(s_seat == b[s_hand]), minlength=n)
-        bad |= (b >= 0) & (seated == 0) | (button.is_not_null().to_numpy() & (b < 0))
+        seated = np.bincount(ix.s_hand, weights=(ix.s_seat == b[ix.s_hand]), minlength=ix.n)
+        bad |= ((b >= 0) & (seated == 0)) | (button.is_not_null().to_numpy() & (b < 0))
+    return s_bad
 
-    # Cards.
-    c_hand = _np(cards, "hand")
-    c_street = _np(cards, "street")
-    c_kind = _np(cards, "kind")
-    c_code = cards.get_column("code").fill_null(NOT_A_CARD).to_numpy().astype(np.int64)
-    c_pos = _np(cards, "pos")
-    seat_start = exclusive_cumsum(per_hand)
-    c_seat = seat_start[c_hand] + _np(cards, "seat_index") - 1
-    bad_card = c_code == NOT_A_CARD
-    s_bad |= np.bincount(c_seat[bad_card], minlength=n_seat_rows) > 0
-    code = np.where(bad_card, 0, c_code)
 
-    # Streets: sizes per variant and fantasyland, and each street's cards accounted for.
-    street_start = exclusive_cumsum(n_streets)
-    n_street_rows = int(n_streets.sum())
-    on_street = c_street > 0
-    t = street_start[c_seat[on_street]] + c_street[on_street] - 1
-    t_kind = c_kind[on_street]
+def _street_suspects(ix: Index) -> np.ndarray:
+    """Street sizes per variant and fantasyland; returns the bad seat rows."""
+    n_seat_rows = len(ix.s_hand)
+    n_street_rows = int(ix.n_streets.sum())
+    t = ix.c_t[ix.on_street]
+    t_kind = ix.c_kind[ix.on_street]
     n_dealt = np.bincount(t[t_kind == DEALT], minlength=n_street_rows)
     n_discard = np.bincount(t[t_kind == DISCARD], minlength=n_street_rows)
-    n_used = np.bincount(t[t_kind != DEALT], minlength=n_street_rows)
-    t_seat = np.repeat(np.arange(n_seat_rows), n_streets)
-    t_no = np.arange(n_street_rows) - street_start[t_seat]
-    t_v = v[s_hand[t_seat]]
-    t_fl = s_fl[t_seat]
+    n_used = np.bincount(t, minlength=n_street_rows) - n_dealt
+    t_seat = np.repeat(np.arange(n_seat_rows), ix.n_streets)
+    t_no = np.arange(n_street_rows) - ix.street_start[t_seat]
+    t_v = np.maximum(ix.variant, 0)[ix.s_hand[t_seat]]
+    t_fl = ix.s_fl[t_seat]
     in_plan = t_no < _PLAN_LEN[t_v]
     j = np.minimum(t_no, _MAX_STREETS - 1)
     t_bad = n_used != n_dealt
@@ -173,31 +226,27 @@ def suspects(raw: RawBatch) -> np.ndarray:
                                 | (n_discard != _PLAN_DISCARD[t_v, j]))
     t_bad |= t_fl & ((n_dealt < 13) | (n_dealt > FANTASYLAND_MAX_CARDS)
                      | (n_discard != n_dealt - 13))
-    s_bad |= np.bincount(t_seat[t_bad], minlength=n_seat_rows) > 0
-    s_bad |= s_streets & np.where(s_fl, n_streets != 1, n_streets != _PLAN_LEN[v[s_hand]])
+    return np.bincount(t_seat[t_bad], minlength=n_seat_rows) > 0
 
-    # Each card once per hand: dealt cards and final rows given without streets are the
-    # cards a hand holds; each placed or discarded card must be dealt on its own street.
-    key = c_hand * 52 + code
-    form_ok = on_street == s_streets[c_seat]
-    holds = ((c_kind == DEALT) & on_street) | (~on_street & form_ok & (c_kind != DEALT))
-    bad |= _counted_twice(key[holds], c_hand[holds], n)
-    c_t = np.full(len(c_code), -1, dtype=np.int64)
-    c_t[on_street] = t
+
+def _card_suspects(ix: Index) -> np.ndarray:
+    """Card texts, and each card once per hand: the dealt cards and the final rows given
+    without streets are what a hand holds; each placed or discarded card must be dealt
+    on its own street. Returns the bad hands."""
+    n = ix.n
+    bad_card = ix.c_code == NOT_A_CARD
+    bad = np.bincount(ix.c_hand[bad_card], minlength=n) > 0
+    key = ix.c_hand * 52 + np.where(bad_card, 0, ix.c_code)
+    dealt = ix.on_street & (ix.c_kind == DEALT)
+    holds = dealt | (~ix.on_street & ix.form_ok)
+    bad |= _counted_twice(key[holds], ix.c_hand[holds], n)
     owner = np.full(n * 52, -1, dtype=np.int64)
-    dealt = on_street & (c_kind == DEALT)
-    owner[key[dealt]] = c_t[dealt]
-    used = on_street & (c_kind != DEALT)
-    bad |= _counted_twice(key[used], c_hand[used], n)
-    bad |= np.bincount(c_hand[used][owner[key[used]] != c_t[used]], minlength=n) > 0
-
-    # Final rows: 3/5/5 from the streets, or as given.
-    for kind, want in ((TOP, 3), (TOP + 1, 5), (BOTTOM, 5)):
-        in_row = (c_kind == kind) & form_ok
-        s_bad |= np.bincount(c_seat[in_row], minlength=n_seat_rows) != want
+    owner[key[dealt]] = ix.c_t[dealt]
+    used = ix.on_street & (ix.c_kind != DEALT)
+    bad |= _counted_twice(key[used], ix.c_hand[used], n)
+    bad |= np.bincount(ix.c_hand[used][owner[key[used]] != ix.c_t[used]], minlength=n) > 0
     # A list position out of step would break the placement order: trust none.
-    bad |= np.bincount(c_hand[c_pos < 0], minlength=n) > 0
-    bad |= np.bincount(s_hand[s_bad], minlength=n) > 0
+    bad |= np.bincount(ix.c_hand[ix.c_pos < 0], minlength=n) > 0
     return bad
 
 
@@ -471,80 +520,23 @@ def _check_final_rows(cards: pl.DataFrame, seats: pl.DataFrame,
 
 # Building the canonical frames of the valid hands, with numpy scatters, no sorting.
 
-def build(raw: RawBatch, valid: np.ndarray, con: duckdb.DuckDBPyConnection) -> HandBatch:
+def build(raw: RawBatch, valid: np.ndarray, con: duckdb.DuckDBPyConnection,
+          index: Index | None = None) -> HandBatch:
     """The canonical frames of the hands where ``valid`` (all their rules checked)."""
-    hands, seats, cards = raw.hands, raw.seats, raw.cards
-    n, n_seat_rows = hands.height, seats.height
-    s_hand = _np(seats, "hand")
-    s_streets = _np(seats, "has_streets", fill=False)
-    n_streets = _np(seats, "n_streets")
-    per_hand = np.bincount(s_hand, minlength=n)
-    seat_start = exclusive_cumsum(per_hand)
-    c_hand = _np(cards, "hand")
-    c_street = _np(cards, "street")
-    c_kind = _np(cards, "kind")
-    c_pos = _np(cards, "pos")
-    c_code = cards.get_column("code").fill_null(0).to_numpy()
-    c_seat = seat_start[c_hand] + _np(cards, "seat_index") - 1
-    s_valid = valid[s_hand]
-    on_street = c_street > 0
-    form_ok = on_street == s_streets[c_seat]
+    ix = index or Index.of(raw)
+    hands, seats = raw.hands, raw.seats
+    s_valid = valid[ix.s_hand]
     seat_new = np.cumsum(s_valid) - 1
     hand_new = np.cumsum(valid) - 1
-    n_valid_seats = int(s_valid.sum())
-
-    rows: dict[str, np.ndarray] = {}
-    for kind, name in zip((TOP, TOP + 1, BOTTOM), ROWS, strict=True):
-        pick = np.flatnonzero((c_kind == kind) & form_ok & s_valid[c_seat])
-        owner = c_seat[pick]
-        run_start = np.flatnonzero(np.r_[True, owner[1:] != owner[:-1]]) if len(pick) else \
-            np.zeros(0, dtype=np.int64)
-        rank = np.arange(len(pick)) - np.repeat(run_start, np.diff(np.r_[run_start, len(pick)]))
-        out = np.zeros((n_valid_seats, ROW_SIZES[name]), dtype=np.uint8)
-        out[seat_new[owner], rank] = c_code[pick]
-        rows[name] = out
-
-    dealt_cards = on_street & (c_kind == DEALT)
-    dealt = np.where(s_streets, np.bincount(c_seat[dealt_cards], minlength=n_seat_rows), 13)
-
-    # Placements: a card's place in its seat's list is its street's first slot, plus the
-    # cards of the kinds before it in that street, plus its position in its own list.
-    street_start = exclusive_cumsum(n_streets)
-    used = np.flatnonzero(on_street & (c_kind != DEALT))
-    t = street_start[c_seat[used]] + c_street[used] - 1
-    kind = c_kind[used].astype(np.int64)
-    n_street_rows = int(n_streets.sum())
-    by_kind = np.bincount(t * 4 + (kind - TOP), minlength=n_street_rows * 4).reshape(-1, 4)
-    kind_offset = np.cumsum(by_kind, axis=1) - by_kind
-    street_used = by_kind.sum(axis=1)
-    street_base = exclusive_cumsum(street_used)
-    dest = street_base[t] + kind_offset[t, kind - TOP] + c_pos[used]
-    seat_first = street_base[np.minimum(street_start, max(n_street_rows - 1, 0))] \
-        if n_street_rows else np.zeros(n_seat_rows, dtype=np.int64)
-    order = np.empty(len(used), dtype=np.int64)
-    order[dest] = dest - seat_first[c_seat[used]] + 1
-    place_seat = np.empty(len(used), dtype=np.int64)
-    place_seat[dest] = c_seat[used]
-    place_street = np.empty(len(used), dtype=np.int64)
-    place_street[dest] = c_street[used]
-    place_card = np.empty(len(used), dtype=np.uint8)
-    place_card[dest] = c_code[used]
-    place_row = np.empty(len(used), dtype=np.uint8)
-    place_row[dest] = kind
-    keep = s_valid[place_seat]
-    seat_numbers = _np(seats, "seat")
-    placements = pl.DataFrame({
-        "hand": hand_new[s_hand[place_seat[keep]]].astype(np.uint32),
-        "seat": seat_numbers[place_seat[keep]].astype(np.int8),
-        "street": place_street[keep].astype(np.int8),
-        "order": order[keep].astype(np.int16),
-        "card": place_card[keep],
-        "row": place_row[keep],
-    }, schema=PLACEMENTS_SCHEMA)
+    rows = _final_rows(ix, s_valid, seat_new)
+    dealt_cards = ix.on_street & (ix.c_kind == DEALT)
+    dealt = np.where(ix.s_streets, np.bincount(ix.c_seat[dealt_cards], minlength=len(s_valid)),
+                     13)
+    placements = _placements(ix, s_valid, hand_new, _np(seats, "seat"))
 
     good_hands = hands.filter(pl.Series(valid))
     good_seats = seats.filter(pl.Series(s_valid)).with_columns(
-        hand=pl.Series(hand_new[s_hand[s_valid]], dtype=pl.UInt32),
+        hand=pl.Series(hand_new[ix.s_hand[s_valid]], dtype=pl.UInt32),
         dealt=pl.Series(dealt[s_valid], dtype=pl.Int8),
         top=pl.Series(rows["top"], dtype=pl.Array(pl.UInt8, 3)),
         middle=pl.Series(rows["middle"], dtype=pl.Array(pl.UInt8, 5)),
@@ -552,18 +544,16 @@ def build(raw: RawBatch, valid: np.ndarray, con: duckdb.DuckDBPyConnection) -> H
     )
     good_seats = good_seats.with_columns(
         hand_id=good_hands.get_column("hand_id").gather(good_seats.get_column("hand")))
-    fingerprints = _fingerprints(good_hands, good_seats, rows, con)
     out_hands = good_hands.select(
         "hand_id",
         pl.col("session_id").fill_null(session_default(raw.source)),
         _played_at(good_hands.get_column("played_at")).alias("played_at"),
         "variant", "ruleset", "point_value", "button",
-        pl.Series("n_seats", np.bincount(good_seats.get_column("hand").to_numpy(),
-                                         minlength=good_hands.height)),
+        pl.Series("n_seats", ix.per_hand[valid]),
         "extra",
         pl.lit(raw.source).alias("source"),
         "line",
-        fingerprints.alias("fingerprint"),
+        _fingerprints(good_hands, good_seats, rows, con).alias("fingerprint"),
     ).cast(HANDS_SCHEMA)  # type: ignore[arg-type]
     batch = HandBatch(
         hands=out_hands,
@@ -571,6 +561,58 @@ def build(raw: RawBatch, valid: np.ndarray, con: duckdb.DuckDBPyConnection) -> H
         placements=placements,
     )
     return _first_of_each_id(batch, raw.source)
+
+
+def _final_rows(ix: Index, s_valid: np.ndarray, seat_new: np.ndarray) -> dict[str, np.ndarray]:
+    """Per valid seat, its row cards in playing order (from streets, else as given)."""
+    n_valid_seats = int(s_valid.sum())
+    rows: dict[str, np.ndarray] = {}
+    for kind, name in zip((TOP, TOP + 1, BOTTOM), ROWS, strict=True):
+        pick = np.flatnonzero((ix.c_kind == kind) & ix.form_ok & s_valid[ix.c_seat])
+        owner = ix.c_seat[pick]
+        # A seat's cards of one row are one run; a card's rank in its run is its place.
+        rank = np.arange(len(pick)) - np.repeat(
+            *_runs(owner)) if len(pick) else np.zeros(0, dtype=np.int64)
+        out = np.zeros((n_valid_seats, ROW_SIZES[name]), dtype=np.uint8)
+        out[seat_new[owner], rank] = ix.c_code[pick]
+        rows[name] = out
+    return rows
+
+
+def _runs(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Start index of each run of equal neighbours, and each run's length."""
+    start = np.flatnonzero(np.r_[True, values[1:] != values[:-1]])
+    return start, np.diff(np.r_[start, len(values)])
+
+
+def _placements(ix: Index, s_valid: np.ndarray, hand_new: np.ndarray,
+                seat_numbers: np.ndarray) -> pl.DataFrame:
+    """Placed and discarded cards of valid seats, in order. A card's slot in its seat's
+    list is its street's first slot, plus the cards of the kinds before it in that
+    street, plus its position in its own list: a scatter, no sort."""
+    used = np.flatnonzero(ix.on_street & (ix.c_kind != DEALT) & s_valid[ix.c_seat])
+    t = ix.c_t[used]
+    kind = ix.c_kind[used].astype(np.int64)
+    n_street_rows = int(ix.n_streets.sum())
+    by_kind = np.bincount(t * 4 + (kind - TOP), minlength=n_street_rows * 4).reshape(-1, 4)
+    kind_offset = np.cumsum(by_kind, axis=1) - by_kind
+    street_base = exclusive_cumsum(by_kind.sum(axis=1))
+    dest = street_base[t] + kind_offset[t, kind - TOP] + ix.c_pos[used]
+    seat = ix.c_seat[used]
+    first_street = np.minimum(ix.street_start, max(n_street_rows - 1, 0))
+    seat_first = street_base[first_street] if n_street_rows else \
+        np.zeros(len(s_valid), dtype=np.int64)
+    columns = {
+        "hand": hand_new[ix.s_hand[seat]], "seat": seat_numbers[seat],
+        "street": ix.c_street[used], "order": dest - seat_first[seat] + 1,
+        "card": ix.c_code[used], "row": kind,
+    }
+    placed: dict[str, pl.Series] = {}
+    for name, values in columns.items():
+        out = np.empty(len(used), dtype=values.dtype)
+        out[dest] = values
+        placed[name] = pl.Series(name, out, dtype=PLACEMENTS_SCHEMA[name])
+    return pl.DataFrame(placed)
 
 
 def _fingerprints(hands: pl.DataFrame, seats: pl.DataFrame, rows: dict[str, np.ndarray],
@@ -589,12 +631,14 @@ def _fingerprints(hands: pl.DataFrame, seats: pl.DataFrame, rows: dict[str, np.n
                            for c in ("fantasyland", "timed_out", "surrendered")]),
             pl.Series(board_text).cast(pl.String),
         ], separator="|").alias("text"),
-    ).sort("hand", "seat").group_by("hand", maintain_order=True).agg(
-        pl.col("text").str.join("\n"))
-    text = pl.DataFrame({"variant": hands.get_column("variant"),
-                         "seats": seat_text.get_column("text")}).select(
-        text=pl.concat_str("variant", "seats", separator="\n"))
-    con.register("fingerprint_text", text)
+    ).sort("hand", "seat").get_column("text").to_arrow().cast(pa.string())
+    # Seats are grouped by hand: offsets make each hand's list of seat texts.
+    counts = np.bincount(seats.get_column("hand").to_numpy(), minlength=hands.height)
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
+    per_hand = pc.binary_join(pa.ListArray.from_arrays(pa.array(offsets), seat_text), "\n")
+    variant = hands.get_column("variant").to_arrow().cast(pa.string())
+    text = pc.binary_join_element_wise(variant, per_hand, "\n")
+    con.register("fingerprint_text", pa.table({"text": text}))
     try:
         return con.sql("SELECT md5(text) AS fingerprint FROM fingerprint_text").pl() \
             .get_column("fingerprint")

@@ -9,7 +9,10 @@ validates each batch, so every format reaches the store through the same checks.
 from __future__ import annotations
 
 import hashlib
+import threading
+from collections import deque
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from types import ModuleType
 
@@ -18,8 +21,8 @@ import polars as pl
 
 from ofcstats.errors import HandError
 from ofcstats.formats import boards_csv, chipzen, ofc_hand
-from ofcstats.formats.lines import BATCH_BYTES, read_head, read_line_batches
-from ofcstats.records import REJECTS_SCHEMA, HandBatch, reject_rows
+from ofcstats.formats.lines import BATCH_BYTES, LineBatch, read_head, read_line_batches
+from ofcstats.records import REJECTS_SCHEMA, HandBatch, RawBatch, reject_rows
 from ofcstats.validate import validate
 
 FORMATS: dict[str, ModuleType] = {module.NAME: module for module in (ofc_hand, chipzen, boards_csv)}
@@ -59,28 +62,68 @@ def read(
     progress: Callable[[int], None] | None = None,
     batch_bytes: int = BATCH_BYTES,
     digest: hashlib._Hash | None = None,
+    workers: int = 1,
 ) -> Iterator[HandBatch]:
-    """Parse and validate a file batch by batch; rejects travel inside each batch.
+    """Parse and validate a file batch by batch, in order; rejects travel inside each
+    batch.
 
     ``progress`` gets the bytes of the file read so far; ``digest`` is fed the file's
-    bytes as they are read.
+    bytes as they are read. With ``workers`` > 1, that many batches are parsed at once
+    on threads (Arrow, numpy and Polars release the interpreter lock while they work).
     """
     module = format_module(format_name or detect(path))
-    con = duckdb.connect()
+    source = str(path)
+    lines = read_line_batches(path, progress, batch_bytes, digest)
+    if hasattr(module, "read_batches") or workers <= 1:
+        con = duckdb.connect()
+        try:
+            raws = module.read_batches(lines, source, con) \
+                if hasattr(module, "read_batches") else \
+                (module.parse_batch(batch, source, con) for batch in lines)
+            for raw in raws:
+                yield _checked(raw, con)
+        finally:
+            con.close()
+        return
+    yield from _in_parallel(module, lines, source, workers)
+
+
+def _checked(raw: RawBatch, con: duckdb.DuckDBPyConnection) -> HandBatch:
+    batch = validate(raw, con)
+    if raw.lines.problem:
+        batch.rejects = pl.concat([batch.rejects, reject_rows(
+            raw.source, [None], [raw.lines.problem])])
+    return batch
+
+
+def _in_parallel(module: ModuleType, lines: Iterator[LineBatch], source: str,
+                 workers: int) -> Iterator[HandBatch]:
+    """Parse and check batches on ``workers`` threads, yielding results in file order;
+    at most ``workers + 1`` batches are in flight, so memory stays bounded."""
+    local = threading.local()
+    connections: list[duckdb.DuckDBPyConnection] = []
+
+    def work(batch: LineBatch) -> HandBatch:
+        if not hasattr(local, "con"):
+            local.con = duckdb.connect()
+            connections.append(local.con)
+        return _checked(module.parse_batch(batch, source, local.con), local.con)
+
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ofcstats-parse")
+    pending: deque[Future[HandBatch]] = deque()
     try:
-        batches = module.read_batches(read_line_batches(path, progress, batch_bytes, digest),
-                                      str(path), con) \
-            if hasattr(module, "read_batches") else \
-            (module.parse_batch(lines, str(path), con)
-             for lines in read_line_batches(path, progress, batch_bytes, digest))
-        for raw in batches:
-            batch = validate(raw, con)
-            if raw.lines.problem:
-                batch.rejects = pl.concat([batch.rejects, reject_rows(
-                    str(path), [None], [raw.lines.problem])])
-            yield batch
+        for batch in lines:
+            pending.append(pool.submit(work, batch))
+            if len(pending) > workers:
+                yield pending.popleft().result()
+        while pending:
+            yield pending.popleft().result()
     finally:
-        con.close()
+        for future in pending:
+            future.cancel()
+        pool.shutdown(wait=True)
+        for con in connections:
+            con.close()
 
 
 def read_all(paths: list[Path], format_name: str | None = None) -> HandBatch:

@@ -22,7 +22,7 @@ import numpy as np
 import pyarrow as pa
 import zstandard
 
-BATCH_BYTES = 8 << 20
+BATCH_BYTES = 16 << 20
 _WHITESPACE = b" \t\r\n"
 _BOM = b"\xef\xbb\xbf"
 

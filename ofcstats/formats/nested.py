@@ -115,34 +115,26 @@ def cards_frame(parts: list[tuple[int, CardList, np.ndarray, np.ndarray, np.ndar
                 ) -> pl.DataFrame:
     """The cards frame from ``(kind, cards, hand, seat_index, street)`` parts, where the
     last three arrays are indexed by each card's owner row."""
-    columns: dict[str, list[np.ndarray]] = {c: [] for c in ("hand", "seat_index", "street",
-                                                            "kind", "pos", "code")}
-    texts: list[pa.Array] = []
-    for kind, cards, hand, seat_index, street in parts:
-        columns["hand"].append(hand[cards.owner])
-        columns["seat_index"].append(seat_index[cards.owner])
-        columns["street"].append(street[cards.owner])
-        columns["kind"].append(np.full(len(cards.codes), kind, dtype=np.uint8))
-        columns["pos"].append(cards.pos)
-        columns["code"].append(cards.codes)
-        bad = cards.codes == NOT_A_CARD
-        if bad.any():
-            shown = pc.if_else(cards.texts.is_null(), "null", cards.texts.cast(pa.string()))
-            texts.append(pc.if_else(pa.array(bad), shown, pa.scalar(None, pa.string())))
-        else:
-            texts.append(pa.nulls(len(cards.codes), pa.string()))
-    joined = {name: np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)
-              for name, arrays in columns.items()}
-    frame = pl.DataFrame({
-        "hand": joined["hand"].astype(np.int64),
-        "seat_index": joined["seat_index"].astype(np.int64),
-        "street": joined["street"].astype(np.int64),
-        "kind": joined["kind"].astype(np.uint8),
-        "pos": joined["pos"].astype(np.int64),
-        "code": joined["code"].astype(np.uint8),
-    })
-    text = pl.from_arrow(pa.concat_arrays(texts)) if texts else pl.Series([], dtype=pl.String)
+    if not parts:
+        return pl.DataFrame(schema=RAW_CARDS_SCHEMA)
+    hand = np.concatenate([h[c.owner] for _, c, h, _, _ in parts])
+    seat_index = np.concatenate([s[c.owner] for _, c, _, s, _ in parts])
+    street = np.concatenate([t[c.owner] for _, c, _, _, t in parts])
+    kind = np.concatenate([np.full(len(c.codes), k, dtype=np.uint8) for k, c, _, _, _ in parts])
+    pos = np.concatenate([c.pos for _, c, _, _, _ in parts])
+    codes = np.concatenate([c.codes for _, c, _, _, _ in parts])
+    bad = codes == NOT_A_CARD
+    columns = {"hand": hand, "seat_index": seat_index, "street": street, "kind": kind,
+               "pos": pos}
+    frame = pl.DataFrame({name: pl.Series(name, values, dtype=RAW_CARDS_SCHEMA[name])
+                          for name, values in columns.items()})
+    if not bad.any():
+        return frame.with_columns(code=pl.Series("code", codes, dtype=pl.UInt8),
+                                  text=pl.lit(None, dtype=pl.String))
+    # Rare path: keep the text of what is not a card, for the reason.
+    texts = pa.concat_arrays([c.texts.cast(pa.string()) for _, c, _, _, _ in parts])
+    shown = pc.if_else(texts.is_null(), "null", texts)
     return frame.with_columns(
-        code=pl.when(pl.col("code") == NOT_A_CARD).then(None).otherwise(pl.col("code")),
-        text=text,  # type: ignore[arg-type]
-    ).select(list(RAW_CARDS_SCHEMA))
+        code=pl.from_arrow(pa.array(codes, mask=bad)),  # type: ignore[arg-type]
+        text=pl.from_arrow(pc.if_else(pa.array(bad), shown, pa.scalar(None, pa.string()))),  # type: ignore[arg-type]
+    )

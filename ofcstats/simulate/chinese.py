@@ -42,7 +42,7 @@ def greedy(cards: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
     strongest five of the rest in the middle, the last three on top (always legal)."""
     layout = _layout(13)
     m = cards.shape[0]
-    s5 = evaluate.strength5(cards[:, layout.five].reshape(-1, 5)).reshape(m, -1)
+    s5 = evaluate.strength5(cards[:, layout.five].reshape(-1, 5)).reshape(m, -1).astype(np.int32)
     bottom = np.argmax(s5, axis=1)
     b_mask = layout.mask5[bottom]
     apart = (layout.mask5[None, :] & b_mask[:, None]) == 0
