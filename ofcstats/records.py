@@ -11,6 +11,7 @@ Frames refer to their hand by ``hand``, the hand's row number in the batch's
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -143,14 +144,15 @@ def conform(frame: pl.DataFrame, schema: dict[str, pl.DataType]) -> pl.DataFrame
     return frame.select([pl.col(name).cast(dtype) for name, dtype in schema.items()])
 
 
-def reject_rows(source: str, lines: list[int | None], reasons: list[str],
-                raws: list[str | None] | None = None,
-                hand_ids: list[str | None] | None = None) -> pl.DataFrame:
+def reject_rows(source: str, lines: Sequence[int | None], reasons: Sequence[str],
+                raws: Sequence[str | None] | None = None,
+                hand_ids: Sequence[str | None] | None = None) -> pl.DataFrame:
     """Rejects from plain lists (for the few rejects found outside a frame)."""
     n = len(reasons)
     return pl.DataFrame({
-        "source": [source] * n, "line": lines, "hand_id": hand_ids or [None] * n,
-        "reason": reasons, "raw": raws or [None] * n,
+        "source": [source] * n, "line": list(lines),
+        "hand_id": list(hand_ids) if hand_ids is not None else [None] * n,
+        "reason": list(reasons), "raw": list(raws) if raws is not None else [None] * n,
     }, schema=REJECTS_SCHEMA)
 
 

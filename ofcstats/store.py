@@ -337,7 +337,8 @@ class Store:
                     ) -> pl.DataFrame:
         """The seats frame :func:`ofcstats.score.score` takes, for the hands that pass
         every given filter (a player filter keeps whole hands the player sat in)."""
-        where, params = ["true"], []
+        where: list[str] = ["true"]
+        params: list[object] = []
         for column, values in (("h.hand_id", hand_ids), ("h.session_id", sessions),
                                ("h.variant", variants)):
             if values is not None:
@@ -360,7 +361,7 @@ class Store:
             WHERE {' AND '.join(where)}
             ORDER BY h.hand_key, s.seat
         """, params=params).pl()
-        return frame.cast({"seat": pl.Int8, "top": pl.Array(pl.UInt8, 3),  # type: ignore[dict-item]
+        return frame.cast({"seat": pl.Int8, "top": pl.Array(pl.UInt8, 3),
                            "middle": pl.Array(pl.UInt8, 5), "bottom": pl.Array(pl.UInt8, 5)})
 
     def info(self) -> dict[str, object]:

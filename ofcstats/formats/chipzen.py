@@ -142,14 +142,14 @@ def _from_arrow(table: pa.Table, lines: np.ndarray, source: str
             [pl.element().struct.field(f) for f in _REPORTED])),
         settlement=pl.col("settlement"),
     )).struct.json_encode().alias("extra"))
-    game_type = pl.from_arrow(nested.field(variant, "game_type"))
-    version = pl.from_arrow(nested.field(variant, "schema_version"))
+    game_type = nested.series(nested.field(variant, "game_type"))
+    version = nested.series(nested.field(variant, "schema_version"))
     hands = top.with_columns(
         hand=pl.int_range(n, dtype=pl.Int64),
         line=pl.Series(lines, dtype=pl.Int64),
         n_lines=pl.lit(1, dtype=pl.Int64),
         game_type=game_type, schema_version=version,
-        point_value=pl.from_arrow(nested.field(variant, "point_value")),
+        point_value=nested.series(nested.field(variant, "point_value")),
         has_seats=pl.Series(seats_level.valid),
         extra=extra.get_column("extra"),
     ).with_columns(

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -101,14 +101,14 @@ class LineBatch:
 class _Hashing(io.RawIOBase):
     """A read-only file wrapper that feeds every byte read to a hash and counts them."""
 
-    def __init__(self, raw: BinaryIO, digest: hashlib._Hash | None) -> None:
+    def __init__(self, raw: io.FileIO, digest: hashlib._Hash | None) -> None:
         self.raw, self.digest, self.done = raw, digest, 0
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
-        n = self.raw.readinto(buffer)  # type: ignore[attr-defined]
+        n = self.raw.readinto(buffer)
         if n:
             if self.digest is not None:
                 self.digest.update(memoryview(buffer)[:n])
@@ -116,12 +116,13 @@ class _Hashing(io.RawIOBase):
         return n or 0
 
 
-def _decompressed(raw: io.BufferedReader) -> BinaryIO:
+def _decompressed(raw: Any) -> Any:
+    """The decompressing reader over a buffered binary file, or the file itself."""
     magic = raw.peek(4)[:4]
     if magic[:2] == b"\x1f\x8b":
-        return gzip.GzipFile(fileobj=raw)  # type: ignore[return-value]
+        return gzip.GzipFile(fileobj=raw)
     if magic == b"\x28\xb5\x2f\xfd":
-        return zstandard.ZstdDecompressor().stream_reader(raw)  # type: ignore[no-any-return]
+        return zstandard.ZstdDecompressor().stream_reader(raw)
     return raw
 
 
@@ -147,7 +148,7 @@ def read_line_batches(
     pending = b""
     problem = None
     with path.open("rb", buffering=0) as plain:
-        counted = _Hashing(plain, digest)  # type: ignore[arg-type]
+        counted = _Hashing(plain, digest)
         raw = io.BufferedReader(counted, buffer_size=1 << 20)
         stream = _decompressed(raw)
         while True:

@@ -88,6 +88,13 @@ def flatten(lists: pa.Array) -> Level:
     return Level(values=lists.flatten(), parent=parent, pos=pos, lengths=lengths, valid=valid)
 
 
+def series(values: pa.Array | pa.ChunkedArray) -> pl.Series:
+    """An Arrow array as a Polars series."""
+    out = pl.from_arrow(values)
+    assert isinstance(out, pl.Series)
+    return out
+
+
 def field(struct: pa.Array, name: str) -> pa.Array:
     """A field of a struct array, null where the struct itself is null."""
     return pc.struct_field(struct, name)

@@ -193,7 +193,7 @@ def _from_arrow(table: pa.Table, lines: np.ndarray, batch: LineBatch, piece: np.
 
 def hand_errors(has_players: pl.Series) -> pl.Expr:
     """What a hand read by Arrow can still lack (types were checked by the read)."""
-    checks = [
+    checks: list[tuple[pl.Expr, str | pl.Expr]] = [
         (pl.col("format").is_null(),
          'format is missing: every line starts with "format": "ofc-hand/1"'),
         (pl.col("format").is_not_null() & (pl.col("format") != FORMAT_TAG),
@@ -222,17 +222,17 @@ def seat_frame(seat_structs: pa.Array, seat_hand: np.ndarray, seat_index: np.nda
     streets = col("streets")
     frame = pl.DataFrame({
         "hand": seat_hand, "seat_index": seat_index,
-        "seat": pl.from_arrow(col("seat")),
-        "player": pl.from_arrow(col("name")),
-        "fantasyland": pl.from_arrow(col("fantasyland")),
-        "timed_out": pl.from_arrow(col("timed_out")),
-        "surrendered": pl.from_arrow(col("surrendered")),
-        "reported_points": pl.from_arrow(col("reported_points")),
+        "seat": nested.series(col("seat")),
+        "player": nested.series(col("name")),
+        "fantasyland": nested.series(col("fantasyland")),
+        "timed_out": nested.series(col("timed_out")),
+        "surrendered": nested.series(col("surrendered")),
+        "reported_points": nested.series(col("reported_points")),
         "has_streets": streets.is_valid().to_numpy(zero_copy_only=False),
-        "n_streets": pl.from_arrow(pc.list_value_length(streets)),
-        "has_rows": (pl.from_arrow(col("top")).is_not_null()
-                     | pl.from_arrow(col("middle")).is_not_null()
-                     | pl.from_arrow(col("bottom")).is_not_null()),
+        "n_streets": nested.series(pc.list_value_length(streets)),
+        "has_rows": (nested.series(col("top")).is_not_null()
+                     | nested.series(col("middle")).is_not_null()
+                     | nested.series(col("bottom")).is_not_null()),
     })
     frame = frame.with_columns(
         pl.col("seat") + seat_offset,
