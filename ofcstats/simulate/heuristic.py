@@ -44,8 +44,8 @@ class Style:
 
 SAFE = Style("safe", foul_cost=30.0, fantasyland_value=3.0, royalty_weight=0.5,
              strength_weight=0.8, chase=0.0, margin=4.0)
-BALANCED = Style("balanced", foul_cost=14.0, fantasyland_value=9.0, royalty_weight=1.0,
-                 strength_weight=0.6, chase=0.4, margin=1.0)
+BALANCED = Style("balanced", foul_cost=12.0, fantasyland_value=12.0, royalty_weight=1.0,
+                 strength_weight=0.6, chase=1.0, margin=1.0)
 AGGRESSIVE = Style("aggressive", foul_cost=7.0, fantasyland_value=22.0, royalty_weight=1.4,
                    strength_weight=0.4, chase=1.0, margin=0.0)
 STYLES = {s.name: s for s in (SAFE, BALANCED, AGGRESSIVE)}

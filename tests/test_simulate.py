@@ -1,0 +1,324 @@
+"""The simulator: valid logs that score as reported, the game flow of RULES.md §5-§6,
+determinism, and bots whose styles show in the numbers."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+from ofcstats import formats
+from ofcstats.cli import app
+from ofcstats.rules import load_ruleset
+from ofcstats.score import score
+from ofcstats.simulate import (
+    Simulation,
+    SimulationError,
+    parse_players,
+    simulate,
+    write_jsonl,
+)
+from ofcstats.simulate.game import auto_rows
+from ofcstats.variants import Variant
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+PROGRESSIVE = str(DATA / "rulesets" / "pineapple-progressive.toml")
+
+CASES = [
+    # variant, ruleset, players, hands, timeout rate
+    ("pineapple", "american", "a:aggressive,b:montecarlo,c:random", 120, 0.05),
+    ("pineapple", PROGRESSIVE, "a:aggressive,b:aggressive,c:balanced", 300, 0.0),
+    ("ofc-classic", "western", "a:safe,b:balanced,c:aggressive,d:random", 120, 0.05),
+    ("ofc-turbo", "mercier-deeb", "a:aggressive,b:safe", 200, 0.05),
+    ("chinese-13", "russian", "a:safe,b:balanced,c:aggressive,d:montecarlo", 40, 0.0),
+]
+
+
+def sim_of(variant: str, ruleset: str, players: str, hands: int, timeout: float = 0.0,
+           seed: int = 11, rollouts: int = 12) -> Simulation:
+    return Simulation(variant=Variant(variant), ruleset=load_ruleset(ruleset),
+                      players=parse_players(players), hands=hands, seed=seed,
+                      rollouts=rollouts, timeout_rate=timeout)
+
+
+@cache
+def written(case: int, directory: str) -> Path:
+    variant, ruleset, players, hands, timeout = CASES[case]
+    path = Path(directory) / f"case{case}.jsonl"
+    write_jsonl(sim_of(variant, ruleset, players, hands, timeout), path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return str(tmp_path_factory.mktemp("simulated"))
+
+
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_simulated_hands_pass_validation_and_score_as_reported(case: int, folder: str) -> None:
+    variant, ruleset, _, hands, _ = CASES[case]
+    batch = formats.read_all([written(case, folder)])
+    assert batch.rejects.is_empty(), batch.rejects["reason"].to_list()[:3]
+    assert batch.hands.height == hands
+    assert set(batch.hands["variant"]) == {variant}
+    results = score(batch.seats_for_scoring(), [load_ruleset(ruleset)])
+    joined = batch.seats.join(results, on=["hand_id", "seat"])
+    assert joined.height == batch.seats.height
+    assert (joined["reported_points"] == joined["points"].cast(pl.Float64)).all()
+    per_hand = joined.group_by("hand_id").agg(pl.col("points").sum())
+    assert (per_hand["points"] == 0).all()
+
+
+def hands_of(sim: Simulation) -> list[dict]:
+    return list(simulate(sim))
+
+
+@cache
+def fantasyland_run(ruleset: str, hands: int = 2000) -> tuple[dict, ...]:
+    sim = sim_of("pineapple", ruleset, "a:aggressive,b:aggressive,c:aggressive", hands, seed=5)
+    return tuple(hands_of(sim))
+
+
+def by_session(hands: tuple[dict, ...]) -> dict[str, list[dict]]:
+    games: dict[str, list[dict]] = defaultdict(list)
+    for hand in hands:
+        games[hand["session_id"]].append(hand)
+    return games
+
+
+def streaks(hands: tuple[dict, ...]) -> list[int]:
+    """Lengths of every run of fantasyland hands one seat plays in a row."""
+    out = []
+    for game in by_session(hands).values():
+        for seat in range(len(game[0]["players"])):
+            run = 0
+            for hand in game:
+                if hand["players"][seat]["fantasyland"]:
+                    run += 1
+                elif run:
+                    out.append(run)
+                    run = 0
+            if run:
+                out.append(run)
+    return out
+
+
+def scored(hands: tuple[dict, ...], ruleset: str) -> dict[tuple[str, int], dict]:
+    """Each seat's pipeline result, keyed by hand id and seat."""
+    rows = []
+    for hand in hands:
+        for p in hand["players"]:
+            board = {"top": [], "middle": [], "bottom": []}
+            for street in p["streets"]:
+                for row in board:
+                    board[row] += street.get(row, [])
+            rows.append({"hand_id": hand["hand_id"], "variant": hand["variant"],
+                         "seat": p["seat"], "player": p["name"],
+                         "fantasyland": p["fantasyland"], "timed_out": False,
+                         "surrendered": False, **board})
+    from ofcstats.cards import parse_cards
+
+    frame = pl.DataFrame(rows).with_columns(
+        pl.col("seat").cast(pl.Int8),
+        *[pl.col(r).map_elements(parse_cards, return_dtype=pl.List(pl.Int64))
+          .list.to_array(n).cast(pl.Array(pl.UInt8, n))
+          for r, n in (("top", 3), ("middle", 5), ("bottom", 5))])
+    results = score(frame, [load_ruleset(ruleset)])
+    return {(r["hand_id"], r["seat"]): r for r in results.iter_rows(named=True)}
+
+
+@pytest.mark.parametrize("ruleset", ["american", PROGRESSIVE])
+def test_fantasyland_entry_and_stay_follow_the_scorer(ruleset: str) -> None:
+    hands = fantasyland_run(ruleset)
+    results = scored(hands, ruleset)
+    limit = load_ruleset(ruleset).fantasyland.repeat_limit
+    entries = stays = 0
+    for game in by_session(hands).values():
+        for hand, after in zip(game, game[1:], strict=False):
+            for p, q in zip(hand["players"], after["players"], strict=True):
+                result = results[(hand["hand_id"], p["seat"])]
+                allowed = True
+                if p["fantasyland"] and limit is not None:
+                    run = 1
+                    for earlier in reversed(game[: game.index(hand)]):
+                        if not earlier["players"][p["seat"] - 1]["fantasyland"]:
+                            break
+                        run += 1
+                    allowed = run <= limit
+                expected = result["fantasyland_next"] and allowed
+                assert q["fantasyland"] == expected, (hand["hand_id"], p["seat"])
+                if q["fantasyland"]:
+                    dealt = len(q["streets"][0]["dealt"])
+                    want = 14 if p["fantasyland"] else result["fantasyland_cards"]
+                    assert dealt == want
+                    entries += not p["fantasyland"]
+                    stays += p["fantasyland"]
+        # A game never ends with a fantasyland owed.
+        last = game[-1]
+        if last is not hands[-1]:
+            for p in last["players"]:
+                assert not results[(last["hand_id"], p["seat"])]["fantasyland_next"] \
+                    or p["fantasyland"]
+    assert entries > 50
+    assert stays > 5
+
+
+def test_repeat_limit_caps_fantasyland_runs() -> None:
+    assert max(streaks(fantasyland_run("american"))) == 2  # standard: one repeat at most
+
+
+def test_unlimited_policy_lets_fantasyland_run_on() -> None:
+    sim = sim_of("pineapple", "pokerdom", "a:aggressive,b:aggressive,c:aggressive", 2000, seed=5)
+    assert max(streaks(tuple(hands_of(sim)))) >= 3
+
+
+def test_button_does_not_move_on_a_fantasyland_hand() -> None:
+    hands = fantasyland_run("american")
+    games = by_session(hands)
+    complete = list(games.values())[:-1]
+    for game in complete:
+        seats = len(game[0]["players"])
+        buttons = [game[0]["button"]]
+        for before, hand in zip(game, game[1:], strict=False):
+            if any(p["fantasyland"] for p in hand["players"]):
+                assert hand["button"] == before["button"]
+            else:
+                assert hand["button"] == before["button"] % seats + 1
+                buttons.append(hand["button"])
+        # One orbit, lengthened by one hand per fantasyland hand.
+        assert sorted(buttons) == list(range(1, seats + 1))
+        fantasy_hands = sum(any(p["fantasyland"] for p in h["players"]) for h in game)
+        assert len(game) == seats + fantasy_hands
+    assert any(len(g) > len(g[0]["players"]) for g in complete)
+
+
+def test_simultaneous_fantasylands_set_in_one_street_each() -> None:
+    hands = fantasyland_run("american")
+    both = [h for h in hands if sum(p["fantasyland"] for p in h["players"]) >= 2]
+    assert both
+    for hand in both:
+        for p in hand["players"]:
+            if p["fantasyland"]:
+                (street,) = p["streets"]
+                placed = sum(len(street.get(r, [])) for r in ("top", "middle", "bottom"))
+                assert placed == 13
+                assert len(street["dealt"]) == 14
+                assert len(street["discard"]) == 1
+
+
+def test_progressive_fantasyland_deals_by_the_top_that_earned_it() -> None:
+    hands = fantasyland_run(PROGRESSIVE)
+    dealt = {len(p["streets"][0]["dealt"]) for h in hands for p in h["players"]
+             if p["fantasyland"]}
+    assert {14, 15} <= dealt <= {14, 15, 16, 17}
+
+
+def test_timed_out_seat_is_placed_from_the_bottom_up() -> None:
+    rows = auto_rows(np.array([[0, 0, 0], [1, 4, 5], [2, 5, 3]], dtype=np.int8), 3, 1)
+    assert rows.tolist() == [[2, 2, 3], [1, 0, 3], [2, 2, 3]]
+    sim = sim_of("pineapple", "american", "a:balanced,b:safe", 60, timeout=1.0)
+    for hand in hands_of(sim):
+        for p in hand["players"]:
+            assert p["timed_out"]
+            last = p["streets"][-1]
+            # The last street's discard is the last card dealt.
+            assert last["discard"] == [last["dealt"][-1]]
+
+
+def test_same_seed_writes_the_same_bytes(tmp_path: Path) -> None:
+    sim = sim_of("pineapple", "american", "a:montecarlo,b:random,c:safe", 30, timeout=0.1,
+                 rollouts=8)
+    first, second = tmp_path / "1.jsonl", tmp_path / "2.jsonl"
+    write_jsonl(sim, first)
+    write_jsonl(sim, second)
+    assert first.read_bytes() == second.read_bytes()
+    other = tmp_path / "3.jsonl"
+    write_jsonl(sim_of("pineapple", "american", "a:montecarlo,b:random,c:safe", 30,
+                       timeout=0.1, seed=12, rollouts=8), other)
+    assert other.read_bytes() != first.read_bytes()
+
+
+def test_hands_stop_at_the_count_asked_and_ids_follow_games() -> None:
+    hands = hands_of(sim_of("ofc-turbo", "american", "a:safe,b:balanced,c:aggressive", 50))
+    assert len(hands) == 50
+    assert len({h["hand_id"] for h in hands}) == 50
+    for hand in hands:
+        assert hand["hand_id"].startswith(hand["session_id"] + "-")
+        assert hand["bots"] == {"a": "safe", "b": "balanced", "c": "aggressive"}
+
+
+def test_deck_too_small_for_progressive_four_seats_is_refused() -> None:
+    sim = sim_of("ofc-classic", PROGRESSIVE, "a:safe,b:safe,c:safe,d:safe", 10)
+    with pytest.raises(SimulationError, match="deck runs out"):
+        sim.check()
+
+
+def test_pineapple_seats_three_at_most() -> None:
+    with pytest.raises(SimulationError, match="pineapple seats 2 to 3 players; 4 given"):
+        sim_of("pineapple", "american", "a:safe,b:safe,c:safe,d:safe", 10).check()
+
+
+def test_unknown_style_names_the_styles() -> None:
+    with pytest.raises(SimulationError, match="random, safe, balanced, aggressive, montecarlo"):
+        parse_players("alice:reckless")
+
+
+def test_simulate_command_writes_a_log(tmp_path: Path) -> None:
+    out = tmp_path / "sim.jsonl"
+    result = CliRunner().invoke(app, ["simulate", "--variant", "ofc-turbo", "--players",
+                                      "alice:aggressive,bob:safe", "--hands", "20",
+                                      "--ruleset", "american", "--seed", "7", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "20 hands of ofc-turbo under american (seed 7)" in result.stdout
+    assert len(out.read_text().splitlines()) == 20
+
+
+def test_simulate_command_rejects_a_bad_player_cleanly(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["simulate", "--players", "alice", "-o",
+                                      str(tmp_path / "x.jsonl")])
+    assert result.exit_code == 2
+    assert "'alice' is not a player" in result.output
+    assert not (tmp_path / "x.jsonl").exists()
+
+
+def style_rates(players: str, hands: int, seed: int) -> dict[str, tuple[float, float, float]]:
+    """Per player: foul rate, fantasyland entry rate, mean points (pipeline-scored)."""
+    run = tuple(hands_of(sim_of("pineapple", "american", players, hands, seed=seed)))
+    results = scored(run, "american")
+    fouls: dict[str, list[bool]] = defaultdict(list)
+    points: dict[str, list[int]] = defaultdict(list)
+    entries: dict[str, list[bool]] = defaultdict(list)
+    for hand in run:
+        for p in hand["players"]:
+            result = results[(hand["hand_id"], p["seat"])]
+            points[p["name"]].append(result["points"])
+            if not p["fantasyland"]:
+                fouls[p["name"]].append(result["fouled"])
+                entries[p["name"]].append(result["fantasyland_next"])
+    return {name: (float(np.mean(fouls[name])), float(np.mean(entries[name])),
+                   float(np.mean(points[name]))) for name in fouls}
+
+
+@pytest.mark.slow
+def test_styles_differ_in_fouls_and_fantasyland_over_5000_hands() -> None:
+    rates = style_rates("safe:safe,balanced:balanced,aggressive:aggressive", 5000, seed=2026)
+    safe, balanced, aggressive = rates["safe"], rates["balanced"], rates["aggressive"]
+    assert safe[0] + 0.03 < balanced[0]
+    assert balanced[0] + 0.08 < aggressive[0]
+    assert safe[1] + 0.01 < balanced[1]
+    assert balanced[1] + 0.015 < aggressive[1]
+    wild = style_rates("random:random,balanced:balanced", 1500, seed=2026)
+    assert wild["random"][0] > aggressive[0] + 0.2
+
+
+@pytest.mark.slow
+def test_montecarlo_beats_balanced_head_to_head() -> None:
+    sim = sim_of("pineapple", "american", "mc:montecarlo,bal:balanced", 300, seed=3,
+                 rollouts=30)
+    points = [h["players"][0]["reported_points"] for h in hands_of(sim)]
+    assert np.mean(points) > 1.0
