@@ -181,6 +181,13 @@ class HandBatch:
     placements: pl.DataFrame = field(default_factory=lambda: empty(PLACEMENTS_SCHEMA))
     rejects: pl.DataFrame = field(default_factory=lambda: empty(REJECTS_SCHEMA))
     duplicates: int = 0  # exact repeats of hands already in the batch, dropped
+    lines: LineBatch | None = None  # the text the hands came from, for rejects found later
+
+    def raw_text(self, line: int) -> str | None:
+        """The text of one of the batch's lines (by its number in the file), if kept."""
+        if self.lines is None or not 0 <= line - self.lines.first_line < len(self.lines):
+            return None
+        return self.lines.line(line - self.lines.first_line)
 
     def seats_for_scoring(self) -> pl.DataFrame:
         """The seats frame :func:`ofcstats.score.score` takes (variant joined in)."""
@@ -211,6 +218,7 @@ class HandBatch:
             placements=follow(self.placements),
             rejects=self.rejects,
             duplicates=self.duplicates,
+            lines=self.lines,
         )
 
     @staticmethod

@@ -260,7 +260,7 @@ class Store:
             pl.format("hand {}: a different hand with this id is already stored (from {} "
                       "line {})", pl.col("hand_id"), pl.col("path"), pl.col("line_right"))
             .alias("reason"),
-            pl.lit(None, dtype=pl.String).alias("raw"),
+            pl.col("line").map_elements(batch.raw_text, return_dtype=pl.String).alias("raw"),
         ).cast(REJECTS_SCHEMA)  # type: ignore[arg-type]
         if known.height:
             batch = batch.without(known.get_column("hand_id"))

@@ -1,0 +1,227 @@
+"""Ingest: idempotent on hand id, conflicts never overwrite, each file all or nothing."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from handgen import random_hand, write_jsonl
+from typer.testing import CliRunner
+
+from ofcstats import ingest as ingesting
+from ofcstats.cli import app
+from ofcstats.ingest import collect_paths, ingest
+from ofcstats.store import Store
+
+runner = CliRunner()
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def hands(n: int, seed: int, prefix: str = "h") -> list[dict]:
+    rng = random.Random(seed)
+    return [random_hand(rng, f"{prefix}{i}", "pineapple", rng.choice([2, 3]))
+            for i in range(n)]
+
+
+def counts(db: Path) -> dict[str, int]:
+    with Store(db) as store:
+        return {t: store.count(t) for t in ("hands", "seats", "placements", "rejects",
+                                            "ingested_files")}
+
+
+def test_loading_the_same_file_again_adds_nothing(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "a.jsonl", hands(40, 1))
+    path.write_text(path.read_text() + "{broken\n", encoding="utf-8")
+    db = tmp_path / "x.duckdb"
+    first = ingest([path], db)
+    assert (first.hands, first.duplicates, first.rejected) == (40, 0, 1)
+    before = counts(db)
+    again = ingest([path], db)
+    assert (again.hands, again.duplicates, again.conflicts) == (0, 40, 0)
+    after = counts(db)
+    assert after == before | {"ingested_files": 2}
+
+
+def test_the_same_hands_in_another_file_are_duplicates(tmp_path: Path) -> None:
+    db = tmp_path / "x.duckdb"
+    ingest([write_jsonl(tmp_path / "a.jsonl", hands(20, 2))], db)
+    both = hands(20, 2) + hands(5, 3, prefix="new")
+    summary = ingest([write_jsonl(tmp_path / "b.jsonl", both)], db)
+    assert (summary.hands, summary.duplicates, summary.rejected) == (5, 20, 0)
+    assert counts(db)["hands"] == 25
+
+
+def test_a_different_hand_under_a_stored_id_is_a_conflict_not_an_overwrite(
+        tmp_path: Path) -> None:
+    db = tmp_path / "x.duckdb"
+    original = write_jsonl(tmp_path / "a.jsonl", hands(5, 4))
+    ingest([original], db)
+    with Store(db) as store:
+        stored = store.seats_frame(hand_ids=["h3"])
+    other = hands(5, 5)
+    summary = ingest([write_jsonl(tmp_path / "b.jsonl", other)], db)
+    assert (summary.hands, summary.conflicts, summary.rejected) == (0, 5, 5)
+    assert summary.first_rejects[3].reason == (
+        f"hand h3: a different hand with this id is already stored (from {original} line 4)")
+    with Store(db) as store:
+        assert store.seats_frame(hand_ids=["h3"]).equals(stored)
+        raw = store.con.sql("SELECT raw FROM rejects WHERE hand_id = 'h3'").fetchall()
+    assert json.loads(raw[0][0])["hand_id"] == "h3"
+
+
+def test_rejects_are_stored_with_file_line_id_reason_and_raw_text(tmp_path: Path) -> None:
+    batch = hands(3, 6)
+    batch[1]["players"][0]["streets"][0]["dealt"][0] = "Zz"
+    path = write_jsonl(tmp_path / "a.jsonl", batch)
+    db = tmp_path / "x.duckdb"
+    ingest([path], db)
+    with Store(db) as store:
+        rows = store.con.sql("SELECT path, line, hand_id, reason, raw FROM rejects").fetchall()
+    assert len(rows) == 1
+    where, line, hand_id, reason, raw = rows[0]
+    assert (where, line, hand_id) == (str(path), 2, "h1")
+    assert reason.startswith("hand h1: seat 1 street 1: 'Zz' is not a card")
+    assert json.loads(raw) == batch[1]
+
+
+def test_directories_are_searched_recursively_for_log_files(tmp_path: Path) -> None:
+    (tmp_path / "logs" / "2026" / ".hidden").mkdir(parents=True)
+    a = write_jsonl(tmp_path / "logs" / "a.jsonl", hands(2, 7, "a"))
+    b = write_jsonl(tmp_path / "logs" / "2026" / "b.jsonl", hands(2, 8, "b"))
+    write_jsonl(tmp_path / "logs" / "2026" / ".hidden" / "c.jsonl", hands(2, 9, "c"))
+    (tmp_path / "logs" / "README.md").write_text("notes", encoding="utf-8")
+    found = collect_paths([tmp_path / "logs", a])
+    assert found == [b, a]
+
+
+def test_an_empty_file_loads_nothing_and_is_no_reject(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    summary = ingest([empty], tmp_path / "x.duckdb")
+    assert (summary.hands, summary.rejected, summary.clean) == (0, 0, True)
+
+
+def test_a_binary_file_is_one_reject_for_the_whole_file(tmp_path: Path) -> None:
+    binary = tmp_path / "b.jsonl"
+    binary.write_bytes(bytes(range(256)) * 4)
+    summary = ingest([binary, write_jsonl(tmp_path / "ok.jsonl", hands(3, 10))],
+                     tmp_path / "x.duckdb")
+    assert summary.hands == 3
+    assert summary.files[0].problem == "a binary file, not a hand log"
+    assert summary.rejected == 1
+
+
+def test_a_failure_mid_file_rolls_that_file_back(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    db = tmp_path / "x.duckdb"
+    ingest([write_jsonl(tmp_path / "first.jsonl", hands(10, 11, "f"))], db)
+    big = write_jsonl(tmp_path / "big.jsonl", hands(300, 12))
+    calls = {"n": 0}
+    real_add = Store.add
+
+    def failing_add(self: Store, batch: object, file_id: int) -> object:
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise OSError("disk full")
+        return real_add(self, batch, file_id)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Store, "add", failing_add)
+    summary = ingest([big], db, batch_bytes=32 << 10)
+    assert calls["n"] == 3
+    assert summary.files[0].problem == "disk full; nothing from this file was loaded"
+    assert counts(db)["hands"] == 10
+
+
+def test_cli_ingest_prints_a_summary_and_json(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "a.jsonl", hands(4, 13))
+    db = tmp_path / "x.duckdb"
+    result = runner.invoke(app, ["ingest", str(path), "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("1 file: 4 hands loaded, 0 duplicates skipped, 0 rejected")
+    again = runner.invoke(app, ["ingest", str(path), "--db", str(db), "--json"])
+    summary = json.loads(again.stdout)
+    assert (summary["hands"], summary["duplicates"], summary["files"]) == (0, 4, 1)
+
+
+def test_cli_ingest_exits_1_and_names_file_and_line_when_something_is_rejected(
+        tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "a.jsonl", hands(2, 17))
+    path.write_text(path.read_text() + '{"format": "ofc-hand/1"\n', encoding="utf-8")
+    result = runner.invoke(app, ["ingest", str(path), "--db", str(tmp_path / "x.duckdb")])
+    assert result.exit_code == 1
+    assert f"{path}:3: not valid JSON" in result.stderr
+
+
+def test_cli_uses_ofcstats_db_from_the_environment(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    db = tmp_path / "env.duckdb"
+    monkeypatch.setenv("OFCSTATS_DB", str(db))
+    path = write_jsonl(tmp_path / "a.jsonl", hands(2, 14))
+    assert runner.invoke(app, ["ingest", str(path)]).exit_code == 0
+    info = runner.invoke(app, ["db", "info", "--json"])
+    assert json.loads(info.stdout)["tables"]["hands"] == 2
+    assert ingesting.default_database() == db
+
+
+def test_cli_db_info_and_export(tmp_path: Path) -> None:
+    db = tmp_path / "x.duckdb"
+    ingest([write_jsonl(tmp_path / "a.jsonl", hands(3, 15))], db)
+    info = runner.invoke(app, ["db", "info", "--db", str(db)])
+    assert info.exit_code == 0
+    assert "hands" in info.stdout
+    assert "players: " in info.stdout
+    exported = runner.invoke(app, ["export", "--parquet", str(tmp_path / "pq"), "--db", str(db)])
+    assert exported.exit_code == 0
+    assert (tmp_path / "pq" / "seats.parquet").exists()
+    missing = runner.invoke(app, ["db", "info", "--db", str(tmp_path / "none.duckdb")])
+    assert missing.exit_code == 2
+
+
+def _bench_generator() -> object:
+    spec = importlib.util.spec_from_file_location("bench_ingest", ROOT / "bench" / "ingest.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.slow
+def test_a_load_killed_mid_file_leaves_the_database_as_before_and_a_rerun_completes(
+        tmp_path: Path) -> None:
+    db = tmp_path / "x.duckdb"
+    ingest([write_jsonl(tmp_path / "first.jsonl", hands(20, 16, "f"))], db)
+    before = counts(db)
+    big = tmp_path / "big.jsonl"
+    generator = _bench_generator()
+    generator.write_pineapple_file(big, 40_000)  # type: ignore[attr-defined]
+    command = [str(Path(sys.executable).parent / "ofcstats"), "ingest", str(big), "--db",
+               str(db), "--quiet"]
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+    # Wait until the load is writing (the database grows), then kill it outright.
+    start_size = db.stat().st_size
+    wal = db.with_name(db.name + ".wal")
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and child.poll() is None:
+        grown = db.stat().st_size > start_size or (wal.exists() and wal.stat().st_size > 0)
+        if grown:
+            break
+        time.sleep(0.02)
+    time.sleep(0.3)
+    child.send_signal(signal.SIGKILL)
+    child.wait(timeout=10)
+    assert child.returncode == -signal.SIGKILL, "the load ended before it could be killed"
+    assert counts(db) == before
+    rerun = ingest([big], db)
+    assert rerun.hands == 40_000
+    assert counts(db)["hands"] == before["hands"] + 40_000

@@ -1,0 +1,149 @@
+"""The DuckDB store: migrations, reading seats back, SQL helpers, export."""
+
+from __future__ import annotations
+
+import random
+from datetime import UTC, datetime
+from pathlib import Path
+
+import duckdb
+import polars as pl
+import pytest
+from handgen import random_hand, write_jsonl
+from polars.testing import assert_frame_equal
+
+from ofcstats import formats
+from ofcstats.errors import StoreError
+from ofcstats.ingest import ingest
+from ofcstats.store import MIGRATIONS, SCHEMA_VERSION, Store
+
+TABLES = {"cards", "hands", "ingested_files", "placements", "rejects", "schema_version",
+          "seats"}
+
+
+def hands_file(tmp_path: Path, n: int = 30, seed: int = 1, name: str = "s.jsonl") -> Path:
+    rng = random.Random(seed)
+    hands = []
+    for i in range(n):
+        hand = random_hand(rng, f"{name}-{i}", rng.choice(["pineapple", "ofc-classic"]), 2,
+                           fantasyland=(rng.random() < 0.2, False))
+        hand["session_id"] = f"s{i % 2}"
+        hand["played_at"] = f"2026-11-{1 + i % 28:02d}T10:00:00Z"
+        hands.append(hand)
+    return write_jsonl(tmp_path / name, hands)
+
+
+def test_a_new_database_gets_every_migration_and_records_it(tmp_path: Path) -> None:
+    with Store(tmp_path / "x.duckdb") as store:
+        assert store.version() == SCHEMA_VERSION
+        assert set(store.info()["tables"]) == TABLES  # type: ignore[arg-type]
+        versions = store.con.sql("SELECT version FROM schema_version").fetchall()
+    assert versions == [(1,)]
+
+
+def test_reopening_applies_nothing_twice(tmp_path: Path) -> None:
+    Store(tmp_path / "x.duckdb").close()
+    with Store(tmp_path / "x.duckdb") as store:
+        assert store.count("schema_version") == 1
+        assert store.count("cards") == 52
+
+
+def test_a_later_migration_is_applied_in_order(tmp_path: Path) -> None:
+    Store(tmp_path / "x.duckdb").close()
+    steps: list[str] = []
+
+    def fill(con: duckdb.DuckDBPyConnection) -> None:
+        steps.append("fill")
+        con.execute("INSERT INTO results VALUES (1, 'american', 6)")
+
+    later = [*MIGRATIONS, (2, "results", (
+        "CREATE TABLE results (hand_key BIGINT, ruleset VARCHAR, points INTEGER)", fill))]
+    with Store(tmp_path / "x.duckdb") as store:
+        store.migrate(later)
+        store.migrate(later)
+        assert store.version() == 2
+        assert store.count("results") == 1
+    assert steps == ["fill"]
+
+
+def test_a_database_from_a_newer_ofcstats_is_refused(tmp_path: Path) -> None:
+    with Store(tmp_path / "x.duckdb") as store:
+        store.con.execute("INSERT INTO schema_version (version) VALUES (99)")
+    with pytest.raises(StoreError, match="has schema version 99, newer than this ofcstats "
+                                         r"knows \(1\); upgrade ofcstats"):
+        Store(tmp_path / "x.duckdb")
+
+
+def test_seats_read_back_are_the_seats_that_were_loaded(tmp_path: Path) -> None:
+    path = hands_file(tmp_path)
+    db = tmp_path / "x.duckdb"
+    ingest([path], db)
+    loaded = formats.read_all([path]).seats_for_scoring()
+    with Store(db) as store:
+        stored = store.seats_frame()
+    assert_frame_equal(stored, loaded)
+
+
+def test_seats_frame_filters_whole_hands(tmp_path: Path) -> None:
+    path = hands_file(tmp_path)
+    db = tmp_path / "x.duckdb"
+    ingest([path], db)
+    with Store(db) as store:
+        session = store.seats_frame(sessions=["s0"])
+        assert session.get_column("hand_id").n_unique() == 15
+        played = store.seats_frame(since=datetime(2026, 11, 10, tzinfo=UTC),
+                                   until=datetime(2026, 11, 12, tzinfo=UTC))
+        assert sorted(played.get_column("hand_id").unique()) == ["s.jsonl-10", "s.jsonl-9"]
+        by_player = store.seats_frame(players=["p1"], variants=["pineapple"])
+        assert (by_player.group_by("hand_id").len().get_column("len") == 2).all()
+        assert set(by_player.get_column("variant")) == {"pineapple"}
+        one = store.seats_frame(hand_ids=["s.jsonl-3"])
+        assert one.height == 2
+
+
+def test_sql_helpers_show_cards_as_text(tmp_path: Path) -> None:
+    db = tmp_path / "x.duckdb"
+    ingest([hands_file(tmp_path)], db)
+    with Store(db) as store:
+        assert store.con.sql("SELECT card_text(50), card_text(0)").fetchall() == [("Ah", "2c")]
+        board = store.con.sql("SELECT top, middle FROM boards LIMIT 1").fetchall()[0]
+        assert len(board[0].split()) == 3
+        assert len(board[1].split()) == 5
+        rows = store.con.sql('SELECT DISTINCT "row" FROM placements ORDER BY 1').fetchall()
+        assert [r[0] for r in rows] == ["top", "middle", "bottom", "discard"]
+
+
+def test_placements_are_in_playing_order(tmp_path: Path) -> None:
+    db = tmp_path / "x.duckdb"
+    ingest([hands_file(tmp_path)], db)
+    with Store(db) as store:
+        check = store.con.sql("""
+            SELECT count(*) FILTER (WHERE "order" <> expected),
+                   count(*) FILTER (WHERE street < previous_street)
+            FROM (SELECT "order", street,
+                         row_number() OVER w AS expected,
+                         lag(street, 1, 0) OVER w AS previous_street
+                  FROM placements WINDOW w AS (PARTITION BY hand_key, seat ORDER BY "order"))
+        """).fetchall()
+    assert check == [(0, 0)]
+
+
+def test_export_writes_every_table_as_parquet(tmp_path: Path) -> None:
+    db = tmp_path / "x.duckdb"
+    ingest([hands_file(tmp_path)], db)
+    with Store(db) as store:
+        written = store.export_parquet(tmp_path / "pq")
+    assert {p.stem for p in written} == TABLES | {"boards"}
+    assert pl.read_parquet(tmp_path / "pq" / "hands.parquet").height == 30
+
+
+def test_info_counts_sessions_players_and_dates(tmp_path: Path) -> None:
+    db = tmp_path / "x.duckdb"
+    ingest([hands_file(tmp_path)], db)
+    with Store(db) as store:
+        info = store.info()
+    assert info["sessions"] == 2
+    assert info["players"] == 2
+    assert info["first_played_at"] == "2026-11-01T10:00:00+00:00"
+    assert info["last_played_at"] == "2026-11-28T10:00:00+00:00"
+    assert info["tables"]["hands"] == 30  # type: ignore[index]
