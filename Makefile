@@ -34,7 +34,21 @@ lint: $(STAMP) ## ruff and mypy
 	$(BIN)/mypy
 
 sample-data: $(STAMP) ## Regenerate data/sample/ from fixed seeds with the simulator
-	@echo "sample-data: the simulator is not written yet" && false
+	$(BIN)/ofcstats simulate -q --variant pineapple --ruleset american --seed 7 \
+		--players alice:aggressive,bob:safe,carol:montecarlo --hands 1200 --timeout-rate 0.01 \
+		--prefix pineapple-american -o data/sample/pineapple-american.jsonl
+	$(BIN)/ofcstats simulate -q --variant pineapple --ruleset data/rulesets/pineapple-progressive.toml \
+		--seed 8 --players hana:aggressive,ivan:montecarlo,june:balanced --hands 800 \
+		--prefix pineapple-progressive -o data/sample/pineapple-progressive.jsonl
+	$(BIN)/ofcstats simulate -q --variant ofc-classic --ruleset western --seed 9 \
+		--players dave:balanced,erin:safe,frank:random,gina:aggressive --hands 400 \
+		--timeout-rate 0.02 --prefix classic-western -o data/sample/ofc-classic-western.jsonl
+	$(BIN)/ofcstats simulate -q --variant ofc-turbo --ruleset classic-kush --seed 10 \
+		--players kim:safe,lee:balanced,max:aggressive --hands 600 \
+		--prefix turbo-kush -o data/sample/ofc-turbo-classic-kush.jsonl
+	$(BIN)/ofcstats simulate -q --variant chinese-13 --ruleset russian --seed 11 \
+		--players nora:safe,omar:balanced,pia:aggressive,quin:montecarlo --hands 400 \
+		--prefix chinese-russian -o data/sample/chinese-13-russian.jsonl
 
 clean: ## Remove the virtualenv and generated files
 	rm -rf $(VENV) out .pytest_cache .mypy_cache .ruff_cache .hypothesis

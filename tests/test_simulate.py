@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from functools import cache
+from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ofcstats import formats
+from ofcstats.cards import parse_cards
 from ofcstats.cli import app
 from ofcstats.rules import load_ruleset
 from ofcstats.score import score
@@ -121,8 +123,6 @@ def scored(hands: tuple[dict, ...], ruleset: str) -> dict[tuple[str, int], dict]
                          "seat": p["seat"], "player": p["name"],
                          "fantasyland": p["fantasyland"], "timed_out": False,
                          "surrendered": False, **board})
-    from ofcstats.cards import parse_cards
-
     frame = pl.DataFrame(rows).with_columns(
         pl.col("seat").cast(pl.Int8),
         *[pl.col(r).map_elements(parse_cards, return_dtype=pl.List(pl.Int64))
@@ -139,7 +139,7 @@ def test_fantasyland_entry_and_stay_follow_the_scorer(ruleset: str) -> None:
     limit = load_ruleset(ruleset).fantasyland.repeat_limit
     entries = stays = 0
     for game in by_session(hands).values():
-        for hand, after in zip(game, game[1:], strict=False):
+        for hand, after in pairwise(game):
             for p, q in zip(hand["players"], after["players"], strict=True):
                 result = results[(hand["hand_id"], p["seat"])]
                 allowed = True
@@ -184,7 +184,7 @@ def test_button_does_not_move_on_a_fantasyland_hand() -> None:
     for game in complete:
         seats = len(game[0]["players"])
         buttons = [game[0]["button"]]
-        for before, hand in zip(game, game[1:], strict=False):
+        for before, hand in pairwise(game):
             if any(p["fantasyland"] for p in hand["players"]):
                 assert hand["button"] == before["button"]
             else:

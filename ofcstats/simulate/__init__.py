@@ -25,14 +25,16 @@ import numpy as np
 
 from ofcstats.errors import OfcstatsError
 from ofcstats.rules.model import Ruleset
-from ofcstats.simulate.bots import BOT_STYLES, Bot, make_bot
+from ofcstats.simulate import heuristic
+from ofcstats.simulate.bots import BOT_STYLES, Bot, HeuristicBot, RandomBot
 from ofcstats.simulate.game import Dealer
+from ofcstats.simulate.montecarlo import MonteCarloBot
 from ofcstats.simulate.scoring import ruleset_arrays
 from ofcstats.simulate.writer import hand_record, played_at, reported_points
 from ofcstats.variants import MIN_PLAYERS, Variant
 
-__all__ = ["BOT_STYLES", "Player", "Simulation", "SimulationError", "parse_players",
-           "simulate", "write_jsonl"]
+__all__ = ["BOT_STYLES", "Player", "Simulation", "SimulationError", "make_bot",
+           "parse_players", "simulate", "write_jsonl"]
 
 GAMES_PER_SERIES = 4  # games one table plays in a row before the next table's
 MAX_TABLES = 1024  # tables played in lockstep at most
@@ -108,6 +110,17 @@ class Simulation:
                     f"fantasyland policy {policy.name} deals up to {most} cards in "
                     f"{self.variant.value}; with {seats} seats the deck runs out: "
                     f"play with {seats - 1} seats or another policy")
+
+
+def make_bot(style: str, rng: np.random.Generator, rollouts: int = 100) -> Bot:
+    """A bot of the named style (see :data:`BOT_STYLES`) with its own generator."""
+    if style == "random":
+        return RandomBot(rng)
+    if style in heuristic.STYLES:
+        return HeuristicBot(rng, heuristic.STYLES[style])
+    if style == "montecarlo":
+        return MonteCarloBot(rng, rollouts=rollouts)
+    raise SimulationError(f"unknown bot style {style!r}: use one of {', '.join(BOT_STYLES)}")
 
 
 def _bots(sim: Simulation, block: int) -> list[Bot]:

@@ -32,7 +32,7 @@ def candidates(turn: Turn) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.bool_]]
     pats = patterns(k, turn.discards)
     counts = pattern_counts(k, turn.discards)
     fits = ((turn.filled[:, None, :] + counts[None, :, :]) <= np.array([3, 5, 5])).all(axis=-1)
-    return pats, fits
+    return pats, np.asarray(fits, dtype=bool)
 
 
 def pattern_values(turn: Turn, style: heuristic.Style) -> npt.NDArray[np.float32]:
@@ -133,16 +133,3 @@ class HeuristicBot(Bot):
                      seen: npt.NDArray[np.bool_], opponents: int) -> npt.NDArray[np.int8]:
         """The legal set that maximises the style's weighted row strengths."""
         return chinese.best_by_weights(cards, arrays, chinese.WEIGHTS[self.style])
-
-
-def make_bot(style: str, rng: np.random.Generator, rollouts: int = 100) -> Bot:
-    """A bot of the named style with its own generator."""
-    if style == "random":
-        return RandomBot(rng)
-    if style in heuristic.STYLES:
-        return HeuristicBot(rng, heuristic.STYLES[style])
-    if style == "montecarlo":
-        from ofcstats.simulate.montecarlo import MonteCarloBot
-
-        return MonteCarloBot(rng, rollouts=rollouts)
-    raise ValueError(style)

@@ -117,14 +117,9 @@ def _best_one(cards: npt.NDArray[np.uint8], arrays: RulesetArrays,
     layout = _layout(k)
     s5 = evaluate.strength5(cards[layout.five]).astype(np.int64)
     s3 = evaluate.strength3(cards[layout.three]).astype(np.int64)
-    vb = arrays.royalty[BOTTOM][s5].astype(np.float64)
-    vm = arrays.royalty[MIDDLE][s5].astype(np.float64)
-    vt = arrays.royalty[TOP][s3].astype(np.float64)
-    stay_t, stay_m, stay_b = (
-        s >= limit if limit is not None else np.zeros(s.shape, dtype=bool)
-        for s, limit in zip((s3, s5, s5), arrays.stay, strict=True))
-    if bonus <= 0:
-        stay_t, stay_m, stay_b = (np.zeros_like(x) for x in (stay_t, stay_m, stay_b))
+    vt, vm, vb = (arrays.royalty[row][s].astype(np.float64)
+                  for row, s in ((TOP, s3), (MIDDLE, s5), (BOTTOM, s5)))
+    stay_t, stay_m, stay_b = _stays(arrays, s3, s5, bonus)
 
     best_score = -np.inf
     best: tuple[int, int, int] = (0, 0, 0)
@@ -173,14 +168,13 @@ def _best_one(cards: npt.NDArray[np.uint8], arrays: RulesetArrays,
             mid = np.broadcast_to(layout.mask5[pairs_m[chunk]][:, None], tops.shape)
             consider(layout.mask3[tops], mid, b)
     # 3. Only the top is worth anything: most valuable tops first.
-    top_value = vt + bonus * stay_t
-    for level in np.unique(top_value)[::-1]:
+    for level in np.unique(with_t)[::-1]:
         if level <= best_value():
             break
         if level <= 0:
             consider(*_greedy(layout, s5, s3))
             break
-        tops = np.flatnonzero(top_value == level)
+        tops = np.flatnonzero(with_t == level)
         before = best_score
         _top_level(layout, tops, s5, s3, consider)
         if best_score > before:
@@ -191,13 +185,14 @@ def _best_one(cards: npt.NDArray[np.uint8], arrays: RulesetArrays,
 _CHUNK = 64
 
 
-def _best_disjoint(masks: npt.NDArray[np.int32], others: npt.NDArray[np.int32],
-                   values: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    """For each mask, the best value among ``others`` that share no card with it (or 0)."""
-    if not others.size:
-        return np.zeros(masks.shape, dtype=np.float64)
-    apart = (masks[:, None] & others[None, :]) == 0
-    return np.where(apart, values[None, :], 0.0).max(axis=1)
+def _stays(arrays: RulesetArrays, s3: npt.NDArray[np.int64], s5: npt.NDArray[np.int64],
+           bonus: float) -> tuple[npt.NDArray[np.bool_], ...]:
+    """Which tops, middles and bottoms would stay in fantasyland (none without a bonus)."""
+    out = []
+    for s, limit in zip((s3, s5, s5), arrays.stay, strict=True):
+        stays = s >= limit if limit is not None and bonus > 0 else np.zeros(s.shape, bool)
+        out.append(stays)
+    return tuple(out)
 
 
 def _top_level(layout: _Layout, tops: npt.NDArray[np.intp], s5: npt.NDArray[np.int64],

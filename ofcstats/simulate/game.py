@@ -226,7 +226,10 @@ class Dealer:
                  for i, t in enumerate(idx)]
         return hands, next_fl
 
-    def _streets(self, idx: npt.NDArray[np.intp], state: _Series, deal, log,  # type: ignore[no-untyped-def]
+    def _streets(self, idx: npt.NDArray[np.intp], state: _Series,
+                 deal: Callable[[npt.NDArray[np.intp], int], npt.NDArray[np.uint8]],
+                 log: Callable[[npt.NDArray[np.intp], int, npt.NDArray[np.uint8],
+                                npt.NDArray[np.int8]], None],
                  boards: Boards, in_fl: npt.NDArray[np.bool_], timeout: npt.NDArray[np.int64],
                  seen: npt.NDArray[np.bool_], visible: npt.NDArray[np.bool_]) -> None:
         """The streets of the seats not in fantasyland, in turn from the button's left."""

@@ -13,6 +13,7 @@ different versions of a row), :func:`combine` weighs whole boards from those.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -50,6 +51,7 @@ AGGRESSIVE = Style("aggressive", foul_cost=7.0, fantasyland_value=22.0, royalty_
                    strength_weight=0.4, chase=1.0, margin=0.0)
 STYLES = {s.name: s for s in (SAFE, BALANCED, AGGRESSIVE)}
 
+Ints = npt.NDArray[np.integer[Any]]
 _FLUSH_INDEX = Category.FLUSH * 13
 _STRAIGHT_INDEX = Category.STRAIGHT * 13
 _SIZES = np.array([3, 5, 5])
@@ -175,11 +177,11 @@ def combine(f: RowFeatures, style: Style) -> npt.NDArray[np.float32]:
     return (gain * keep - style.foul_cost * risk + f.strength.sum(axis=-1)).astype(np.float32)
 
 
-def _odds(need: npt.ArrayLike, wanted: npt.ArrayLike, drawn: npt.ArrayLike,
-          unseen: npt.ArrayLike) -> npt.NDArray[np.float32]:
+def _odds(need: Ints | int, wanted: Ints | int, drawn: Ints | int,
+          unseen: Ints | int) -> npt.NDArray[np.float32]:
     """``at_least_table()[need, wanted, drawn, unseen]`` through one flat gather."""
-    flat = ((np.asarray(need) * 14 + wanted) * 17 + drawn) * 53 + unseen
-    return np.take(at_least_table().ravel(), flat)
+    flat = ((np.asarray(need, dtype=np.intp) * 14 + wanted) * 17 + drawn) * 53 + unseen
+    return np.asarray(np.take(at_least_table().ravel(), flat), dtype=np.float32)
 
 
 def _full_strength(ids: npt.NDArray[np.intp], suit_word: npt.NDArray[np.int64],

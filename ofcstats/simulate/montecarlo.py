@@ -15,12 +15,16 @@ All of it is array work over ``tables x candidates x samples`` boards at once.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import numpy.typing as npt
 
-from ofcstats.simulate import heuristic
+from ofcstats import evaluate
+from ofcstats.cards import parse_cards
+from ofcstats.simulate import chinese, heuristic
 from ofcstats.simulate.bots import Bot, candidates, pattern_values
-from ofcstats.simulate.scoring import RulesetArrays, pair_points
+from ofcstats.simulate.scoring import RulesetArrays, board_strengths, pair_points
 from ofcstats.simulate.state import CARD_KEYS, Turn
 from ofcstats.simulate.tables import (
     SUIT_BITS,
@@ -130,8 +134,6 @@ def last_street(keys: npt.NDArray[np.int64], filled: npt.NDArray[np.int8],
 
 def _placeholder() -> npt.NDArray[np.int64]:
     """Row keys of some legal complete board, for patterns that do not fit."""
-    from ofcstats.cards import parse_cards
-
     board = parse_cards("2c 3d 4h 5c 6d 8h 9s Jc 7c 7d Ts Th Qs")
     rows = (board[0:3], board[3:8], board[8:13])
     return np.array([CARD_KEYS[r].sum() for r in rows], dtype=np.int64)
@@ -189,6 +191,11 @@ class MonteCarloBot(Bot):
                                             axis=1)[:, 0]
         return pats[best]
 
+    def set_thirteen(self, cards: npt.NDArray[np.uint8], arrays: RulesetArrays,
+                     seen: npt.NDArray[np.bool_], opponents: int) -> npt.NDArray[np.int8]:
+        """Chinese poker: the candidate set with the best mean against sampled hands."""
+        return thirteen_by_rollouts(self, cards, arrays, opponents)
+
     def _means(self, turn: Turn, part: slice, pats: npt.NDArray[np.int8],
                chosen: npt.NDArray[np.intp]) -> npt.NDArray[np.float64]:
         arrays = turn.arrays
@@ -240,7 +247,7 @@ class MonteCarloBot(Bot):
 
     def _opponent(self, turn: Turn, part: slice, o: int, deck: npt.NDArray[np.uint8],
                   offset: int, width: int,
-                  unseen: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.intp], ...]:
+                  unseen: npt.NDArray[np.int64]) -> tuple[npt.NDArray[Any], ...]:
         """One opponent's finished boards in every sample: strengths, fouls, royalties."""
         arrays = turn.arrays
         m, n = deck.shape[0], deck.shape[1]
@@ -288,3 +295,40 @@ def _plans(variant: Variant) -> dict[int, list[tuple[int, int]]]:
         out[sum(d for d, _ in rest)] = rest
     return out
 
+
+
+def thirteen_by_rollouts(bot: MonteCarloBot, cards: npt.NDArray[np.uint8],
+                         arrays: RulesetArrays, opponents: int) -> npt.NDArray[np.int8]:
+    """Chinese poker: the best of the balanced bot's top sets against sampled opponents.
+
+    Each sample deals the opponents 13 of the cards this seat does not hold and sets
+    them the plain way; a candidate's score is its mean points against them.
+    """
+    layout = chinese._layout(13)
+    out = np.empty(cards.shape, dtype=np.int8)
+    n = bot.rollouts
+    for i, hand in enumerate(cards):
+        score, sets = chinese.scored_sets(hand, arrays, chinese.WEIGHTS["balanced"])
+        keep = min(bot.keep, int(np.isfinite(score).sum()))
+        top = np.argsort(-score)[:keep]
+        mine = np.stack([
+            evaluate.strength3(hand[layout.three[sets[0, top]]]),
+            evaluate.strength5(hand[layout.five[sets[1, top]]]),
+            evaluate.strength5(hand[layout.five[sets[2, top]]])], axis=-1).astype(np.intp)
+        rest = np.setdiff1d(np.arange(52, dtype=np.uint8), hand)
+        order = np.argsort(bot.rng.random((n, rest.size)), axis=1)
+        total = np.zeros(keep, dtype=np.float64)
+        mine_foul = np.zeros((keep, 1), dtype=bool)
+        mine_roy = np.stack([arrays.royalty[r][mine[:, r]] for r in range(3)],
+                            axis=-1).astype(np.int32)[:, None, :]
+        for o in range(opponents):
+            dealt = rest[order[:, 13 * o:13 * (o + 1)]]
+            board = chinese.greedy(dealt)
+            theirs = board_strengths(board).astype(np.intp)
+            their_roy = np.stack([arrays.royalty[r][theirs[:, r]] for r in range(3)],
+                                 axis=-1).astype(np.int32)
+            their_foul = np.zeros((1, n), dtype=bool)
+            total += pair_points(arrays, mine[:, None, :], theirs[None], mine_foul,
+                                 their_foul, mine_roy, their_roy[None]).mean(axis=1)
+        out[i] = chinese.actions_of(sets[:, top[int(np.argmax(total))]][:, None])[0]
+    return out

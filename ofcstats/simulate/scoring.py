@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -18,6 +19,9 @@ from ofcstats.cards import TWO_OF_SPADES
 from ofcstats.rules.model import Ruleset
 from ofcstats.simulate.tables import category_index
 from ofcstats.variants import Variant
+
+Ints = npt.NDArray[np.integer[Any]]
+Bools = npt.NDArray[np.bool_]
 
 
 @dataclass(frozen=True)
@@ -112,11 +116,9 @@ def spade_rows(boards: npt.NDArray[np.uint8]) -> npt.NDArray[np.int8]:
     return row
 
 
-def pair_points(arrays: RulesetArrays, mine: npt.NDArray[np.int32],
-                theirs: npt.NDArray[np.int32], my_foul: npt.NDArray[np.bool_],
-                their_foul: npt.NDArray[np.bool_], my_roy: npt.NDArray[np.int32],
-                their_roy: npt.NDArray[np.int32], my_spade: npt.NDArray[np.int8] | None = None,
-                their_spade: npt.NDArray[np.int8] | None = None) -> npt.NDArray[np.int32]:
+def pair_points(arrays: RulesetArrays, mine: Ints, theirs: Ints, my_foul: Bools,
+                their_foul: Bools, my_roy: Ints, their_roy: Ints, my_spade: Ints | None = None,
+                their_spade: Ints | None = None) -> npt.NDArray[np.int32]:
     """Points one board wins from another (RULES.md §3-§4), table bonus apart."""
     wins = (mine > theirs).sum(axis=-1)
     losses = (mine < theirs).sum(axis=-1)
