@@ -5,7 +5,8 @@ Tables (documented for users in ``docs/database.md``):
 - ``hands``: one row per hand; ``hand_id`` is the user's id, ``hand_key`` an integer
   key the other tables use; ``fingerprint`` tells a repeat from a conflict.
 - ``seats``: one row per seat; final rows as ``UTINYINT`` card-code arrays.
-- ``placements``: one row per placed or discarded card, in playing order.
+- ``placements``: one row per placed or discarded card, in playing order (a view over
+  ``seat_placements``, which keeps a seat's placements as lists).
 - ``ingested_files``: one row per file load (path, sha256, size, counts, times).
 - ``rejects``: what was not loaded, with file, line, hand id, reason and raw text.
 - ``cards``: the 52 card codes with their text, for joins.
@@ -24,7 +25,9 @@ from datetime import datetime
 from pathlib import Path
 
 import duckdb
+import numpy as np
 import polars as pl
+import pyarrow as pa
 
 from ofcstats.cards import RANKS, SUITS
 from ofcstats.errors import StoreError
@@ -86,14 +89,23 @@ CREATE TABLE seats (
     bottom UTINYINT[5] NOT NULL
 );
 
-CREATE TABLE placements (
+-- A seat's placements as three parallel lists (half the cost of a row per card to
+-- load); the placements view below gives them a row per card.
+CREATE TABLE seat_placements (
     hand_key BIGINT NOT NULL,
     seat UTINYINT NOT NULL,
-    street UTINYINT NOT NULL,
-    "order" UTINYINT NOT NULL,
-    card UTINYINT NOT NULL,
-    "row" row_kind NOT NULL
+    streets UTINYINT[] NOT NULL,
+    cards UTINYINT[] NOT NULL,
+    rows UTINYINT[] NOT NULL      -- 1 top, 2 middle, 3 bottom, 4 discard
 );
+
+CREATE VIEW placements AS
+SELECT hand_key, seat, street, CAST("order" AS UTINYINT) AS "order", card,
+       CAST(enum_range(NULL::row_kind)[r] AS row_kind) AS "row"
+FROM (SELECT hand_key, seat, unnest(streets) AS street,
+             unnest(range(1, len(cards) + 1)) AS "order", unnest(cards) AS card,
+             unnest(rows) AS r
+      FROM seat_placements);
 
 CREATE TABLE rejects (
     file_id INTEGER,
@@ -146,6 +158,22 @@ class Added:
     loaded: int
     duplicates: int
     conflicts: int
+
+
+def _per_seat(placements: pl.DataFrame) -> pa.Table:
+    """Placements (in seat order) as one row per seat with lists: offsets, no grouping."""
+    hand = placements.get_column("hand").to_numpy()
+    seat = placements.get_column("seat").to_numpy()
+    first = np.flatnonzero(np.r_[True, (hand[1:] != hand[:-1]) | (seat[1:] != seat[:-1])]) \
+        if len(hand) else np.zeros(0, dtype=np.int64)
+    offsets = pa.array(np.r_[first, len(hand)].astype(np.int32))
+
+    def lists(name: str) -> pa.ListArray:
+        values = pa.array(placements.get_column(name).to_numpy().astype(np.uint8))
+        return pa.ListArray.from_arrays(offsets, values)
+
+    return pa.table({"hand": hand[first], "seat": seat[first], "streets": lists("street"),
+                     "cards": lists("card"), "rows": lists("row")})
 
 
 class Store:
@@ -281,7 +309,7 @@ class Store:
         con = self.con
         con.register("new_hands", hands)
         con.register("new_seats", batch.seats)
-        con.register("new_placements", batch.placements)
+        con.register("new_placements", _per_seat(batch.placements))
         try:
             con.execute(f"""
                 INSERT INTO hands SELECT hand_key, hand_id, session_id, played_at, variant,
@@ -292,8 +320,7 @@ class Store:
                     surrendered, reported_points, dealt, top, middle, bottom
                 FROM new_seats""")
             con.execute(f"""
-                INSERT INTO placements SELECT {base} + hand, seat, street, "order", card,
-                    enum_range(NULL::row_kind)["row"]
+                INSERT INTO seat_placements SELECT {base} + hand, seat, streets, cards, rows
                 FROM new_placements""")
         finally:
             for name in ("new_hands", "new_seats", "new_placements"):

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
 import random
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -194,6 +192,24 @@ def _bench_generator() -> object:
     return module
 
 
+# Loads a file like `ofcstats ingest`, printing a line each time a batch is stored, so
+# the test can kill it at a known point mid-file.
+_DRIVER = """
+import sys
+from pathlib import Path
+from ofcstats.ingest import ingest
+from ofcstats.store import Store
+real_add = Store.add
+def add(self, batch, file_id):
+    out = real_add(self, batch, file_id)
+    print("stored", flush=True)
+    return out
+Store.add = add
+ingest([Path(sys.argv[1])], sys.argv[2], batch_bytes=1 << 20)
+print("done", flush=True)
+"""
+
+
 @pytest.mark.slow
 def test_a_load_killed_mid_file_leaves_the_database_as_before_and_a_rerun_completes(
         tmp_path: Path) -> None:
@@ -202,26 +218,20 @@ def test_a_load_killed_mid_file_leaves_the_database_as_before_and_a_rerun_comple
     before = counts(db)
     big = tmp_path / "big.jsonl"
     generator = _bench_generator()
-    generator.write_pineapple_file(big, 40_000)  # type: ignore[attr-defined]
-    command = [str(Path(sys.executable).parent / "ofcstats"), "ingest", str(big), "--db",
-               str(db), "--quiet"]
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
-    child = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL,
-                             stderr=subprocess.DEVNULL)
-    # Wait until the load is writing (the database grows), then kill it outright.
-    start_size = db.stat().st_size
-    wal = db.with_name(db.name + ".wal")
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and child.poll() is None:
-        grown = db.stat().st_size > start_size or (wal.exists() and wal.stat().st_size > 0)
-        if grown:
-            break
-        time.sleep(0.02)
-    time.sleep(0.3)
-    child.send_signal(signal.SIGKILL)
-    child.wait(timeout=10)
+    generator.write_pineapple_file(big, 30_000)  # type: ignore[attr-defined]
+    child = subprocess.Popen([sys.executable, "-c", _DRIVER, str(big), str(db)],
+                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert child.stdout is not None
+    with child.stdout:
+        stored = 0
+        for line in child.stdout:
+            stored += line.strip() == "stored"
+            if stored == 5:
+                child.send_signal(signal.SIGKILL)
+                break
+        child.wait(timeout=20)
     assert child.returncode == -signal.SIGKILL, "the load ended before it could be killed"
     assert counts(db) == before
     rerun = ingest([big], db)
-    assert rerun.hands == 40_000
-    assert counts(db)["hands"] == before["hands"] + 40_000
+    assert rerun.hands == 30_000
+    assert counts(db)["hands"] == before["hands"] + 30_000

@@ -17,7 +17,7 @@ from ofcstats.errors import StoreError
 from ofcstats.ingest import ingest
 from ofcstats.store import MIGRATIONS, SCHEMA_VERSION, Store
 
-TABLES = {"cards", "hands", "ingested_files", "placements", "rejects", "schema_version",
+TABLES = {"cards", "hands", "ingested_files", "seat_placements", "rejects", "schema_version",
           "seats"}
 
 
@@ -133,7 +133,7 @@ def test_export_writes_every_table_as_parquet(tmp_path: Path) -> None:
     ingest([hands_file(tmp_path)], db)
     with Store(db) as store:
         written = store.export_parquet(tmp_path / "pq")
-    assert {p.stem for p in written} == TABLES | {"boards"}
+    assert {p.stem for p in written} == TABLES | {"boards", "placements"}
     assert pl.read_parquet(tmp_path / "pq" / "hands.parquet").height == 30
 
 
