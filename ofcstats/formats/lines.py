@@ -25,6 +25,7 @@ import zstandard
 BATCH_BYTES = 16 << 20
 _WHITESPACE = b" \t\r\n"
 _BOM = b"\xef\xbb\xbf"
+_MAYBE_BLANK = (b"\n\n", b"\n ", b"\n\t", b"\n\r")
 
 
 @dataclass(frozen=True)
@@ -46,8 +47,13 @@ class LineBatch:
         ends = np.flatnonzero(view == 10) + 1
         return np.concatenate([np.zeros(1, dtype=np.int64), ends.astype(np.int64)])
 
+    @cached_property
+    def size(self) -> int:
+        """Lines in the batch."""
+        return self.data.count(b"\n")
+
     def __len__(self) -> int:
-        return len(self.starts) - 1
+        return self.size
 
     def line(self, index: int) -> str:
         """Line ``index`` (0-based in the batch) as text, bad bytes shown as escapes."""
@@ -66,6 +72,9 @@ class LineBatch:
     @cached_property
     def blank(self) -> np.ndarray:
         """A boolean per line: nothing but whitespace."""
+        data = self.data
+        if not (data[:1].isspace() or any(p in data for p in _MAYBE_BLANK)):
+            return np.zeros(len(self), dtype=bool)  # no line starts with whitespace
         view = np.frombuffer(self.data, dtype=np.uint8)
         starts = self.starts[:-1]
         lengths = np.diff(self.starts) - 1
@@ -162,13 +171,14 @@ def read_line_batches(
                 break
             if line_no == 1 and not pending and block.startswith(_BOM):
                 block = block[len(_BOM):]  # a byte order mark is not part of the first line
-            data = pending + block
-            cut = data.rfind(b"\n")
+            cut = block.rfind(b"\n")
             if cut < 0:
-                pending = data
+                pending += block
                 continue
-            pending = data[cut + 1 :]
-            batch = LineBatch(first_line=line_no, data=data[: cut + 1])
+            # One copy per batch: the held-over start of a line, then whole lines.
+            data = pending + block[: cut + 1] if pending else block[: cut + 1]
+            pending = block[cut + 1 :]
+            batch = LineBatch(first_line=line_no, data=data)
             line_no += len(batch)
             yield batch
             if progress is not None:
