@@ -10,6 +10,8 @@ Tables (documented for users in ``docs/database.md``):
 - ``ingested_files``: one row per file load (path, sha256, size, counts, times).
 - ``rejects``: what was not loaded, with file, line, hand id, reason and raw text.
 - ``cards``: the 52 card codes with their text, for joins.
+- ``rulesets``, ``results``, ``scored_sessions`` (version 2): what ``ofcstats rescore``
+  writes; ``results_named`` shows results with ruleset names, hand ids and players.
 
 Migrations are an ordered list of ``(version, step)``, a step being SQL or a function
 of the connection; :meth:`Store.migrate` applies the missing ones in order, each in
@@ -142,8 +144,61 @@ def _fill_cards(con: duckdb.DuckDBPyConnection) -> None:
     con.unregister("card_rows")
 
 
+_V2 = """
+CREATE TABLE rulesets (
+    ruleset_id SMALLINT NOT NULL,   -- the key results use
+    name VARCHAR NOT NULL,          -- preset name, or the name a user's TOML file gives
+    description VARCHAR,
+    fingerprint VARCHAR NOT NULL,   -- md5 of the definition: an edit means a rescore
+    definition JSON NOT NULL,       -- everything the ruleset says, as JSON
+    scored_at TIMESTAMPTZ
+);
+
+CREATE TABLE scored_sessions (
+    ruleset_id SMALLINT NOT NULL,
+    session_id VARCHAR NOT NULL,
+    hands INTEGER NOT NULL          -- hands of the session scored under the ruleset
+);
+
+CREATE TABLE results (
+    ruleset_id SMALLINT NOT NULL,   -- rulesets.ruleset_id
+    hand_key BIGINT NOT NULL,       -- hands.hand_key
+    seat UTINYINT NOT NULL,         -- seats.seat
+    points INTEGER NOT NULL,        -- net points of the seat (each hand sums to zero)
+    royalties SMALLINT NOT NULL,    -- royalties collected from all opponents; 0 if fouled
+    royalty_top SMALLINT NOT NULL,
+    royalty_middle SMALLINT NOT NULL,
+    royalty_bottom SMALLINT NOT NULL,
+    royalty_points SMALLINT NOT NULL, -- the royalties' part of points (collected - paid)
+    rows_top TINYINT NOT NULL,      -- rows won minus rows lost, over all opponents
+    rows_middle TINYINT NOT NULL,
+    rows_bottom TINYINT NOT NULL,
+    wins_top TINYINT NOT NULL,      -- opponents beaten in the row
+    wins_middle TINYINT NOT NULL,
+    wins_bottom TINYINT NOT NULL,
+    fouled BOOLEAN NOT NULL,
+    scoops TINYINT NOT NULL,        -- opponents beaten in all three rows
+    scooped TINYINT NOT NULL,       -- opponents that beat this seat in all three rows
+    fantasyland_earned BOOLEAN NOT NULL,  -- the boards earn entry or stay, by the policy
+    fantasyland_next BOOLEAN NOT NULL,    -- ... and the session's repeat limit allows it
+    fantasyland_cards TINYINT NOT NULL,   -- cards the next hand deals in fantasyland
+    fantasyland_entered BOOLEAN NOT NULL, -- would have entered (seat not in fantasyland)
+    fantasyland_stayed BOOLEAN NOT NULL   -- would have stayed (seat in fantasyland)
+);
+
+CREATE VIEW results_named AS
+SELECT r.name AS ruleset, h.hand_id, h.session_id, h.played_at, h.variant, x.seat,
+       s.player, x.* EXCLUDE (ruleset_id, hand_key, seat)
+FROM results x
+JOIN rulesets r USING (ruleset_id)
+JOIN hands h USING (hand_key)
+JOIN seats s USING (hand_key, seat);
+"""
+
+
 MIGRATIONS: list[tuple[int, str, Sequence[Step]]] = [
     (1, "hands, seats, placements, ingested files, rejects", (_V1, _fill_cards)),
+    (2, "rulesets, scored sessions and results of rescoring", (_V2,)),
 ]
 """``(version, description, steps)`` in order; a later stage appends, never edits."""
 

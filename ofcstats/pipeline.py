@@ -1,0 +1,301 @@
+"""Re-scoring the store: every hand under every ruleset, kept in DuckDB, incrementally.
+
+``rescore`` reads the seats of whole sessions from the store (Arrow into Polars),
+scores them under the selected rulesets in one pass (:func:`ofcstats.score.score`, the
+same code as ``ofcstats score``), applies what only the session knows (fantasyland
+repeat limits: :mod:`ofcstats.session`) and appends the rows to ``results``.
+
+Incremental by session: ``scored_sessions`` remembers how many hands of each session
+each ruleset has scored. A session whose hand count has grown (new hands were
+ingested) is scored again whole, because a repeat limit depends on the hands before;
+a ruleset whose definition changed (same name, edited TOML) is scored again from
+scratch. Work goes in batches of whole sessions, each batch in one transaction, so
+memory stays bounded and an interrupted run loses only its current batch.
+
+``scored_frame`` reads results back for analysis, with each hand's session, game and
+play order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import duckdb
+import polars as pl
+
+from ofcstats import session
+from ofcstats.errors import StoreError
+from ofcstats.rules.model import Ruleset
+from ofcstats.score import score
+from ofcstats.store import Store
+
+_RESULT_COLUMNS = (
+    "points", "royalties", "royalty_top", "royalty_middle", "royalty_bottom", "royalty_points",
+    "rows_top", "rows_middle", "rows_bottom", "wins_top", "wins_middle", "wins_bottom",
+    "fouled", "scoops", "scooped", "fantasyland_earned", "fantasyland_next",
+    "fantasyland_cards", "fantasyland_entered", "fantasyland_stayed",
+)
+BATCH_HANDS = 250_000
+
+Progress = Callable[[int, int], None]
+"""Called with (hands scored so far, hands to score)."""
+
+
+@dataclass
+class RescoreSummary:
+    """What a rescore did."""
+
+    rulesets: list[str] = field(default_factory=list)
+    hands: int = 0  # hands scored (each under every ruleset that needed it)
+    rows: int = 0  # rows written to results
+    sessions: int = 0
+    rebuilt: list[str] = field(default_factory=list)  # rulesets scored again from scratch
+    seconds: float = 0.0
+
+
+def fingerprint(ruleset: Ruleset) -> str:
+    """A digest of everything the ruleset says, to notice an edited definition."""
+    text = json.dumps(ruleset.to_dict(), sort_keys=True, ensure_ascii=False)
+    return hashlib.md5(text.encode("utf-8")).hexdigest()  # noqa: S324 - a digest, not security
+
+
+def _register(con: duckdb.DuckDBPyConnection, rulesets: Sequence[Ruleset], rebuild: bool
+              ) -> tuple[dict[str, int], list[str]]:
+    """Ids for the rulesets; drop the results of those rebuilt or redefined."""
+    ids: dict[str, int] = {}
+    redo = []
+    for ruleset in rulesets:
+        digest = fingerprint(ruleset)
+        row = con.execute("SELECT ruleset_id, fingerprint FROM rulesets WHERE name = ?",
+                          [ruleset.name]).fetchone()
+        if row is None:
+            next_id = con.execute("SELECT coalesce(max(ruleset_id), 0) + 1 FROM rulesets"
+                                  ).fetchone()
+            ruleset_id = int(next_id[0]) if next_id else 1
+            con.execute(
+                "INSERT INTO rulesets VALUES (?, ?, ?, ?, ?, NULL)",
+                [ruleset_id, ruleset.name, ruleset.description, digest,
+                 json.dumps(ruleset.to_dict(), ensure_ascii=False)])
+        else:
+            ruleset_id = int(row[0])
+            if rebuild or row[1] != digest:
+                redo.append(ruleset.name)
+                con.execute("DELETE FROM results WHERE ruleset_id = ?", [ruleset_id])
+                con.execute("DELETE FROM scored_sessions WHERE ruleset_id = ?", [ruleset_id])
+                con.execute(
+                    "UPDATE rulesets SET fingerprint = ?, definition = ?, description = ? "
+                    "WHERE ruleset_id = ?",
+                    [digest, json.dumps(ruleset.to_dict(), ensure_ascii=False),
+                     ruleset.description, ruleset_id])
+        ids[ruleset.name] = ruleset_id
+    return ids, redo
+
+
+def _sessions_to_score(con: duckdb.DuckDBPyConnection, ruleset_id: int) -> pl.DataFrame:
+    """Sessions with hands the ruleset has not scored: (session_id, hands, was_scored)."""
+    return con.sql("""
+        SELECT h.session_id, h.hands, s.hands IS NOT NULL AS was_scored
+        FROM (SELECT session_id, count(*)::INTEGER AS hands FROM hands GROUP BY session_id) h
+        LEFT JOIN scored_sessions s ON s.session_id = h.session_id AND s.ruleset_id = ?
+        WHERE s.hands IS NULL OR s.hands <> h.hands
+        ORDER BY h.session_id
+    """, params=[ruleset_id]).pl()
+
+
+def _batches(sessions: pl.DataFrame, limit: int) -> list[pl.DataFrame]:
+    """Whole sessions, grouped into batches of about ``limit`` hands."""
+    if sessions.is_empty():
+        return []
+    group = (sessions.get_column("hands").cum_sum() - 1) // max(limit, 1)
+    return [part for _, part in sessions.with_columns(batch=group).group_by(
+        "batch", maintain_order=True)]
+
+
+def read_sessions(con: duckdb.DuckDBPyConnection, session_ids: Sequence[str]
+                  ) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The seats frame and the hands (with play order and games) of whole sessions."""
+    con.register("wanted_sessions", pl.DataFrame({"session_id": list(session_ids)}))
+    try:
+        hands = con.sql("""
+            SELECT h.hand_key, h.hand_id, h.session_id, h.played_at, h.n_seats, h.file_id,
+                   h.line, h.point_value, h.ruleset AS played_ruleset, h.variant,
+                   bool_or(s.fantasyland) AS fantasyland_hand
+            FROM hands h JOIN seats s USING (hand_key)
+            WHERE h.session_id IN (SELECT session_id FROM wanted_sessions)
+            GROUP BY ALL
+        """).pl()
+        seats = con.sql("""
+            SELECT s.hand_key AS hand_id, h.variant, s.seat, s.player, s.fantasyland,
+                   s.timed_out, s.surrendered, s.top, s.middle, s.bottom
+            FROM hands h JOIN seats s USING (hand_key)
+            WHERE h.session_id IN (SELECT session_id FROM wanted_sessions)
+            ORDER BY s.hand_key, s.seat
+        """).pl()
+    finally:
+        con.unregister("wanted_sessions")
+    seats = seats.cast({"seat": pl.Int8, "top": pl.Array(pl.UInt8, 3),  # type: ignore[dict-item]
+                        "middle": pl.Array(pl.UInt8, 5), "bottom": pl.Array(pl.UInt8, 5)})
+    return seats, hands
+
+
+def score_sessions(seats: pl.DataFrame, hands: pl.DataFrame, rulesets: Sequence[Ruleset]
+                   ) -> pl.DataFrame:
+    """Score whole sessions and apply their fantasyland repeat limits."""
+    results = score(seats, rulesets).rename({"hand_id": "hand_key"})
+    # Within a batch hands are known by their integer key, in ``hand_id`` too.
+    order = session.hand_order(hands.select(
+        pl.col("hand_key").alias("hand_id"), "hand_key", "session_id", "played_at", "n_seats",
+        "fantasyland_hand"))
+    streaks = session.fantasyland_streaks(
+        seats.lazy().select("hand_id", "seat", "player", "fantasyland"), order)
+    capped = session.apply_repeat_limits(
+        results.rename({"hand_key": "hand_id"}).with_columns(
+            fantasyland_earned=pl.col("fantasyland_next")).lazy(),
+        streaks, rulesets)
+    return capped.rename({"hand_id": "hand_key"}).collect()
+
+
+def rescore(store: Store, rulesets: Sequence[Ruleset], *, rebuild: bool = False,
+            progress: Progress | None = None, batch_hands: int = BATCH_HANDS
+            ) -> RescoreSummary:
+    """Score every hand not yet scored under each ruleset, session by session."""
+    started = datetime.now()
+    con = store.con
+    summary = RescoreSummary(rulesets=[r.name for r in rulesets])
+    with store.transaction():
+        ids, summary.rebuilt = _register(con, rulesets, rebuild)
+    # Rulesets that need the same sessions are scored together, in one pass.
+    by_sessions: dict[tuple[str, ...], list[Ruleset]] = {}
+    todo: dict[tuple[str, ...], pl.DataFrame] = {}
+    for ruleset in rulesets:
+        sessions = _sessions_to_score(con, ids[ruleset.name])
+        key = tuple(sessions.get_column("session_id").to_list())
+        if key:
+            by_sessions.setdefault(key, []).append(ruleset)
+            todo[key] = sessions
+    total = sum(int(todo[k].get_column("hands").sum()) for k in todo)
+    done = 0
+    for key, group in by_sessions.items():
+        group_ids = [ids[r.name] for r in group]
+        for batch in _batches(todo[key], batch_hands):
+            names = batch.get_column("session_id").to_list()
+            seats, hands = read_sessions(con, names)
+            results = score_sessions(seats, hands, group)
+            results = results.with_columns(ruleset_id=pl.col("ruleset").cast(pl.String)
+                                           .replace_strict(ids, return_dtype=pl.Int16))
+            with store.transaction():
+                if batch.get_column("was_scored").any():
+                    _forget(con, group_ids, names)
+                _append(con, results)
+                _mark_scored(con, group_ids, batch)
+            done += int(batch.get_column("hands").sum())
+            summary.hands += hands.height
+            summary.rows += results.height
+            summary.sessions += batch.height
+            if progress is not None:
+                progress(done, total)
+    with store.transaction():
+        con.execute("UPDATE rulesets SET scored_at = current_timestamp WHERE ruleset_id IN "
+                    "(SELECT unnest(?))", [list(ids.values())])
+    summary.seconds = (datetime.now() - started).total_seconds()
+    return summary
+
+
+def _forget(con: duckdb.DuckDBPyConnection, ruleset_ids: list[int], sessions: list[str]
+            ) -> None:
+    con.execute("""
+        DELETE FROM results WHERE ruleset_id IN (SELECT unnest($1))
+          AND hand_key IN (SELECT hand_key FROM hands WHERE session_id IN (SELECT unnest($2)))
+    """, [ruleset_ids, sessions])
+    con.execute("DELETE FROM scored_sessions WHERE ruleset_id IN (SELECT unnest($1)) "
+                "AND session_id IN (SELECT unnest($2))", [ruleset_ids, sessions])
+
+
+def _append(con: duckdb.DuckDBPyConnection, results: pl.DataFrame) -> None:
+    frame = results.select("ruleset_id", "hand_key", "seat", *_RESULT_COLUMNS)
+    con.register("new_results", frame)
+    try:
+        con.execute("INSERT INTO results SELECT * FROM new_results")
+    finally:
+        con.unregister("new_results")
+
+
+def _mark_scored(con: duckdb.DuckDBPyConnection, ruleset_ids: list[int],
+                 batch: pl.DataFrame) -> None:
+    marks = batch.select("session_id", "hands").join(
+        pl.DataFrame({"ruleset_id": ruleset_ids}, schema={"ruleset_id": pl.Int16}),
+        how="cross")
+    con.register("new_marks", marks)
+    try:
+        con.execute("INSERT INTO scored_sessions SELECT ruleset_id, session_id, hands "
+                    "FROM new_marks")
+    finally:
+        con.unregister("new_marks")
+
+
+@dataclass(frozen=True)
+class Filters:
+    """Which hands and rows an analysis looks at; None means no restriction."""
+
+    rulesets: Sequence[str] | None = None
+    sessions: Sequence[str] | None = None
+    players: Sequence[str] | None = None
+    variants: Sequence[str] | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+
+
+def scored_frame(store: Store, filters: Filters = Filters()) -> pl.DataFrame:
+    """Results with what analysis needs: session, game, play order, variant, table size,
+    the seat's fantasyland flag and reported points, and the ruleset the hand was played
+    under. A player filter keeps that player's rows only."""
+    con = store.con
+    known = {name for (name,) in con.execute("SELECT name FROM rulesets").fetchall()}
+    if filters.rulesets is not None:
+        missing = [name for name in filters.rulesets if name not in known]
+        if missing:
+            raise StoreError(f"not scored under {', '.join(missing)}: run "
+                             f"ofcstats rescore --ruleset {missing[0]}")
+    where, params = ["true"], []
+    for column, values in (("r.name", filters.rulesets), ("h.session_id", filters.sessions),
+                           ("s.player", filters.players), ("h.variant", filters.variants)):
+        if values is not None:
+            where.append(f"{column} IN (SELECT unnest(?))")
+            params.append(list(values))
+    if filters.since is not None:
+        where.append("h.played_at >= ?")
+        params.append(filters.since)
+    if filters.until is not None:
+        where.append("h.played_at < ?")
+        params.append(filters.until)
+    frame = con.sql(f"""
+        SELECT r.name AS ruleset, x.hand_key, h.hand_id, h.session_id, h.played_at,
+               h.variant, h.n_seats, h.file_id, h.line, h.point_value,
+               h.ruleset AS played_ruleset, x.seat, s.player, s.fantasyland,
+               s.reported_points, x.* EXCLUDE (ruleset_id, hand_key, seat)
+        FROM results x
+        JOIN rulesets r USING (ruleset_id)
+        JOIN hands h USING (hand_key)
+        JOIN seats s USING (hand_key, seat)
+        WHERE {' AND '.join(where)}
+    """, params=params).pl()
+    if frame.is_empty():
+        return frame
+    # Games and play order come from whole sessions, whichever rows were asked for.
+    con.register("wanted_sessions", frame.select(pl.col("session_id").unique()))
+    try:
+        hands = con.sql("""
+            SELECT h.hand_key, h.session_id, h.played_at, h.n_seats, h.file_id, h.line,
+                   bool_or(s.fantasyland) AS fantasyland_hand
+            FROM hands h JOIN seats s USING (hand_key)
+            WHERE h.session_id IN (SELECT session_id FROM wanted_sessions)
+            GROUP BY ALL
+        """).pl()
+    finally:
+        con.unregister("wanted_sessions")
+    order = session.hand_order(hands).select("hand_key", "order", "game").collect()
+    return frame.join(order, on="hand_key").sort("ruleset", "session_id", "order", "seat")
