@@ -60,7 +60,7 @@ class RescoreSummary:
 def fingerprint(ruleset: Ruleset) -> str:
     """A digest of everything the ruleset says, to notice an edited definition."""
     text = json.dumps(ruleset.to_dict(), sort_keys=True, ensure_ascii=False)
-    return hashlib.md5(text.encode("utf-8")).hexdigest()  # noqa: S324 - a digest, not security
+    return hashlib.md5(text.encode("utf-8")).hexdigest()  # a digest, not a secret
 
 
 def _register(con: duckdb.DuckDBPyConnection, rulesets: Sequence[Ruleset], rebuild: bool
