@@ -1,0 +1,198 @@
+"""Rescoring the store: the same results as ``ofcstats score``, incrementally, with the
+session's fantasyland repeat limits."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import polars as pl
+import pytest
+from handgen import random_hand, rich_board, write_jsonl
+
+from ofcstats import formats
+from ofcstats.ingest import ingest
+from ofcstats.pipeline import Filters, rescore, scored_frame
+from ofcstats.rules import load_ruleset, load_rulesets, preset_names
+from ofcstats.score import score
+from ofcstats.simulate import Simulation, parse_players, simulate
+from ofcstats.store import Store
+from ofcstats.variants import Variant
+
+COMPARED = ["points", "royalties", "royalty_top", "royalty_middle", "royalty_bottom",
+            "royalty_points", "rows_top", "rows_middle", "rows_bottom", "wins_top",
+            "wins_middle", "wins_bottom", "fouled", "scoops", "scooped"]
+
+
+def random_log(path: Path, n: int, seed: int, sessions: int = 10) -> Path:
+    rng = random.Random(seed)
+    hands = []
+    for i in range(n):
+        variant = rng.choice(["pineapple", "ofc-classic", "ofc-turbo", "chinese-13"])
+        players = rng.randint(2, 3 if variant == "pineapple" else 4)
+        fantasyland = tuple(variant != "chinese-13" and rng.random() < 0.2
+                            for _ in range(players))
+        hand = random_hand(rng, f"{path.stem}-{i}", variant, players, streets=False,
+                           fantasyland=fantasyland)
+        if rng.random() < 0.6:  # richer boards; a few cards may repeat across seats
+            hand = _richer(rng, hand)
+        hand["session_id"] = f"{path.stem}-s{i % sessions}"
+        hands.append(hand)
+    return write_jsonl(path, hands)
+
+
+def _richer(rng: random.Random, hand: dict) -> dict:
+    """Rich boards without a card twice in the hand (else ingest would reject it)."""
+    for _ in range(50):
+        boards = [rich_board(rng) for _ in hand["players"]]
+        cards = [c for b in boards for row in b.values() for c in row]
+        if len(set(cards)) == len(cards):
+            for player, board in zip(hand["players"], boards, strict=True):
+                player.update(board)
+            break
+    return hand
+
+
+def loaded(tmp_path: Path, *logs: Path) -> Path:
+    db = tmp_path / "club.duckdb"
+    ingest(list(logs), db)
+    return db
+
+
+def test_rescore_gives_what_score_gives_under_every_ruleset(tmp_path: Path) -> None:
+    log = random_log(tmp_path / "mixed.jsonl", 1500, seed=11)
+    db = loaded(tmp_path, log)
+    rulesets = load_rulesets(preset_names())
+    with Store(db) as store:
+        rescore(store, rulesets)
+        stored = scored_frame(store)
+    direct = score(formats.read_all([log]).seats_for_scoring(), rulesets).with_columns(
+        pl.col("ruleset").cast(pl.String))
+    joined = stored.join(direct, on=["ruleset", "hand_id", "seat"], suffix="_direct")
+    assert joined.height == direct.height == stored.height
+    for column in COMPARED:
+        assert (joined[column] == joined[f"{column}_direct"]).all(), column
+    # Before the session's repeat limit, fantasyland is what score says.
+    assert (joined["fantasyland_earned"] == joined["fantasyland_next_direct"]).all()
+    kept = joined.filter(pl.col("fantasyland_next"))
+    assert (kept["fantasyland_cards"] == kept["fantasyland_cards_direct"]).all()
+
+
+def test_rescore_of_simulated_sessions_matches_their_reported_points(tmp_path: Path) -> None:
+    sim = Simulation(variant=Variant.PINEAPPLE, ruleset=load_ruleset("american"),
+                     players=parse_players("ann:aggressive,bob:balanced,cat:safe"),
+                     hands=150, seed=5)
+    hands = list(simulate(sim))
+    log = write_jsonl(tmp_path / "sim.jsonl", hands)
+    with Store(loaded(tmp_path, log)) as store:
+        rescore(store, [load_ruleset("american")])
+        frame = scored_frame(store)
+    assert frame.height == 3 * len(hands)
+    assert (frame["points"] == frame["reported_points"]).all()
+    assert frame["fantasyland"].any()  # the aggressive bot reaches fantasyland
+    # A seat in fantasyland this hand earned it in the hand before, unless a new game
+    # (a new session) started.
+    ordered = frame.sort("session_id", "order")
+    nxt = ordered.with_columns(
+        came_next=pl.col("fantasyland").shift(-1).over("session_id", "player"))
+    assert (nxt.filter(pl.col("came_next").is_not_null())
+            .select((pl.col("fantasyland_next") == pl.col("came_next")).all()).item())
+
+
+def test_a_second_rescore_adds_nothing(tmp_path: Path) -> None:
+    db = loaded(tmp_path, random_log(tmp_path / "a.jsonl", 200, seed=1))
+    with Store(db) as store:
+        first = rescore(store, load_rulesets(["american", "russian"]))
+        again = rescore(store, load_rulesets(["american", "russian"]))
+        rows = store.count("results")
+        seats = store.count("seats")
+    assert first.rows == rows == 2 * seats
+    assert (again.hands, again.rows) == (0, 0)
+
+
+def test_new_hands_rescore_only_their_sessions(tmp_path: Path) -> None:
+    a = random_log(tmp_path / "a.jsonl", 200, seed=1, sessions=4)
+    b = random_log(tmp_path / "b.jsonl", 50, seed=2, sessions=1)  # one new session
+    db = loaded(tmp_path, a)
+    with Store(db) as store:
+        rescore(store, [load_ruleset("american")])
+    ingest([b], db)
+    with Store(db) as store:
+        summary = rescore(store, [load_ruleset("american")])
+        assert (summary.sessions, summary.hands) == (1, 50)
+        assert store.count("results") == store.count("seats")
+
+
+def test_a_grown_session_is_scored_again_whole(tmp_path: Path) -> None:
+    a = random_log(tmp_path / "a.jsonl", 100, seed=1, sessions=2)
+    more = random_log(tmp_path / "more.jsonl", 10, seed=3, sessions=1)
+    # The new hands join session a-s0.
+    text = more.read_text(encoding="utf-8").replace('"more-s0"', '"a-s0"')
+    more.write_text(text, encoding="utf-8")
+    db = loaded(tmp_path, a)
+    with Store(db) as store:
+        rescore(store, [load_ruleset("american")])
+    ingest([more], db)
+    with Store(db) as store:
+        summary = rescore(store, [load_ruleset("american")])
+        assert (summary.sessions, summary.hands) == (1, 60)
+        assert store.count("results") == store.count("seats")
+
+
+def test_an_edited_ruleset_and_rebuild_score_again_from_scratch(tmp_path: Path) -> None:
+    db = loaded(tmp_path, random_log(tmp_path / "a.jsonl", 100, seed=1))
+    path = tmp_path / "house.toml"
+    path.write_text('name = "house"\n[head_to_head]\nrow = 1\nscoop = 3\n', encoding="utf-8")
+    with Store(db) as store:
+        rescore(store, [load_ruleset(str(path))])
+        before = scored_frame(store)["points"].abs().sum()
+        load_ruleset.cache_clear()
+        path.write_text('name = "house"\n[head_to_head]\nrow = 2\n', encoding="utf-8")
+        edited = rescore(store, [load_ruleset(str(path))])
+        assert edited.rebuilt == ["house"]
+        assert scored_frame(store)["points"].abs().sum() != before
+        rebuilt = rescore(store, [load_ruleset(str(path))], rebuild=True)
+        assert rebuilt.rebuilt == ["house"]
+        assert rebuilt.hands == 100
+
+
+def test_repeat_limits_apply_within_a_session_and_restart_with_the_next(
+        tmp_path: Path) -> None:
+    board = ("As Ah Ad", "2c 3d 4h 5c 6d", "9c 9d 9h Ts Tc")  # stays in fantasyland
+    other = ("2d 3c 4d", "7s 7h 8c 9s Jd", "Kc Kd Kh Qs Qc")
+    hands = []
+    for session, flags in (("s1", [False, True, True, True]), ("s2", [True, True])):
+        for i, in_fl in enumerate(flags):
+            hands.append({
+                "format": "ofc-hand/1", "hand_id": f"{session}-{i}", "session_id": session,
+                "variant": "ofc-classic", "played_at": f"2026-01-0{1 + i}T10:00:00Z",
+                "players": [
+                    {"seat": 1, "name": "ann", "fantasyland": in_fl, "top": board[0].split(),
+                     "middle": board[1].split(), "bottom": board[2].split()},
+                    {"seat": 2, "name": "bob", "top": other[0].split(),
+                     "middle": other[1].split(), "bottom": other[2].split()}]})
+    db = loaded(tmp_path, write_jsonl(tmp_path / "fl.jsonl", hands))
+    with Store(db) as store:
+        rescore(store, load_rulesets(["american", "mercier-deeb"]))
+        frame = scored_frame(store, Filters(players=["ann"])).sort("ruleset", "hand_id")
+    american = frame.filter(pl.col("ruleset") == "american")
+    # s1: entry, stay (the one repeat), then no more; s2 starts a new streak.
+    assert american["fantasyland_next"].to_list() == [True, True, False, False, True, False]
+    assert american["fantasyland_entered"].to_list() == [True, False, False, False, False,
+                                                         False]
+    unlimited = frame.filter(pl.col("ruleset") == "mercier-deeb")
+    assert unlimited["fantasyland_next"].all()
+    assert unlimited["fantasyland_earned"].all()
+
+
+def test_scored_frame_filters_and_names_missing_rulesets(tmp_path: Path) -> None:
+    db = loaded(tmp_path, random_log(tmp_path / "a.jsonl", 60, seed=4, sessions=3))
+    with Store(db) as store:
+        rescore(store, load_rulesets(["american", "pokerstars"]))
+        some = scored_frame(store, Filters(rulesets=["pokerstars"], sessions=["a-s1"],
+                                           players=["p1"]))
+        assert set(some["ruleset"]) == {"pokerstars"}
+        assert set(some["session_id"]) == {"a-s1"}
+        assert set(some["player"]) == {"p1"}
+        with pytest.raises(Exception, match="not scored under russian"):
+            scored_frame(store, Filters(rulesets=["russian"]))
