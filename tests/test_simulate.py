@@ -3,6 +3,7 @@ determinism, and bots whose styles show in the numbers."""
 
 from __future__ import annotations
 
+import json
 from collections import defaultdict
 from functools import cache
 from itertools import pairwise
@@ -322,3 +323,15 @@ def test_montecarlo_beats_balanced_head_to_head() -> None:
                  rollouts=30)
     points = [h["players"][0]["reported_points"] for h in hands_of(sim)]
     assert np.mean(points) > 1.0
+
+
+def test_written_lines_are_the_records_as_compact_json(tmp_path: Path) -> None:
+    for variant, players in (("pineapple", "a:aggressive,b:safe"),
+                             ("chinese-13", "x:safe,y:random,z:balanced")):
+        sim = sim_of(variant, "american", players, 25, timeout=0.2)
+        path = tmp_path / f"{variant}.jsonl"
+        write_jsonl(sim, path)
+        lines = path.read_text(encoding="utf-8").splitlines()
+        expected = [json.dumps(h, separators=(",", ":"), ensure_ascii=False)
+                    for h in simulate(sim)]
+        assert lines == expected

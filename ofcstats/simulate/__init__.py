@@ -27,7 +27,7 @@ from ofcstats.errors import OfcstatsError
 from ofcstats.rules.model import Ruleset
 from ofcstats.simulate import heuristic
 from ofcstats.simulate.bots import BOT_STYLES, Bot, HeuristicBot, RandomBot
-from ofcstats.simulate.game import Dealer
+from ofcstats.simulate.game import Dealer, HandRecord
 from ofcstats.simulate.montecarlo import MonteCarloBot
 from ofcstats.simulate.scoring import ruleset_arrays
 from ofcstats.simulate.writer import hand_record, played_at, reported_points
@@ -128,19 +128,22 @@ def _bots(sim: Simulation, block: int) -> list[Bot]:
             for i, p in enumerate(sim.players)]
 
 
-def simulate(sim: Simulation,
-             progress: Callable[[int, int], None] | None = None) -> Iterator[dict[str, Any]]:
-    """Play ``sim.hands`` hands; yield them as ``ofc-hand/1`` objects, in order.
+@dataclass(frozen=True)
+class _Played:
+    """A played hand with its place in the run."""
 
-    Tables are played a block at a time; each table plays whole games, and the run
-    stops after exactly ``sim.hands`` hands (so only the very last game may be cut
-    short). ``progress(done, total)`` is called as hands are played. The same
-    simulation gives the same hands, to the byte.
-    """
+    hand: HandRecord
+    hand_id: str
+    session_id: str
+    played_at: datetime
+    points: np.ndarray
+
+
+def _play(sim: Simulation, progress: Callable[[int, int], None] | None) -> Iterator[_Played]:
+    """The hands of a run, numbered and scored, block by block."""
     sim.check()
     arrays = ruleset_arrays(sim.ruleset, sim.variant)
     names = [p.name for p in sim.players]
-    styles = [p.style for p in sim.players]
     prefix = sim.prefix or f"sim{sim.seed}"
     seats = len(sim.players)
     series = math.ceil(sim.hands / (GAMES_PER_SERIES * seats))
@@ -165,19 +168,35 @@ def simulate(sim: Simulation,
                 games += 1
                 number = 0
             number += 1
-            yield hand_record(
-                hand, hand_id=f"{prefix}-{games:05d}-{number:02d}",
-                session_id=f"{prefix}-{games:05d}", played_at=played_at(sim.start, written + i),
-                variant=sim.variant, ruleset=sim.ruleset, names=names, styles=styles,
-                points=points[i])
+            yield _Played(hand, f"{prefix}-{games:05d}-{number:02d}", f"{prefix}-{games:05d}",
+                          played_at(sim.start, written + i), points[i])
         written += len(hands)
         if progress is not None:
             progress(written, sim.hands)
 
 
+def simulate(sim: Simulation,
+             progress: Callable[[int, int], None] | None = None) -> Iterator[dict[str, Any]]:
+    """Play ``sim.hands`` hands; yield them as ``ofc-hand/1`` objects, in order.
+
+    Tables are played a block at a time; each table plays whole games, and the run
+    stops after exactly ``sim.hands`` hands (so only the very last game may be cut
+    short). ``progress(done, total)`` is called as hands are played. The same
+    simulation gives the same hands, to the byte.
+    """
+    names = [p.name for p in sim.players]
+    styles = [p.style for p in sim.players]
+    for played in _play(sim, progress):
+        yield hand_record(played.hand, hand_id=played.hand_id, session_id=played.session_id,
+                          played_at=played.played_at, variant=sim.variant,
+                          ruleset=sim.ruleset, names=names, styles=styles,
+                          points=played.points)
+
+
 def write_jsonl(sim: Simulation, path: Path,
                 progress: Callable[[int, int], None] | None = None) -> int:
-    """Write the simulated hands to ``path`` as JSON Lines; return how many.
+    """Write the simulated hands to ``path`` as JSON Lines (compact, one hand a line);
+    return how many.
 
     The file is written whole or not at all: hands go to a temporary file beside it,
     renamed into place at the end.
@@ -187,7 +206,8 @@ def write_jsonl(sim: Simulation, path: Path,
     try:
         with temporary.open("w", encoding="utf-8") as out:
             for hand in simulate(sim, progress):
-                out.write(json.dumps(hand, separators=(",", ":"), ensure_ascii=False) + "\n")
+                out.write(json.dumps(hand, separators=(",", ":"), ensure_ascii=False))
+                out.write("\n")
                 count += 1
         temporary.replace(path)
     finally:

@@ -39,21 +39,36 @@ def pattern_values(turn: Turn, style: heuristic.Style) -> npt.NDArray[np.float32
     """The style's value of the board after each pattern, ``(m, P)``; each distinct
     version of a row (a subset of the dealt cards added to it) is looked at once."""
     k = turn.cards.shape[1]
-    sums = (CARD_KEYS[turn.cards].astype(np.float64) @ subset_matrix(k)).astype(np.int64)
-    keys = turn.keys[:, None, :] + sums[:, :, None]  # (m, 2**k, 3)
-    sizes = subset_matrix(k).sum(axis=0).astype(np.int8)
-    fits = (turn.filled[:, None, :] + sizes[None, :, None]) <= np.array([3, 5, 5])
-    keys = np.where(fits, keys, turn.keys[:, None, :])
+    patterns_count = pattern_subsets(k, turn.discards).shape[0]
+    out = np.empty((turn.size, patterns_count), dtype=np.float32)
+    # A slice of tables at a time keeps the (rows, tables, patterns) arrays in cache.
+    step = max(16, _CACHE_ELEMENTS // (3 * patterns_count))
     ctx = context(turn)
-    open_after = (13 - turn.filled.sum(axis=1) - (k - turn.discards))[:, None]
-    rows = heuristic.row_features(keys, open_after, ctx, turn.arrays, style)
-    flat = (pattern_subsets(k, turn.discards) * 3 + np.arange(3)).ravel()
-    m = turn.size
-    per_pattern = heuristic.RowFeatures(**{
-        name: np.take(getattr(rows, name).reshape(m, -1), flat, axis=1).reshape(m, -1, 3)
-        for name in heuristic.FIELDS
-    })
-    return heuristic.combine(per_pattern, style)
+    sizes = subset_matrix(k).sum(axis=0).astype(np.int8)
+    sub = pattern_subsets(k, turn.discards)
+    for start in range(0, turn.size, step):
+        part = slice(start, start + step)
+        sums = (CARD_KEYS[turn.cards[part]].astype(np.float64) @ subset_matrix(k)).astype(
+            np.int64)
+        base = turn.keys[part].T[:, :, None]
+        keys = base + sums[None]  # (3, m, 2**k): row, table, subset added
+        fits = (turn.filled[part].T[:, :, None] + sizes) <= _ROW_SIZES
+        keys = np.where(fits, keys, base)
+        open_after = (13 - turn.filled[part].sum(axis=1) - (k - turn.discards))[:, None]
+        context_part = heuristic.Context(ctx.future[part], ctx.unseen[part],
+                                         ctx.live_suits[part])
+        rows = heuristic.row_features(keys, open_after, context_part, turn.arrays, style)
+        per_pattern = heuristic.RowFeatures(**{
+            name: np.stack([np.take(getattr(rows, name)[r], sub[:, r], axis=1)
+                            for r in range(3)])
+            for name in heuristic.FIELDS
+        })
+        out[part] = heuristic.combine(per_pattern, style)
+    return out
+
+
+_CACHE_ELEMENTS = 60_000  # (rows x tables x patterns) per slice
+_ROW_SIZES = np.array([3, 5, 5])[:, None, None]
 
 
 def context(turn: Turn) -> heuristic.Context:
@@ -68,6 +83,7 @@ class Bot:
     """Base class: a named policy with its own random generator."""
 
     style = "base"
+    needs_opponents = False  # whether place() reads the opponents' boards
 
     def __init__(self, rng: np.random.Generator, stay_bonus: float = DEFAULT_STAY_BONUS):
         self.rng = rng

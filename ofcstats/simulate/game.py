@@ -32,7 +32,8 @@ class StepLog:
                                  npt.NDArray[np.int8]]] = []
         self.where: list[npt.NDArray[np.intp]] = []  # per entry: table -> its row, or -1
         self.tables = tables
-        self._lists: list[tuple[int, list[int], list[list[int]], list[list[int]]]] | None = None
+        self._lists: dict[int, list[tuple[list[int], list[list[int]], list[list[int]]]]] | None \
+            = None
 
     def add(self, tables: npt.NDArray[np.intp], seat: int, cards: npt.NDArray[np.uint8],
             rows: npt.NDArray[np.int8]) -> None:
@@ -45,16 +46,16 @@ class StepLog:
     def streets(self, table: int, seat: int) -> list[tuple[list[int], list[int]]]:
         """(dealt cards, row of each) per street of one seat at one table."""
         if self._lists is None:
-            # Once per round: plain lists, so that writing a hand is list indexing.
-            self._lists = [(who, where.tolist(), cards.tolist(), rows.tolist())
-                           for (_, who, cards, rows), where in zip(self.entries, self.where,
-                                                                   strict=True)]
+            # Once per round: plain lists by seat, so that writing a hand is list indexing.
+            self._lists = {}
+            for (_, who, cards, rows), where in zip(self.entries, self.where, strict=True):
+                self._lists.setdefault(who, []).append(
+                    (where.tolist(), cards.tolist(), rows.tolist()))
         out = []
-        for who, where, cards, rows in self._lists:
-            if who == seat:
-                row = where[table]
-                if row >= 0:
-                    out.append((cards[row], rows[row]))
+        for places, dealt, placed in self._lists.get(seat, ()):
+            row = places[table]
+            if row >= 0:
+                out.append((dealt[row], placed[row]))
         return out
 
 
@@ -237,8 +238,6 @@ class Dealer:
         streets = self.variant.streets
         remaining = np.cumsum([st.dealt for st in streets][::-1])[::-1]
         playing = ~in_fl
-        total = remaining[0]
-        fl_dealt = np.where(in_fl, state.fl_cards[idx], 0)
         button = state.button[idx]
         for number, street in enumerate(streets):
             future = int(remaining[number + 1]) if number + 1 < len(streets) else 0
@@ -264,10 +263,10 @@ class Dealer:
                                                   street.dealt, street.discard)
                     if (~late).any():
                         on_time = tables[~late]
-                        actions[~late] = self.bots[seat].place(self._turn(
+                        bot = self.bots[seat]
+                        actions[~late] = bot.place(self._turn(
                             on_time, seat, number, dealt[seat][on_time], street.discard,
-                            future, boards, seen, visible, in_fl, fl_dealt, playing, remaining,
-                            total))
+                            future, boards, seen, visible, in_fl, bot.needs_opponents))
                     boards.place(tables, seat, cards, actions)
                     placed = np.where(actions != DISCARD, cards, 52)
                     visible[tables[:, None], placed] = True
@@ -276,11 +275,9 @@ class Dealer:
     def _turn(self, tables: npt.NDArray[np.intp], seat: int, number: int,
               cards: npt.NDArray[np.uint8], discards: int, future: int, boards: Boards,
               seen: npt.NDArray[np.bool_], visible: npt.NDArray[np.bool_],
-              in_fl: npt.NDArray[np.bool_], fl_dealt: npt.NDArray[np.int64],
-              playing: npt.NDArray[np.bool_], remaining: npt.NDArray[np.int64],
-              total: int) -> Turn:
-        s = self.seats
-        others = [o for o in range(s) if o != seat]
+              in_fl: npt.NDArray[np.bool_], opponents: bool) -> Turn:
+        # Bots that do not look at the opponents' boards get empty ones (no copies).
+        others = [o for o in range(self.seats) if o != seat] if opponents else []
         hidden = in_fl[tables][:, others]
         opp_cards = boards.cards[tables][:, others].copy()
         opp_cards[hidden] = 52

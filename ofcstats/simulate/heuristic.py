@@ -54,7 +54,7 @@ STYLES = {s.name: s for s in (SAFE, BALANCED, AGGRESSIVE)}
 Ints = npt.NDArray[np.integer[Any]]
 _FLUSH_INDEX = Category.FLUSH * 13
 _STRAIGHT_INDEX = Category.STRAIGHT * 13
-_SIZES = np.array([3, 5, 5])
+_SIZES_FIRST = np.array([3, 5, 5])[:, None, None]
 
 
 @dataclass
@@ -68,7 +68,7 @@ class Context:
 
 @dataclass
 class RowFeatures:
-    """Per-row summaries for boards ``(m, n, 3)`` (n versions of each row per table)."""
+    """Per-row summaries for boards, ``(3, m, n)``: row, table, version of the row."""
 
     made: npt.NDArray[np.float32]  # made index so far (exact category index when full)
     catch: npt.NDArray[np.float32]  # chance to improve past a row one category up (0 if full)
@@ -84,51 +84,50 @@ FIELDS = tuple(RowFeatures.__annotations__)
 
 def row_features(keys: npt.NDArray[np.int64], future_total: npt.NDArray[np.int64],
                  ctx: Context, arrays: RulesetArrays, style: Style) -> RowFeatures:
-    """Summaries of each row of ``(m, n, 3)`` keys; ``future_total`` is ``(m, 1)`` open
-    slots of the whole board, to share the cards to come among its rows."""
+    """Summaries of each row of ``(3, m, n)`` keys (rows first, so that every array
+    operation runs along long rows of memory); ``future_total`` is ``(m, 1)`` open slots
+    of the whole board, to share the cards to come among its rows."""
     t = row_tables()
     rank_key = keys >> SUIT_BITS
     ids = t.id_of_key[rank_key].astype(np.intp)
     suit_word = keys & SUIT_MASK
     n = rank_key // STRIDE
-    open_slots = _SIZES - n
-    total_open = np.maximum(future_total[..., None], 1)
-    future = ctx.future[..., None]
-    unseen = ctx.unseen[..., None]
+    open_slots = _SIZES_FIRST - n
+    total_open = np.maximum(future_total, 1)
     # Future cards this row may expect: its share of what is still to come.
-    share = np.minimum((future * open_slots + total_open - 1) // total_open, 16)
+    share = np.minimum((ctx.future * open_slots + total_open - 1) // total_open, 16)
     made = t.made_index[ids].astype(np.float32)
 
     flush = np.zeros(keys.shape, dtype=np.float32)
-    suited = t.suited[suit_word[..., 1:]] & (n[..., 1:] >= 2) & (open_slots[..., 1:] > 0)
+    suited = t.suited[suit_word[1:]] & (n[1:] >= 2) & (open_slots[1:] > 0)
     if suited.any():
-        suit = np.maximum(t.suit_of[suit_word[..., 1:]], 0)
-        live = np.take_along_axis(np.broadcast_to(ctx.live_suits, (*keys.shape[:-1], 4)),
-                                  suit, axis=-1)
-        flush[..., 1:] = np.where(suited, _odds(open_slots[..., 1:], np.minimum(live, 13),
-                                                share[..., 1:], unseen), 0.0)
+        suit = np.maximum(t.suit_of[suit_word[1:]], 0)
+        m = keys.shape[1]
+        live = np.take(ctx.live_suits.reshape(-1), np.arange(m)[:, None] * 4 + suit)
+        flush[1:] = np.where(suited, _odds(open_slots[1:], np.minimum(live, 13), share[1:],
+                                           ctx.unseen), 0.0)
     straight = np.zeros(keys.shape, dtype=np.float32)
-    draws = t.straight_ok[ids[..., 1:]] & (n[..., 1:] >= 3) & (open_slots[..., 1:] > 0)
+    draws = t.straight_ok[ids[1:]] & (n[1:] >= 3) & (open_slots[1:] > 0)
     if draws.any():
-        need = open_slots[..., 1:]
-        straight[..., 1:] = np.where(draws, 0.6 * _odds(need, np.minimum(4 * need, 13),
-                                                         share[..., 1:], unseen), 0.0)
+        need = open_slots[1:]
+        straight[1:] = np.where(draws, 0.6 * _odds(need, np.minimum(4 * need, 13), share[1:],
+                                                   ctx.unseen), 0.0)
     outs = np.minimum(3 * t.singles[ids] + 2 * t.pair_ranks[ids], 13)
-    improve = np.where(open_slots > 0, _odds(1, outs, share, unseen), 0.0)
+    improve = np.where(open_slots > 0, _odds(1, outs, share, ctx.unseen), 0.0)
     improve = np.where(n == 0, np.minimum(share, 5) * 0.12, improve).astype(np.float32)
 
     full = open_slots == 0
     exact_strength = np.full(keys.shape, -1.0, dtype=np.float32)
-    royalty = np.stack([arrays.royalty_made[r][np.maximum(made[..., r], 0).astype(np.intp)]
-                        for r in range(3)], axis=-1)
+    made_index = np.maximum(made, 0).astype(np.intp)
+    royalty = np.stack([arrays.royalty_made[r][made_index[r]] for r in range(3)])
     if full.any():
         strength = _full_strength(ids, suit_word, n)
         made = np.where(full, category_index(strength), made).astype(np.float32)
         exact_strength = np.where(full, strength, -1).astype(np.float32)
-        exact = np.stack([arrays.royalty[r][strength[..., r]] for r in range(3)], axis=-1)
+        exact = np.stack([arrays.royalty[r][strength[r]] for r in range(3)])
         royalty = np.where(full, exact, royalty)
-    roy_flush = arrays.royalty_made[:, _FLUSH_INDEX + 12]
-    roy_straight = arrays.royalty_made[:, _STRAIGHT_INDEX + 12]
+    roy_flush = arrays.royalty_made[:, _FLUSH_INDEX + 12][:, None, None]
+    roy_straight = arrays.royalty_made[:, _STRAIGHT_INDEX + 12][:, None, None]
     royalty = royalty + flush * roy_flush + straight * roy_straight
 
     projected = np.where(
@@ -141,14 +140,14 @@ def row_features(keys: npt.NDArray[np.int64], future_total: npt.NDArray[np.int64
 
     fantasyland = np.zeros(keys.shape, dtype=np.float32)
     if arrays.has_fantasyland:
-        top = made[..., 0]
+        top = made[0]
         entry_rank = arrays.entry_index % 13
-        can_pair = (t.high_single[ids[..., 0]] >= entry_rank) & (open_slots[..., 0] > 0) \
-            & (top < 13)
+        can_pair = (t.high_single[ids[0]] >= entry_rank) & (open_slots[0] > 0) & (top < 13)
         chance = _odds(1, 3, np.minimum(ctx.future, 16), ctx.unseen)
-        fantasyland[..., 0] = np.maximum((top >= arrays.entry_index).astype(np.float32),
-                                         np.where(can_pair, style.chase * 0.5 * chance, 0.0))
-    weight = np.array([0.5, 1.0, 1.0], dtype=np.float32) * (style.strength_weight / 13.0)
+        fantasyland[0] = np.maximum((top >= arrays.entry_index).astype(np.float32),
+                                    np.where(can_pair, style.chase * 0.5 * chance, 0.0))
+    weight = np.array([0.5, 1.0, 1.0], dtype=np.float32)[:, None, None] \
+        * (style.strength_weight / 13.0)
     return RowFeatures(made=made, catch=catch.astype(np.float32),
                        catch_far=catch_far.astype(np.float32),
                        royalty=royalty.astype(np.float32),
@@ -157,24 +156,26 @@ def row_features(keys: npt.NDArray[np.int64], future_total: npt.NDArray[np.int64
 
 
 def combine(f: RowFeatures, style: Style) -> npt.NDArray[np.float32]:
-    """Value of boards from their rows' summaries (arrays ``(..., 3)``)."""
+    """Value of boards from their rows' summaries (arrays ``(3, ...)``, rows first)."""
     made = f.made
-    keep = np.ones(made.shape[:-1], dtype=np.float32)
+    keep = np.ones(made.shape[1:], dtype=np.float32)
     for low, high in ((0, 1), (1, 2)):
         # Foul risk: a lower row already made stronger than the upper row may become.
         # A complete upper row is known: no margin, only the lower row's made hand counts
         # (and both complete: the exact order).
-        high_full = f.exact[..., high] >= 0
-        gap = made[..., low] + np.where(high_full, 0.0, style.margin) - made[..., high]
-        miss = 1.0 - np.where(gap > 13, f.catch_far[..., high], f.catch[..., high])
+        high_full = f.exact[high] >= 0
+        gap = made[low] + np.where(high_full, 0.0, style.margin) - made[high]
+        miss = 1.0 - np.where(gap > 13, f.catch_far[high], f.catch[high])
         p = np.where(gap > 0, miss, np.where(gap == 0, 0.35 * miss, 0.0))
-        both = high_full & (f.exact[..., low] >= 0)
-        p = np.where(both, f.exact[..., low] > f.exact[..., high], p)
+        both = high_full & (f.exact[low] >= 0)
+        if both.any():
+            p = np.where(both, f.exact[low] > f.exact[high], p)
         keep *= 1.0 - p
     risk = 1.0 - keep
-    gain = style.royalty_weight * f.royalty.sum(axis=-1) \
-        + style.fantasyland_value * f.fantasyland[..., 0]
-    return (gain * keep - style.foul_cost * risk + f.strength.sum(axis=-1)).astype(np.float32)
+    gain = style.royalty_weight * (f.royalty[0] + f.royalty[1] + f.royalty[2]) \
+        + style.fantasyland_value * f.fantasyland[0]
+    strength = f.strength[0] + f.strength[1] + f.strength[2]
+    return (gain * keep - style.foul_cost * risk + strength).astype(np.float32)
 
 
 def _odds(need: Ints | int, wanted: Ints | int, drawn: Ints | int,

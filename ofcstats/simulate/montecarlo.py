@@ -21,7 +21,6 @@ import numpy as np
 import numpy.typing as npt
 
 from ofcstats import evaluate
-from ofcstats.cards import parse_cards
 from ofcstats.simulate import chinese, heuristic
 from ofcstats.simulate.bots import Bot, candidates, pattern_values
 from ofcstats.simulate.scoring import RulesetArrays, board_strengths, pair_points
@@ -36,116 +35,120 @@ from ofcstats.simulate.tables import (
 from ofcstats.variants import Variant
 
 _SIZES = np.array([3, 5, 5])
-_GAIN_WEIGHT = np.array([0.3, 0.8, 1.0], dtype=np.float32)
-_BLOCKED = np.float32(-1e6)
+_SIZES8 = _SIZES.astype(np.int8)[:, None]
+_GAIN_TENTHS = np.array([3, 8, 10], dtype=np.int16)[:, None]  # gains weigh 0.3, 0.8, 1 by row
+_BLOCKED = np.int16(-30000)
 
 
 def _rule_scores(keys: npt.NDArray[np.int64], filled: npt.NDArray[np.int8],
-                 made: npt.NDArray[np.float32],
-                 card_key: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.float32],
-                                                           npt.NDArray[np.float32]]:
-    """How well one card (its key, ``(B,)``) fits each row of each board, ``(B, 3)``,
-    and each row's made index were it put there."""
+                 made: npt.NDArray[np.int16],
+                 card_key: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int16],
+                                                           npt.NDArray[np.int16]]:
+    """How well one card (its key, ``(B,)``) fits each row of each board, ``(3, B)`` in
+    tenths of a made-index step, and each row's made index were it put there. Boards are
+    rows first, ``(3, B)``."""
     t = row_tables()
-    room = filled < _SIZES
-    new_keys = np.where(room, keys + card_key[:, None], keys)
-    new = t.made_index[t.id_of_key[new_keys >> SUIT_BITS]].astype(np.float32)
-    score = _GAIN_WEIGHT * (new - made)
-    flushy = t.suited[new_keys[:, 1:] & SUIT_MASK] & (filled[:, 1:] >= 1)
-    score[:, 1:] += np.where(flushy, 2.0 * (filled[:, 1:] + 1), 0.0)
+    room = filled < _SIZES8
+    new_keys = keys + np.where(room, card_key, 0)
+    new = t.made_of_key[new_keys >> SUIT_BITS]
+    score = (new - made) * _GAIN_TENTHS
+    # A suited row is a flush draw: worth more the more cards it has.
+    flushy = t.suited[new_keys[1:] & SUIT_MASK] & (filled[1:] >= 1)
+    score[1:] += flushy * (filled[1:] + 1).astype(np.int16) * 20
     # Keep the lower rows ahead: a row may not outgrow what the row above can still make.
-    reach_mid = made[:, 1] + np.where(filled[:, 1] <= 3, 13.0, 0.0)
-    reach_bot = made[:, 2] + np.where(filled[:, 2] <= 3, 13.0, 0.0)
-    score[:, 0] -= np.where(new[:, 0] > reach_mid, 40.0, 0.0)
-    score[:, 1] -= np.where(new[:, 1] > reach_bot, 40.0, 0.0)
-    return np.where(room, score, _BLOCKED), new
+    score[0] -= (new[0] > made[1] + 13 * (filled[1] <= 3)) * 400
+    score[1] -= (new[1] > made[2] + 13 * (filled[2] <= 3)) * 400
+    score[~room] = _BLOCKED
+    return score, new
 
 
 def rule_street(keys: npt.NDArray[np.int64], filled: npt.NDArray[np.int8],
                 cards: npt.NDArray[np.uint8], discards: int) -> None:
-    """Place a street's ``cards`` (B, k) by the quick rule, in place; the ``discards``
-    cards that fit worst are thrown away."""
+    """Place a street's ``cards`` (B, k) on boards ``(3, B)`` by the quick rule, in
+    place; the ``discards`` cards that fit worst are thrown away."""
     b, k = cards.shape
     t = row_tables()
     card_keys = CARD_KEYS[cards]
-    made = t.made_index[t.id_of_key[keys >> SUIT_BITS]].astype(np.float32)
+    made = t.made_of_key[keys >> SUIT_BITS]
     keep = np.ones((b, k), dtype=bool)
     first = None
     if discards:
-        scored = [_rule_scores(keys, filled, made, card_keys[:, j]) for j in range(k)]
-        first = scored[0]
-        best = np.stack([score.max(axis=1) for score, _ in scored], axis=1)
+        # Every card scored against the board as it stands, in one pass.
+        score, new = _rule_scores(np.tile(keys, k), np.tile(filled, k), np.tile(made, k),
+                                  card_keys.T.ravel())
+        best = score.max(axis=0).reshape(k, b).T
         order = np.argsort(best, axis=1)[:, :discards]
         np.put_along_axis(keep, order, False, axis=1)
-    rows = np.arange(b)
+        first = score[:, :b], new[:, :b]
     for j in range(k):
         score, new = first if j == 0 and first is not None else \
             _rule_scores(keys, filled, made, card_keys[:, j])
-        row = np.argmax(score, axis=1)
-        go = rows[keep[:, j]]
+        row = np.argmax(score, axis=0)
+        go = np.flatnonzero(keep[:, j])
         chosen = row[go]
-        keys[go, chosen] += card_keys[go, j]
-        filled[go, chosen] += 1
-        made[go, chosen] = new[go, chosen]
+        keys[chosen, go] += card_keys[go, j]
+        filled[chosen, go] += 1
+        made[chosen, go] = new[chosen, go]
 
 
 def _final_strengths(keys: npt.NDArray[np.int64]) -> npt.NDArray[np.intp]:
-    """Exact strengths of complete boards given as row keys ``(..., 3)``."""
+    """Exact strengths of complete boards given as row keys ``(3, ...)``."""
     t = row_tables()
     ids = t.id_of_key[keys >> SUIT_BITS].astype(np.intp)
-    flush = t.suited[keys[..., 1:] & SUIT_MASK]
+    flush = t.suited[keys[1:] & SUIT_MASK]
     out = np.empty(keys.shape, dtype=np.intp)
-    out[..., 0] = t.full3[ids[..., 0]]
-    out[..., 1:] = np.where(flush, t.full5_flush[ids[..., 1:]], t.full5[ids[..., 1:]])
+    out[0] = t.full3[ids[0]]
+    out[1:] = np.where(flush, t.full5_flush[ids[1:]], t.full5[ids[1:]])
     return out
+
+
+def _fouls(strengths: npt.NDArray[np.intp]) -> npt.NDArray[np.bool_]:
+    return (strengths[0] > strengths[1]) | (strengths[1] > strengths[2])
+
+
+def _royalties(arrays: RulesetArrays, strengths: npt.NDArray[np.intp],
+               foul: npt.NDArray[np.bool_]) -> npt.NDArray[np.int32]:
+    roy = np.stack([arrays.royalty[r][strengths[r]] for r in range(3)]).astype(np.int32)
+    roy[:, foul] = 0
+    return roy
 
 
 def last_street(keys: npt.NDArray[np.int64], filled: npt.NDArray[np.int8],
                 cards: npt.NDArray[np.uint8], discards: int, arrays: RulesetArrays,
                 fl_value: float) -> npt.NDArray[np.int64]:
-    """The final keys after the last street played exactly: the placement with the best
-    royalties plus fantasyland, fouls last. Boards are grouped by their free slots, so
-    only the placements that complete them are tried."""
+    """The final keys ``(3, B)`` after the last street played exactly: the placement
+    with the best royalties plus fantasyland, fouls last. Boards are grouped by their
+    free slots, so only the placements that complete them are tried."""
     k = cards.shape[1]
     counts = pattern_counts(k, discards)
     onehot = pattern_onehot(k, discards).reshape(k, -1, 3)
-    open_slots = (_SIZES - filled).astype(np.int64)
-    code = (open_slots[:, 0] * 6 + open_slots[:, 1]) * 6 + open_slots[:, 2]
+    open_slots = (_SIZES[:, None] - filled).astype(np.int64)
+    code = (open_slots[0] * 6 + open_slots[1]) * 6 + open_slots[2]
     out = keys.copy()
     card_keys = CARD_KEYS[cards].astype(np.float64)
     for value in np.unique(code):
-        rows = np.flatnonzero(code == value)
-        want = open_slots[rows[0]]
+        boards = np.flatnonzero(code == value)
+        want = open_slots[:, boards[0]]
         fit = np.flatnonzero((counts == want).all(axis=1))
         if not fit.size:
             continue  # a board this street cannot complete: a candidate thrown away later
-        added = (card_keys[rows] @ onehot[:, fit, :].reshape(k, -1)).astype(np.int64)
-        finals = keys[rows][:, None, :] + added.reshape(rows.size, fit.size, 3)
+        added = np.stack([(card_keys[boards] @ onehot[:, fit, r]).astype(np.int64)
+                          for r in range(3)])
+        finals = keys[:, boards][:, :, None] + added  # (3, b, fits)
         strengths = _final_strengths(finals)
-        foul = (strengths[..., 0] > strengths[..., 1]) | (strengths[..., 1] > strengths[..., 2])
-        score = sum(arrays.royalty[r][strengths[..., r]].astype(np.float32) for r in range(3))
+        score = sum(arrays.royalty[r][strengths[r]].astype(np.float32) for r in range(3))
         if arrays.entry is not None:
-            score = score + fl_value * (strengths[..., 0] >= arrays.entry)
-        score = np.where(foul, -50.0, score) + 1e-4 * strengths.sum(axis=-1)
+            score = score + fl_value * (strengths[0] >= arrays.entry)
+        score = np.where(_fouls(strengths), -50.0, score) + 1e-4 * strengths.sum(axis=0)
         choice = np.argmax(score, axis=1)
-        out[rows] = np.take_along_axis(finals, choice[:, None, None], axis=1)[:, 0]
+        out[:, boards] = np.take_along_axis(finals, choice[None, :, None], axis=2)[..., 0]
     return out
-
-
-def _placeholder() -> npt.NDArray[np.int64]:
-    """Row keys of some legal complete board, for patterns that do not fit."""
-    board = parse_cards("2c 3d 4h 5c 6d 8h 9s Jc 7c 7d Ts Th Qs")
-    rows = (board[0:3], board[3:8], board[8:13])
-    return np.array([CARD_KEYS[r].sum() for r in rows], dtype=np.int64)
-
-
-_PLACEHOLDER = _placeholder()
 
 
 def play_out(keys: npt.NDArray[np.int64], filled: npt.NDArray[np.int8],
              cards: npt.NDArray[np.uint8], streets: list[tuple[int, int]],
              arrays: RulesetArrays, fl_value: float) -> npt.NDArray[np.int64]:
-    """Final row keys of boards ``(B, 3)`` given the cards still to come ``(B, F)`` in
+    """Final row keys of boards ``(3, B)`` given the cards still to come ``(B, F)`` in
     the given streets (dealt, discards): the quick rule, then the last street exactly."""
     keys, filled = keys.copy(), filled.copy()
     offset = 0
@@ -162,6 +165,7 @@ class MonteCarloBot(Bot):
     """Picks the placement with the best expected points over sampled completions."""
 
     style = "montecarlo"
+    needs_opponents = True
 
     def __init__(self, rng: np.random.Generator, rollouts: int = 100, candidates: int = 12,
                  fantasyland_value: float = 8.0, chunk_boards: int = 60_000):
@@ -185,7 +189,7 @@ class MonteCarloBot(Bot):
         best = np.empty(turn.size, dtype=np.intp)
         for start in range(0, turn.size, step):
             part = slice(start, start + step)
-            means = self._means(turn, part, pats, chosen[part])
+            means = self._means(turn, part, chosen[part])
             means = np.where(usable[part], means, -np.inf)
             best[part] = np.take_along_axis(chosen[part], np.argmax(means, axis=1)[:, None],
                                             axis=1)[:, 0]
@@ -196,12 +200,12 @@ class MonteCarloBot(Bot):
         """Chinese poker: the candidate set with the best mean against sampled hands."""
         return thirteen_by_rollouts(self, cards, arrays, opponents)
 
-    def _means(self, turn: Turn, part: slice, pats: npt.NDArray[np.int8],
+    def _means(self, turn: Turn, part: slice,
                chosen: npt.NDArray[np.intp]) -> npt.NDArray[np.float64]:
         arrays = turn.arrays
         m, c, n = chosen.shape[0], chosen.shape[1], self.rollouts
         k = turn.cards.shape[1]
-        # Boards after each candidate.
+        # Boards after each candidate, rows first: (3, m, c).
         added = (CARD_KEYS[turn.cards[part]].astype(np.float64)
                  @ pattern_onehot(k, turn.discards)).astype(np.int64).reshape(m, -1, 3)
         keys = turn.keys[part][:, None, :] + np.take_along_axis(added, chosen[..., None], axis=1)
@@ -209,8 +213,8 @@ class MonteCarloBot(Bot):
         # Candidates that do not fit (fewer fitting patterns than kept) are scored on the
         # board as it stands and thrown away by the caller.
         bad = (filled > _SIZES).any(axis=-1, keepdims=True)
-        keys = np.where(bad, turn.keys[part][:, None, :], keys)
-        filled = np.where(bad, turn.filled[part][:, None, :], filled)
+        keys = np.where(bad, turn.keys[part][:, None, :], keys).transpose(2, 0, 1)
+        filled = np.where(bad, turn.filled[part][:, None, :], filled).transpose(2, 0, 1)
         # Samples of the unseen cards: shuffled, the seen ones pushed past the end.
         order = self.rng.random((m, n, 52), dtype=np.float32)
         order[np.broadcast_to(turn.seen[part][:, None, :], order.shape)] = 2.0
@@ -225,34 +229,35 @@ class MonteCarloBot(Bot):
             width = max(int(turn.opponent_future[part][:, o].max()), 1)
             opponents.append(self._opponent(turn, part, o, deck, offset, width, unseen))
             offset += width
+        shape = (3, m, c, n)
         if streets:
             mine = np.broadcast_to(deck[:, None, :, :future], (m, c, n, future))
             final = play_out(
-                np.broadcast_to(keys[:, :, None, :], (m, c, n, 3)).reshape(-1, 3),
-                np.broadcast_to(filled[:, :, None, :], (m, c, n, 3)).reshape(-1, 3),
-                mine.reshape(-1, future), streets, arrays, self.fl_value).reshape(m, c, n, 3)
+                np.broadcast_to(keys[..., None], shape).reshape(3, -1),
+                np.broadcast_to(filled[..., None], shape).reshape(3, -1),
+                mine.reshape(-1, future), streets, arrays, self.fl_value).reshape(shape)
         else:
-            final = np.broadcast_to(keys[:, :, None, :], (m, c, n, 3))
+            final = np.broadcast_to(keys[..., None], shape)
         strengths = _final_strengths(final)
-        foul = (strengths[..., 0] > strengths[..., 1]) | (strengths[..., 1] > strengths[..., 2])
-        roy = np.stack([arrays.royalty[r][strengths[..., r]] for r in range(3)], axis=-1)
-        roy = np.where(foul[..., None], 0, roy).astype(np.int32)
+        foul = _fouls(strengths)
+        roy = _royalties(arrays, strengths, foul)
         total = np.zeros((m, c, n), dtype=np.float64)
         for o_strength, o_foul, o_roy in opponents:
-            total += pair_points(arrays, strengths, o_strength[:, None], foul,
-                                 o_foul[:, None], roy, o_roy[:, None])
+            total += pair_points(arrays, strengths, o_strength[:, :, None], foul,
+                                 o_foul[:, None], roy, o_roy[:, :, None])
         if arrays.entry is not None:
-            total += self.fl_value * (~foul & (strengths[..., 0] >= arrays.entry))
+            total += self.fl_value * (~foul & (strengths[0] >= arrays.entry))
         return total.mean(axis=2)
 
     def _opponent(self, turn: Turn, part: slice, o: int, deck: npt.NDArray[np.uint8],
                   offset: int, width: int,
                   unseen: npt.NDArray[np.int64]) -> tuple[npt.NDArray[Any], ...]:
-        """One opponent's finished boards in every sample: strengths, fouls, royalties."""
+        """One opponent's finished boards in every sample, rows first ``(3, m, n)``:
+        strengths, fouls ``(m, n)``, royalties."""
         arrays = turn.arrays
         m, n = deck.shape[0], deck.shape[1]
-        keys = np.repeat(turn.opponent_keys[part][:, o], n, axis=0)
-        filled = np.repeat(turn.opponent_filled[part][:, o], n, axis=0)
+        keys = np.repeat(turn.opponent_keys[part][:, o], n, axis=0).T.copy()
+        filled = np.repeat(turn.opponent_filled[part][:, o], n, axis=0).T.copy()
         future = np.repeat(turn.opponent_future[part][:, o], n)
         hidden = np.repeat(turn.opponent_hidden[part][:, o], n)
         # Cards past those drawn for the seat and earlier opponents; should the unseen
@@ -260,26 +265,23 @@ class MonteCarloBot(Bot):
         start = np.minimum(offset, np.maximum(np.repeat(unseen, n) - width, 0))
         cards = deck.reshape(m * n, 52)[np.arange(m * n)[:, None],
                                          start[:, None] + np.arange(width)]
-        variant = turn.variant
-        plans = _plans(variant)
         final = keys.copy()
-        for count, plan in plans.items():
-            rows = np.flatnonzero((future == count) & ~hidden)
-            if rows.size:
-                final[rows] = play_out(keys[rows], filled[rows], cards[rows, :count], plan,
-                                       arrays, self.fl_value) if plan else keys[rows]
-        rows = np.flatnonzero(hidden)
-        if rows.size:
+        for count, plan in _plans(turn.variant).items():
+            boards = np.flatnonzero((future == count) & ~hidden)
+            if boards.size and plan:
+                final[:, boards] = play_out(keys[:, boards], filled[:, boards],
+                                            cards[boards, :count], plan, arrays, self.fl_value)
+        boards = np.flatnonzero(hidden)
+        if boards.size:
             # A fantasyland seat sets face down: a plain rule-and-finish of 13 cards.
-            plan = [(1, 0)] * 13
-            final[rows] = play_out(np.zeros((rows.size, 3), dtype=np.int64),
-                                   np.zeros((rows.size, 3), dtype=np.int8), cards[rows, :13],
-                                   plan, arrays, self.fl_value)
-        strengths = _final_strengths(final).reshape(m, n, 3)
-        foul = (strengths[..., 0] > strengths[..., 1]) | (strengths[..., 1] > strengths[..., 2])
-        roy = np.stack([arrays.royalty[r][strengths[..., r]] for r in range(3)], axis=-1)
-        roy = np.where(foul[..., None], 0, roy).astype(np.int32)
-        return strengths, foul, roy
+            final[:, boards] = play_out(np.zeros((3, boards.size), dtype=np.int64),
+                                        np.zeros((3, boards.size), dtype=np.int8),
+                                        cards[boards, :13], [(1, 0)] * 13, arrays,
+                                        self.fl_value)
+        strengths = _final_strengths(final)
+        foul = _fouls(strengths)
+        roy = _royalties(arrays, strengths, foul)
+        return strengths.reshape(3, m, n), foul.reshape(m, n), roy.reshape(3, m, n)
 
 
 def _streets_after(variant: Variant, street: int) -> list[tuple[int, int]]:
@@ -314,21 +316,21 @@ def thirteen_by_rollouts(bot: MonteCarloBot, cards: npt.NDArray[np.uint8],
         mine = np.stack([
             evaluate.strength3(hand[layout.three[sets[0, top]]]),
             evaluate.strength5(hand[layout.five[sets[1, top]]]),
-            evaluate.strength5(hand[layout.five[sets[2, top]]])], axis=-1).astype(np.intp)
+            evaluate.strength5(hand[layout.five[sets[2, top]]])]).astype(np.intp)
         rest = np.setdiff1d(np.arange(52, dtype=np.uint8), hand)
         order = np.argsort(bot.rng.random((n, rest.size)), axis=1)
         total = np.zeros(keep, dtype=np.float64)
         mine_foul = np.zeros((keep, 1), dtype=bool)
-        mine_roy = np.stack([arrays.royalty[r][mine[:, r]] for r in range(3)],
-                            axis=-1).astype(np.int32)[:, None, :]
+        mine_roy = np.stack([arrays.royalty[r][mine[r]] for r in range(3)]).astype(
+            np.int32)[:, :, None]
         for o in range(opponents):
             dealt = rest[order[:, 13 * o:13 * (o + 1)]]
             board = chinese.greedy(dealt)
-            theirs = board_strengths(board).astype(np.intp)
-            their_roy = np.stack([arrays.royalty[r][theirs[:, r]] for r in range(3)],
-                                 axis=-1).astype(np.int32)
+            theirs = board_strengths(board).astype(np.intp).T  # (3, n)
+            their_roy = np.stack([arrays.royalty[r][theirs[r]] for r in range(3)]).astype(
+                np.int32)
             their_foul = np.zeros((1, n), dtype=bool)
-            total += pair_points(arrays, mine[:, None, :], theirs[None], mine_foul,
-                                 their_foul, mine_roy, their_roy[None]).mean(axis=1)
+            total += pair_points(arrays, mine[:, :, None], theirs[:, None, :], mine_foul,
+                                 their_foul, mine_roy, their_roy[:, None, :]).mean(axis=1)
         out[i] = chinese.actions_of(sets[:, top[int(np.argmax(total))]][:, None])[0]
     return out

@@ -15,7 +15,6 @@ import numpy as np
 import numpy.typing as npt
 
 from ofcstats import evaluate
-from ofcstats.cards import TWO_OF_SPADES
 from ofcstats.rules.model import Ruleset
 from ofcstats.simulate.tables import category_index
 from ofcstats.variants import Variant
@@ -107,29 +106,21 @@ def qualifies(arrays: RulesetArrays, strengths: npt.NDArray[np.int32],
     return alive & np.where(in_fantasyland, stay & may_stay, entry)
 
 
-def spade_rows(boards: npt.NDArray[np.uint8]) -> npt.NDArray[np.int8]:
-    """Which row holds the 2♠: 0, 1, 2, or -1."""
-    hit = boards == TWO_OF_SPADES
-    row = np.full(boards.shape[:-1], -1, dtype=np.int8)
-    for r, (a, b) in enumerate(((0, 3), (3, 8), (8, 13))):
-        row = np.where(hit[..., a:b].any(axis=-1), r, row)
-    return row
-
-
 def pair_points(arrays: RulesetArrays, mine: Ints, theirs: Ints, my_foul: Bools,
-                their_foul: Bools, my_roy: Ints, their_roy: Ints, my_spade: Ints | None = None,
-                their_spade: Ints | None = None) -> npt.NDArray[np.int32]:
-    """Points one board wins from another (RULES.md §3-§4), table bonus apart."""
-    wins = (mine > theirs).sum(axis=-1)
-    losses = (mine < theirs).sum(axis=-1)
-    both = ~my_foul & ~their_foul
-    live = (arrays.row * (wins - losses) + arrays.majority * ((wins >= 2).astype(np.int32)
-            - (losses >= 2)) + arrays.scoop * ((wins == 3).astype(np.int32) - (losses == 3)))
+                their_foul: Bools, my_roy: Ints, their_roy: Ints) -> npt.NDArray[np.int32]:
+    """Points one board wins from another (RULES.md §3-§4), table bonus and the spade
+    bonus apart. Strengths and royalties are rows first, ``(3, ...)``."""
+    wins = (mine[0] > theirs[0]).astype(np.int32) + (mine[1] > theirs[1]) \
+        + (mine[2] > theirs[2])
+    losses = (mine[0] < theirs[0]).astype(np.int32) + (mine[1] < theirs[1]) \
+        + (mine[2] < theirs[2])
+    live = arrays.row * (wins - losses)
+    if arrays.majority:
+        live = live + arrays.majority * ((wins >= 2).astype(np.int32) - (losses >= 2))
+    if arrays.scoop:
+        live = live + arrays.scoop * ((wins == 3).astype(np.int32) - (losses == 3))
     foul = arrays.foul_points * (their_foul.astype(np.int32) - my_foul)
-    points = np.where(both, live, foul)
-    exchange = my_roy - their_roy
-    if arrays.spade_bonus and my_spade is not None and their_spade is not None:
-        rows = np.arange(3)
-        doubled = (my_spade[..., None] == rows) | (their_spade[..., None] == rows)
-        exchange = exchange * np.where(doubled, 2, 1)
-    return (points + exchange.sum(axis=-1)).astype(np.int32)
+    points = np.where(~my_foul & ~their_foul, live, foul)
+    exchange = (my_roy[0] - their_roy[0]) + (my_roy[1] - their_roy[1]) \
+        + (my_roy[2] - their_roy[2])
+    return (points + exchange).astype(np.int32)

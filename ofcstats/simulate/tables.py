@@ -52,6 +52,7 @@ class RowTables:
     singles: npt.NDArray[np.int8]  # id -> ranks held once
     pair_ranks: npt.NDArray[np.int8]  # id -> ranks held twice
     high_single: npt.NDArray[np.int8]  # id -> highest rank held once (-1 if none)
+    made_of_key: npt.NDArray[np.int16]  # rank key -> made index, in one step
     suited: npt.NDArray[np.bool_]  # suit word -> every card of one suit (or no card)
     suit_of: npt.NDArray[np.int8]  # suit word -> that suit (-1 when none or mixed)
 
@@ -156,6 +157,7 @@ def row_tables() -> RowTables:
         id_of_key=id_of_key, size=size, made=made, primary=primary, made_index=made_index,
         straight_ok=straight_ok, full5=full5, full5_flush=full5_flush, full3=full3,
         singles=singles, pair_ranks=pair_ranks, high_single=high_single,
+        made_of_key=np.where(id_of_key >= 0, made_index[id_of_key], -1).astype(np.int16),
         suited=suited, suit_of=suit_of,
     )
 
