@@ -31,8 +31,11 @@ def candidates(turn: Turn) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.bool_]]
     k = turn.cards.shape[1]
     pats = patterns(k, turn.discards)
     counts = pattern_counts(k, turn.discards)
-    fits = ((turn.filled[:, None, :] + counts[None, :, :]) <= np.array([3, 5, 5])).all(axis=-1)
-    return pats, np.asarray(fits, dtype=bool)
+    room = np.array([3, 5, 5])[:, None] - turn.filled.T  # (3, m) free slots
+    fits = np.ones((turn.size, pats.shape[0]), dtype=bool)
+    for row in range(3):
+        fits &= counts[:, row][None, :] <= room[row][:, None]
+    return pats, fits
 
 
 def pattern_values(turn: Turn, style: heuristic.Style) -> npt.NDArray[np.float32]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from ofcstats.cards import format_card
 from ofcstats.rules.model import Ruleset
 from ofcstats.simulate.bots import Bot
 from ofcstats.simulate.scoring import RulesetArrays, board_strengths, fouled, qualifies
@@ -57,6 +58,27 @@ class StepLog:
             if row >= 0:
                 out.append((dealt[row], placed[row]))
         return out
+
+    def streets_json(self, table: int, seat: int) -> str:
+        """The seat's ``streets`` list as compact JSON text."""
+        return "[" + ",".join([_street_json(cards, rows)
+                               for cards, rows in self.streets(table, seat)]) + "]"
+
+
+def _street_json(cards: list[int], rows: list[int]) -> str:
+    """One street as compact JSON: dealt cards, then each row's, then the discards."""
+    groups = ["", "", "", ""]
+    for card, row in zip(cards, rows, strict=True):
+        groups[row] += "," + _QUOTED[card] if groups[row] else _QUOTED[card]
+    text = '{"dealt":[' + ",".join([_QUOTED[c] for c in cards]) + "]"
+    for name, group in zip(_KINDS, groups, strict=True):
+        if group:
+            text += f',"{name}":[{group}]'
+    return text + "}"
+
+
+_QUOTED = [f'"{format_card(c)}"' for c in range(52)]
+_KINDS = ("top", "middle", "bottom", "discard")
 
 
 @dataclass

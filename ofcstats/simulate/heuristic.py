@@ -21,7 +21,6 @@ import numpy.typing as npt
 from ofcstats.evaluate import Category
 from ofcstats.simulate.scoring import RulesetArrays
 from ofcstats.simulate.tables import (
-    STRIDE,
     SUIT_BITS,
     SUIT_MASK,
     at_least_table,
@@ -88,14 +87,13 @@ def row_features(keys: npt.NDArray[np.int64], future_total: npt.NDArray[np.int64
     operation runs along long rows of memory); ``future_total`` is ``(m, 1)`` open slots
     of the whole board, to share the cards to come among its rows."""
     t = row_tables()
-    rank_key = keys >> SUIT_BITS
-    ids = t.id_of_key[rank_key].astype(np.intp)
+    ids = t.id_of_key[keys >> SUIT_BITS].astype(np.intp)
     suit_word = keys & SUIT_MASK
-    n = rank_key // STRIDE
+    n = t.size[ids].astype(np.intp)
     open_slots = _SIZES_FIRST - n
-    total_open = np.maximum(future_total, 1)
-    # Future cards this row may expect: its share of what is still to come.
-    share = np.minimum((ctx.future * open_slots + total_open - 1) // total_open, 16)
+    # Future cards this row may expect: its share of what is still to come (rounded up).
+    per_slot = (ctx.future / np.maximum(future_total, 1)).astype(np.float32)
+    share = np.minimum(np.ceil(open_slots * per_slot - 1e-4), 16).astype(np.intp)
     made = t.made_index[ids].astype(np.float32)
 
     flush = np.zeros(keys.shape, dtype=np.float32)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -84,6 +85,34 @@ def hand_record(hand: HandRecord, *, hand_id: str, session_id: str, played_at: d
         "players": players,
         "bots": dict(zip(names, styles, strict=True)),
     }
+
+
+def hand_line(hand: HandRecord, *, hand_id: str, session_id: str, played_at: datetime,
+              variant: Variant, ruleset: Ruleset, names: list[str], styles: list[str],
+              points: np.ndarray) -> str:
+    """The :func:`hand_record` as compact JSON text, built directly (the streets, most
+    of a hand, are written from the hand log without making objects first)."""
+    if variant is Variant.CHINESE_13:
+        return _compact(hand_record(hand, hand_id=hand_id, session_id=session_id,
+                                    played_at=played_at, variant=variant, ruleset=ruleset,
+                                    names=names, styles=styles, points=points))
+    seats = []
+    for index, name in enumerate(names):
+        timed = ',"timed_out":true' if hand.timed_out[index] else ""
+        seats.append(f'{{"seat":{index + 1},"name":{_compact(name)},"fantasyland":'
+                     f'{"true" if hand.fantasyland[index] else "false"},"streets":'
+                     f'{hand.log.streets_json(hand.row, index)}{timed},'
+                     f'"reported_points":{int(points[index])}}}')
+    return (f'{{"format":"ofc-hand/1","hand_id":{_compact(hand_id)},"session_id":'
+            f'{_compact(session_id)},"played_at":"{played_at.strftime("%Y-%m-%dT%H:%M:%SZ")}"'
+            f',"variant":"{variant.value}","ruleset":{_compact(ruleset.name)},"point_value":'
+            f'{json.dumps(ruleset.point_value)},"button":{hand.button + 1},"players":['
+            + ",".join(seats) + '],"bots":'
+            + _compact(dict(zip(names, styles, strict=True))) + "}")
+
+
+def _compact(value: object) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
 def played_at(start: datetime, index: int) -> datetime:
