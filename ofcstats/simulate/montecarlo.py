@@ -147,15 +147,17 @@ def last_street(keys: npt.NDArray[np.int64], filled: npt.NDArray[np.int8],
 
 def play_out(keys: npt.NDArray[np.int64], filled: npt.NDArray[np.int8],
              cards: npt.NDArray[np.uint8], streets: list[tuple[int, int]],
-             arrays: RulesetArrays, fl_value: float) -> npt.NDArray[np.int64]:
+             arrays: RulesetArrays, fl_value: float,
+             exact_last: bool = True) -> npt.NDArray[np.int64]:
     """Final row keys of boards ``(3, B)`` given the cards still to come ``(B, F)`` in
-    the given streets (dealt, discards): the quick rule, then the last street exactly."""
+    the given streets (dealt, discards): the quick rule, then the last street exactly
+    (or by the rule too, for the opponents' boards, which matter less)."""
     keys, filled = keys.copy(), filled.copy()
     offset = 0
     for number, (dealt, discards) in enumerate(streets):
         street_cards = cards[:, offset:offset + dealt]
         offset += dealt
-        if number == len(streets) - 1:
+        if exact_last and number == len(streets) - 1:
             return last_street(keys, filled, street_cards, discards, arrays, fl_value)
         rule_street(keys, filled, street_cards, discards)
     return keys
@@ -270,14 +272,15 @@ class MonteCarloBot(Bot):
             boards = np.flatnonzero((future == count) & ~hidden)
             if boards.size and plan:
                 final[:, boards] = play_out(keys[:, boards], filled[:, boards],
-                                            cards[boards, :count], plan, arrays, self.fl_value)
+                                            cards[boards, :count], plan, arrays, self.fl_value,
+                                            exact_last=False)
         boards = np.flatnonzero(hidden)
         if boards.size:
-            # A fantasyland seat sets face down: a plain rule-and-finish of 13 cards.
+            # A fantasyland seat sets face down: its 13 cards by the rule, in one street.
             final[:, boards] = play_out(np.zeros((3, boards.size), dtype=np.int64),
                                         np.zeros((3, boards.size), dtype=np.int8),
-                                        cards[boards, :13], [(1, 0)] * 13, arrays,
-                                        self.fl_value)
+                                        cards[boards, :13], [(13, 0)], arrays,
+                                        self.fl_value, exact_last=False)
         strengths = _final_strengths(final)
         foul = _fouls(strengths)
         roy = _royalties(arrays, strengths, foul)
