@@ -30,6 +30,7 @@ from ofcstats.store import DEFAULT_DB, Store
 LOG_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv")
 COMPRESSED_SUFFIXES = (".gz", ".zst")
 FIRST_REASONS = 10
+APPEND_HANDS = 40_000  # hands per insert: about one DuckDB row group of seats
 PARSE_WORKERS = 2  # batches parsed at once; with the inserts, enough for two cores
 
 Progress = Callable[[int, int], None]
@@ -191,14 +192,15 @@ def _ingest_file(store: Store, path: Path, size: int, format_name: str | None,
             file_id = store.begin_file(str(path), result.format, size)
             batches = formats.read(path, result.format, progress, batch_bytes, digest,
                                    workers=PARSE_WORKERS)
+            pending = HandBatch()
             for batch in _ahead(batches):
-                added, conflicts = store.add(batch, file_id)
-                rejects = pl.concat([batch.rejects, conflicts])
-                store.add_rejects(rejects, file_id)
-                result.hands += added.loaded
-                result.duplicates += added.duplicates + batch.duplicates
-                result.conflicts += added.conflicts + _in_batch_conflicts(batch)
-                _note(summary, rejects, first_reasons)
+                # Appends of a few row groups each let DuckDB write them out before the
+                # commit instead of keeping them in memory.
+                pending = formats.merge(pending, batch)
+                if pending.hands.height >= APPEND_HANDS:
+                    _store(store, pending, file_id, result, summary, first_reasons)
+                    pending = HandBatch()
+            _store(store, pending, file_id, result, summary, first_reasons)
             result.sha256 = digest.hexdigest()
             store.forget_repeated_rejects(file_id, result.sha256)
             result.rejected = _rejects_of(store, file_id)
@@ -212,6 +214,17 @@ def _ingest_file(store: Store, path: Path, size: int, format_name: str | None,
                              summary, started)
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _store(store: Store, batch: HandBatch, file_id: int, result: FileSummary,
+           summary: IngestSummary, first_reasons: int) -> None:
+    added, conflicts = store.add(batch, file_id)
+    rejects = pl.concat([batch.rejects, conflicts])
+    store.add_rejects(rejects, file_id)
+    result.hands += added.loaded
+    result.duplicates += added.duplicates + batch.duplicates
+    result.conflicts += added.conflicts + _in_batch_conflicts(batch)
+    _note(summary, rejects, first_reasons)
 
 
 def _reason(error: BaseException, path: Path) -> str:

@@ -181,13 +181,14 @@ class HandBatch:
     placements: pl.DataFrame = field(default_factory=lambda: empty(PLACEMENTS_SCHEMA))
     rejects: pl.DataFrame = field(default_factory=lambda: empty(REJECTS_SCHEMA))
     duplicates: int = 0  # exact repeats of hands already in the batch, dropped
-    lines: LineBatch | None = None  # the text the hands came from, for rejects found later
+    lines: tuple[LineBatch, ...] = ()  # the text the hands came from, for later rejects
 
     def raw_text(self, line: int) -> str | None:
         """The text of one of the batch's lines (by its number in the file), if kept."""
-        if self.lines is None or not 0 <= line - self.lines.first_line < len(self.lines):
-            return None
-        return self.lines.line(line - self.lines.first_line)
+        for kept in self.lines:
+            if 0 <= line - kept.first_line < len(kept):
+                return kept.line(line - kept.first_line)
+        return None
 
     def seats_for_scoring(self) -> pl.DataFrame:
         """The seats frame :func:`ofcstats.score.score` takes (variant joined in)."""
@@ -237,4 +238,5 @@ class HandBatch:
             placements=pl.concat(placements),
             rejects=pl.concat([b.rejects for b in batches]),
             duplicates=sum(b.duplicates for b in batches),
+            lines=tuple(kept for b in batches for kept in b.lines),
         )

@@ -91,7 +91,7 @@ def validate(raw: RawBatch, con: duckdb.DuckDBPyConnection, *,
         _with_raw(raw, pl.concat([rejected, conflicts])).cast(REJECTS_SCHEMA),  # type: ignore[arg-type]
     ]).sort("line", maintain_order=True)
     batch.rejects = rejects
-    batch.lines = raw.lines
+    batch.lines = (raw.lines,)
     return batch
 
 

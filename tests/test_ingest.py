@@ -132,6 +132,7 @@ def test_a_failure_mid_file_rolls_that_file_back(tmp_path: Path,
         return real_add(self, batch, file_id)  # type: ignore[arg-type]
 
     monkeypatch.setattr(Store, "add", failing_add)
+    monkeypatch.setattr(ingesting, "APPEND_HANDS", 20)
     summary = ingest([big], db, batch_bytes=32 << 10)
     assert calls["n"] == 3
     assert summary.files[0].problem == "disk full; nothing from this file was loaded"
@@ -197,8 +198,10 @@ def _bench_generator() -> object:
 _DRIVER = """
 import sys
 from pathlib import Path
+import ofcstats.ingest
 from ofcstats.ingest import ingest
 from ofcstats.store import Store
+ofcstats.ingest.APPEND_HANDS = 1000
 real_add = Store.add
 def add(self, batch, file_id):
     out = real_add(self, batch, file_id)

@@ -154,9 +154,13 @@ def merge(seen: HandBatch, batch: HandBatch) -> HandBatch:
         return HandBatch.concat([seen, batch])
     conflicts = again.filter(pl.col("fingerprint") != pl.col("was")).select(
         "source", "line", "hand_id",
-        pl.format("hand {}: a different hand with this id is at {}:{}", pl.col("hand_id"),
-                  pl.col("was_source"), pl.col("was_line")).alias("reason"),
-        pl.lit(None, dtype=pl.String).alias("raw"),
+        pl.when(pl.col("source") == pl.col("was_source"))
+        .then(pl.format("hand {}: a different hand with this id is at line {}",
+                        pl.col("hand_id"), pl.col("was_line")))
+        .otherwise(pl.format("hand {}: a different hand with this id is at {}:{}",
+                             pl.col("hand_id"), pl.col("was_source"), pl.col("was_line")))
+        .alias("reason"),
+        pl.col("line").map_elements(batch.raw_text, return_dtype=pl.String).alias("raw"),
     )
     fresh = batch.without(again["hand_id"])
     fresh.rejects = pl.concat([fresh.rejects, conflicts.cast(REJECTS_SCHEMA)])  # type: ignore[arg-type]
