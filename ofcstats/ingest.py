@@ -1,9 +1,9 @@
 """Ingest: log files into the store, each file in one transaction.
 
-Parsing and checking run on a worker thread one batch ahead of the inserts (Arrow,
-numpy and DuckDB release the interpreter lock, so the two overlap on two cores);
-the queue between them holds at most two batches, so memory stays bounded whatever
-the file's size. A crash or kill mid-file leaves the database as before that file.
+Parsing and checking run on worker threads a few batches ahead of the inserts (Arrow,
+numpy, Polars and DuckDB release the interpreter lock, so they overlap on two cores);
+the queues between them hold a few batches, so the Python side's memory does not grow
+with the file. A crash or kill mid-file leaves the database as before that file.
 """
 
 from __future__ import annotations
@@ -164,7 +164,8 @@ def ingest(paths: Iterable[Path], database: Path | str | None = None,
                                   summary, first_reasons)
             summary.files.append(result)
             done_before += size
-            file_progress(0)
+            if progress is not None:
+                progress(done_before, total)
     summary.seconds = time.perf_counter() - started
     return summary
 
@@ -296,15 +297,16 @@ def _ahead(items: Iterator[T], depth: int = 2) -> Iterator[T]:
 
     def work() -> None:
         try:
-            for item in items:
-                while not stop.is_set():
-                    try:
-                        handoff.put(item, timeout=0.1)
-                        break
-                    except queue.Full:
-                        continue
-                if stop.is_set():
-                    return
+            with contextlib.closing(items):  # type: ignore[type-var]
+                for item in items:
+                    while not stop.is_set():
+                        try:
+                            handoff.put(item, timeout=0.1)
+                            break
+                        except queue.Full:
+                            continue
+                    if stop.is_set():
+                        return
             handoff.put(_DONE)
         except BaseException as error:  # handed to the caller, who raises it
             handoff.put(error)

@@ -238,3 +238,16 @@ def test_a_load_killed_mid_file_leaves_the_database_as_before_and_a_rerun_comple
     rerun = ingest([big], db)
     assert rerun.hands == 30_000
     assert counts(db)["hands"] == before["hands"] + 30_000
+
+
+def test_progress_counts_bytes_of_all_files_up_to_the_total(tmp_path: Path) -> None:
+    paths = [write_jsonl(tmp_path / f"{k}.jsonl", hands(30, 20 + k, f"p{k}")) for k in range(3)]
+    seen: list[tuple[int, int]] = []
+    ingest(paths, tmp_path / "x.duckdb", progress=lambda done, total: seen.append((done, total)),
+           batch_bytes=4 << 10)
+    total = sum(p.stat().st_size for p in paths)
+    assert len(seen) > 3
+    assert all(t == total for _, t in seen)
+    done = [d for d, _ in seen]
+    assert done == sorted(done)
+    assert done[-1] == total
