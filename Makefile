@@ -35,10 +35,10 @@ lint: $(STAMP) ## ruff and mypy
 
 sample-data: $(STAMP) ## Regenerate data/sample/ from fixed seeds with the simulator
 	$(BIN)/ofcstats simulate -q --variant pineapple --ruleset american --seed 7 \
-		--players alice:aggressive,bob:safe,carol:montecarlo --hands 1200 --timeout-rate 0.01 \
+		--players alice:aggressive,bob:safe,carol:montecarlo --hands 1000 --timeout-rate 0.01 \
 		--prefix pineapple-american -o data/sample/pineapple-american.jsonl
 	$(BIN)/ofcstats simulate -q --variant pineapple --ruleset data/rulesets/pineapple-progressive.toml \
-		--seed 8 --players hana:aggressive,ivan:montecarlo,june:balanced --hands 800 \
+		--seed 8 --players hana:aggressive,ivan:montecarlo,june:balanced --hands 700 \
 		--prefix pineapple-progressive -o data/sample/pineapple-progressive.jsonl
 	$(BIN)/ofcstats simulate -q --variant ofc-classic --ruleset western --seed 9 \
 		--players dave:balanced,erin:safe,frank:random,gina:aggressive --hands 400 \

@@ -335,3 +335,21 @@ def test_written_lines_are_the_records_as_compact_json(tmp_path: Path) -> None:
         expected = [json.dumps(h, separators=(",", ":"), ensure_ascii=False)
                     for h in simulate(sim)]
         assert lines == expected
+
+
+def test_sample_data_is_small_valid_and_scores_as_reported() -> None:
+    files = sorted((DATA / "sample").glob("*.jsonl"))
+    assert sum(f.stat().st_size for f in files) <= 5_000_000
+    batch = formats.read_all(files)
+    assert batch.rejects.is_empty()
+    assert set(batch.hands["variant"]) == {v.value for v in Variant}
+    rulesets = {"pineapple-progressive": PROGRESSIVE}
+    styles = set()
+    for (name,), hands in batch.hands.group_by("ruleset"):
+        seats = batch.seats_for_scoring().join(hands.select("hand_id"), on="hand_id")
+        results = score(seats, [load_ruleset(rulesets.get(str(name), str(name)))])
+        joined = batch.seats.join(results, on=["hand_id", "seat"])
+        assert (joined["reported_points"] == joined["points"].cast(pl.Float64)).all()
+        styles |= {style for extra in hands["extra"] for style in json.loads(extra)["bots"]
+                   .values()}
+    assert styles == {"random", "safe", "balanced", "aggressive", "montecarlo"}
