@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import asdict
+from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
 import polars as pl
+import polars.selectors
 import typer
 from rich.console import Console
 from rich.progress import (
@@ -25,7 +28,8 @@ from rich.progress import (
     TransferSpeedColumn,
 )
 
-from ofcstats import formats
+from ofcstats import formats, pipeline, stats
+from ofcstats import session as session_logic
 from ofcstats import ingest as ingesting
 from ofcstats.errors import OfcstatsError
 from ofcstats.rules import (
@@ -396,3 +400,204 @@ def simulate(
         raise fail(str(error)) from None
     typer.echo(f"{written:,} hands of {sim.variant.value} under {sim.ruleset.name} "
                f"(seed {seed}) -> {output}")
+
+
+class TableFormat(StrEnum):
+    """How an analysis command prints its table."""
+
+    table = "table"
+    csv = "csv"
+    json = "json"
+
+
+SessionOption = Annotated[list[str] | None, typer.Option(
+    "--session", help="Only these sessions (repeat for several).", show_default=False)]
+SinceOption = Annotated[datetime | None, typer.Option(
+    "--since", help="Only hands played at or after this time (ISO 8601).",
+    show_default=False)]
+UntilOption = Annotated[datetime | None, typer.Option(
+    "--until", help="Only hands played before this time (ISO 8601).", show_default=False)]
+VariantOption = Annotated[list[str] | None, typer.Option(
+    "--variant", help="Only these variants: chinese-13, ofc-classic, ofc-turbo, pineapple.",
+    show_default=False)]
+PlayerOption = Annotated[list[str] | None, typer.Option(
+    "--player", help="Only these players' rows (repeat for several).", show_default=False)]
+FormatOption = Annotated[TableFormat, typer.Option("--format", "-f", help="Output format.")]
+
+
+def _utc(moment: datetime | None) -> datetime | None:
+    return moment if moment is None or moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _filters(rulesets: list[str] | None, session: list[str] | None, since: datetime | None,
+             until: datetime | None, variant: list[str] | None, player: list[str] | None
+             ) -> pipeline.Filters:
+    return pipeline.Filters(rulesets=rulesets or None, sessions=session or None,
+                            players=player or None, variants=variant or None,
+                            since=_utc(since), until=_utc(until))
+
+
+def _analysed(db: Path | None, filters: pipeline.Filters) -> pl.DataFrame:
+    with _open_existing(db) as store:
+        try:
+            frame = pipeline.scored_frame(store, filters)
+        except OfcstatsError as error:
+            raise fail(str(error)) from None
+    if frame.is_empty():
+        raise fail("no scored hands match: run ofcstats rescore, or loosen the filters", 1)
+    return frame
+
+
+def _print_table(frame: pl.DataFrame, output: TableFormat, columns: list[str]) -> None:
+    """Write a table: all columns as CSV or JSON, the chosen ones rounded as a table."""
+    if output is TableFormat.csv:
+        sys.stdout.write(frame.write_csv())
+    elif output is TableFormat.json:
+        sys.stdout.write(json.dumps(frame.to_dicts(), indent=2, default=str) + "\n")
+    else:
+        shown = frame.select(columns).with_columns(pl.selectors.float().round(3))
+        with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_hide_dataframe_shape=True,
+                       tbl_hide_column_data_types=True, tbl_formatting="ASCII_MARKDOWN",
+                       tbl_width_chars=1000, fmt_str_lengths=60):
+            sys.stdout.write(f"{shown}\n")
+
+
+@app.command()
+def rescore(
+    ruleset: Annotated[list[str] | None, typer.Option(
+        "--ruleset", "-r", help="A preset name or a TOML file; repeat for several. "
+        "Default: every preset.", show_default=False)] = None,
+    all_rulesets: Annotated[bool, typer.Option(
+        "--all-rulesets", help="Every built-in preset (the default).")] = False,
+    rebuild: Annotated[bool, typer.Option(
+        "--rebuild", help="Score every hand again, not only those not yet scored.")] = False,
+    db: DbOption = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")]
+        = False,
+) -> None:
+    """Score the stored hands under rulesets, into the results table.
+
+    Only hands not yet scored under a ruleset are scored (their whole session, for the
+    fantasyland repeat limits); a ruleset whose definition changed is scored again.
+
+    Example: ofcstats rescore --all-rulesets --db club.duckdb
+    """
+    try:
+        chosen = load_rulesets([] if all_rulesets or not ruleset else ruleset)
+    except OfcstatsError as error:
+        raise fail(str(error)) from None
+    show_bar = not (quiet or as_json) and sys.stderr.isatty()
+    with _open_existing(db) as store:
+        try:
+            if show_bar:
+                with Progress("[progress.description]{task.description}", BarColumn(),
+                              "{task.completed:,}/{task.total:,} hands", TimeRemainingColumn(),
+                              console=Console(stderr=True), transient=True) as bar:
+                    task = bar.add_task("rescore", total=None)
+
+                    def update(done: int, total: int) -> None:
+                        bar.update(task, completed=done, total=total)
+
+                    summary = pipeline.rescore(store, chosen, rebuild=rebuild,
+                                               progress=update)
+            else:
+                summary = pipeline.rescore(store, chosen, rebuild=rebuild)
+        except OfcstatsError as error:
+            raise fail(str(error)) from None
+    if as_json:
+        typer.echo(json.dumps(asdict(summary), indent=2))
+        return
+    again = f"; scored again from scratch: {', '.join(summary.rebuilt)}" if summary.rebuilt \
+        else ""
+    typer.echo(f"{len(summary.rulesets)} rulesets: {summary.hands:,} hands in "
+               f"{summary.sessions:,} sessions scored, {summary.rows:,} result rows in "
+               f"{summary.seconds:.1f}s{again}")
+
+
+@app.command()
+def compare(
+    db: DbOption = None,
+    ruleset: Annotated[list[str] | None, typer.Option(
+        "--ruleset", "-r", help="Only these rulesets (repeat). Default: all scored.",
+        show_default=False)] = None,
+    output: FormatOption = TableFormat.table,
+    session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
+    variant: VariantOption = None, player: PlayerOption = None,
+) -> None:
+    """Compare scoring systems side by side: volatility, royalties, fouls, fantasyland,
+    and how fast skill shows (rulesets ranked by the skill signal).
+
+    Example: ofcstats compare --db club.duckdb --variant pineapple
+    """
+    frame = _analysed(db, _filters(ruleset, session, since, until, variant, player))
+    table = stats.ruleset_stats(frame)
+    _print_table(table, output, [
+        "skill_rank", "ruleset", "hands", "sd", "mean_abs_points", "royalty_share",
+        "foul_rate", "fantasyland_entry_rate", "skill_signal", "hands_to_tell_apart"])
+
+
+@app.command()
+def players(
+    db: DbOption = None,
+    ruleset: Annotated[str, typer.Option("--ruleset", "-r", help="The ruleset to report.")]
+        = "american",
+    output: FormatOption = TableFormat.table,
+    session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
+    variant: VariantOption = None, player: PlayerOption = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the session bootstrap.")] = 7,
+) -> None:
+    """Every player's results under one ruleset: points, spread, 95% intervals, fouls,
+    fantasyland, scoops.
+
+    Example: ofcstats players --ruleset pokerstars --db club.duckdb
+    """
+    frame = _analysed(db, _filters([ruleset], session, since, until, variant, player))
+    table = stats.player_stats(frame, seed=seed).sort("total", descending=True)
+    _print_table(table, output, [
+        "player", "hands", "total", "mean", "sd", "ci_low", "ci_high", "boot_low",
+        "boot_high", "foul_rate", "fantasyland_entry_rate", "fantasyland_stay_rate",
+        "scoop_rate", "hands_for_1"])
+
+
+@app.command()
+def player(
+    name: Annotated[str, typer.Argument(help="The player's name.", show_default=False)],
+    db: DbOption = None,
+    ruleset: Annotated[list[str] | None, typer.Option(
+        "--ruleset", "-r", help="Only these rulesets (repeat). Default: all scored.",
+        show_default=False)] = None,
+    output: FormatOption = TableFormat.table,
+    session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
+    variant: VariantOption = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the session bootstrap.")] = 7,
+) -> None:
+    """One player under every scored ruleset: results, money after the per-game loss cap,
+    style; then the hands whose logged points differ from the re-score.
+
+    Example: ofcstats player alice --db club.duckdb
+    """
+    frame = _analysed(db, _filters(ruleset, session, since, until, variant, [name]))
+    with _open_existing(db) as store:
+        known = pipeline.stored_rulesets(store, sorted(set(frame["ruleset"])))
+    money = session_money(frame, known)
+    table = stats.player_stats(frame, seed=seed).join(money, on=["player", "ruleset"],
+                                                      how="left")
+    _print_table(table.sort("mean", descending=True), output, [
+        "ruleset", "hands", "total", "mean", "sd", "ci_low", "ci_high", "money",
+        "foul_rate", "fantasyland_entry_rate", "fantasyland_stay_rate", "royalties_top",
+        "royalties_middle", "royalties_bottom", "scoop_rate"])
+    differences = stats.reported_differences(frame)
+    if output is TableFormat.table and not differences.is_empty():
+        typer.echo(f"\n{differences.height} seat(s) where the logged points differ from the "
+                   "re-score under the ruleset played:")
+        _print_table(differences, output, differences.columns)
+
+
+def session_money(frame: pl.DataFrame, rulesets: list[Ruleset]) -> pl.DataFrame:
+    """Money per player and ruleset: points times the point value, each game capped."""
+    hands = frame.select("hand_key", "session_id", "game", "point_value").unique("hand_key")
+    per_game = session_logic.game_money(
+        frame.select("ruleset", pl.col("hand_key").alias("hand_id"), "player", "points").lazy(),
+        hands.rename({"hand_key": "hand_id"}).lazy(), rulesets)
+    return per_game.group_by("player", "ruleset").agg(money=pl.col("money").sum()).collect()

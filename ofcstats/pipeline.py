@@ -29,6 +29,7 @@ import polars as pl
 
 from ofcstats import session
 from ofcstats.errors import StoreError
+from ofcstats.rules.load import ruleset_from
 from ofcstats.rules.model import Ruleset
 from ofcstats.score import score
 from ofcstats.store import Store
@@ -299,3 +300,18 @@ def scored_frame(store: Store, filters: Filters = Filters()) -> pl.DataFrame:
         con.unregister("wanted_sessions")
     order = session.hand_order(hands).select("hand_key", "order", "game").collect()
     return frame.join(order, on="hand_key").sort("ruleset", "session_id", "order", "seat")
+
+
+def stored_rulesets(store: Store, names: Sequence[str] | None = None) -> list[Ruleset]:
+    """The rulesets the store has scored (or those named), as they were when scored."""
+    rows = store.con.execute("SELECT name, definition FROM rulesets ORDER BY ruleset_id"
+                             ).fetchall()
+    found = {name: ruleset_from(json.loads(definition), f"the stored ruleset {name}")
+             for name, definition in rows}
+    if names is None:
+        return list(found.values())
+    missing = [name for name in names if name not in found]
+    if missing:
+        raise StoreError(f"not scored under {', '.join(missing)}: run "
+                         f"ofcstats rescore --ruleset {missing[0]}")
+    return [found[name] for name in names]
