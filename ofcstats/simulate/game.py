@@ -317,7 +317,6 @@ class Dealer:
             seen=seen[tables, seat] | visible[tables, :52],
             opponents=opp_cards, opponent_filled=opp_filled, opponent_keys=opp_keys,
             opponent_hidden=hidden, opponent_future=opp_future,
-            opponent_fantasyland=hidden,
         )
 
     def _future_cards(self, placed: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:

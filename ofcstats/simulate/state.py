@@ -75,7 +75,6 @@ class Turn:
     opponent_keys: npt.NDArray[np.int64]  # (m, S-1, 3)
     opponent_hidden: npt.NDArray[np.bool_]  # (m, S-1) opponent sets face down (fantasyland)
     opponent_future: npt.NDArray[np.int64]  # (m, S-1) cards still to come to each opponent
-    opponent_fantasyland: npt.NDArray[np.bool_]  # (m, S-1) opponent plays fantasyland
 
     @property
     def size(self) -> int:
