@@ -83,13 +83,6 @@ def fouled(strengths: npt.NDArray[np.int32]) -> npt.NDArray[np.bool_]:
     return (strengths[..., 0] > strengths[..., 1]) | (strengths[..., 1] > strengths[..., 2])
 
 
-def royalties(arrays: RulesetArrays, strengths: npt.NDArray[np.int32],
-              foul: npt.NDArray[np.bool_]) -> npt.NDArray[np.int32]:
-    """``(..., 3)`` royalty per row; 0 for a fouled board."""
-    out = np.stack([arrays.royalty[r][strengths[..., r]] for r in range(3)], axis=-1)
-    return np.where(foul[..., None], 0, out).astype(np.int32)
-
-
 def qualifies(arrays: RulesetArrays, strengths: npt.NDArray[np.int32],
               foul: npt.NDArray[np.bool_], in_fantasyland: npt.NDArray[np.bool_] | bool,
               may_stay: npt.NDArray[np.bool_] | bool = True) -> npt.NDArray[np.bool_]:
