@@ -113,73 +113,101 @@ def best_sets(cards: npt.NDArray[np.uint8], arrays: RulesetArrays,
 
 def _best_one(cards: npt.NDArray[np.uint8], arrays: RulesetArrays,
               bonus: float) -> tuple[int, int, int]:
-    k = cards.shape[0]
-    layout = _layout(k)
-    s5 = evaluate.strength5(cards[layout.five]).astype(np.int64)
-    s3 = evaluate.strength3(cards[layout.three]).astype(np.int64)
-    vt, vm, vb = (arrays.royalty[row][s].astype(np.float64)
-                  for row, s in ((TOP, s3), (MIDDLE, s5), (BOTTOM, s5)))
-    stay_t, stay_m, stay_b = _stays(arrays, s3, s5, bonus)
+    search = _Search(cards, arrays, bonus)
+    search.valued_pairs()
+    search.top_only()
+    return search.best
 
-    best_score = -np.inf
-    best: tuple[int, int, int] = (0, 0, 0)
 
-    def best_value() -> float:
-        return float(np.floor(best_score / _PRIMARY)) if best_score > -np.inf else -np.inf
+class _Search:
+    """The best set of one hand: every subset's strength and value, the best so far."""
 
-    def consider(t: npt.NDArray[np.int32], mid: npt.NDArray[np.int32],
+    def __init__(self, cards: npt.NDArray[np.uint8], arrays: RulesetArrays, bonus: float):
+        self.layout = layout = _layout(cards.shape[0])
+        self.s5 = evaluate.strength5(cards[layout.five]).astype(np.int64)
+        self.s3 = evaluate.strength3(cards[layout.three]).astype(np.int64)
+        self.vt, self.vm, self.vb = (arrays.royalty[row][s].astype(np.float64)
+                                     for row, s in ((TOP, self.s3), (MIDDLE, self.s5),
+                                                    (BOTTOM, self.s5)))
+        self.stay_t, self.stay_m, self.stay_b = _stays(arrays, self.s3, self.s5, bonus)
+        self.bonus = bonus
+        self.with_t = self.vt + bonus * self.stay_t
+        self.best_score = -np.inf
+        self.best: tuple[int, int, int] = (0, 0, 0)
+
+    def best_value(self) -> float:
+        """The value (royalties and stay) of the best set so far."""
+        if self.best_score == -np.inf:
+            return -np.inf
+        return float(np.floor(self.best_score / _PRIMARY))
+
+    def consider(self, t: npt.NDArray[np.int32], mid: npt.NDArray[np.int32],
                  b: npt.NDArray[np.int32]) -> None:
-        nonlocal best_score, best
+        """Keep the best legal set among those given as masks (top, middle, bottom)."""
+        layout, s3, s5 = self.layout, self.s3, self.s5
         ti, mi, bi = layout.index3[t], layout.index5[mid], layout.index5[b]
         legal = (s3[ti] <= s5[mi]) & (s5[mi] <= s5[bi])
-        primary = vt[ti] + vm[mi] + vb[bi] + bonus * (stay_t[ti] | stay_m[mi] | stay_b[bi])
+        stays = self.stay_t[ti] | self.stay_m[mi] | self.stay_b[bi]
+        primary = self.vt[ti] + self.vm[mi] + self.vb[bi] + self.bonus * stays
         score = np.where(legal, primary * _PRIMARY + s3[ti] + s5[mi] + s5[bi], -np.inf)
         j = int(np.argmax(score))
-        if score.flat[j] > best_score:
-            best_score = float(score.flat[j])
-            best = (int(t.flat[j]), int(mid.flat[j]), int(b.flat[j]))
+        if score.flat[j] > self.best_score:
+            self.best_score = float(score.flat[j])
+            self.best = (int(t.flat[j]), int(mid.flat[j]), int(b.flat[j]))
 
-    # 1. Bottoms worth something, 2. middles worth something: every (middle, bottom)
-    # pair with one of them, bounded by the best top of the cards left over; only pairs
-    # whose bound beats the best set found so far get their tops tried.
-    with_t = vt + bonus * stay_t
-    best_left = with_t[layout.left_tops].max(axis=1)
-    full = (1 << k) - 1
-    worth_b = np.flatnonzero((vb > 0) | stay_b)
-    worth_m = np.flatnonzero((vm > 0) | stay_m)
-    pairs_b = np.concatenate([np.repeat(worth_b, layout.apart5.shape[1]),
-                              layout.apart5[worth_m].ravel()])
-    pairs_m = np.concatenate([layout.apart5[worth_b].ravel(),
-                              np.repeat(worth_m, layout.apart5.shape[1])])
-    if pairs_b.size:
+    def valued_pairs(self) -> None:
+        """Cases 1 and 2: every (middle, bottom) pair with a row worth something, bounded
+        by the best top of the cards left over; only pairs whose bound beats the best
+        set so far get their tops tried."""
+        layout, s5 = self.layout, self.s5
+        worth_b = np.flatnonzero((self.vb > 0) | self.stay_b)
+        worth_m = np.flatnonzero((self.vm > 0) | self.stay_m)
+        width = layout.apart5.shape[1]
+        pairs_b = np.concatenate([np.repeat(worth_b, width), layout.apart5[worth_m].ravel()])
+        pairs_m = np.concatenate([layout.apart5[worth_b].ravel(), np.repeat(worth_m, width)])
+        if not pairs_b.size:
+            return
         keep = s5[pairs_m] <= s5[pairs_b]
         pairs_b, pairs_m = pairs_b[keep], pairs_m[keep]
+        full = (1 << layout.k) - 1
         left = layout.index_left[full ^ layout.mask5[pairs_b] ^ layout.mask5[pairs_m]]
-        stays = bonus * (stay_b[pairs_b] | stay_m[pairs_m])
-        bound = vb[pairs_b] + vm[pairs_m] + stays + best_left[left]
-        order = np.argsort(-bound, kind="stable")
-        for start in range(0, order.size, _CHUNK):
-            chunk = order[start:start + _CHUNK]
-            # Ties on value are not chased: the first best set found stands.
-            if bound[chunk[0]] <= best_value():
-                break
+        stays = self.bonus * (self.stay_b[pairs_b] | self.stay_m[pairs_m])
+        best_left = self.with_t[layout.left_tops].max(axis=1)
+        bound = self.vb[pairs_b] + self.vm[pairs_m] + stays + best_left[left]
+
+        def try_pairs(chunk: npt.NDArray[np.intp]) -> None:
             tops = layout.left_tops[left[chunk]]
             b = np.broadcast_to(layout.mask5[pairs_b[chunk]][:, None], tops.shape)
             mid = np.broadcast_to(layout.mask5[pairs_m[chunk]][:, None], tops.shape)
-            consider(layout.mask3[tops], mid, b)
-    # 3. Only the top is worth anything: most valuable tops first.
-    for level in np.unique(with_t)[::-1]:
-        if level <= best_value():
-            break
-        if level <= 0:
-            consider(*_greedy(layout, s5, s3))
-            break
-        tops = np.flatnonzero(with_t == level)
-        before = best_score
-        _top_level(layout, tops, s5, s3, consider)
-        if best_score > before:
-            break
-    return best
+            self.consider(layout.mask3[tops], mid, b)
+
+        # The most promising pairs first; usually they settle it and the rest never
+        # needs sorting. Ties on value are not chased: the first best set found stands.
+        first = np.argpartition(-bound, _CHUNK)[:_CHUNK] if bound.size > _CHUNK \
+            else np.arange(bound.size)
+        try_pairs(first)
+        bound[first] = -np.inf
+        rest = np.flatnonzero(bound > self.best_value())
+        order = rest[np.argsort(-bound[rest], kind="stable")]
+        for start in range(0, order.size, _CHUNK):
+            chunk = order[start:start + _CHUNK]
+            if bound[chunk[0]] <= self.best_value():
+                break
+            try_pairs(chunk)
+
+    def top_only(self) -> None:
+        """Case 3: only the top is worth anything; most valuable tops first."""
+        for level in np.unique(self.with_t)[::-1]:
+            if level <= self.best_value():
+                return
+            if level <= 0:
+                self.consider(*_greedy(self.layout, self.s5, self.s3))
+                return
+            tops = np.flatnonzero(self.with_t == level)
+            before = self.best_score
+            _top_level(self.layout, tops, self.s5, self.s3, self.consider)
+            if self.best_score > before:
+                return
 
 
 _CHUNK = 64
