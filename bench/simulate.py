@@ -24,7 +24,7 @@ WORKLOADS = [
     # label, players, hands (full, quick), target hands/s
     ("heuristic bots", "a:safe,b:balanced,c:aggressive", (20_000, 3_000), 2000),
     ("montecarlo@100, 1 of 3 seats", "a:montecarlo,b:balanced,c:safe", (600, 120), 20),
-    ("montecarlo@100, 3 of 3 seats", "a:montecarlo,b:montecarlo,c:montecarlo", (300, 60), 20),
+    ("montecarlo@100, 3 of 3 seats", "a:montecarlo,b:montecarlo,c:montecarlo", (600, 60), 20),
 ]
 
 

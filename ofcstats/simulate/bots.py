@@ -61,9 +61,9 @@ def pattern_values(turn: Turn, style: heuristic.Style) -> npt.NDArray[np.float32
         context_part = heuristic.Context(ctx.future[part], ctx.unseen[part],
                                          ctx.live_suits[part])
         rows = heuristic.row_features(keys, open_after, context_part, turn.arrays, style)
+        # Each field as three (tables, patterns) arrays, one per row: no stacking copy.
         per_pattern = heuristic.RowFeatures(**{
-            name: np.stack([np.take(getattr(rows, name)[r], sub[:, r], axis=1)
-                            for r in range(3)])
+            name: tuple(np.take(getattr(rows, name)[r], sub[:, r], axis=1) for r in range(3))
             for name in heuristic.FIELDS
         })
         out[part] = heuristic.combine(per_pattern, style)

@@ -65,17 +65,21 @@ class Context:
     live_suits: npt.NDArray[np.int64]  # unseen cards of each suit
 
 
+Rows = npt.NDArray[np.float32] | tuple[npt.NDArray[np.float32], ...]
+
+
 @dataclass
 class RowFeatures:
-    """Per-row summaries for boards, ``(3, m, n)``: row, table, version of the row."""
+    """Per-row summaries for boards, row first: ``(3, m, n)`` (row, table, version of
+    the row), or three ``(m, n)`` arrays."""
 
-    made: npt.NDArray[np.float32]  # made index so far (exact category index when full)
-    catch: npt.NDArray[np.float32]  # chance to improve past a row one category up (0 if full)
-    catch_far: npt.NDArray[np.float32]  # the same past a row two or more categories up
-    royalty: npt.NDArray[np.float32]  # expected royalty: made, plus draws by their odds
-    strength: npt.NDArray[np.float32]  # style-weighted projected strength
-    fantasyland: npt.NDArray[np.float32]  # top row only: chance it qualifies (style-weighted)
-    exact: npt.NDArray[np.float32]  # exact strength of a full row, -1 for a row in the making
+    made: Rows  # made index so far (exact category index when full)
+    catch: Rows  # chance to improve past a row one category up (0 if full)
+    catch_far: Rows  # the same past a row two or more categories up
+    royalty: Rows  # expected royalty: made, plus draws by their odds
+    strength: Rows  # style-weighted projected strength
+    fantasyland: Rows  # top row only: chance it qualifies (style-weighted)
+    exact: Rows  # exact strength of a full row, -1 for a row in the making
 
 
 FIELDS = tuple(RowFeatures.__annotations__)
@@ -154,9 +158,10 @@ def row_features(keys: npt.NDArray[np.int64], future_total: npt.NDArray[np.int64
 
 
 def combine(f: RowFeatures, style: Style) -> npt.NDArray[np.float32]:
-    """Value of boards from their rows' summaries (arrays ``(3, ...)``, rows first)."""
+    """Value of boards from their rows' summaries (each field indexed by row first: an
+    array ``(3, ...)`` or three arrays)."""
     made = f.made
-    keep = np.ones(made.shape[1:], dtype=np.float32)
+    keep = np.ones(np.shape(made[0]), dtype=np.float32)
     for low, high in ((0, 1), (1, 2)):
         # Foul risk: a lower row already made stronger than the upper row may become.
         # A complete upper row is known: no margin, only the lower row's made hand counts
