@@ -183,7 +183,8 @@ class MonteCarloBot(Bot):
         guide = pattern_values(turn, heuristic.BALANCED)
         noise = self.rng.random(guide.shape, dtype=np.float32) * 1e-3
         guide = np.where(fits, guide + noise, -np.inf)
-        keep = min(self.keep, pats.shape[0])
+        # Never more candidates than any table has placements that fit.
+        keep = min(self.keep, int(fits.sum(axis=1).max()))
         chosen = np.argsort(-guide, axis=1)[:, :keep]  # (m, C)
         usable = np.take_along_axis(fits, chosen, axis=1)
         per_table = keep * self.rollouts
