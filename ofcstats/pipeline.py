@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 import duckdb
+import numpy as np
 import polars as pl
 
 from ofcstats import session
@@ -32,13 +33,16 @@ from ofcstats.errors import StoreError
 from ofcstats.rules.load import ruleset_from
 from ofcstats.rules.model import Ruleset
 from ofcstats.score import score
+from ofcstats.showdown import natural_mask
 from ofcstats.store import Store
 
 _RESULT_COLUMNS = (
-    "points", "royalties", "royalty_top", "royalty_middle", "royalty_bottom", "royalty_points",
-    "rows_top", "rows_middle", "rows_bottom", "wins_top", "wins_middle", "wins_bottom",
-    "fouled", "scoops", "scooped", "fantasyland_earned", "fantasyland_next",
-    "fantasyland_cards", "fantasyland_entered", "fantasyland_stayed",
+    "points", "royalty_top", "royalty_middle", "royalty_bottom", "royalty_points",
+    "fantasyland_earned", "fantasyland_next", "fantasyland_cards",
+)
+_SHOWDOWN_COLUMNS = (
+    "fouled", "rows_top", "rows_middle", "rows_bottom", "wins_top", "wins_middle",
+    "wins_bottom", "scoops", "scooped",
 )
 BATCH_HANDS = 250_000
 
@@ -78,8 +82,9 @@ def _register(con: duckdb.DuckDBPyConnection, rulesets: Sequence[Ruleset], rebui
                                   ).fetchone()
             ruleset_id = int(next_id[0]) if next_id else 1
             con.execute(
-                "INSERT INTO rulesets VALUES (?, ?, ?, ?, ?, NULL)",
-                [ruleset_id, ruleset.name, ruleset.description, digest,
+                "INSERT INTO rulesets VALUES (?, ?, ?, ?, ?, ?, NULL)",
+                [ruleset_id, ruleset.name, ruleset.description,
+                 natural_mask(ruleset.naturals), digest,
                  json.dumps(ruleset.to_dict(), ensure_ascii=False)])
         else:
             ruleset_id = int(row[0])
@@ -88,10 +93,10 @@ def _register(con: duckdb.DuckDBPyConnection, rulesets: Sequence[Ruleset], rebui
                 con.execute("DELETE FROM results WHERE ruleset_id = ?", [ruleset_id])
                 con.execute("DELETE FROM scored_sessions WHERE ruleset_id = ?", [ruleset_id])
                 con.execute(
-                    "UPDATE rulesets SET fingerprint = ?, definition = ?, description = ? "
-                    "WHERE ruleset_id = ?",
+                    "UPDATE rulesets SET fingerprint = ?, definition = ?, description = ?, "
+                    "natural_mask = ? WHERE ruleset_id = ?",
                     [digest, json.dumps(ruleset.to_dict(), ensure_ascii=False),
-                     ruleset.description, ruleset_id])
+                     ruleset.description, natural_mask(ruleset.naturals), ruleset_id])
         ids[ruleset.name] = ruleset_id
     return ids, redo
 
@@ -146,18 +151,15 @@ def read_sessions(con: duckdb.DuckDBPyConnection, session_ids: Sequence[str]
 def score_sessions(seats: pl.DataFrame, hands: pl.DataFrame, rulesets: Sequence[Ruleset]
                    ) -> pl.DataFrame:
     """Score whole sessions and apply their fantasyland repeat limits."""
-    results = score(seats, rulesets).rename({"hand_id": "hand_key"})
+    results = score(seats, rulesets)
     # Within a batch hands are known by their integer key, in ``hand_id`` too.
     order = session.hand_order(hands.select(
         pl.col("hand_key").alias("hand_id"), "hand_key", "session_id", "played_at", "n_seats",
-        "fantasyland_hand"))
+        "fantasyland_hand")).collect()
     streaks = session.fantasyland_streaks(
-        seats.lazy().select("hand_id", "seat", "player", "fantasyland"), order)
-    capped = session.apply_repeat_limits(
-        results.rename({"hand_key": "hand_id"}).with_columns(
-            fantasyland_earned=pl.col("fantasyland_next")).lazy(),
-        streaks, rulesets)
-    return capped.rename({"hand_id": "hand_key"}).collect()
+        seats.select("hand_id", "seat", "player", "fantasyland"), order)
+    capped = session.apply_repeat_limits(results, streaks, rulesets)
+    return capped.rename({"hand_id": "hand_key"})
 
 
 def rescore(store: Store, rulesets: Sequence[Ruleset], *, rebuild: bool = False,
@@ -186,13 +188,18 @@ def rescore(store: Store, rulesets: Sequence[Ruleset], *, rebuild: bool = False,
             names = batch.get_column("session_id").to_list()
             seats, hands = read_sessions(con, names)
             results = score_sessions(seats, hands, group)
-            results = results.with_columns(ruleset_id=pl.col("ruleset").cast(pl.String)
-                                           .replace_strict(ids, return_dtype=pl.Int16))
+            block = results.height // len(group)
+            results = results.with_columns(ruleset_id=pl.Series(
+                np.repeat(np.array(group_ids, dtype=np.int16), block)))
             with store.transaction():
                 if batch.get_column("was_scored").any():
                     _forget(con, group_ids, names)
                 _append(con, results)
                 _mark_scored(con, group_ids, batch)
+                for mask in sorted({natural_mask(r.naturals) for r in group}):
+                    first = next(r for r in group if natural_mask(r.naturals) == mask)
+                    at = group.index(first) * block
+                    _write_showdowns(con, results.slice(at, block), mask, batch)
             done += int(batch.get_column("hands").sum())
             summary.hands += hands.height
             summary.rows += results.height
@@ -217,12 +224,45 @@ def _forget(con: duckdb.DuckDBPyConnection, ruleset_ids: list[int], sessions: li
 
 
 def _append(con: duckdb.DuckDBPyConnection, results: pl.DataFrame) -> None:
-    frame = results.select("ruleset_id", "hand_key", "seat", *_RESULT_COLUMNS)
+    # One chunk per column: DuckDB scans a contiguous frame faster than thirteen pieces.
+    frame = results.select("ruleset_id", "hand_key", "seat", *_RESULT_COLUMNS).rechunk()
     con.register("new_results", frame)
     try:
         con.execute("INSERT INTO results SELECT * FROM new_results")
     finally:
         con.unregister("new_results")
+
+
+def _write_showdowns(con: duckdb.DuckDBPyConnection, results: pl.DataFrame, mask: int,
+                     batch: pl.DataFrame) -> None:
+    """The batch's showdowns for one natural mask, unless already stored whole."""
+    done = con.sql("""
+        SELECT session_id, hands FROM showdown_sessions WHERE natural_mask = ?
+    """, params=[mask]).pl()
+    status = batch.select("session_id", "hands").join(
+        done.rename({"hands": "stored"}), on="session_id", how="left")
+    if (status.get_column("stored") == status.get_column("hands")).fill_null(False).all():
+        return
+    # Sessions with older showdowns (they have grown since) are written again whole.
+    stale = status.filter(pl.col("stored").is_not_null()).get_column("session_id").to_list()
+    if stale:
+        con.execute("""
+            DELETE FROM showdowns WHERE natural_mask = $1 AND hand_key IN
+                (SELECT hand_key FROM hands WHERE session_id IN (SELECT unnest($2)))
+        """, [mask, stale])
+        con.execute("DELETE FROM showdown_sessions WHERE natural_mask = $1 "
+                    "AND session_id IN (SELECT unnest($2))", [mask, stale])
+    frame = results.select("hand_key", "seat", pl.lit(mask, dtype=pl.UInt8).alias("mask"),
+                           *_SHOWDOWN_COLUMNS).rechunk()
+    marks = batch.select(pl.lit(mask, dtype=pl.UInt8).alias("mask"), "session_id", "hands")
+    con.register("new_showdowns", frame)
+    con.register("new_marks", marks)
+    try:
+        con.execute("INSERT INTO showdowns SELECT * FROM new_showdowns")
+        con.execute("INSERT INTO showdown_sessions SELECT * FROM new_marks")
+    finally:
+        con.unregister("new_showdowns")
+        con.unregister("new_marks")
 
 
 def _mark_scored(con: duckdb.DuckDBPyConnection, ruleset_ids: list[int],
@@ -277,11 +317,18 @@ def scored_frame(store: Store, filters: Filters = Filters()) -> pl.DataFrame:
         SELECT r.name AS ruleset, x.hand_key, h.hand_id, h.session_id, h.played_at,
                h.variant, h.n_seats, h.file_id, h.line, h.point_value,
                h.ruleset AS played_ruleset, x.seat, s.player, s.fantasyland,
-               s.reported_points, x.* EXCLUDE (ruleset_id, hand_key, seat)
+               s.reported_points, x.points,
+               (x.royalty_top + x.royalty_middle + x.royalty_bottom)::SMALLINT AS royalties,
+               x.* EXCLUDE (ruleset_id, hand_key, seat, points),
+               d.* EXCLUDE (hand_key, seat, natural_mask),
+               x.fantasyland_next AND NOT s.fantasyland AS fantasyland_entered,
+               x.fantasyland_next AND s.fantasyland AS fantasyland_stayed
         FROM results x
         JOIN rulesets r USING (ruleset_id)
         JOIN hands h USING (hand_key)
         JOIN seats s USING (hand_key, seat)
+        JOIN showdowns d ON d.hand_key = x.hand_key AND d.seat = x.seat
+                         AND d.natural_mask = r.natural_mask
         WHERE {' AND '.join(where)}
     """, params=params).pl()
     if frame.is_empty():

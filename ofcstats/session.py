@@ -12,13 +12,14 @@ A hand's points are fixed by its boards; three things need the hands around it:
   pay is taken from the winners of that game in proportion to their winnings, so money
   still sums to zero.
 
-Every function here is columnar: window functions over (session, player) in hand order.
+Every function here is columnar: sorts, cumulative sums and window functions.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import polars as pl
 
 from ofcstats.rules.model import Ruleset
@@ -46,43 +47,66 @@ def hand_order(hands: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
     return ordered.with_columns(game=game.cast(pl.Int64))
 
 
-def fantasyland_streaks(seats: pl.LazyFrame, order: pl.LazyFrame) -> pl.LazyFrame:
+def fantasyland_streaks(seats: pl.DataFrame, order: pl.DataFrame) -> pl.DataFrame:
     """Add ``streak``: how many hands in a row, this one included, the player has played
-    in fantasyland in this session (0 when not in fantasyland now)."""
-    with_order = seats.join(order.select("hand_id", "session_id", "order"), on="hand_id")
-    in_fl = pl.col("fantasyland").cast(pl.Int64)
-    # Each break (a hand out of fantasyland) starts a new run; count within the run.
-    run = (1 - in_fl).cum_sum().over("session_id", "player", order_by="order")
-    return with_order.with_columns(
-        streak=pl.when(pl.col("fantasyland"))
-        .then(in_fl.cum_sum().over("session_id", "player", run, order_by="order"))
-        .otherwise(0).cast(pl.Int16),
-    )
+    in fantasyland in this session (0 when not in fantasyland now).
+
+    ``order`` gives each hand's ``session_id`` and play ``order`` (:func:`hand_order`).
+    """
+    frame = seats.join(order.select("hand_id", "session_id", "order"), on="hand_id")
+    ranked = frame.with_row_index("_row").sort("session_id", "player", "order")
+    in_fl = ranked.get_column("fantasyland").to_numpy().astype(bool)
+    n = len(in_fl)
+    if n == 0:
+        return frame.with_columns(streak=pl.lit(0, dtype=pl.Int16))
+    session = ranked.get_column("session_id")
+    player = ranked.get_column("player")
+    new_group = np.ones(n, dtype=bool)
+    new_group[1:] = ((session.slice(1) != session.slice(0, n - 1))
+                     | (player.slice(1) != player.slice(0, n - 1))).to_numpy()
+    # A run of fantasyland hands starts after a hand out of it or at a new (session,
+    # player); the streak is the count of fantasyland hands since that start.
+    boundary = new_group | ~np.concatenate([[False], in_fl[:-1]])
+    start = np.maximum.accumulate(np.where(boundary, np.arange(n), 0))
+    streak = np.where(in_fl, np.arange(n) - start + 1, 0).astype(np.int16)
+    placed = np.empty(n, dtype=np.int16)
+    placed[ranked.get_column("_row").to_numpy()] = streak
+    return frame.with_columns(streak=pl.Series(placed))
 
 
-def apply_repeat_limits(results: pl.LazyFrame, streaks: pl.LazyFrame,
-                        rulesets: Sequence[Ruleset]) -> pl.LazyFrame:
-    """Cap stays by each ruleset's repeat limit; add ``fantasyland_entered`` and
-    ``fantasyland_stayed`` ("would have entered / stayed" under that ruleset)."""
-    limits = pl.DataFrame(
-        {"ruleset": [r.name for r in rulesets],
-         "repeat_limit": [r.fantasyland.repeat_limit for r in rulesets]},
-        schema={"ruleset": pl.String, "repeat_limit": pl.Int16},
-    ).lazy()
-    joined = results.with_columns(pl.col("ruleset").cast(pl.String)).join(
-        streaks.select("hand_id", "seat", "fantasyland", "streak"), on=["hand_id", "seat"],
-    ).join(limits, on="ruleset", how="left")
+def apply_repeat_limits(results: pl.DataFrame, streaks: pl.DataFrame,
+                        rulesets: Sequence[Ruleset]) -> pl.DataFrame:
+    """Cap stays by each ruleset's repeat limit; add ``fantasyland_earned`` (before the
+    cap) and ``fantasyland_entered`` / ``fantasyland_stayed`` ("would have entered /
+    stayed" under that ruleset).
+
+    ``results`` is laid out as :func:`ofcstats.score.score` returns it: one block per
+    ruleset, in ``rulesets`` order, each block listing the same seats in the same order.
+    """
+    blocks = len(rulesets)
+    per_block = results.height // blocks if blocks else 0
+    if per_block * blocks != results.height:
+        raise ValueError("results must hold one equal block of seats per ruleset")
+    seats = results.slice(0, per_block).select("hand_id", "seat")
+    aligned = seats.join(streaks.select("hand_id", "seat", "fantasyland", "streak"),
+                         on=["hand_id", "seat"], how="left", maintain_order="left")
+    in_fl = np.tile(aligned.get_column("fantasyland").fill_null(False).to_numpy(), blocks)
+    streak = np.tile(aligned.get_column("streak").fill_null(0).to_numpy(), blocks)
+    no_limit = np.iinfo(np.int16).max
+    limit = np.repeat(np.array([no_limit if r.fantasyland.repeat_limit is None
+                                else r.fantasyland.repeat_limit for r in rulesets],
+                               dtype=np.int32), per_block)
+    earned = results.get_column("fantasyland_next").to_numpy().astype(bool)
     # A seat on its k-th hand in a row in fantasyland has repeated k - 1 times.
-    over_limit = pl.col("repeat_limit").is_not_null() & (
-        pl.col("streak") - 1 >= pl.col("repeat_limit"))
-    earned = pl.col("fantasyland_next") & ~(pl.col("fantasyland") & over_limit)
-    return joined.with_columns(
-        fantasyland_next=earned,
-        fantasyland_cards=pl.when(earned).then(pl.col("fantasyland_cards")).otherwise(0)
-        .cast(pl.Int8),
-        fantasyland_entered=earned & ~pl.col("fantasyland"),
-        fantasyland_stayed=earned & pl.col("fantasyland"),
-    ).drop("repeat_limit", "streak")
+    allowed = earned & ~(in_fl & (streak.astype(np.int32) - 1 >= limit))
+    cards = np.where(allowed, results.get_column("fantasyland_cards").to_numpy(), 0)
+    return results.with_columns(
+        fantasyland_earned=pl.Series(earned),
+        fantasyland_next=pl.Series(allowed),
+        fantasyland_cards=pl.Series(cards.astype(np.int8)),
+        fantasyland_entered=pl.Series(allowed & ~in_fl),
+        fantasyland_stayed=pl.Series(allowed & in_fl),
+    )
 
 
 def game_money(results: pl.LazyFrame, hands: pl.LazyFrame,

@@ -10,8 +10,8 @@ Tables (documented for users in ``docs/database.md``):
 - ``ingested_files``: one row per file load (path, sha256, size, counts, times).
 - ``rejects``: what was not loaded, with file, line, hand id, reason and raw text.
 - ``cards``: the 52 card codes with their text, for joins.
-- ``rulesets``, ``results``, ``scored_sessions`` (version 2): what ``ofcstats rescore``
-  writes; ``results_named`` shows results with ruleset names, hand ids and players.
+- ``rulesets``, ``results``, ``showdowns`` and their progress tables (version 2): what
+  ``ofcstats rescore`` writes; the ``results_named`` view puts them together by name.
 
 Migrations are an ordered list of ``(version, step)``, a step being SQL or a function
 of the connection; :meth:`Store.migrate` applies the missing ones in order, each in
@@ -149,50 +149,73 @@ CREATE TABLE rulesets (
     ruleset_id SMALLINT NOT NULL,   -- the key results use
     name VARCHAR NOT NULL,          -- preset name, or the name a user's TOML file gives
     description VARCHAR,
+    natural_mask UTINYINT NOT NULL, -- which 13-card naturals it pays (picks the showdown)
     fingerprint VARCHAR NOT NULL,   -- md5 of the definition: an edit means a rescore
     definition JSON NOT NULL,       -- everything the ruleset says, as JSON
     scored_at TIMESTAMPTZ
 );
 
-CREATE TABLE scored_sessions (
+CREATE TABLE scored_sessions (      -- how far rescoring got, per ruleset and session
     ruleset_id SMALLINT NOT NULL,
     session_id VARCHAR NOT NULL,
-    hands INTEGER NOT NULL          -- hands of the session scored under the ruleset
+    hands INTEGER NOT NULL
 );
 
+CREATE TABLE showdown_sessions (    -- the same for showdowns, per natural mask
+    natural_mask UTINYINT NOT NULL,
+    session_id VARCHAR NOT NULL,
+    hands INTEGER NOT NULL
+);
+
+-- What every ruleset shares: each seat against each opponent, once. A ruleset that pays
+-- 13-card naturals leaves out pairs with a natural, hence one set per natural mask.
+CREATE TABLE showdowns (
+    hand_key BIGINT NOT NULL,
+    seat UTINYINT NOT NULL,
+    natural_mask UTINYINT NOT NULL,
+    fouled BOOLEAN NOT NULL,
+    rows_top TINYINT NOT NULL,      -- rows won minus rows lost, over all opponents
+    rows_middle TINYINT NOT NULL,
+    rows_bottom TINYINT NOT NULL,
+    wins_top TINYINT NOT NULL,      -- opponents beaten in the row (a fouled one included)
+    wins_middle TINYINT NOT NULL,
+    wins_bottom TINYINT NOT NULL,
+    scoops TINYINT NOT NULL,        -- opponents beaten in all three rows
+    scooped TINYINT NOT NULL        -- opponents that beat this seat in all three rows
+);
+
+-- What each ruleset adds: one row per ruleset, hand and seat.
 CREATE TABLE results (
     ruleset_id SMALLINT NOT NULL,   -- rulesets.ruleset_id
     hand_key BIGINT NOT NULL,       -- hands.hand_key
     seat UTINYINT NOT NULL,         -- seats.seat
     points INTEGER NOT NULL,        -- net points of the seat (each hand sums to zero)
-    royalties SMALLINT NOT NULL,    -- royalties collected from all opponents; 0 if fouled
-    royalty_top SMALLINT NOT NULL,
+    royalty_top SMALLINT NOT NULL,  -- royalties collected from all opponents; 0 if fouled
     royalty_middle SMALLINT NOT NULL,
     royalty_bottom SMALLINT NOT NULL,
-    royalty_points SMALLINT NOT NULL, -- the royalties' part of points (collected - paid)
-    rows_top TINYINT NOT NULL,      -- rows won minus rows lost, over all opponents
-    rows_middle TINYINT NOT NULL,
-    rows_bottom TINYINT NOT NULL,
-    wins_top TINYINT NOT NULL,      -- opponents beaten in the row
-    wins_middle TINYINT NOT NULL,
-    wins_bottom TINYINT NOT NULL,
-    fouled BOOLEAN NOT NULL,
-    scoops TINYINT NOT NULL,        -- opponents beaten in all three rows
-    scooped TINYINT NOT NULL,       -- opponents that beat this seat in all three rows
+    royalty_points SMALLINT NOT NULL,     -- the royalties' part of points (collected - paid)
     fantasyland_earned BOOLEAN NOT NULL,  -- the boards earn entry or stay, by the policy
     fantasyland_next BOOLEAN NOT NULL,    -- ... and the session's repeat limit allows it
-    fantasyland_cards TINYINT NOT NULL,   -- cards the next hand deals in fantasyland
-    fantasyland_entered BOOLEAN NOT NULL, -- would have entered (seat not in fantasyland)
-    fantasyland_stayed BOOLEAN NOT NULL   -- would have stayed (seat in fantasyland)
+    fantasyland_cards TINYINT NOT NULL    -- cards the next hand deals in fantasyland
 );
 
+-- Everything about a seat's result in one place, by name.
 CREATE VIEW results_named AS
 SELECT r.name AS ruleset, h.hand_id, h.session_id, h.played_at, h.variant, x.seat,
-       s.player, x.* EXCLUDE (ruleset_id, hand_key, seat)
+       s.player, x.points,
+       (x.royalty_top + x.royalty_middle + x.royalty_bottom)::SMALLINT AS royalties,
+       x.royalty_top, x.royalty_middle, x.royalty_bottom, x.royalty_points,
+       d.rows_top, d.rows_middle, d.rows_bottom, d.wins_top, d.wins_middle, d.wins_bottom,
+       d.fouled, d.scoops, d.scooped, x.fantasyland_earned, x.fantasyland_next,
+       x.fantasyland_cards,
+       x.fantasyland_next AND NOT s.fantasyland AS fantasyland_entered,
+       x.fantasyland_next AND s.fantasyland AS fantasyland_stayed
 FROM results x
 JOIN rulesets r USING (ruleset_id)
 JOIN hands h USING (hand_key)
-JOIN seats s USING (hand_key, seat);
+JOIN seats s USING (hand_key, seat)
+JOIN showdowns d ON d.hand_key = x.hand_key AND d.seat = x.seat
+                 AND d.natural_mask = r.natural_mask;
 """
 
 
@@ -213,6 +236,22 @@ class Added:
     loaded: int
     duplicates: int
     conflicts: int
+
+
+def _stream(frame: pl.DataFrame | pa.Table) -> pa.RecordBatchReader:
+    """A frame as a one-pass Arrow stream. DuckDB keeps a registered table alive until the
+    transaction ends, so a file's batches would all stay in memory; a stream's batches
+    are let go as they are read."""
+    table = frame.to_arrow() if isinstance(frame, pl.DataFrame) else frame
+    batches = table.to_batches()
+    schema = table.schema
+    del table
+
+    def handed_over() -> Iterator[pa.RecordBatch]:
+        while batches:
+            yield batches.pop(0)
+
+    return pa.RecordBatchReader.from_batches(schema, handed_over())
 
 
 def _per_seat(placements: pl.DataFrame) -> pa.Table:
@@ -325,7 +364,7 @@ class Store:
         """Store a batch's hands; a hand id already stored is skipped when it is the same
         hand and returned as a conflict reject when it is not."""
         ids = batch.hands.select("hand_id", "fingerprint")
-        self.con.register("incoming_ids", ids)
+        self.con.register("incoming_ids", _stream(ids))
         try:
             known = self.con.sql("""
                 SELECT i.hand_id, i.fingerprint = h.fingerprint AS same, h.line,
@@ -362,9 +401,9 @@ class Store:
         hands = batch.hands.with_columns(
             hand_key=pl.int_range(base, base + batch.hands.height, dtype=pl.Int64))
         con = self.con
-        con.register("new_hands", hands)
-        con.register("new_seats", batch.seats)
-        con.register("new_placements", _per_seat(batch.placements))
+        con.register("new_hands", _stream(hands))
+        con.register("new_seats", _stream(batch.seats))
+        con.register("new_placements", _stream(_per_seat(batch.placements)))
         try:
             con.execute(f"""
                 INSERT INTO hands SELECT hand_key, hand_id, session_id, played_at, variant,
@@ -385,7 +424,7 @@ class Store:
         """Store rejects of the file being loaded."""
         if not rejects.height:
             return
-        self.con.register("new_rejects", rejects)
+        self.con.register("new_rejects", _stream(rejects))
         try:
             self.con.execute("""
                 INSERT INTO rejects

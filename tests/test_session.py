@@ -45,8 +45,8 @@ def _streaks(flags: list[bool]) -> pl.DataFrame:
     hands = hands_frame(flags)
     seats = pl.DataFrame({"hand_id": hands["hand_id"], "seat": [1] * len(flags),
                           "player": ["ann"] * len(flags), "fantasyland": flags})
-    order = session.hand_order(hands)
-    return session.fantasyland_streaks(seats.lazy(), order).collect().sort("order")
+    order = session.hand_order(hands).collect()
+    return session.fantasyland_streaks(seats, order).sort("order")
 
 
 def test_fantasyland_streak_counts_hands_in_a_row_in_fantasyland() -> None:
@@ -64,8 +64,8 @@ def test_standard_allows_one_repeat_in_a_row_unlimited_any(ruleset: str, kept: l
         "ruleset": [ruleset] * 4, "hand_id": streaks["hand_id"], "seat": [1] * 4,
         "fantasyland_next": [True] * 4, "fantasyland_cards": [13] * 4,
     }, schema_overrides={"fantasyland_cards": pl.Int8})
-    capped = session.apply_repeat_limits(results.lazy(), streaks.lazy(),
-                                         [load_ruleset(ruleset)]).collect().sort("hand_id")
+    capped = session.apply_repeat_limits(results, streaks, [load_ruleset(ruleset)]
+                                         ).sort("hand_id")
     assert capped["fantasyland_entered"].to_list() == [True, False, False, False]
     # Hand 1 is the first fantasyland: staying makes hand 2 the one repeat standard
     # allows; hand 2 may not stay again. Unlimited keeps every stay.

@@ -1,0 +1,136 @@
+"""Re-scoring throughput: every preset over a million three-player hands.
+
+1. In memory: the seats frame (final rows as card codes) to the results frame, all 13
+   presets, next to phevaluator's C function merely ranking the same hands' 6,000,000
+   five-card rows one call at a time (from C, and from Python).
+2. End to end: ``ofcstats rescore --all-rulesets`` on a store of 1,000,000 hands (read,
+   score, write ``results``) in a fresh process, with its peak memory.
+3. ``--big``: the same end to end on 10,000,000 hands, to show memory stays bounded.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+from ofcstats.rules import load_rulesets, preset_names
+from ofcstats.score import score
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "out" / "bench"
+
+
+def seats_frame(hands: int, seed: int = 3) -> pl.DataFrame:
+    """``hands`` three-player hands dealt at random (39 distinct cards each), as seats."""
+    rng = np.random.default_rng(seed)
+    blocks = []
+    for start in range(0, hands, 250_000):
+        n = min(250_000, hands - start)
+        keys = rng.random((n, 52), dtype=np.float32)
+        blocks.append(np.argpartition(keys, 39, axis=1)[:, :39].astype(np.uint8))
+    cards = np.concatenate(blocks).reshape(hands * 3, 13)
+    return pl.DataFrame({
+        "hand_id": pl.Series(np.repeat(np.arange(hands, dtype=np.int64), 3)),
+        "variant": pl.Series(["pineapple"], dtype=pl.String).new_from_index(0, 3 * hands),
+        "seat": pl.Series(np.tile(np.arange(1, 4, dtype=np.int8), hands)),
+        "player": pl.Series(np.tile(np.array(["ann", "bob", "cat"]), hands)),
+        "fantasyland": pl.Series(np.zeros(3 * hands, dtype=bool)),
+        "timed_out": pl.Series(np.zeros(3 * hands, dtype=bool)),
+        "surrendered": pl.Series(np.zeros(3 * hands, dtype=bool)),
+        "top": pl.Series(cards[:, :3]),
+        "middle": pl.Series(cards[:, 3:8]),
+        "bottom": pl.Series(cards[:, 8:]),
+    })
+
+
+def in_memory(hands: int) -> list[tuple[str, str]]:
+    """Time the scoring step against phevaluator ranking the same 5-card rows."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from evaluator import best_of, phevaluator_c_loop  # noqa: PLC0415 - a sibling script
+
+    seats = seats_frame(hands)
+    rulesets = load_rulesets(preset_names())
+    score(seats.head(3000), rulesets)  # tables built, code warm
+    seconds = best_of(3, lambda: score(seats, rulesets))
+    rows_5 = np.concatenate([np.ascontiguousarray(seats["middle"].to_numpy()),
+                             np.ascontiguousarray(seats["bottom"].to_numpy())])
+    c_loop = phevaluator_c_loop(rows_5)
+    lines = [("results rows", f"{3 * hands * len(rulesets):,} ({len(rulesets)} presets)"),
+             ("ofcstats: seats -> results, all presets", f"{seconds:.2f} s")]
+    if c_loop is not None:
+        lines.append((f"phevaluator C, {len(rows_5):,} rows from C", f"{c_loop:.2f} s"))
+    try:
+        from phevaluator import _pheval  # noqa: PLC0415
+
+        few = rows_5[:1_000_000].tolist()
+        per_call = best_of(1, lambda: [_pheval.evaluate_5cards(*r) for r in few]) / len(few)
+        lines.append((f"phevaluator C, {len(rows_5):,} rows from Python",
+                      f"{per_call * len(rows_5):.2f} s (1,000,000 timed)"))
+    except ImportError:
+        pass
+    return lines
+
+
+def end_to_end(hands: int) -> list[tuple[str, str]]:
+    """Ingest (cached) then rescore every preset in a fresh process; wall time and RSS."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from ingest import write_pineapple_file  # noqa: PLC0415 - a sibling script
+
+    OUT.mkdir(parents=True, exist_ok=True)
+    log = OUT / f"pineapple-3p-{hands}.jsonl"
+    stored = OUT / f"store-{hands}.duckdb"
+    ofcstats = str(Path(sys.executable).parent / "ofcstats")
+    lines = []
+    if not stored.exists():
+        if not log.exists():
+            write_pineapple_file(log, hands)
+        partial = stored.with_suffix(".partial")
+        partial.unlink(missing_ok=True)
+        started = time.perf_counter()
+        subprocess.run([ofcstats, "ingest", str(log), "--db", str(partial), "--quiet"],
+                       check=True, capture_output=True)
+        partial.rename(stored)
+        lines.append(("ingest (once, cached)", f"{time.perf_counter() - started:.1f} s"))
+    work = OUT / f"rescore-{hands}.duckdb"
+    shutil.copyfile(stored, work)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    started = time.perf_counter()
+    done = subprocess.run([ofcstats, "rescore", "--all-rulesets", "--db", str(work), "--json"],
+                          capture_output=True, text=True, check=False)
+    seconds = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"rescore failed: {done.stderr[-2000:]}")
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    summary = json.loads(done.stdout)
+    lines += [
+        ("rescore --all-rulesets, wall time", f"{seconds:.1f} s"),
+        ("hands scored", f"{summary['hands']:,} ({summary['rows']:,} result rows)"),
+        ("peak RSS", f"{max(peak, before) / 1024:,.0f} MB"
+                     + ("" if peak > before else " (an earlier child's; this one less)")),
+        ("database after", f"{work.stat().st_size / 1e9:.2f} GB"),
+    ]
+    work.unlink()
+    return lines
+
+
+def run(quick: bool = False, big: bool = False) -> None:
+    """Print the figures."""
+    hands = 100_000 if quick else 1_000_000
+    rows = in_memory(hands) + end_to_end(hands)
+    if big and not quick:
+        rows += [(f"10M: {k}", v) for k, v in end_to_end(10_000_000)]
+    width = max(len(k) for k, _ in rows)
+    for key, value in rows:
+        print(f"  {key:<{width}}  {value}")
+
+
+if __name__ == "__main__":
+    run(quick="--quick" in sys.argv, big="--big" in sys.argv)
