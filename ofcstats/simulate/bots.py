@@ -59,14 +59,14 @@ def pattern_values(turn: Turn, style: heuristic.Style) -> npt.NDArray[np.float32
         keys = np.where(fits, keys, base)
         open_after = (13 - turn.filled[part].sum(axis=1) - (k - turn.discards))[:, None]
         context_part = heuristic.Context(ctx.future[part], ctx.unseen[part],
-                                         ctx.live_suits[part])
+                                         ctx.live_suits[part], ctx.forced)
         rows = heuristic.row_features(keys, open_after, context_part, turn.arrays, style)
         # Each field as three (tables, patterns) arrays, one per row: no stacking copy.
         per_pattern = heuristic.RowFeatures(**{
             name: tuple(np.take(getattr(rows, name)[r], sub[:, r], axis=1) for r in range(3))
             for name in heuristic.FIELDS
         })
-        out[part] = heuristic.combine(per_pattern, style)
+        out[part] = heuristic.combine(per_pattern, style, ctx.forced)
     return out
 
 
@@ -78,8 +78,10 @@ def context(turn: Turn) -> heuristic.Context:
     """Unseen cards and live suits from the seat's point of view."""
     unseen = ~turn.seen
     live = unseen.reshape(turn.size, 13, 4).sum(axis=1)
+    later = turn.variant.streets[turn.street + 1:]
     return heuristic.Context(future=turn.future[:, None], unseen=unseen.sum(axis=1)[:, None],
-                             live_suits=live[:, None, :])
+                             live_suits=live[:, None, :],
+                             forced=all(street.discard == 0 for street in later))
 
 
 class Bot:

@@ -63,6 +63,7 @@ class Context:
     future: npt.NDArray[np.int64]  # cards still to be dealt to the seat after this street
     unseen: npt.NDArray[np.int64]  # cards the seat has not seen
     live_suits: npt.NDArray[np.int64]  # unseen cards of each suit
+    forced: bool = False  # every card to come must be placed (no discards left)
 
 
 Rows = npt.NDArray[np.float32] | tuple[npt.NDArray[np.float32], ...]
@@ -80,6 +81,7 @@ class RowFeatures:
     strength: Rows  # style-weighted projected strength
     fantasyland: Rows  # top row only: chance it qualifies (style-weighted)
     exact: Rows  # exact strength of a full row, -1 for a row in the making
+    rise: Rows  # chance the row pairs up from the cards it will have to take
 
 
 FIELDS = tuple(RowFeatures.__annotations__)
@@ -154,10 +156,11 @@ def row_features(keys: npt.NDArray[np.int64], future_total: npt.NDArray[np.int64
                        catch_far=catch_far.astype(np.float32),
                        royalty=royalty.astype(np.float32),
                        strength=(projected * weight).astype(np.float32),
-                       fantasyland=fantasyland, exact=exact_strength)
+                       fantasyland=fantasyland, exact=exact_strength,
+                       rise=improve if ctx.forced else np.zeros_like(improve))
 
 
-def combine(f: RowFeatures, style: Style) -> npt.NDArray[np.float32]:
+def combine(f: RowFeatures, style: Style, forced: bool = False) -> npt.NDArray[np.float32]:
     """Value of boards from their rows' summaries (each field indexed by row first: an
     array ``(3, ...)`` or three arrays)."""
     made = f.made
@@ -173,6 +176,11 @@ def combine(f: RowFeatures, style: Style) -> npt.NDArray[np.float32]:
         both = high_full & (f.exact[low] >= 0)
         if both.any():
             p = np.where(both, f.exact[low] > f.exact[high], p)
+        if forced:
+            # With no discards left the lower row must take its share of what comes; a
+            # pair there overtakes an upper row that is not a category ahead.
+            overtaken = made[high] < made[low] + 13
+            p = p + (1.0 - p) * f.rise[low] * np.where(overtaken, miss, 0.0)
         keep *= 1.0 - p
     risk = 1.0 - keep
     gain = style.royalty_weight * (f.royalty[0] + f.royalty[1] + f.royalty[2]) \
