@@ -372,7 +372,7 @@ def simulate(
     Each hand carries its streets, fantasyland flags, button, a session per game (one
     orbit of the button) and reported_points under the ruleset played.
 
-    Example: ofcstats simulate --variant pineapple --players alice:aggressive,bob:safe,carol:montecarlo --hands 10000 --ruleset american --seed 7 -o sample.jsonl
+    Example: ofcstats simulate -p ann:aggressive,bob:safe,cy:montecarlo -n 10000 -o s.jsonl
     """
     # Appended command: the simulator is imported only when it is used.
     from ofcstats.simulate import Simulation, parse_players, write_jsonl  # noqa: PLC0415
