@@ -382,8 +382,11 @@ class Store:
             pl.format("hand {}: a different hand with this id is already stored (from {} "
                       "line {})", pl.col("hand_id"), pl.col("path"), pl.col("line_right"))
             .alias("reason"),
-            pl.col("line").map_elements(batch.raw_text, return_dtype=pl.String).alias("raw"),
-        ).cast(REJECTS_SCHEMA)  # type: ignore[arg-type]
+        ).sort("line")
+        # A loop, but over conflicts only. (A Polars UDF would keep the batch alive.)
+        rejects = rejects.with_columns(raw=pl.Series(
+            [batch.raw_text(line) for line in rejects.get_column("line")], dtype=pl.String,
+        )).cast(REJECTS_SCHEMA)  # type: ignore[arg-type]
         if known.height:
             batch = batch.without(known.get_column("hand_id"))
         self._insert(batch, file_id)

@@ -160,8 +160,10 @@ def merge(seen: HandBatch, batch: HandBatch) -> HandBatch:
         .otherwise(pl.format("hand {}: a different hand with this id is at {}:{}",
                              pl.col("hand_id"), pl.col("was_source"), pl.col("was_line")))
         .alias("reason"),
-        pl.col("line").map_elements(batch.raw_text, return_dtype=pl.String).alias("raw"),
     )
+    # A loop, but over conflicts only. (A Polars UDF would keep the batch alive.)
+    conflicts = conflicts.with_columns(raw=pl.Series(
+        [batch.raw_text(line) for line in conflicts.get_column("line")], dtype=pl.String))
     fresh = batch.without(again["hand_id"])
     fresh.rejects = pl.concat([fresh.rejects, conflicts.cast(REJECTS_SCHEMA)])  # type: ignore[arg-type]
     fresh.duplicates += again.height - conflicts.height
