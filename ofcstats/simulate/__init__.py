@@ -29,7 +29,7 @@ from ofcstats.simulate.bots import BOT_STYLES, Bot, HeuristicBot, RandomBot
 from ofcstats.simulate.game import Dealer, HandRecord
 from ofcstats.simulate.montecarlo import MonteCarloBot
 from ofcstats.simulate.scoring import ruleset_arrays
-from ofcstats.simulate.writer import hand_line, hand_record, played_at, reported_points
+from ofcstats.simulate.writer import LineFormat, hand_record, played_at, reported_points
 from ofcstats.variants import MIN_PLAYERS, Variant
 
 __all__ = ["BOT_STYLES", "Player", "Simulation", "SimulationError", "make_bot",
@@ -200,17 +200,16 @@ def write_jsonl(sim: Simulation, path: Path,
     The file is written whole or not at all: hands go to a temporary file beside it,
     renamed into place at the end.
     """
-    names = [p.name for p in sim.players]
-    styles = [p.style for p in sim.players]
+    lines = LineFormat(sim.variant, sim.ruleset, [p.name for p in sim.players],
+                       [p.style for p in sim.players])
     temporary = path.with_name(path.name + ".partial")
     count = 0
     try:
         with temporary.open("w", encoding="utf-8") as out:
             for played in _play(sim, progress):
-                out.write(hand_line(played.hand, hand_id=played.hand_id,
-                                    session_id=played.session_id, played_at=played.played_at,
-                                    variant=sim.variant, ruleset=sim.ruleset, names=names,
-                                    styles=styles, points=played.points))
+                out.write(lines.line(played.hand, hand_id=played.hand_id,
+                                     session_id=played.session_id,
+                                     played_at=played.played_at, points=played.points))
                 out.write("\n")
                 count += 1
         temporary.replace(path)

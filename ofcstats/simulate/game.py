@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
+from operator import itemgetter
 
 import numpy as np
 import numpy.typing as npt
@@ -35,6 +37,7 @@ class StepLog:
         self.tables = tables
         self._lists: dict[int, list[tuple[list[int], list[list[int]], list[list[int]]]]] | None \
             = None
+        self._json: dict[int, list[tuple[list[int], list[str]]]] | None = None
 
     def add(self, tables: npt.NDArray[np.intp], seat: int, cards: npt.NDArray[np.uint8],
             rows: npt.NDArray[np.int8]) -> None:
@@ -61,23 +64,52 @@ class StepLog:
 
     def streets_json(self, table: int, seat: int) -> str:
         """The seat's ``streets`` list as compact JSON text."""
-        return "[" + ",".join([_street_json(cards, rows)
-                               for cards, rows in self.streets(table, seat)]) + "]"
+        if self._json is None:
+            # Once per round, every entry's streets for all its tables at once.
+            self._json = {}
+            for (_, who, cards, rows), where in zip(self.entries, self.where, strict=True):
+                self._json.setdefault(who, []).append((where.tolist(),
+                                                       _streets_json(cards, rows)))
+        texts = []
+        for places, strings in self._json.get(seat, ()):
+            row = places[table]
+            if row >= 0:
+                texts.append(strings[row])
+        return "[" + ",".join(texts) + "]"
 
 
-def _street_json(cards: list[int], rows: list[int]) -> str:
-    """One street as compact JSON: dealt cards, then each row's, then the discards."""
-    groups = ["", "", "", ""]
-    for card, row in zip(cards, rows, strict=True):
-        groups[row] += "," + _QUOTED[card] if groups[row] else _QUOTED[card]
-    text = '{"dealt":[' + ",".join([_QUOTED[c] for c in cards]) + "]"
-    for name, group in zip(_KINDS, groups, strict=True):
-        if group:
-            text += f',"{name}":[{group}]'
-    return text + "}"
+def _streets_json(cards: npt.NDArray[np.uint8], rows: npt.NDArray[np.int8]) -> list[str]:
+    """One street per table as compact JSON (dealt cards, then each row's, then the
+    discards). The text's shape depends only on where the cards went, so tables are
+    grouped by that and each group shares one template."""
+    shapes, which = np.unique(rows, axis=0, return_inverse=True)
+    quoted = _QUOTED_ARRAY[cards].tolist()
+    out = [""] * cards.shape[0]
+    for index, shape in enumerate(shapes.tolist()):
+        template, order = _street_template(tuple(shape))
+        pick = itemgetter(*order)
+        for table in np.flatnonzero(which.ravel() == index).tolist():
+            out[table] = template % pick(quoted[table])
+    return out
+
+
+@cache
+def _street_template(shape: tuple[int, ...]) -> tuple[str, tuple[int, ...]]:
+    """The %-template of a street whose cards went to ``shape`` (a row per card), and
+    the order in which the cards fill it."""
+    k = len(shape)
+    text = '{"dealt":[' + ",".join(["%s"] * k) + "]"
+    order = list(range(k))
+    for row, name in enumerate(_KINDS):
+        here = [j for j in range(k) if shape[j] == row]
+        if here:
+            text += f',"{name}":[' + ",".join(["%s"] * len(here)) + "]"
+            order += here
+    return text + "}", tuple(order)
 
 
 _QUOTED = [f'"{format_card(c)}"' for c in range(52)]
+_QUOTED_ARRAY = np.array(_QUOTED, dtype=object)
 _KINDS = ("top", "middle", "bottom", "discard")
 
 

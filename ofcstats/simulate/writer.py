@@ -87,28 +87,38 @@ def hand_record(hand: HandRecord, *, hand_id: str, session_id: str, played_at: d
     }
 
 
-def hand_line(hand: HandRecord, *, hand_id: str, session_id: str, played_at: datetime,
-              variant: Variant, ruleset: Ruleset, names: list[str], styles: list[str],
-              points: np.ndarray) -> str:
-    """The :func:`hand_record` as compact JSON text, built directly (the streets, most
-    of a hand, are written from the hand log without making objects first)."""
-    if variant is Variant.CHINESE_13:
-        return _compact(hand_record(hand, hand_id=hand_id, session_id=session_id,
-                                    played_at=played_at, variant=variant, ruleset=ruleset,
-                                    names=names, styles=styles, points=points))
-    seats = []
-    for index, name in enumerate(names):
-        timed = ',"timed_out":true' if hand.timed_out[index] else ""
-        seats.append(f'{{"seat":{index + 1},"name":{_compact(name)},"fantasyland":'
-                     f'{"true" if hand.fantasyland[index] else "false"},"streets":'
-                     f'{hand.log.streets_json(hand.row, index)}{timed},'
-                     f'"reported_points":{int(points[index])}}}')
-    return (f'{{"format":"ofc-hand/1","hand_id":{_compact(hand_id)},"session_id":'
-            f'{_compact(session_id)},"played_at":"{played_at.strftime("%Y-%m-%dT%H:%M:%SZ")}"'
-            f',"variant":"{variant.value}","ruleset":{_compact(ruleset.name)},"point_value":'
-            f'{json.dumps(ruleset.point_value)},"button":{hand.button + 1},"players":['
-            + ",".join(seats) + '],"bots":'
-            + _compact(dict(zip(names, styles, strict=True))) + "}")
+class LineFormat:
+    """:func:`hand_record` as compact JSON text, built directly: the parts that are the
+    same for every hand of a run are encoded once, and the streets (most of a hand) come
+    as text from the hand log without making objects first."""
+
+    def __init__(self, variant: Variant, ruleset: Ruleset, names: list[str],
+                 styles: list[str]):
+        self.variant, self.ruleset, self.names, self.styles = variant, ruleset, names, styles
+        self.middle = (f',"variant":"{variant.value}","ruleset":{_compact(ruleset.name)}'
+                       f',"point_value":{json.dumps(ruleset.point_value)},"button":')
+        self.seats = [f'{{"seat":{i + 1},"name":{_compact(name)},"fantasyland":'
+                      for i, name in enumerate(names)]
+        self.tail = '],"bots":' + _compact(dict(zip(names, styles, strict=True))) + "}"
+
+    def line(self, hand: HandRecord, *, hand_id: str, session_id: str, played_at: datetime,
+             points: np.ndarray) -> str:
+        """One hand, without the newline."""
+        if self.variant is Variant.CHINESE_13:
+            return _compact(hand_record(hand, hand_id=hand_id, session_id=session_id,
+                                        played_at=played_at, variant=self.variant,
+                                        ruleset=self.ruleset, names=self.names,
+                                        styles=self.styles, points=points))
+        seats = []
+        for index, start in enumerate(self.seats):
+            timed = ',"timed_out":true' if hand.timed_out[index] else ""
+            seats.append(f'{start}{"true" if hand.fantasyland[index] else "false"},"streets":'
+                         f'{hand.log.streets_json(hand.row, index)}{timed},'
+                         f'"reported_points":{int(points[index])}}}')
+        return (f'{{"format":"ofc-hand/1","hand_id":{_compact(hand_id)},"session_id":'
+                f'{_compact(session_id)},"played_at":"'
+                f'{played_at.strftime("%Y-%m-%dT%H:%M:%SZ")}"{self.middle}{hand.button + 1}'
+                f',"players":[' + ",".join(seats) + self.tail)
 
 
 def _compact(value: object) -> str:
