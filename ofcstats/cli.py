@@ -29,8 +29,8 @@ from rich.progress import (
 )
 
 from ofcstats import formats, pipeline, stats
-from ofcstats import session as session_logic
 from ofcstats import ingest as ingesting
+from ofcstats import session as session_logic
 from ofcstats.errors import OfcstatsError
 from ofcstats.rules import (
     FantasylandPolicy,
