@@ -30,6 +30,7 @@ from rich.progress import (
 
 from ofcstats import formats, pipeline, stats
 from ofcstats import ingest as ingesting
+from ofcstats import report as reporting
 from ofcstats import session as session_logic
 from ofcstats.errors import OfcstatsError
 from ofcstats.rules import (
@@ -601,3 +602,34 @@ def session_money(frame: pl.DataFrame, rulesets: list[Ruleset]) -> pl.DataFrame:
         frame.select("ruleset", pl.col("hand_key").alias("hand_id"), "player", "points").lazy(),
         hands.rename({"hand_key": "hand_id"}).lazy(), rulesets)
     return per_game.group_by("player", "ruleset").agg(money=pl.col("money").sum()).collect()
+
+
+@app.command()
+def report(
+    output: Annotated[Path, typer.Option("--output", "-o", help="The HTML file to write.")]
+        = Path("report.html"),
+    db: DbOption = None,
+    ruleset: Annotated[str | None, typer.Option(
+        "--ruleset", "-r", help="The ruleset of the summary and style charts. Default: the "
+        "one most hands were played under.", show_default=False)] = None,
+    pdf: Annotated[Path | None, typer.Option(
+        "--pdf", help="Also write the charts as a multi-page PDF.", show_default=False)] = None,
+    session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
+    variant: VariantOption = None, player: PlayerOption = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the session bootstrap.")] = 7,
+) -> None:
+    """Write a self-contained HTML report (charts embedded, no network): the summary, the
+    scoring systems compared, player styles, a section per player, checks, methodology.
+
+    Example: ofcstats report --db club.duckdb --ruleset american -o report.html --pdf charts.pdf
+    """
+    filters = _filters(None, session, since, until, variant, player)
+    with _open_existing(db) as store:
+        try:
+            data = reporting.collect(store, filters, ruleset, seed=seed)
+        except OfcstatsError as error:
+            raise fail(str(error)) from None
+    written = reporting.write_report(data, output, pdf)
+    typer.echo(f"report ({written.charts} charts, {data.ruleset}) -> {written.html.resolve()}")
+    if written.pdf is not None:
+        typer.echo(f"charts -> {written.pdf.resolve()}")

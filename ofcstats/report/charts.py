@@ -1,0 +1,233 @@
+"""The report's charts, one function per chart, each returning a matplotlib ``Figure``.
+
+One style for all (:func:`style`): the Okabe-Ito palette, which stays distinguishable
+for the common forms of colour blindness, light grid, labelled axes with units, and
+titles that say what to read off the chart. Figures are built with the object API
+(no pyplot state), so charts can be drawn from threads and notebooks alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import matplotlib as mpl
+import numpy as np
+import polars as pl
+from matplotlib.figure import Figure
+
+# Okabe & Ito (2008), "Color Universal Design": black first, then the eight hues.
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442",
+           "#000000")
+_RC = {
+    "axes.prop_cycle": mpl.cycler(color=PALETTE),
+    "axes.grid": True,
+    "grid.color": "#dddddd",
+    "grid.linewidth": 0.6,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.titlesize": 12,
+    "axes.titleweight": "bold",
+    "axes.labelsize": 10,
+    "xtick.labelsize": 9,
+    "ytick.labelsize": 9,
+    "legend.fontsize": 9,
+    "legend.frameon": False,
+    "figure.dpi": 110,
+    "savefig.bbox": "tight",
+    "font.family": "DejaVu Sans",
+}
+
+
+@contextmanager
+def style() -> Iterator[None]:
+    """The report's matplotlib style, for the charts drawn inside the block."""
+    with mpl.rc_context(_RC):
+        yield
+
+
+_DASHES = ("-", "--", ":", "-.")
+
+
+def _colour(index: int) -> str:
+    return PALETTE[index % len(PALETTE)]
+
+
+def _line(index: int) -> dict[str, str]:
+    """Colour and dash for the index-th line: past eight lines the dash tells them apart."""
+    return {"color": _colour(index), "linestyle": _DASHES[(index // len(PALETTE)) % 4]}
+
+
+def _empty(title: str, why: str) -> Figure:
+    figure = Figure(figsize=(8, 2.2))
+    axes = figure.subplots()
+    axes.set_axis_off()
+    axes.set_title(title)
+    axes.text(0.5, 0.45, why, ha="center", va="center", fontsize=10, color="#555555")
+    return figure
+
+
+def cumulative_points(scored: pl.DataFrame, ruleset: str) -> Figure:
+    """Each player's running total over their hands, with the ±2 SD band of pure luck.
+
+    The band is ``±2 σ √n`` around zero, σ being the SD of points per hand under the
+    ruleset: a player whose curve leaves it is winning (or losing) by more than luck
+    would usually give.
+    """
+    title = f"Cumulative points per player ({ruleset})"
+    rows = scored.filter(pl.col("ruleset") == ruleset).sort("session_id", "order", "seat")
+    if rows.is_empty():
+        return _empty(title, f"no hands scored under {ruleset}")
+    with style():
+        figure = Figure(figsize=(9, 4.6))
+        axes = figure.subplots()
+        sigma = float(rows.get_column("points").std() or 0.0)
+        longest = 0
+        players = rows.group_by("player").agg(pl.col("points").sum().alias("total")).sort(
+            "total", descending=True).get_column("player").to_list()
+        for index, player in enumerate(players):
+            points = rows.filter(pl.col("player") == player).get_column("points").to_numpy()
+            curve = np.cumsum(points)
+            hands = np.arange(1, len(curve) + 1)
+            longest = max(longest, len(curve))
+            axes.plot(hands, curve, linewidth=1.4, label=f"{player} ({int(curve[-1]):+,})",
+                      **_line(index))
+        n = np.arange(0, longest + 1)
+        band = 2 * sigma * np.sqrt(n)
+        axes.fill_between(n, -band, band, color="#999999", alpha=0.18, linewidth=0,
+                          label="±2 SD of luck alone")
+        axes.axhline(0, color="#666666", linewidth=0.8)
+        axes.set_title(title)
+        axes.set_xlabel("hands played")
+        axes.set_ylabel("points")
+        axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                    ncols=1 if len(players) <= 14 else 2)
+    return figure
+
+
+def player_under_rulesets(scored: pl.DataFrame, player: str) -> Figure:
+    """One player's running total under every scored ruleset: same cards, other money."""
+    title = f"{player}: cumulative points under each ruleset"
+    rows = scored.filter(pl.col("player") == player).sort("session_id", "order")
+    if rows.is_empty():
+        return _empty(title, f"no hands for {player}")
+    with style():
+        figure = Figure(figsize=(9, 4.2))
+        axes = figure.subplots()
+        finals = rows.group_by("ruleset").agg(pl.col("points").sum()).sort(
+            "points", descending=True)
+        for index, (ruleset, total) in enumerate(finals.iter_rows()):
+            points = rows.filter(pl.col("ruleset") == ruleset).get_column("points").to_numpy()
+            axes.plot(np.arange(1, len(points) + 1), np.cumsum(points), linewidth=1.2,
+                      label=f"{ruleset} ({int(total):+,})", **_line(index))
+        axes.axhline(0, color="#666666", linewidth=0.8)
+        axes.set_title(title)
+        axes.set_xlabel("hands played")
+        axes.set_ylabel("points")
+        axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+    return figure
+
+
+def points_distribution(scored: pl.DataFrame) -> Figure:
+    """Points per hand under each ruleset, widest spread first: the variance comparison."""
+    title = "Points per hand by ruleset (box: middle half; whiskers: 1st-99th percentile)"
+    if scored.is_empty():
+        return _empty(title, "no hands scored")
+    spread = scored.group_by("ruleset").agg(pl.col("points").std().alias("sd")).sort(
+        "sd", descending=True)
+    names = spread.get_column("ruleset").to_list()
+    data = [scored.filter(pl.col("ruleset") == name).get_column("points").to_numpy()
+            for name in names]
+    with style():
+        figure = Figure(figsize=(9, 0.45 * len(names) + 1.6))
+        axes = figure.subplots()
+        parts = axes.boxplot(data, vert=False, whis=(1, 99), showfliers=False,
+                             patch_artist=True, widths=0.6)
+        for index, box in enumerate(parts["boxes"]):
+            box.set_facecolor(_colour(index))
+            box.set_alpha(0.55)
+        for median in parts["medians"]:
+            median.set_color("#000000")
+        labels = [f"{name}  (SD {sd:.1f})" for name, sd in spread.iter_rows()]
+        axes.set_yticks(range(1, len(names) + 1), labels)
+        axes.invert_yaxis()
+        axes.axvline(0, color="#666666", linewidth=0.8)
+        axes.set_title(title)
+        axes.set_xlabel("points per hand (one seat)")
+    return figure
+
+
+def style_map(player_stats: pl.DataFrame, ruleset: str) -> Figure:
+    """Foul rate against fantasyland entry rate per player; marker area by hands played."""
+    title = f"Player styles: fouls against fantasyland ({ruleset})"
+    # Players of 13-card Chinese poker only have no fantasyland to enter.
+    rows = player_stats.filter((pl.col("ruleset") == ruleset)
+                               & pl.col("fantasyland_entry_rate").is_not_null())
+    if rows.is_empty():
+        return _empty(title, f"no player under {ruleset} had a hand with fantasyland to enter")
+    with style():
+        figure = Figure(figsize=(7.5, 5))
+        axes = figure.subplots()
+        hands = rows.get_column("hands").to_numpy().astype(float)
+        sizes = 40 + 400 * hands / hands.max()
+        fouls = rows.get_column("foul_rate").to_numpy() * 100
+        entries = rows.get_column("fantasyland_entry_rate").to_numpy() * 100
+        for index, (player, x, y, size) in enumerate(zip(rows.get_column("player"), fouls,
+                                                         entries, sizes, strict=True)):
+            axes.scatter([x], [y], s=size, color=_colour(index), alpha=0.75,
+                         edgecolors="#333333", linewidths=0.6)
+            axes.annotate(player, (x, y), textcoords="offset points", xytext=(7, 5),
+                          fontsize=9)
+        axes.set_title(title)
+        axes.set_xlabel("foul rate (% of hands)")
+        axes.set_ylabel("fantasyland entry rate (% of eligible hands)")
+        axes.set_xlim(left=0)
+        axes.set_ylim(bottom=0)
+        axes.text(0.99, 0.01, "marker area: hands played", transform=axes.transAxes,
+                  ha="right", va="bottom", fontsize=8, color="#555555")
+    return figure
+
+
+def royalties_by_row(player_stats: pl.DataFrame, ruleset: str) -> Figure:
+    """Mean royalties collected per hand, by row, per player."""
+    title = f"Royalties collected per hand, by row ({ruleset})"
+    rows = player_stats.filter(pl.col("ruleset") == ruleset).sort("player")
+    if rows.is_empty():
+        return _empty(title, f"no players under {ruleset}")
+    players = rows.get_column("player").to_list()
+    with style():
+        figure = Figure(figsize=(9, 4))
+        axes = figure.subplots()
+        width = 0.26
+        x = np.arange(len(players))
+        for index, row in enumerate(("top", "middle", "bottom")):
+            values = rows.get_column(f"royalties_{row}").fill_null(0).to_numpy()
+            axes.bar(x + (index - 1) * width, values, width, color=_colour(index), label=row)
+        axes.set_xticks(x, players, rotation=30 if len(players) > 6 else 0, ha="right"
+                        if len(players) > 6 else "center")
+        axes.set_title(title)
+        axes.set_ylabel("points per hand")
+        axes.legend(title="row")
+    return figure
+
+
+def skill_signal(ruleset_stats: pl.DataFrame) -> Figure:
+    """Rulesets ranked by how fast skill shows: players' spread over the noise."""
+    title = "How fast skill shows: skill signal by ruleset (higher is faster)"
+    rows = ruleset_stats.filter(pl.col("skill_signal").is_not_null()).sort("skill_signal")
+    if rows.is_empty():
+        return _empty(title, f"needs at least two players with {30}+ hands under a ruleset")
+    with style():
+        figure = Figure(figsize=(8, 0.42 * rows.height + 1.6))
+        axes = figure.subplots()
+        values = rows.get_column("skill_signal").to_numpy()
+        names = rows.get_column("ruleset").to_list()
+        bars = axes.barh(names, values, color=[_colour(0)] * (len(names) - 1) + [_colour(3)])
+        for bar, hands in zip(bars, rows.get_column("hands_to_tell_apart"), strict=True):
+            axes.text(bar.get_width(), bar.get_y() + bar.get_height() / 2,
+                      f"  {int(hands):,} hands" if hands is not None else "", va="center",
+                      fontsize=8)
+        axes.set_title(title)
+        axes.set_xlabel("spread of players' means / SD within players")
+        axes.margins(x=0.25)
+    return figure
