@@ -23,8 +23,16 @@ test: $(STAMP) ## Run the test suite (slow tests included)
 test-fast: $(STAMP) ## Run the tests without those marked slow
 	$(BIN)/python -m pytest -q -n 2 -m "not slow"
 
-demo: $(STAMP) ## Run the main job end to end on the shipped sample data
-	$(BIN)/ofcstats score data/examples/worked-examples.jsonl
+demo: $(STAMP) ## Load the sample data, score it under every ruleset, compare, write report.html
+	@mkdir -p out
+	$(BIN)/ofcstats ingest data/sample --db $(DEMO_DB) --quiet
+	$(BIN)/ofcstats rescore --all-rulesets --ruleset data/rulesets/pineapple-progressive.toml \
+		--db $(DEMO_DB) --quiet
+	$(BIN)/ofcstats compare --db $(DEMO_DB)
+	$(BIN)/ofcstats report --db $(DEMO_DB) --ruleset american -o report.html
+
+notebooks: $(STAMP) ## Open the notebooks in JupyterLab
+	$(BIN)/jupyter lab notebooks/
 
 bench: $(STAMP) ## Throughput of the evaluator and pipeline next to other evaluators
 	$(BIN)/python bench/run.py

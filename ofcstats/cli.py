@@ -469,7 +469,8 @@ def rescore(
         "--ruleset", "-r", help="A preset name or a TOML file; repeat for several. "
         "Default: every preset.", show_default=False)] = None,
     all_rulesets: Annotated[bool, typer.Option(
-        "--all-rulesets", help="Every built-in preset (the default).")] = False,
+        "--all-rulesets", help="Every built-in preset (the default), with any --ruleset "
+        "given too.")] = False,
     rebuild: Annotated[bool, typer.Option(
         "--rebuild", help="Score every hand again, not only those not yet scored.")] = False,
     db: DbOption = None,
@@ -485,7 +486,8 @@ def rescore(
     Example: ofcstats rescore --all-rulesets --db club.duckdb
     """
     try:
-        chosen = load_rulesets([] if all_rulesets or not ruleset else ruleset)
+        names = [*(preset_names() if all_rulesets or not ruleset else []), *(ruleset or [])]
+        chosen = load_rulesets(names)
     except OfcstatsError as error:
         raise fail(str(error)) from None
     show_bar = not (quiet or as_json) and sys.stderr.isatty()

@@ -141,7 +141,7 @@ def points_distribution(scored: pl.DataFrame) -> Figure:
     with style():
         figure = Figure(figsize=(9, 0.45 * len(names) + 1.6))
         axes = figure.subplots()
-        parts = axes.boxplot(data, vert=False, whis=(1, 99), showfliers=False,
+        parts = axes.boxplot(data, orientation="horizontal", whis=(1, 99), showfliers=False,
                              patch_artist=True, widths=0.6)
         for index, box in enumerate(parts["boxes"]):
             box.set_facecolor(_colour(index))

@@ -1,0 +1,40 @@
+"""The notebooks: stored without outputs, and each runs top to bottom on the sample data."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+NOTEBOOKS = sorted((Path(__file__).parent.parent / "notebooks").glob("*.ipynb"))
+
+
+def test_the_three_notebooks_are_there() -> None:
+    assert [p.name for p in NOTEBOOKS] == ["01_session_review.ipynb",
+                                           "02_scoring_systems.ipynb",
+                                           "03_player_styles.ipynb"]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebooks_are_stored_without_outputs(path: Path) -> None:
+    notebook = nbformat.read(path, as_version=4)
+    for cell in notebook.cells:
+        if cell.cell_type == "code":
+            assert cell.outputs == []
+            assert cell.execution_count is None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebook_runs_top_to_bottom_in_under_a_minute(path: Path) -> None:
+    notebook = nbformat.read(path, as_version=4)
+    started = time.perf_counter()
+    NotebookClient(notebook, timeout=120, kernel_name="python3",
+                   resources={"metadata": {"path": str(path.parent)}}).execute()
+    assert time.perf_counter() - started < 60
+    images = sum("image/png" in output.get("data", {}) for cell in notebook.cells
+                 if cell.cell_type == "code" for output in cell.outputs)
+    assert images >= 1

@@ -1,0 +1,145 @@
+"""The HTML report and its charts: self-contained, escaped, complete; and in a browser."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from ofcstats.cli import app
+from ofcstats.ingest import ingest
+from ofcstats.pipeline import Filters, rescore
+from ofcstats.report import collect, write_report
+from ofcstats.rules import load_ruleset, load_rulesets
+from ofcstats.simulate import Player, Simulation, simulate
+from ofcstats.store import Store
+from ofcstats.variants import Variant
+
+NASTY = ['<script>alert("x")</script>', "O'Brien \"the hammer\" 🂡", "x'); DROP TABLE hands;--"]
+
+
+@pytest.fixture(scope="module")
+def database(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("report")
+    sim = Simulation(variant=Variant.PINEAPPLE, ruleset=load_ruleset("american"),
+                     players=[Player(NASTY[0], "aggressive"), Player(NASTY[1], "safe"),
+                              Player(NASTY[2], "balanced")], hands=240, seed=3)
+    log = folder / "nasty.jsonl"
+    log.write_text("".join(json.dumps(h) + "\n" for h in simulate(sim)), encoding="utf-8")
+    db = folder / "club.duckdb"
+    ingest([log], db)
+    with Store(db) as store:
+        rescore(store, load_rulesets(["american", "pokerstars", "russian", "one-six"]))
+    return db
+
+
+@pytest.fixture(scope="module")
+def written(database: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, int]:
+    out = tmp_path_factory.mktemp("out")
+    with Store(database) as store:
+        data = collect(store)
+    files = write_report(data, out / "report.html", out / "charts.pdf")
+    return files.html, out / "charts.pdf", files.charts
+
+
+def test_the_report_is_one_self_contained_file(written: tuple[Path, Path, int]) -> None:
+    page = written[0].read_text(encoding="utf-8")
+    assert not re.search(r"""(src|href)=["'](?!data:)""", page)  # nothing fetched
+    assert "http://" not in page
+    assert "https://" not in page
+    assert page.count('src="data:image/png;base64,') == written[2]
+
+
+def test_every_name_and_value_is_escaped(written: tuple[Path, Path, int]) -> None:
+    page = written[0].read_text(encoding="utf-8")
+    assert "<script" not in page
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in page
+    assert "O&#x27;Brien &quot;the hammer&quot; 🂡" in page
+    assert "x&#x27;); DROP TABLE hands;--" in page
+
+
+def test_the_report_has_every_section(written: tuple[Path, Path, int]) -> None:
+    page = written[0].read_text(encoding="utf-8")
+    for heading in ("Summary", "Scoring systems compared", "Player styles",
+                    "Checks against the logs", "Methodology"):
+        assert f"<h2>{heading}</h2>" in page
+    assert page.count("<h2>Player: ") == 3
+    assert re.search(r"Generated \d{4}-\d\d-\d\d \d\d:\d\d UTC", page)
+    assert "Hands for ±1" in page  # the methodology comes from the statistics' definitions
+    assert "Every logged <code>reported_points</code> agrees" in page
+
+
+def test_the_pdf_has_a_page_per_chart(written: tuple[Path, Path, int]) -> None:
+    pdf = written[1].read_bytes()
+    assert pdf.startswith(b"%PDF")
+    assert len(re.findall(rb"/Type /Page\b", pdf)) == written[2]
+
+
+def test_filters_narrow_the_report(database: Path) -> None:
+    with Store(database) as store:
+        data = collect(store, Filters(players=[NASTY[1]]), ruleset="pokerstars")
+    assert set(data.scored["player"]) == {NASTY[1]}
+    assert data.ruleset == "pokerstars"
+    assert data.filters == {"players": NASTY[1]}
+
+
+def test_report_command_writes_the_page_and_names_it(database: Path, tmp_path: Path) -> None:
+    target = tmp_path / "r.html"
+    result = CliRunner().invoke(app, ["report", "--db", str(database), "-o", str(target),
+                                      "--ruleset", "russian"])
+    assert result.exit_code == 0, result.output
+    assert str(target.resolve()) in result.stdout
+    assert "Summary ruleset: <strong>russian</strong>" in target.read_text(encoding="utf-8")
+    missing = CliRunner().invoke(app, ["report", "--db", str(database), "-r", "western"])
+    assert missing.exit_code == 2
+    assert "not scored under western" in missing.stderr
+
+
+def _chromium() -> str | None:
+    """The system Chromium, installed from Debian's packages when absent and allowed."""
+    for name in ("chromium", "chromium-browser"):
+        found = shutil.which(name)
+        if found:
+            return found
+    if os.geteuid() != 0 or not shutil.which("apt-get"):
+        return None
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "check": False,
+             "timeout": 600, "env": {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}}
+    subprocess.run(["apt-get", "update", "-qq"], **quiet)  # type: ignore[call-overload]
+    subprocess.run(["apt-get", "install", "-y", "-qq", "chromium"], **quiet)  # type: ignore[call-overload]
+    return shutil.which("chromium")
+
+
+@pytest.mark.slow
+def test_the_report_renders_in_a_real_browser(written: tuple[Path, Path, int],
+                                              tmp_path: Path) -> None:
+    playwright = pytest.importorskip("playwright.sync_api")
+    chromium = _chromium()
+    if chromium is None:
+        pytest.skip("no Chromium: not installed, and apt-get could not install it here")
+    problems: list[str] = []
+    with playwright.sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=chromium, args=[
+            "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync"])
+        page = browser.new_page(viewport={"width": 1200, "height": 900})
+        page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: problems.append(str(e)))
+        page.on("request", lambda r: problems.append(f"request {r.url}")
+                if not r.url.startswith(("file:", "data:")) else None)
+        page.goto(written[0].as_uri())
+        sizes = page.evaluate(
+            "Array.from(document.images).map(i => [i.naturalWidth, i.naturalHeight])")
+        shot = tmp_path / "report.png"
+        page.screenshot(path=str(shot), full_page=True)
+        browser.close()
+    assert problems == []
+    assert len(sizes) == written[2]
+    assert all(width > 0 and height > 0 for width, height in sizes)
+    assert shot.stat().st_size > 10_000
