@@ -109,10 +109,10 @@ def _chromium() -> str | None:
             return found
     if os.geteuid() != 0 or not shutil.which("apt-get"):
         return None
-    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "check": False,
-             "timeout": 600, "env": {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}}
-    subprocess.run(["apt-get", "update", "-qq"], **quiet)  # type: ignore[call-overload]
-    subprocess.run(["apt-get", "install", "-y", "-qq", "chromium"], **quiet)  # type: ignore[call-overload]
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for command in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "chromium"]):
+        subprocess.run(command, check=False, timeout=600, env=env, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
     return shutil.which("chromium")
 
 
