@@ -44,7 +44,7 @@ def phevaluator_c_loop(hands: np.ndarray) -> float | None:
     """Seconds for phevaluator's evaluate_5cards over ``hands`` in a C loop, or None."""
     compiler = shutil.which("gcc") or shutil.which("cc")
     try:
-        from phevaluator import _pheval
+        from phevaluator import _pheval  # noqa: PLC0415 - optional: the comparison only
     except ImportError:
         return None
     if compiler is None:
@@ -83,7 +83,7 @@ def run(quick: bool = False) -> None:
     if c_seconds is not None:
         rows.append(("phevaluator", "C function, called per hand from C", n_calls / c_seconds))
     try:
-        from phevaluator import _pheval
+        from phevaluator import _pheval  # noqa: PLC0415 - optional: the comparison only
 
         as_lists = few.tolist()
         evaluate5 = _pheval.evaluate_5cards
@@ -92,7 +92,7 @@ def run(quick: bool = False) -> None:
     except ImportError:
         print("  phevaluator not installed: pip install phevaluator")
     try:
-        from treys import Card, Evaluator
+        from treys import Card, Evaluator  # noqa: PLC0415 - optional: the comparison only
 
         evaluator = Evaluator()
         names = [r + s for r in "23456789TJQKA" for s in "cdhs"]

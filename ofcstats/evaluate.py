@@ -158,13 +158,15 @@ def _rank_multisets(size: int) -> list[tuple[int, ...]]:
 @cache
 def _tables() -> _Tables:
     keys = np.array(RANK_KEYS, dtype=np.int64)
-    five = _rank_multisets(5)
-    three = _rank_multisets(3)
-    flush_sets = [combo for combo in five if len(set(combo)) == 5]
+    five_ranks = _rank_multisets(5)
+    three_ranks = _rank_multisets(3)
+    flush_sets = [combo for combo in five_ranks if len(set(combo)) == 5]
     entries: list[tuple[tuple[int, ...], int, int, bool]] = []  # key, rank sum, size, flush
-    entries += [(_ordering_key(c, False), int(keys[list(c)].sum()), 5, False) for c in five]
+    entries += [(_ordering_key(c, False), int(keys[list(c)].sum()), 5, False)
+                for c in five_ranks]
     entries += [(_ordering_key(c, True), int(keys[list(c)].sum()), 5, True) for c in flush_sets]
-    entries += [(_ordering_key(c, False), int(keys[list(c)].sum()), 3, False) for c in three]
+    entries += [(_ordering_key(c, False), int(keys[list(c)].sum()), 3, False)
+                for c in three_ranks]
     ordering = sorted({entry[0] for entry in entries})
     strength_of = {key: index + 1 for index, key in enumerate(ordering)}  # 0 = no row
 

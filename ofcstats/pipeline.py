@@ -143,7 +143,7 @@ def read_sessions(con: duckdb.DuckDBPyConnection, session_ids: Sequence[str]
         """).pl()
     finally:
         con.unregister("wanted_sessions")
-    seats = seats.cast({"seat": pl.Int8, "top": pl.Array(pl.UInt8, 3),  # type: ignore[dict-item]
+    seats = seats.cast({"seat": pl.Int8, "top": pl.Array(pl.UInt8, 3),
                         "middle": pl.Array(pl.UInt8, 5), "bottom": pl.Array(pl.UInt8, 5)})
     return seats, hands
 
@@ -301,7 +301,8 @@ def scored_frame(store: Store, filters: Filters = Filters()) -> pl.DataFrame:
         if missing:
             raise StoreError(f"not scored under {', '.join(missing)}: run "
                              f"ofcstats rescore --ruleset {missing[0]}")
-    where, params = ["true"], []
+    where: list[str] = ["true"]
+    params: list[object] = []
     for column, values in (("r.name", filters.rulesets), ("h.session_id", filters.sessions),
                            ("s.player", filters.players), ("h.variant", filters.variants)):
         if values is not None:

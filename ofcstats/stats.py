@@ -88,7 +88,7 @@ def session_bootstrap(scored: pl.LazyFrame, *, bootstrap: int = 1000, seed: int 
         points=pl.col("points").sum().cast(pl.Float64), hands=pl.len(),
     ).sort("player", "ruleset", "session_id").collect()
     rng = np.random.default_rng(seed)
-    rows = []
+    rows: list[tuple[str, str, float | None, float | None]] = []
     for (player, ruleset), group in per_session.group_by("player", "ruleset",
                                                          maintain_order=True):
         points = group.get_column("points").to_numpy()

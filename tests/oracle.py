@@ -92,7 +92,8 @@ def score_hand(seats: list[Seat], ruleset: Ruleset, variant: str = "pineapple") 
     spade_row = {s.seat: next((i for i, row in enumerate((s.top, s.middle, s.bottom))
                                if TWO_OF_SPADES in row), None) for s in seats}
     result = {s.seat: {"points": 0, "royalties": 0, "royalty_rows": [0, 0, 0],
-                       "rows": [0, 0, 0], "wins": [0, 0, 0], "fouled": fouled[s.seat], "scoops": 0, "scooped": 0}
+                       "rows": [0, 0, 0], "wins": [0, 0, 0], "fouled": fouled[s.seat],
+                       "scoops": 0, "scooped": 0}
               for s in seats}
 
     def beats(a: int, b: int, i: int) -> int:

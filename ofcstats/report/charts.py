@@ -10,17 +10,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import matplotlib as mpl
 import numpy as np
 import polars as pl
+from cycler import cycler
 from matplotlib.figure import Figure
 
 # Okabe & Ito (2008), "Color Universal Design": black first, then the eight hues.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442",
            "#000000")
-_RC = {
-    "axes.prop_cycle": mpl.cycler(color=PALETTE),
+_RC: dict[str, Any] = {
+    "axes.prop_cycle": cycler(color=PALETTE),
     "axes.grid": True,
     "grid.color": "#dddddd",
     "grid.linewidth": 0.6,
@@ -42,7 +44,7 @@ _RC = {
 @contextmanager
 def style() -> Iterator[None]:
     """The report's matplotlib style, for the charts drawn inside the block."""
-    with mpl.rc_context(_RC):
+    with mpl.rc_context(_RC):  # type: ignore[arg-type]
         yield
 
 
@@ -53,7 +55,7 @@ def _colour(index: int) -> str:
     return PALETTE[index % len(PALETTE)]
 
 
-def _line(index: int) -> dict[str, str]:
+def _line(index: int) -> dict[str, Any]:
     """Colour and dash for the index-th line: past eight lines the dash tells them apart."""
     return {"color": _colour(index), "linestyle": _DASHES[(index // len(PALETTE)) % 4]}
 
@@ -81,7 +83,7 @@ def cumulative_points(scored: pl.DataFrame, ruleset: str) -> Figure:
     with style():
         figure = Figure(figsize=(9, 4.6))
         axes = figure.subplots()
-        sigma = float(rows.get_column("points").std() or 0.0)
+        sigma = float(rows.get_column("points").cast(pl.Float64).std() or 0.0)  # type: ignore[arg-type]
         longest = 0
         players = rows.group_by("player").agg(pl.col("points").sum().alias("total")).sort(
             "total", descending=True).get_column("player").to_list()

@@ -139,7 +139,8 @@ class RoyaltyTable:
         return self._values
 
     @cached_property
-    def _values(self) -> tuple[npt.NDArray[np.int16], ...]:
+    def _values(self) -> tuple[npt.NDArray[np.int16], npt.NDArray[np.int16],
+                               npt.NDArray[np.int16]]:
         count = evaluate.strength_count() + 1
         strengths = np.arange(count)
         cats = evaluate.category(strengths)
@@ -157,7 +158,7 @@ class RoyaltyTable:
             rows.append(values)
         for values in rows:
             values.flags.writeable = False
-        return tuple(rows)
+        return rows[0], rows[1], rows[2]
 
     @property
     def is_empty(self) -> bool:
