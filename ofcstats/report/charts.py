@@ -18,7 +18,7 @@ import polars as pl
 from cycler import cycler
 from matplotlib.figure import Figure
 
-# Okabe & Ito (2008), "Color Universal Design": black first, then the eight hues.
+# Okabe & Ito (2008), "Color Universal Design": seven hues and black.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442",
            "#000000")
 _RC: dict[str, Any] = {
