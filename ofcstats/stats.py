@@ -80,27 +80,32 @@ def session_bootstrap(scored: pl.LazyFrame, *, bootstrap: int = 1000, seed: int 
                       ) -> pl.DataFrame:
     """95% percentile interval of mean points per hand, resampling whole sessions.
 
-    One weight matrix (bootstrap x sessions) of multinomial counts per player and
-    ruleset; the resampled mean is ``(W @ points) / (W @ hands)``. Same seed, same
-    interval.
+    Per player, one matrix of multinomial weights (bootstrap x sessions) serves every
+    ruleset, so the rulesets are compared on the same resamples; the resampled mean is
+    ``(W @ points) / (W @ hands)``. Same seed, same intervals.
     """
     per_session = scored.group_by("player", "ruleset", "session_id").agg(
         points=pl.col("points").sum().cast(pl.Float64), hands=pl.len(),
-    ).sort("player", "ruleset", "session_id").collect()
+    ).collect()
     rng = np.random.default_rng(seed)
     rows: list[tuple[str, str, float | None, float | None]] = []
-    for (player, ruleset), group in per_session.group_by("player", "ruleset",
-                                                         maintain_order=True):
-        points = group.get_column("points").to_numpy()
-        hands = group.get_column("hands").to_numpy().astype(np.float64)
-        k = len(points)
+    for (player,), group in per_session.sort("player").group_by("player",
+                                                                maintain_order=True):
+        wide = group.pivot(on="ruleset", index="session_id", values="points").sort(
+            "session_id")
+        counts = group.group_by("session_id").agg(pl.col("hands").max()).sort("session_id")
+        names = [c for c in wide.columns if c != "session_id"]
+        k = wide.height
         if k < 2:
-            rows.append((player, ruleset, None, None))
+            rows += [(str(player), name, None, None) for name in names]
             continue
+        points = wide.select(names).fill_null(0.0).to_numpy()
+        hands = counts.get_column("hands").to_numpy().astype(np.float64)
         weights = rng.multinomial(k, np.full(k, 1.0 / k), size=bootstrap).astype(np.float64)
-        means = (weights @ points) / (weights @ hands)
-        low, high = np.quantile(means, [0.025, 0.975])
-        rows.append((player, ruleset, float(low), float(high)))
+        means = (weights @ points) / (weights @ hands)[:, None]
+        low, high = np.quantile(means, [0.025, 0.975], axis=0)
+        rows += [(str(player), name, float(lo), float(hi))
+                 for name, lo, hi in zip(names, low, high, strict=True)]
     return pl.DataFrame(rows, schema={"player": pl.String, "ruleset": pl.String,
                                       "boot_low": pl.Float64, "boot_high": pl.Float64},
                         orient="row")
