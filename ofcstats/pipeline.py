@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -32,17 +33,13 @@ from ofcstats import session
 from ofcstats.errors import StoreError
 from ofcstats.rules.load import ruleset_from
 from ofcstats.rules.model import Ruleset
-from ofcstats.score import score
+from ofcstats.score import SHOWDOWN_COLUMNS, score_with_showdowns
 from ofcstats.showdown import natural_mask
 from ofcstats.store import Store
 
 _RESULT_COLUMNS = (
     "points", "royalty_top", "royalty_middle", "royalty_bottom", "royalty_points",
     "fantasyland_earned", "fantasyland_next", "fantasyland_cards",
-)
-_SHOWDOWN_COLUMNS = (
-    "fouled", "rows_top", "rows_middle", "rows_bottom", "wins_top", "wins_middle",
-    "wins_bottom", "scoops", "scooped",
 )
 BATCH_HANDS = 250_000
 
@@ -123,20 +120,14 @@ def _batches(sessions: pl.DataFrame, limit: int) -> list[pl.DataFrame]:
 
 def read_sessions(con: duckdb.DuckDBPyConnection, session_ids: Sequence[str]
                   ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The seats frame and the hands (with play order and games) of whole sessions."""
+    """The seats frame (``hand_id`` holding the integer hand key) of whole sessions, and
+    their hands with what play order and games need."""
     con.register("wanted_sessions", pl.DataFrame({"session_id": list(session_ids)}))
     try:
-        hands = con.sql("""
-            SELECT h.hand_key, h.hand_id, h.session_id, h.played_at, h.n_seats, h.file_id,
-                   h.line, h.point_value, h.ruleset AS played_ruleset, h.variant,
-                   bool_or(s.fantasyland) AS fantasyland_hand
-            FROM hands h JOIN seats s USING (hand_key)
-            WHERE h.session_id IN (SELECT session_id FROM wanted_sessions)
-            GROUP BY ALL
-        """).pl()
         seats = con.sql("""
             SELECT s.hand_key AS hand_id, h.variant, s.seat, s.player, s.fantasyland,
-                   s.timed_out, s.surrendered, s.top, s.middle, s.bottom
+                   s.timed_out, s.surrendered, s.top, s.middle, s.bottom,
+                   h.session_id, h.played_at, h.n_seats
             FROM hands h JOIN seats s USING (hand_key)
             WHERE h.session_id IN (SELECT session_id FROM wanted_sessions)
             ORDER BY s.hand_key, s.seat
@@ -145,27 +136,53 @@ def read_sessions(con: duckdb.DuckDBPyConnection, session_ids: Sequence[str]
         con.unregister("wanted_sessions")
     seats = seats.cast({"seat": pl.Int8, "top": pl.Array(pl.UInt8, 3),
                         "middle": pl.Array(pl.UInt8, 5), "bottom": pl.Array(pl.UInt8, 5)})
+    hands = seats.group_by("hand_id", maintain_order=True).agg(
+        pl.col("session_id").first(), pl.col("played_at").first(), pl.col("n_seats").first(),
+        fantasyland_hand=pl.col("fantasyland").any(),
+    ).with_columns(hand_key=pl.col("hand_id"))
     return seats, hands
 
 
+@dataclass
+class _Batch:
+    """One batch of sessions, scored: what goes to the database in one transaction."""
+
+    sessions: pl.DataFrame  # session_id, hands, was_scored
+    results: pl.DataFrame
+    showdowns: dict[int, pl.DataFrame]
+
+
 def score_sessions(seats: pl.DataFrame, hands: pl.DataFrame, rulesets: Sequence[Ruleset]
-                   ) -> pl.DataFrame:
-    """Score whole sessions and apply their fantasyland repeat limits."""
-    results = score(seats, rulesets)
+                   ) -> tuple[pl.DataFrame, dict[int, pl.DataFrame]]:
+    """Score whole sessions, apply their fantasyland repeat limits, and keep the showdowns
+    to store: every seat for natural mask 0, and for another mask only the hands in which
+    it changes something (a seat holds one of its naturals)."""
+    scored = score_with_showdowns(seats, rulesets)
     # Within a batch hands are known by their integer key, in ``hand_id`` too.
-    order = session.hand_order(hands.select(
-        pl.col("hand_key").alias("hand_id"), "hand_key", "session_id", "played_at", "n_seats",
-        "fantasyland_hand")).collect()
+    order = session.hand_order(hands).collect()
     streaks = session.fantasyland_streaks(
         seats.select("hand_id", "seat", "player", "fantasyland"), order)
-    capped = session.apply_repeat_limits(results, streaks, rulesets)
-    return capped.rename({"hand_id": "hand_key"})
+    capped = session.apply_repeat_limits(scored.results, streaks, rulesets)
+    showdowns = {}
+    for mask, rows in scored.showdowns.items():
+        kept = rows
+        if mask:
+            changed = rows.get_column("hand_id").filter(
+                (scored.natural_bits & mask) != 0).unique()
+            kept = rows.filter(pl.col("hand_id").is_in(changed.implode()))
+        showdowns[mask] = kept.rename({"hand_id": "hand_key"})
+    return capped.rename({"hand_id": "hand_key"}), showdowns
 
 
 def rescore(store: Store, rulesets: Sequence[Ruleset], *, rebuild: bool = False,
             progress: Progress | None = None, batch_hands: int = BATCH_HANDS
             ) -> RescoreSummary:
-    """Score every hand not yet scored under each ruleset, session by session."""
+    """Score every hand not yet scored under each ruleset, session by session.
+
+    Batches are read and scored on this thread while the previous batch is written on
+    another (DuckDB writes without holding Python's lock), so the two overlap; at most
+    two batches are in memory.
+    """
     started = datetime.now()
     con = store.con
     summary = RescoreSummary(rulesets=[r.name for r in rulesets])
@@ -182,35 +199,52 @@ def rescore(store: Store, rulesets: Sequence[Ruleset], *, rebuild: bool = False,
             todo[key] = sessions
     total = sum(int(todo[k].get_column("hands").sum()) for k in todo)
     done = 0
-    for key, group in by_sessions.items():
-        group_ids = [ids[r.name] for r in group]
-        for batch in _batches(todo[key], batch_hands):
-            names = batch.get_column("session_id").to_list()
-            seats, hands = read_sessions(con, names)
-            results = score_sessions(seats, hands, group)
-            block = results.height // len(group)
-            results = results.with_columns(ruleset_id=pl.Series(
-                np.repeat(np.array(group_ids, dtype=np.int16), block)))
-            with store.transaction():
-                if batch.get_column("was_scored").any():
-                    _forget(con, group_ids, names)
-                _append(con, results)
-                _mark_scored(con, group_ids, batch)
-                for mask in sorted({natural_mask(r.naturals) for r in group}):
-                    first = next(r for r in group if natural_mask(r.naturals) == mask)
-                    at = group.index(first) * block
-                    _write_showdowns(con, results.slice(at, block), mask, batch)
-            done += int(batch.get_column("hands").sum())
-            summary.hands += hands.height
-            summary.rows += results.height
-            summary.sessions += batch.height
-            if progress is not None:
-                progress(done, total)
+    writer = store.con.cursor()  # a second connection to the same database, for the writes
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pending: Future[None] | None = None
+        for key, group in by_sessions.items():
+            group_ids = [ids[r.name] for r in group]
+            for sessions in _batches(todo[key], batch_hands):
+                names = sessions.get_column("session_id").to_list()
+                seats, hands = read_sessions(con, names)
+                results, showdowns = score_sessions(seats, hands, group)
+                block = results.height // len(group)
+                results = results.with_columns(ruleset_id=pl.Series(
+                    np.repeat(np.array(group_ids, dtype=np.int16), block)))
+                if pending is not None:
+                    pending.result()  # the previous batch is written; its errors surface here
+                pending = pool.submit(_write, writer, group_ids,
+                                      _Batch(sessions, results, showdowns))
+                done += int(sessions.get_column("hands").sum())
+                summary.hands += hands.height
+                summary.rows += results.height
+                summary.sessions += sessions.height
+                if progress is not None:
+                    progress(done, total)
+        if pending is not None:
+            pending.result()
+    writer.close()
     with store.transaction():
         con.execute("UPDATE rulesets SET scored_at = current_timestamp WHERE ruleset_id IN "
                     "(SELECT unnest(?))", [list(ids.values())])
     summary.seconds = (datetime.now() - started).total_seconds()
     return summary
+
+
+def _write(con: duckdb.DuckDBPyConnection, ruleset_ids: list[int], batch: _Batch) -> None:
+    """Store one scored batch in one transaction: results, showdowns, progress marks."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        if batch.sessions.get_column("was_scored").any():
+            _forget(con, ruleset_ids, batch.sessions.get_column("session_id").to_list())
+        _append(con, batch.results)
+        _mark_scored(con, ruleset_ids, batch.sessions)
+        for mask, showdowns in batch.showdowns.items():
+            _write_showdowns(con, showdowns, mask, batch.sessions)
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    con.execute("COMMIT")
 
 
 def _forget(con: duckdb.DuckDBPyConnection, ruleset_ids: list[int], sessions: list[str]
@@ -233,7 +267,7 @@ def _append(con: duckdb.DuckDBPyConnection, results: pl.DataFrame) -> None:
         con.unregister("new_results")
 
 
-def _write_showdowns(con: duckdb.DuckDBPyConnection, results: pl.DataFrame, mask: int,
+def _write_showdowns(con: duckdb.DuckDBPyConnection, showdowns: pl.DataFrame, mask: int,
                      batch: pl.DataFrame) -> None:
     """The batch's showdowns for one natural mask, unless already stored whole."""
     done = con.sql("""
@@ -252,8 +286,8 @@ def _write_showdowns(con: duckdb.DuckDBPyConnection, results: pl.DataFrame, mask
         """, [mask, stale])
         con.execute("DELETE FROM showdown_sessions WHERE natural_mask = $1 "
                     "AND session_id IN (SELECT unnest($2))", [mask, stale])
-    frame = results.select("hand_key", "seat", pl.lit(mask, dtype=pl.UInt8).alias("mask"),
-                           *_SHOWDOWN_COLUMNS).rechunk()
+    frame = showdowns.select("hand_key", "seat", pl.lit(mask, dtype=pl.UInt8).alias("mask"),
+                             *SHOWDOWN_COLUMNS).rechunk()
     marks = batch.select(pl.lit(mask, dtype=pl.UInt8).alias("mask"), "session_id", "hands")
     con.register("new_showdowns", frame)
     con.register("new_marks", marks)
@@ -321,15 +355,16 @@ def scored_frame(store: Store, filters: Filters = Filters()) -> pl.DataFrame:
                s.reported_points, x.points,
                (x.royalty_top + x.royalty_middle + x.royalty_bottom)::SMALLINT AS royalties,
                x.* EXCLUDE (ruleset_id, hand_key, seat, points),
-               d.* EXCLUDE (hand_key, seat, natural_mask),
+               {", ".join(f"coalesce(m.{c}, z.{c}) AS {c}" for c in SHOWDOWN_COLUMNS)},
                x.fantasyland_next AND NOT s.fantasyland AS fantasyland_entered,
                x.fantasyland_next AND s.fantasyland AS fantasyland_stayed
         FROM results x
         JOIN rulesets r USING (ruleset_id)
         JOIN hands h USING (hand_key)
         JOIN seats s USING (hand_key, seat)
-        JOIN showdowns d ON d.hand_key = x.hand_key AND d.seat = x.seat
-                         AND d.natural_mask = r.natural_mask
+        JOIN showdowns z ON z.hand_key = x.hand_key AND z.seat = x.seat AND z.natural_mask = 0
+        LEFT JOIN showdowns m ON m.hand_key = x.hand_key AND m.seat = x.seat
+                              AND m.natural_mask = r.natural_mask AND r.natural_mask <> 0
         WHERE {' AND '.join(where)}
     """, params=params).pl()
     if frame.is_empty():

@@ -168,8 +168,29 @@ def _laid_out(seats: pl.DataFrame) -> tuple[pl.DataFrame, SeatTable]:
     return seats, showdown.seat_table(seats)
 
 
+SHOWDOWN_COLUMNS = ("fouled", "rows_top", "rows_middle", "rows_bottom", "wins_top",
+                    "wins_middle", "wins_bottom", "scoops", "scooped")
+"""The result columns every ruleset with the same natural mask shares."""
+
+
+@dataclass(frozen=True)
+class Scored:
+    """Results, and what they share.
+
+    ``results`` holds one block of rows per ruleset, in the order asked, each block
+    listing the same seats in the same order. ``showdowns`` maps each natural mask the
+    rulesets pay (0 always included) to that order's ``hand_id``, ``seat`` and
+    :data:`SHOWDOWN_COLUMNS`; ``natural_bits`` gives, in that order too, the naturals each
+    seat holds.
+    """
+
+    results: pl.DataFrame
+    showdowns: dict[int, pl.DataFrame]
+    natural_bits: pl.Series
+
+
 def ruleset_results(seats: pl.DataFrame, table: SeatTable, rulesets: Sequence[Ruleset]
-                    ) -> pl.DataFrame:
+                    ) -> Scored:
     """One frame per ruleset, stacked; unchanged columns are shared, not copied."""
     masks = {showdown.natural_mask(r.naturals) for r in rulesets} | {0}
     counts = {0: showdown.head_to_head(table, 0)}
@@ -245,16 +266,30 @@ def ruleset_results(seats: pl.DataFrame, table: SeatTable, rulesets: Sequence[Ru
             **per_policy[ruleset.fantasyland],
         }
         frames.append(pl.DataFrame({name: columns[name].alias(name) for name in RESULT_SCHEMA}))
-    return pl.concat(frames, how="vertical", rechunk=False)
+    showdowns = {
+        mask: pl.DataFrame({"hand_id": shared["hand_id"], "seat": shared["seat"],
+                            "fouled": fouled, **columns})
+        for mask, columns in per_mask.items()
+    }
+    return Scored(results=pl.concat(frames, how="vertical", rechunk=False),
+                  showdowns=showdowns, natural_bits=pl.Series(table.natural_bits))
+
+
+def score_with_showdowns(seats: pl.LazyFrame | pl.DataFrame, rulesets: Sequence[Ruleset]
+                         ) -> Scored:
+    """Score every hand in ``seats`` under every ruleset; keep the shared showdowns apart."""
+    frame = seats.collect() if isinstance(seats, pl.LazyFrame) else seats
+    if not rulesets or frame.is_empty():
+        empty = pl.DataFrame(schema=RESULT_SCHEMA)
+        return Scored(results=empty, showdowns={}, natural_bits=pl.Series([], dtype=pl.UInt8))
+    frame, table = _laid_out(frame)
+    return ruleset_results(frame, table, rulesets)
 
 
 def score(seats: pl.LazyFrame | pl.DataFrame, rulesets: Sequence[Ruleset]) -> pl.DataFrame:
-    """Score every hand in ``seats`` under every ruleset."""
-    frame = seats.collect() if isinstance(seats, pl.LazyFrame) else seats
-    if not rulesets or frame.is_empty():
-        return pl.DataFrame(schema=RESULT_SCHEMA)
-    frame, table = _laid_out(frame)
-    return ruleset_results(frame, table, rulesets)
+    """Score every hand in ``seats`` under every ruleset: one block of rows per ruleset,
+    in the order asked, each listing the same seats in the same order."""
+    return score_with_showdowns(seats, rulesets).results
 
 
 DEFAULT_RULESET = "american"

@@ -168,7 +168,8 @@ CREATE TABLE showdown_sessions (    -- the same for showdowns, per natural mask
 );
 
 -- What every ruleset shares: each seat against each opponent, once. A ruleset that pays
--- 13-card naturals leaves out pairs with a natural, hence one set per natural mask.
+-- 13-card naturals leaves out the pairs with a natural: for such a natural mask, the
+-- hands it changes have rows of their own; the others use mask 0's.
 CREATE TABLE showdowns (
     hand_key BIGINT NOT NULL,
     seat UTINYINT NOT NULL,
@@ -205,8 +206,14 @@ SELECT r.name AS ruleset, h.hand_id, h.session_id, h.played_at, h.variant, x.sea
        s.player, x.points,
        (x.royalty_top + x.royalty_middle + x.royalty_bottom)::SMALLINT AS royalties,
        x.royalty_top, x.royalty_middle, x.royalty_bottom, x.royalty_points,
-       d.rows_top, d.rows_middle, d.rows_bottom, d.wins_top, d.wins_middle, d.wins_bottom,
-       d.fouled, d.scoops, d.scooped, x.fantasyland_earned, x.fantasyland_next,
+       coalesce(m.rows_top, z.rows_top) AS rows_top,
+       coalesce(m.rows_middle, z.rows_middle) AS rows_middle,
+       coalesce(m.rows_bottom, z.rows_bottom) AS rows_bottom,
+       coalesce(m.wins_top, z.wins_top) AS wins_top,
+       coalesce(m.wins_middle, z.wins_middle) AS wins_middle,
+       coalesce(m.wins_bottom, z.wins_bottom) AS wins_bottom,
+       coalesce(m.fouled, z.fouled) AS fouled, coalesce(m.scoops, z.scoops) AS scoops,
+       coalesce(m.scooped, z.scooped) AS scooped, x.fantasyland_earned, x.fantasyland_next,
        x.fantasyland_cards,
        x.fantasyland_next AND NOT s.fantasyland AS fantasyland_entered,
        x.fantasyland_next AND s.fantasyland AS fantasyland_stayed
@@ -214,8 +221,9 @@ FROM results x
 JOIN rulesets r USING (ruleset_id)
 JOIN hands h USING (hand_key)
 JOIN seats s USING (hand_key, seat)
-JOIN showdowns d ON d.hand_key = x.hand_key AND d.seat = x.seat
-                 AND d.natural_mask = r.natural_mask;
+JOIN showdowns z ON z.hand_key = x.hand_key AND z.seat = x.seat AND z.natural_mask = 0
+LEFT JOIN showdowns m ON m.hand_key = x.hand_key AND m.seat = x.seat
+                      AND m.natural_mask = r.natural_mask AND r.natural_mask <> 0;
 """
 
 
