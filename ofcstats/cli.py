@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -44,6 +46,7 @@ from ofcstats.rules import (
 )
 from ofcstats.score import score_batch
 from ofcstats.store import Store
+from ofcstats.variants import Variant
 
 app = typer.Typer(
     name="ofcstats",
@@ -53,13 +56,24 @@ app = typer.Typer(
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
 )
+
+
 rulesets_app = typer.Typer(
     help="List the built-in rulesets and fantasyland policies, or show one in full.\n\n"
     "Example: ofcstats rulesets show pokerstars",
     invoke_without_command=True,
     no_args_is_help=False,
 )
+
+
+db_app = typer.Typer(
+    help="Look into a hand database.\n\nExample: ofcstats db info --db club.duckdb",
+    no_args_is_help=True,
+)
+
+
 app.add_typer(rulesets_app, name="rulesets")
+app.add_typer(db_app, name="db")
 
 
 class OutputFormat(StrEnum):
@@ -68,6 +82,44 @@ class OutputFormat(StrEnum):
     table = "table"
     jsonl = "jsonl"
     csv = "csv"
+
+
+class TableFormat(StrEnum):
+    """How an analysis command prints its table."""
+
+    table = "table"
+    csv = "csv"
+    json = "json"
+
+
+DbOption = Annotated[Path | None, typer.Option(
+    "--db", help="The database file. Default: $OFCSTATS_DB, else ./ofcstats.duckdb.",
+    show_default=False)]
+
+
+SessionOption = Annotated[list[str] | None, typer.Option(
+    "--session", help="Only these sessions (repeat for several).", show_default=False)]
+
+
+SinceOption = Annotated[datetime | None, typer.Option(
+    "--since", help="Only hands played at or after this time (ISO 8601).",
+    show_default=False)]
+
+
+UntilOption = Annotated[datetime | None, typer.Option(
+    "--until", help="Only hands played before this time (ISO 8601).", show_default=False)]
+
+
+VariantOption = Annotated[list[str] | None, typer.Option(
+    "--variant", help="Only these variants: chinese-13, ofc-classic, ofc-turbo, pineapple.",
+    show_default=False)]
+
+
+PlayerOption = Annotated[list[str] | None, typer.Option(
+    "--player", help="Only these players' rows (repeat for several).", show_default=False)]
+
+
+FormatOption = Annotated[TableFormat, typer.Option("--format", "-f", help="Output format.")]
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
@@ -94,6 +146,216 @@ def print_frame(frame: pl.DataFrame, output: OutputFormat) -> None:
                        tbl_hide_column_data_types=True, tbl_formatting="ASCII_MARKDOWN",
                        tbl_width_chars=1000, fmt_str_lengths=100, float_precision=2):
             sys.stdout.write(f"{frame}\n")
+
+
+def _print_table(frame: pl.DataFrame, output: TableFormat, columns: list[str]) -> None:
+    """Write a table: all columns as CSV or JSON, the chosen ones rounded as a table."""
+    if output is TableFormat.csv:
+        sys.stdout.write(frame.write_csv())
+    elif output is TableFormat.json:
+        sys.stdout.write(json.dumps(frame.to_dicts(), indent=2, default=str) + "\n")
+    else:
+        shown = frame.select(columns).with_columns(pl.selectors.float().round(3))
+        with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_hide_dataframe_shape=True,
+                       tbl_hide_column_data_types=True, tbl_formatting="ASCII_MARKDOWN",
+                       tbl_width_chars=1000, fmt_str_lengths=60):
+            sys.stdout.write(f"{shown}\n")
+
+
+@contextmanager
+def progress_bar(label: str, show: bool, *, in_bytes: bool = False
+                 ) -> Iterator[Callable[[int, int], None] | None]:
+    """A progress callback drawing a bar on stderr, or None when there is no bar to draw."""
+    if not show:
+        yield None
+        return
+    amounts = (DownloadColumn(), TransferSpeedColumn()) if in_bytes else \
+        ("{task.completed:,}/{task.total:,} hands",)
+    with Progress("[progress.description]{task.description}", BarColumn(), *amounts,
+                  TimeRemainingColumn(), console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(label, total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield update
+
+
+def _on_terminal(quiet: bool) -> bool:
+    """Progress bars only for a person watching: not with --quiet, not into a pipe."""
+    return not quiet and sys.stderr.isatty()
+
+
+def _open_existing(db: Path | None) -> Store:
+    database = db or ingesting.default_database()
+    if not database.exists():
+        raise fail(f"{database}: no such database; load hands with ofcstats ingest")
+    try:
+        return Store(database)
+    except OfcstatsError as error:
+        raise fail(str(error)) from None
+
+
+def _utc(moment: datetime | None) -> datetime | None:
+    return moment if moment is None or moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _filters(rulesets: list[str] | None, session: list[str] | None, since: datetime | None,
+             until: datetime | None, variant: list[str] | None, player: list[str] | None
+             ) -> pipeline.Filters:
+    return pipeline.Filters(rulesets=rulesets or None, sessions=session or None,
+                            players=player or None, variants=variant or None,
+                            since=_utc(since), until=_utc(until))
+
+
+def _analysed(db: Path | None, filters: pipeline.Filters) -> pl.DataFrame:
+    with _open_existing(db) as store:
+        try:
+            frame = pipeline.scored_frame(store, filters)
+        except OfcstatsError as error:
+            raise fail(str(error)) from None
+    if frame.is_empty():
+        raise fail("no scored hands match: run ofcstats rescore, or loosen the filters", 1)
+    return frame
+
+
+@app.command()
+def simulate(
+    players: Annotated[str, typer.Option(
+        "--players", "-p", help="Seats in order as name:style, comma-separated; styles: "
+        "random, safe, balanced, aggressive, montecarlo.", show_default=False)],
+    output: Annotated[Path, typer.Option("--output", "-o", help="The .jsonl file to write.",
+                                         show_default=False)],
+    variant: Annotated[str, typer.Option(
+        "--variant", help="chinese-13, ofc-classic, ofc-turbo or pineapple.")] = "pineapple",
+    hands: Annotated[int, typer.Option("--hands", "-n", help="Hands to play.")] = 1000,
+    ruleset: Annotated[str, typer.Option(
+        "--ruleset", "-r", help="A preset name or a TOML file: scoring and fantasyland.")]
+        = "american",
+    seed: Annotated[int, typer.Option("--seed", help="The same seed writes the same file.")]
+        = 0,
+    rollouts: Annotated[int, typer.Option(
+        "--rollouts", help="Samples per decision of the montecarlo bot.")] = 100,
+    timeout_rate: Annotated[float, typer.Option(
+        "--timeout-rate", help="Chance that a seat runs out of time in a hand.")] = 0.0,
+    prefix: Annotated[str | None, typer.Option(
+        "--prefix", help="Hand and session ids start with it. Default: sim<seed>.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """Play bots against each other and write the hands as an ofc-hand/1 log.
+
+    Each hand carries its streets, fantasyland flags, button, a session per game (one
+    orbit of the button) and reported_points under the ruleset played.
+
+    Example: ofcstats simulate -p ann:aggressive,bob:safe,cy:montecarlo -n 10000 -o s.jsonl
+    """
+    # The simulator is imported only when it is used: it is the slowest import.
+    from ofcstats.simulate import Simulation, parse_players, write_jsonl  # noqa: PLC0415
+
+    try:
+        sim = Simulation(variant=Variant.parse(variant), ruleset=load_ruleset(ruleset),
+                         players=parse_players(players), hands=hands, seed=seed,
+                         rollouts=rollouts, timeout_rate=timeout_rate, prefix=prefix)
+        sim.check()
+        with progress_bar("simulate", _on_terminal(quiet)) as update:
+            written = write_jsonl(sim, output, update)
+    except (OfcstatsError, OSError) as error:
+        raise fail(str(error)) from None
+    typer.echo(f"{written:,} hands of {sim.variant.value} under {sim.ruleset.name} "
+               f"(seed {seed}) -> {output}")
+
+
+@app.command()
+def ingest(
+    paths: Annotated[list[Path], typer.Argument(
+        help="Log files, or directories to search for them (recursively).",
+        show_default=False)],
+    db: DbOption = None,
+    format_name: Annotated[str | None, typer.Option(
+        "--format", help=f"The input format when not detected from content: "
+        f"{', '.join(formats.format_names())}.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")]
+        = False,
+) -> None:
+    """Load hand logs into the database, each file in one transaction.
+
+    Loading the same hands again adds nothing; a different hand under a stored id is
+    rejected as a conflict. Rejected hands are kept, with the reason, in the rejects
+    table. Exit code 1 when anything was rejected.
+
+    Example: ofcstats ingest logs/ --db club.duckdb
+    """
+    database = db or ingesting.default_database()
+    try:
+        with progress_bar("ingest", _on_terminal(quiet or as_json), in_bytes=True) as update:
+            summary = ingesting.ingest(paths, database, format_name, progress=update)
+    except OfcstatsError as error:
+        raise fail(str(error)) from None
+    if as_json:
+        typer.echo(json.dumps(summary.to_dict(), indent=2))
+    else:
+        _print_summary(summary)
+    if not summary.clean:
+        raise typer.Exit(1)
+
+
+def _print_summary(summary: ingesting.IngestSummary) -> None:
+    files = len(summary.files)
+    conflicts = f" ({summary.conflicts} conflicts)" if summary.conflicts else ""
+    typer.echo(f"{files} file{'s' if files != 1 else ''}: {summary.hands:,} hands loaded, "
+               f"{summary.duplicates:,} duplicates skipped, {summary.rejected:,} rejected"
+               f"{conflicts} in {summary.seconds:.1f}s -> {summary.database}")
+    for reject in summary.first_rejects:
+        where = reject.path if reject.line is None else f"{reject.path}:{reject.line}"
+        typer.echo(f"{where}: {reject.reason}", err=True)
+    if summary.rejected > len(summary.first_rejects):
+        typer.echo(f"... and {summary.rejected - len(summary.first_rejects):,} more: "
+                   f"SELECT * FROM rejects in {summary.database}", err=True)
+
+
+@db_app.command("info")
+def db_info(
+    db: DbOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+) -> None:
+    """Show the database's tables with their row counts, sessions, players and dates.
+
+    Example: ofcstats db info --db club.duckdb
+    """
+    with _open_existing(db) as store:
+        info = store.info()
+    if as_json:
+        typer.echo(json.dumps(info, indent=2))
+        return
+    typer.echo(f"database: {info['path']} (schema version {info['schema_version']})")
+    typer.echo("tables:")
+    tables = info["tables"]
+    assert isinstance(tables, dict)
+    for name, count in tables.items():
+        typer.echo(f"  {name:<16} {count:>12,}")
+    typer.echo(f"sessions: {info['sessions']:,}")
+    typer.echo(f"players: {info['players']:,}")
+    variants = info["variants"]
+    assert isinstance(variants, dict)
+    typer.echo("variants: " + (", ".join(f"{k} {v:,}" for k, v in variants.items()) or "none"))
+    typer.echo(f"played: {info['first_played_at'] or '-'} to {info['last_played_at'] or '-'}")
+
+
+@app.command()
+def export(
+    parquet: Annotated[Path, typer.Option("--parquet", help="Directory to write into.",
+                                          show_default=False)],
+    db: DbOption = None,
+) -> None:
+    """Write every table of the database (and the boards view) as Parquet files.
+
+    Example: ofcstats export --parquet out/club --db club.duckdb
+    """
+    with _open_existing(db) as store:
+        written = store.export_parquet(parquet)
+    for path in written:
+        typer.echo(str(path))
 
 
 @app.command()
@@ -210,259 +472,6 @@ def _policy_text(policy: FantasylandPolicy, indent: str = "  ") -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
-    """Console entry point."""
-    app()
-
-
-db_app = typer.Typer(
-    help="Look into a hand database.\n\nExample: ofcstats db info --db club.duckdb",
-    no_args_is_help=True,
-)
-app.add_typer(db_app, name="db")
-
-DbOption = Annotated[Path | None, typer.Option(
-    "--db", help="The database file. Default: $OFCSTATS_DB, else ./ofcstats.duckdb.",
-    show_default=False)]
-
-
-@app.command()
-def ingest(
-    paths: Annotated[list[Path], typer.Argument(
-        help="Log files, or directories to search for them (recursively).",
-        show_default=False)],
-    db: DbOption = None,
-    format_name: Annotated[str | None, typer.Option(
-        "--format", help=f"The input format when not detected from content: "
-        f"{', '.join(formats.format_names())}.")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")]
-        = False,
-) -> None:
-    """Load hand logs into the database, each file in one transaction.
-
-    Loading the same hands again adds nothing; a different hand under a stored id is
-    rejected as a conflict. Rejected hands are kept, with the reason, in the rejects
-    table. Exit code 1 when anything was rejected.
-
-    Example: ofcstats ingest logs/ --db club.duckdb
-    """
-    database = db or ingesting.default_database()
-    show_bar = not (quiet or as_json) and sys.stderr.isatty()
-    try:
-        if show_bar:
-            summary = _ingest_with_bar(paths, database, format_name)
-        else:
-            summary = ingesting.ingest(paths, database, format_name)
-    except OfcstatsError as error:
-        raise fail(str(error)) from None
-    if as_json:
-        typer.echo(json.dumps(summary.to_dict(), indent=2))
-    else:
-        _print_summary(summary)
-    if not summary.clean:
-        raise typer.Exit(1)
-
-
-def _ingest_with_bar(paths: list[Path], database: Path, format_name: str | None
-                     ) -> ingesting.IngestSummary:
-    with Progress("[progress.description]{task.description}", BarColumn(), DownloadColumn(),
-                  TransferSpeedColumn(), TimeRemainingColumn(),
-                  console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task("ingest", total=None)
-
-        def update(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
-
-        return ingesting.ingest(paths, database, format_name, progress=update)
-
-
-def _print_summary(summary: ingesting.IngestSummary) -> None:
-    files = len(summary.files)
-    conflicts = f" ({summary.conflicts} conflicts)" if summary.conflicts else ""
-    typer.echo(f"{files} file{'s' if files != 1 else ''}: {summary.hands:,} hands loaded, "
-               f"{summary.duplicates:,} duplicates skipped, {summary.rejected:,} rejected"
-               f"{conflicts} in {summary.seconds:.1f}s -> {summary.database}")
-    for reject in summary.first_rejects:
-        where = reject.path if reject.line is None else f"{reject.path}:{reject.line}"
-        typer.echo(f"{where}: {reject.reason}", err=True)
-    if summary.rejected > len(summary.first_rejects):
-        typer.echo(f"... and {summary.rejected - len(summary.first_rejects):,} more: "
-                   f"SELECT * FROM rejects in {summary.database}", err=True)
-
-
-def _open_existing(db: Path | None) -> Store:
-    database = db or ingesting.default_database()
-    if not database.exists():
-        raise fail(f"{database}: no such database; load hands with ofcstats ingest")
-    try:
-        return Store(database)
-    except OfcstatsError as error:
-        raise fail(str(error)) from None
-
-
-@db_app.command("info")
-def db_info(
-    db: DbOption = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
-) -> None:
-    """Show the database's tables with their row counts, sessions, players and dates.
-
-    Example: ofcstats db info --db club.duckdb
-    """
-    with _open_existing(db) as store:
-        info = store.info()
-    if as_json:
-        typer.echo(json.dumps(info, indent=2))
-        return
-    typer.echo(f"database: {info['path']} (schema version {info['schema_version']})")
-    typer.echo("tables:")
-    tables = info["tables"]
-    assert isinstance(tables, dict)
-    for name, count in tables.items():
-        typer.echo(f"  {name:<16} {count:>12,}")
-    typer.echo(f"sessions: {info['sessions']:,}")
-    typer.echo(f"players: {info['players']:,}")
-    variants = info["variants"]
-    assert isinstance(variants, dict)
-    typer.echo("variants: " + (", ".join(f"{k} {v:,}" for k, v in variants.items()) or "none"))
-    typer.echo(f"played: {info['first_played_at'] or '-'} to {info['last_played_at'] or '-'}")
-
-
-@app.command()
-def export(
-    parquet: Annotated[Path, typer.Option("--parquet", help="Directory to write into.",
-                                          show_default=False)],
-    db: DbOption = None,
-) -> None:
-    """Write every table of the database (and the boards view) as Parquet files.
-
-    Example: ofcstats export --parquet out/club --db club.duckdb
-    """
-    with _open_existing(db) as store:
-        written = store.export_parquet(parquet)
-    for path in written:
-        typer.echo(str(path))
-
-
-@app.command()
-def simulate(
-    players: Annotated[str, typer.Option(
-        "--players", "-p", help="Seats in order as name:style, comma-separated; styles: "
-        "random, safe, balanced, aggressive, montecarlo.", show_default=False)],
-    output: Annotated[Path, typer.Option("--output", "-o", help="The .jsonl file to write.",
-                                         show_default=False)],
-    variant: Annotated[str, typer.Option(
-        "--variant", help="chinese-13, ofc-classic, ofc-turbo or pineapple.")] = "pineapple",
-    hands: Annotated[int, typer.Option("--hands", "-n", help="Hands to play.")] = 1000,
-    ruleset: Annotated[str, typer.Option(
-        "--ruleset", "-r", help="A preset name or a TOML file: scoring and fantasyland.")]
-        = "american",
-    seed: Annotated[int, typer.Option("--seed", help="The same seed writes the same file.")]
-        = 0,
-    rollouts: Annotated[int, typer.Option(
-        "--rollouts", help="Samples per decision of the montecarlo bot.")] = 100,
-    timeout_rate: Annotated[float, typer.Option(
-        "--timeout-rate", help="Chance that a seat runs out of time in a hand.")] = 0.0,
-    prefix: Annotated[str | None, typer.Option(
-        "--prefix", help="Hand and session ids start with it. Default: sim<seed>.")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
-) -> None:
-    """Play bots against each other and write the hands as an ofc-hand/1 log.
-
-    Each hand carries its streets, fantasyland flags, button, a session per game (one
-    orbit of the button) and reported_points under the ruleset played.
-
-    Example: ofcstats simulate -p ann:aggressive,bob:safe,cy:montecarlo -n 10000 -o s.jsonl
-    """
-    # Appended command: the simulator is imported only when it is used.
-    from ofcstats.simulate import Simulation, parse_players, write_jsonl  # noqa: PLC0415
-    from ofcstats.variants import Variant  # noqa: PLC0415
-
-    try:
-        sim = Simulation(variant=Variant.parse(variant), ruleset=load_ruleset(ruleset),
-                         players=parse_players(players), hands=hands, seed=seed,
-                         rollouts=rollouts, timeout_rate=timeout_rate, prefix=prefix)
-        sim.check()
-        show_bar = not quiet and sys.stderr.isatty() and sys.stdout.isatty()
-        if show_bar:
-            with Progress("[progress.description]{task.description}", BarColumn(),
-                          "{task.completed:,}/{task.total:,} hands", TimeRemainingColumn(),
-                          console=Console(stderr=True), transient=True) as bar:
-                task = bar.add_task("simulate", total=hands)
-
-                def update(done: int, total: int) -> None:
-                    bar.update(task, completed=done, total=total)
-
-                written = write_jsonl(sim, output, update)
-        else:
-            written = write_jsonl(sim, output)
-    except (OfcstatsError, OSError) as error:
-        raise fail(str(error)) from None
-    typer.echo(f"{written:,} hands of {sim.variant.value} under {sim.ruleset.name} "
-               f"(seed {seed}) -> {output}")
-
-
-class TableFormat(StrEnum):
-    """How an analysis command prints its table."""
-
-    table = "table"
-    csv = "csv"
-    json = "json"
-
-
-SessionOption = Annotated[list[str] | None, typer.Option(
-    "--session", help="Only these sessions (repeat for several).", show_default=False)]
-SinceOption = Annotated[datetime | None, typer.Option(
-    "--since", help="Only hands played at or after this time (ISO 8601).",
-    show_default=False)]
-UntilOption = Annotated[datetime | None, typer.Option(
-    "--until", help="Only hands played before this time (ISO 8601).", show_default=False)]
-VariantOption = Annotated[list[str] | None, typer.Option(
-    "--variant", help="Only these variants: chinese-13, ofc-classic, ofc-turbo, pineapple.",
-    show_default=False)]
-PlayerOption = Annotated[list[str] | None, typer.Option(
-    "--player", help="Only these players' rows (repeat for several).", show_default=False)]
-FormatOption = Annotated[TableFormat, typer.Option("--format", "-f", help="Output format.")]
-
-
-def _utc(moment: datetime | None) -> datetime | None:
-    return moment if moment is None or moment.tzinfo else moment.replace(tzinfo=UTC)
-
-
-def _filters(rulesets: list[str] | None, session: list[str] | None, since: datetime | None,
-             until: datetime | None, variant: list[str] | None, player: list[str] | None
-             ) -> pipeline.Filters:
-    return pipeline.Filters(rulesets=rulesets or None, sessions=session or None,
-                            players=player or None, variants=variant or None,
-                            since=_utc(since), until=_utc(until))
-
-
-def _analysed(db: Path | None, filters: pipeline.Filters) -> pl.DataFrame:
-    with _open_existing(db) as store:
-        try:
-            frame = pipeline.scored_frame(store, filters)
-        except OfcstatsError as error:
-            raise fail(str(error)) from None
-    if frame.is_empty():
-        raise fail("no scored hands match: run ofcstats rescore, or loosen the filters", 1)
-    return frame
-
-
-def _print_table(frame: pl.DataFrame, output: TableFormat, columns: list[str]) -> None:
-    """Write a table: all columns as CSV or JSON, the chosen ones rounded as a table."""
-    if output is TableFormat.csv:
-        sys.stdout.write(frame.write_csv())
-    elif output is TableFormat.json:
-        sys.stdout.write(json.dumps(frame.to_dicts(), indent=2, default=str) + "\n")
-    else:
-        shown = frame.select(columns).with_columns(pl.selectors.float().round(3))
-        with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_hide_dataframe_shape=True,
-                       tbl_hide_column_data_types=True, tbl_formatting="ASCII_MARKDOWN",
-                       tbl_width_chars=1000, fmt_str_lengths=60):
-            sys.stdout.write(f"{shown}\n")
-
-
 @app.command()
 def rescore(
     ruleset: Annotated[list[str] | None, typer.Option(
@@ -490,22 +499,10 @@ def rescore(
         chosen = load_rulesets(names)
     except OfcstatsError as error:
         raise fail(str(error)) from None
-    show_bar = not (quiet or as_json) and sys.stderr.isatty()
     with _open_existing(db) as store:
         try:
-            if show_bar:
-                with Progress("[progress.description]{task.description}", BarColumn(),
-                              "{task.completed:,}/{task.total:,} hands", TimeRemainingColumn(),
-                              console=Console(stderr=True), transient=True) as bar:
-                    task = bar.add_task("rescore", total=None)
-
-                    def update(done: int, total: int) -> None:
-                        bar.update(task, completed=done, total=total)
-
-                    summary = pipeline.rescore(store, chosen, rebuild=rebuild,
-                                               progress=update)
-            else:
-                summary = pipeline.rescore(store, chosen, rebuild=rebuild)
+            with progress_bar("rescore", _on_terminal(quiet or as_json)) as update:
+                summary = pipeline.rescore(store, chosen, rebuild=rebuild, progress=update)
         except OfcstatsError as error:
             raise fail(str(error)) from None
     if as_json:
@@ -583,7 +580,7 @@ def player(
     frame = _analysed(db, _filters(ruleset, session, since, until, variant, [name]))
     with _open_existing(db) as store:
         known = pipeline.stored_rulesets(store, sorted(set(frame["ruleset"])))
-    money = session_money(frame, known)
+    money = session_logic.money_by_player(frame, known)
     table = stats.player_stats(frame, seed=seed).join(money, on=["player", "ruleset"],
                                                       how="left")
     _print_table(table.sort("mean", descending=True), output, [
@@ -595,15 +592,6 @@ def player(
         typer.echo(f"\n{differences.height} seat(s) where the logged points differ from the "
                    "re-score under the ruleset played:")
         _print_table(differences, output, differences.columns)
-
-
-def session_money(frame: pl.DataFrame, rulesets: list[Ruleset]) -> pl.DataFrame:
-    """Money per player and ruleset: points times the point value, each game capped."""
-    hands = frame.select("hand_key", "session_id", "game", "point_value").unique("hand_key")
-    per_game = session_logic.game_money(
-        frame.select("ruleset", pl.col("hand_key").alias("hand_id"), "player", "points").lazy(),
-        hands.rename({"hand_key": "hand_id"}).lazy(), rulesets)
-    return per_game.group_by("player", "ruleset").agg(money=pl.col("money").sum()).collect()
 
 
 @app.command()
@@ -635,3 +623,8 @@ def report(
     typer.echo(f"report ({written.charts} charts, {data.ruleset}) -> {written.html.resolve()}")
     if written.pdf is not None:
         typer.echo(f"charts -> {written.pdf.resolve()}")
+
+
+def main() -> None:
+    """Console entry point."""
+    app()

@@ -143,3 +143,14 @@ def game_money(results: pl.LazyFrame, hands: pl.LazyFrame,
     return per_game.with_columns(settled_points=settled.cast(pl.Float64)).with_columns(
         money=pl.col("settled_points") * pl.col("point_value"),
     ).sort([*game, "player"])
+
+
+def money_by_player(scored: pl.DataFrame, rulesets: Sequence[Ruleset]) -> pl.DataFrame:
+    """Money per player and ruleset over a scored frame (see :mod:`ofcstats.pipeline`):
+    points times the point value, each game's loss capped (:func:`game_money`)."""
+    hands = scored.select(pl.col("hand_key").alias("hand_id"), "session_id", "game",
+                          "point_value").unique("hand_id")
+    per_game = game_money(
+        scored.select("ruleset", pl.col("hand_key").alias("hand_id"), "player",
+                      "points").lazy(), hands.lazy(), rulesets)
+    return per_game.group_by("player", "ruleset").agg(money=pl.col("money").sum()).collect()

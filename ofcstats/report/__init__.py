@@ -66,11 +66,7 @@ def collect(store: Store, filters: pipeline.Filters | None = None,
     if main not in set(scored.get_column("ruleset").to_list()):
         raise StoreError(f"not scored under {main}: run ofcstats rescore --ruleset {main}")
     known = pipeline.stored_rulesets(store, sorted(set(scored.get_column("ruleset"))))
-    hands = scored.select("hand_key", "session_id", "game", "point_value").unique("hand_key")
-    money = session.game_money(
-        scored.select("ruleset", pl.col("hand_key").alias("hand_id"), "player", "points").lazy(),
-        hands.rename({"hand_key": "hand_id"}).lazy(), known,
-    ).group_by("player", "ruleset").agg(money=pl.col("money").sum()).collect()
+    money = session.money_by_player(scored, known)
     players = stats.player_stats(scored, seed=seed).join(money, on=["player", "ruleset"],
                                                          how="left")
     shown = {k: v for k, v in (
