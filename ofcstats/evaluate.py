@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import IntEnum
 from functools import cache
@@ -238,6 +239,18 @@ def _words(rows: npt.NDArray[np.uint8], column: int) -> npt.NDArray[np.uint16]:
     )
 
 
+def _chunks(rows: npt.NDArray[np.uint8], out: npt.NDArray[np.uint16]) -> Iterator[
+        tuple[npt.NDArray[np.uint8], npt.NDArray[np.int32], npt.NDArray[np.int32],
+              npt.NDArray[np.uint16]]]:
+    """Cache-sized pieces of ``rows``, each with two scratch arrays and its part of ``out``."""
+    total = np.empty(min(rows.shape[0], _CHUNK), dtype=np.int32)
+    part = np.empty_like(total)
+    for start in range(0, rows.shape[0], _CHUNK):
+        chunk = rows[start : start + _CHUNK]
+        m = chunk.shape[0]
+        yield chunk, total[:m], part[:m], out[start : start + m]
+
+
 def strength5(cards: npt.ArrayLike) -> npt.NDArray[np.uint16]:
     """Strength of each 5-card row of an ``(N, 5)`` array of card codes.
 
@@ -245,16 +258,8 @@ def strength5(cards: npt.ArrayLike) -> npt.NDArray[np.uint16]:
     """
     rows = _as_rows(cards, 5)
     tables = _tables()
-    n = rows.shape[0]
-    out = np.empty(n, dtype=np.uint16)
-    if n == 0:
-        return out
-    total = np.empty(min(n, _CHUNK), dtype=np.int32)
-    part = np.empty_like(total)
-    for start in range(0, n, _CHUNK):
-        chunk = rows[start : start + _CHUNK]
-        m = chunk.shape[0]
-        s, p = total[:m], part[:m]
+    out = np.empty(rows.shape[0], dtype=np.uint16)
+    for chunk, s, p, target in _chunks(rows, out):
         # mode="clip" skips numpy's per-element bounds error path; indices are in range
         # by construction (two codes < 52 make a word < 2**16).
         np.take(tables.pair_word, _words(chunk, 0), out=s, mode="clip")
@@ -274,7 +279,7 @@ def strength5(cards: npt.ArrayLike) -> npt.NDArray[np.uint16]:
         np.bitwise_and(p, _FLUSH_BIT, out=p)
         np.bitwise_and(s, _RANK_MASK, out=s)
         np.bitwise_or(s, p, out=s)
-        np.take(tables.five, s, out=out[start : start + m], mode="clip")
+        np.take(tables.five, s, out=target, mode="clip")
     return out
 
 
@@ -282,20 +287,12 @@ def strength3(cards: npt.ArrayLike) -> npt.NDArray[np.uint16]:
     """Strength of each 3-card (top) row of an ``(N, 3)`` array, on the 5-card scale."""
     rows = _as_rows(cards, 3)
     tables = _tables()
-    n = rows.shape[0]
-    out = np.empty(n, dtype=np.uint16)
-    if n == 0:
-        return out
-    total = np.empty(min(n, _CHUNK), dtype=np.int32)
-    part = np.empty_like(total)
-    for start in range(0, n, _CHUNK):
-        chunk = rows[start : start + _CHUNK]
-        m = chunk.shape[0]
-        s, p = total[:m], part[:m]
+    out = np.empty(rows.shape[0], dtype=np.uint16)
+    for chunk, s, p, target in _chunks(rows, out):
         np.take(tables.pair_rank, _words(chunk, 0), out=s, mode="clip")
         np.take(tables.card_rank, chunk[:, 2], out=p, mode="clip")
         np.add(s, p, out=s)
-        np.take(tables.three, s, out=out[start : start + m], mode="clip")
+        np.take(tables.three, s, out=target, mode="clip")
     return out
 
 

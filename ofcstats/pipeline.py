@@ -337,36 +337,19 @@ def scored_frame(store: Store, filters: Filters = Filters()) -> pl.DataFrame:
                              f"ofcstats rescore --ruleset {missing[0]}")
     where: list[str] = ["true"]
     params: list[object] = []
-    for column, values in (("r.name", filters.rulesets), ("h.session_id", filters.sessions),
-                           ("s.player", filters.players), ("h.variant", filters.variants)):
+    for column, values in (("ruleset", filters.rulesets), ("session_id", filters.sessions),
+                           ("player", filters.players), ("variant", filters.variants)):
         if values is not None:
             where.append(f"{column} IN (SELECT unnest(?))")
             params.append(list(values))
     if filters.since is not None:
-        where.append("h.played_at >= ?")
+        where.append("played_at >= ?")
         params.append(filters.since)
     if filters.until is not None:
-        where.append("h.played_at < ?")
+        where.append("played_at < ?")
         params.append(filters.until)
-    frame = con.sql(f"""
-        SELECT r.name AS ruleset, x.hand_key, h.hand_id, h.session_id, h.played_at,
-               h.variant, h.n_seats, h.file_id, h.line, h.point_value,
-               h.ruleset AS played_ruleset, x.seat, s.player, s.fantasyland,
-               s.reported_points, x.points,
-               (x.royalty_top + x.royalty_middle + x.royalty_bottom)::SMALLINT AS royalties,
-               x.* EXCLUDE (ruleset_id, hand_key, seat, points),
-               {", ".join(f"coalesce(m.{c}, z.{c}) AS {c}" for c in SHOWDOWN_COLUMNS)},
-               x.fantasyland_next AND NOT s.fantasyland AS fantasyland_entered,
-               x.fantasyland_next AND s.fantasyland AS fantasyland_stayed
-        FROM results x
-        JOIN rulesets r USING (ruleset_id)
-        JOIN hands h USING (hand_key)
-        JOIN seats s USING (hand_key, seat)
-        JOIN showdowns z ON z.hand_key = x.hand_key AND z.seat = x.seat AND z.natural_mask = 0
-        LEFT JOIN showdowns m ON m.hand_key = x.hand_key AND m.seat = x.seat
-                              AND m.natural_mask = r.natural_mask AND r.natural_mask <> 0
-        WHERE {' AND '.join(where)}
-    """, params=params).pl()
+    frame = con.sql(f"SELECT * FROM results_named WHERE {' AND '.join(where)}",
+                    params=params).pl()
     if frame.is_empty():
         return frame
     # Games and play order come from whole sessions, whichever rows were asked for.

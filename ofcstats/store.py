@@ -216,7 +216,10 @@ SELECT r.name AS ruleset, h.hand_id, h.session_id, h.played_at, h.variant, x.sea
        coalesce(m.scooped, z.scooped) AS scooped, x.fantasyland_earned, x.fantasyland_next,
        x.fantasyland_cards,
        x.fantasyland_next AND NOT s.fantasyland AS fantasyland_entered,
-       x.fantasyland_next AND s.fantasyland AS fantasyland_stayed
+       x.fantasyland_next AND s.fantasyland AS fantasyland_stayed,
+       -- what analysis needs besides: the seat, the hand, and the ruleset the log names
+       s.fantasyland, s.reported_points, h.hand_key, h.n_seats, h.point_value,
+       h.ruleset AS played_ruleset, h.file_id, h.line
 FROM results x
 JOIN rulesets r USING (ruleset_id)
 JOIN hands h USING (hand_key)

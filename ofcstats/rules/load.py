@@ -13,10 +13,11 @@ too; a ruleset file may name a built-in royalty table or policy, or spell one in
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Callable
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ofcstats.errors import RulesetError
 from ofcstats.rules.model import (
@@ -27,6 +28,8 @@ from ofcstats.rules.model import (
     Ruleset,
 )
 from ofcstats.variants import Variant
+
+T = TypeVar("T")
 
 _RULESET_KEYS = {
     "name", "description", "variant", "sources", "head_to_head", "royalties", "fantasyland",
@@ -137,20 +140,25 @@ def policy_from(data: dict[str, Any], where: str) -> FantasylandPolicy:
     )
 
 
+def _load(kind: str, name_or_path: str, what: str,
+          build: Callable[[dict[str, Any], str], T]) -> T:
+    """Read a built-in (by name) or a user's file (by path) and build it; a file without a
+    ``name`` is named after itself."""
+    data, source = _read(kind, name_or_path, what)
+    data.setdefault("name", Path(source).stem)
+    return build(data, source)
+
+
 @cache
 def load_royalty_table(name_or_path: str) -> RoyaltyTable:
     """A built-in royalty table by name, or one from a TOML file."""
-    data, source = _read("royalties", name_or_path, "royalty table")
-    data.setdefault("name", Path(source).stem)
-    return royalty_table_from(data, source)
+    return _load("royalties", name_or_path, "royalty table", royalty_table_from)
 
 
 @cache
 def load_policy(name_or_path: str) -> FantasylandPolicy:
     """A built-in fantasyland policy by name, or one from a TOML file."""
-    data, source = _read("fantasyland", name_or_path, "fantasyland policy")
-    data.setdefault("name", Path(source).stem)
-    return policy_from(data, source)
+    return _load("fantasyland", name_or_path, "fantasyland policy", policy_from)
 
 
 def ruleset_from(data: dict[str, Any], where: str) -> Ruleset:
@@ -212,9 +220,7 @@ def ruleset_from(data: dict[str, Any], where: str) -> Ruleset:
 @cache
 def load_ruleset(name_or_path: str) -> Ruleset:
     """A preset by name (RULES.md §7), or a ruleset from a user's TOML file."""
-    data, source = _read("presets", name_or_path, "ruleset")
-    data.setdefault("name", Path(source).stem)
-    return ruleset_from(data, source)
+    return _load("presets", name_or_path, "ruleset", ruleset_from)
 
 
 def load_rulesets(names: list[str] | tuple[str, ...]) -> list[Ruleset]:
