@@ -5,17 +5,12 @@ scores them under the selected rulesets in one pass (:func:`ofcstats.score.score
 same code as ``ofcstats score``), applies what only the session knows (fantasyland
 repeat limits: :mod:`ofcstats.session`) and appends the rows to ``results``.
 
-What several rulesets share is stored once: the showdown (per natural mask), the
-royalties (per royalty scheme: table, spade switch, natural mask) and fantasyland (per
-policy); ``results`` holds each ruleset's points. Writing fewer values is most of
-what keeps a rescore fast.
-
-Incremental by session: ``stored_sessions`` remembers, per part, how many hands of each
-session are stored. A session whose hand count has grown (new hands were ingested) is
-scored again whole, because a repeat limit depends on the hands before; a ruleset
-whose definition changed (same name, edited TOML) is scored again from scratch. Work
-goes in batches of whole sessions, each batch written in one transaction, so memory
-stays bounded and an interrupted run loses only its current batch.
+Incremental by session: ``scored_sessions`` remembers how many hands of each session
+each ruleset has scored. A session whose hand count has grown (new hands were
+ingested) is scored again whole, because a repeat limit depends on the hands before;
+a ruleset whose definition changed (same name, edited TOML) is scored again from
+scratch. Work goes in batches of whole sessions, each batch in one transaction, so
+memory stays bounded and an interrupted run loses only its current batch.
 
 ``scored_frame`` reads results back for analysis, with each hand's session, game and
 play order.
@@ -31,6 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 import duckdb
+import numpy as np
 import polars as pl
 
 from ofcstats import session
@@ -41,14 +37,10 @@ from ofcstats.score import SHOWDOWN_COLUMNS, score_with_showdowns
 from ofcstats.showdown import natural_mask
 from ofcstats.store import Store
 
-PARTS: dict[str, tuple[str, ...]] = {
-    "results": ("points",),
-    "royalties": ("royalty_top", "royalty_middle", "royalty_bottom", "royalty_points"),
-    "fantasylands": ("fantasyland_earned", "fantasyland_next", "fantasyland_cards"),
-    "showdowns": SHOWDOWN_COLUMNS,
-}
-"""Each stored part, named as its table, and its value columns (after the part's id,
-``hand_key`` and ``seat``; showdowns put the natural mask third)."""
+_RESULT_COLUMNS = (
+    "points", "royalty_top", "royalty_middle", "royalty_bottom", "royalty_points",
+    "fantasyland_earned", "fantasyland_next", "fantasyland_cards",
+)
 BATCH_HANDS = 250_000
 
 Progress = Callable[[int, int], None]
@@ -67,114 +59,54 @@ class RescoreSummary:
     seconds: float = 0.0
 
 
-def _digest(data: object) -> str:
-    text = json.dumps(data, sort_keys=True, ensure_ascii=False)
+def fingerprint(ruleset: Ruleset) -> str:
+    """A digest of everything the ruleset says, to notice an edited definition."""
+    text = json.dumps(ruleset.to_dict(), sort_keys=True, ensure_ascii=False)
     return hashlib.md5(text.encode("utf-8")).hexdigest()  # a digest, not a secret
 
 
-def fingerprint(ruleset: Ruleset) -> str:
-    """A digest of everything the ruleset says, to notice an edited definition."""
-    return _digest(ruleset.to_dict())
-
-
-@dataclass(frozen=True)
-class _Ids:
-    """A ruleset's keys in the store: its own, and those of the parts it shares."""
-
-    ruleset: int
-    mask: int
-    royalty: int | None
-    policy: int | None
-
-    def parts(self) -> list[tuple[str, int]]:
-        """Every (part, id) the ruleset's results need."""
-        needed = [("results", self.ruleset), ("showdowns", 0)]
-        if self.mask:
-            needed.append(("showdowns", self.mask))
-        if self.royalty is not None:
-            needed.append(("royalties", self.royalty))
-        if self.policy is not None:
-            needed.append(("fantasylands", self.policy))
-        return needed
-
-
-def _shared_id(con: duckdb.DuckDBPyConnection, table: str, column: str, digest: str,
-               label: str) -> int:
-    """The id of a shared part by its fingerprint, registering it when new."""
-    row = con.execute(f"SELECT {column} FROM {table} WHERE fingerprint = ?", [digest]
-                      ).fetchone()
-    if row is not None:
-        return int(row[0])
-    top = con.execute(f"SELECT coalesce(max({column}), 0) + 1 FROM {table}").fetchone()
-    new_id = int(top[0]) if top else 1
-    con.execute(f"INSERT INTO {table} VALUES (?, ?, ?)", [new_id, digest, label])
-    return new_id
-
-
 def _register(con: duckdb.DuckDBPyConnection, rulesets: Sequence[Ruleset], rebuild: bool
-              ) -> tuple[dict[str, _Ids], list[str]]:
-    """Keys for the rulesets and their shared parts; drop the points of those rebuilt or
-    redefined."""
-    ids: dict[str, _Ids] = {}
+              ) -> tuple[dict[str, int], list[str]]:
+    """Ids for the rulesets; drop the results of those rebuilt or redefined."""
+    ids: dict[str, int] = {}
     redo = []
     for ruleset in rulesets:
         digest = fingerprint(ruleset)
-        definition = ruleset.to_dict()
-        mask = natural_mask(ruleset.naturals)
-        royalty = None if ruleset.royalties.is_empty else _shared_id(
-            con, "royalty_schemes", "royalty_id",
-            _digest([definition["royalties"], ruleset.spade_bonus, mask]),
-            f"{ruleset.royalties.name}{', 2♠ doubles' if ruleset.spade_bonus else ''}")
-        policy = None if not ruleset.fantasyland.enters else _shared_id(
-            con, "fantasyland_policies", "policy_id", _digest(definition["fantasyland"]),
-            ruleset.fantasyland.name)
         row = con.execute("SELECT ruleset_id, fingerprint FROM rulesets WHERE name = ?",
                           [ruleset.name]).fetchone()
-        values = [ruleset.description, mask, royalty, policy, digest,
-                  json.dumps(definition, ensure_ascii=False)]
         if row is None:
-            top = con.execute("SELECT coalesce(max(ruleset_id), 0) + 1 FROM rulesets"
-                              ).fetchone()
-            ruleset_id = int(top[0]) if top else 1
-            con.execute("INSERT INTO rulesets VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL)",
-                        [ruleset_id, ruleset.name, *values])
+            next_id = con.execute("SELECT coalesce(max(ruleset_id), 0) + 1 FROM rulesets"
+                                  ).fetchone()
+            ruleset_id = int(next_id[0]) if next_id else 1
+            con.execute(
+                "INSERT INTO rulesets VALUES (?, ?, ?, ?, ?, ?, NULL)",
+                [ruleset_id, ruleset.name, ruleset.description,
+                 natural_mask(ruleset.naturals), digest,
+                 json.dumps(ruleset.to_dict(), ensure_ascii=False)])
         else:
             ruleset_id = int(row[0])
             if rebuild or row[1] != digest:
                 redo.append(ruleset.name)
                 con.execute("DELETE FROM results WHERE ruleset_id = ?", [ruleset_id])
-                con.execute("DELETE FROM stored_sessions WHERE part = 'results' "
-                            "AND part_id = ?", [ruleset_id])
+                con.execute("DELETE FROM scored_sessions WHERE ruleset_id = ?", [ruleset_id])
                 con.execute(
-                    "UPDATE rulesets SET description = ?, natural_mask = ?, royalty_id = ?, "
-                    "policy_id = ?, fingerprint = ?, definition = ? WHERE ruleset_id = ?",
-                    [*values, ruleset_id])
-        ids[ruleset.name] = _Ids(ruleset_id, mask, royalty, policy)
+                    "UPDATE rulesets SET fingerprint = ?, definition = ?, description = ?, "
+                    "natural_mask = ? WHERE ruleset_id = ?",
+                    [digest, json.dumps(ruleset.to_dict(), ensure_ascii=False),
+                     ruleset.description, natural_mask(ruleset.naturals), ruleset_id])
+        ids[ruleset.name] = ruleset_id
     return ids, redo
 
 
-def _sessions_to_score(con: duckdb.DuckDBPyConnection, ids: _Ids, everything: bool
-                       ) -> pl.DataFrame:
-    """Sessions where a part the ruleset needs is missing or out of date (all of them
-    when ``everything``): (session_id, hands)."""
-    parts = pl.DataFrame(ids.parts(), schema={"part": pl.String, "part_id": pl.Int16},
-                         orient="row")
-    con.register("needed_parts", parts)
-    try:
-        return con.sql(f"""
-            WITH current AS (
-                SELECT session_id, count(*)::INTEGER AS hands FROM hands GROUP BY session_id
-            )
-            SELECT c.session_id, c.hands FROM current c
-            WHERE {'true' if everything else 'false'} OR EXISTS (
-                SELECT 1 FROM needed_parts n
-                LEFT JOIN stored_sessions s ON s.part = n.part AND s.part_id = n.part_id
-                                           AND s.session_id = c.session_id
-                WHERE s.hands IS NULL OR s.hands <> c.hands)
-            ORDER BY c.session_id
-        """).pl()
-    finally:
-        con.unregister("needed_parts")
+def _sessions_to_score(con: duckdb.DuckDBPyConnection, ruleset_id: int) -> pl.DataFrame:
+    """Sessions with hands the ruleset has not scored: (session_id, hands, was_scored)."""
+    return con.sql("""
+        SELECT h.session_id, h.hands, s.hands IS NOT NULL AS was_scored
+        FROM (SELECT session_id, count(*)::INTEGER AS hands FROM hands GROUP BY session_id) h
+        LEFT JOIN scored_sessions s ON s.session_id = h.session_id AND s.ruleset_id = ?
+        WHERE s.hands IS NULL OR s.hands <> h.hands
+        ORDER BY h.session_id
+    """, params=[ruleset_id]).pl()
 
 
 def _batches(sessions: pl.DataFrame, limit: int) -> list[pl.DataFrame]:
@@ -213,10 +145,11 @@ def read_sessions(con: duckdb.DuckDBPyConnection, session_ids: Sequence[str]
 
 @dataclass
 class _Batch:
-    """One batch of sessions, scored: every part to store, keyed by (part, id)."""
+    """One batch of sessions, scored: what goes to the database in one transaction."""
 
-    sessions: pl.DataFrame  # session_id, hands
-    parts: dict[tuple[str, int], pl.DataFrame]  # hand_key, seat, the part's columns
+    sessions: pl.DataFrame  # session_id, hands, was_scored
+    results: pl.DataFrame
+    showdowns: dict[int, pl.DataFrame]
 
 
 def score_sessions(seats: pl.DataFrame, hands: pl.DataFrame, rulesets: Sequence[Ruleset]
@@ -241,26 +174,6 @@ def score_sessions(seats: pl.DataFrame, hands: pl.DataFrame, rulesets: Sequence[
     return capped.rename({"hand_id": "hand_key"}), showdowns
 
 
-def _parts(results: pl.DataFrame, showdowns: dict[int, pl.DataFrame],
-           rulesets: Sequence[Ruleset], ids: dict[str, _Ids]
-           ) -> dict[tuple[str, int], pl.DataFrame]:
-    """Cut a batch's results into the parts the store keeps: a ruleset's points, and each
-    shared part once (taken from the first ruleset that has it)."""
-    block = results.height // len(rulesets)
-    parts: dict[tuple[str, int], pl.DataFrame] = {}
-    for index, ruleset in enumerate(rulesets):
-        rows = results.slice(index * block, block)
-        key = ids[ruleset.name]
-        shared = (("results", key.ruleset), ("royalties", key.royalty),
-                  ("fantasylands", key.policy))
-        for part, part_id in shared:
-            if part_id is not None and (part, part_id) not in parts:
-                parts[(part, part_id)] = rows.select("hand_key", "seat", *PARTS[part])
-    for mask, rows in showdowns.items():
-        parts[("showdowns", mask)] = rows.select("hand_key", "seat", *SHOWDOWN_COLUMNS)
-    return parts
-
-
 def rescore(store: Store, rulesets: Sequence[Ruleset], *, rebuild: bool = False,
             progress: Progress | None = None, batch_hands: int = BATCH_HANDS
             ) -> RescoreSummary:
@@ -268,7 +181,7 @@ def rescore(store: Store, rulesets: Sequence[Ruleset], *, rebuild: bool = False,
 
     Batches are read and scored on this thread while the previous batch is written on
     another (DuckDB writes without holding Python's lock), so the two overlap; at most
-    two batches are in memory. With ``rebuild`` every part is written again.
+    two batches are in memory.
     """
     started = datetime.now()
     con = store.con
@@ -279,101 +192,124 @@ def rescore(store: Store, rulesets: Sequence[Ruleset], *, rebuild: bool = False,
     by_sessions: dict[tuple[str, ...], list[Ruleset]] = {}
     todo: dict[tuple[str, ...], pl.DataFrame] = {}
     for ruleset in rulesets:
-        sessions = _sessions_to_score(con, ids[ruleset.name], rebuild)
+        sessions = _sessions_to_score(con, ids[ruleset.name])
         key = tuple(sessions.get_column("session_id").to_list())
         if key:
             by_sessions.setdefault(key, []).append(ruleset)
             todo[key] = sessions
     total = sum(int(todo[k].get_column("hands").sum()) for k in todo)
     done = 0
-    written: set[tuple[str, int]] = set()  # parts rewritten in this run (for rebuild)
     writer = store.con.cursor()  # a second connection to the same database, for the writes
     with ThreadPoolExecutor(max_workers=1) as pool:
         pending: Future[None] | None = None
         for key, group in by_sessions.items():
+            group_ids = [ids[r.name] for r in group]
             for sessions in _batches(todo[key], batch_hands):
-                seats, hands = read_sessions(con, sessions.get_column("session_id").to_list())
+                names = sessions.get_column("session_id").to_list()
+                seats, hands = read_sessions(con, names)
                 results, showdowns = score_sessions(seats, hands, group)
-                parts = _parts(results, showdowns, group, ids)
-                force = set(parts) - written if rebuild else set()
+                block = results.height // len(group)
+                results = results.with_columns(ruleset_id=pl.Series(
+                    np.repeat(np.array(group_ids, dtype=np.int16), block)))
                 if pending is not None:
                     pending.result()  # the previous batch is written; its errors surface here
-                pending = pool.submit(_write, writer, _Batch(sessions, parts), force)
+                pending = pool.submit(_write, writer, group_ids,
+                                      _Batch(sessions, results, showdowns))
                 done += int(sessions.get_column("hands").sum())
                 summary.hands += hands.height
                 summary.rows += results.height
                 summary.sessions += sessions.height
                 if progress is not None:
                     progress(done, total)
-            written |= {part for ruleset in group for part in ids[ruleset.name].parts()}
         if pending is not None:
             pending.result()
     writer.close()
     with store.transaction():
         con.execute("UPDATE rulesets SET scored_at = current_timestamp WHERE ruleset_id IN "
-                    "(SELECT unnest(?))", [[i.ruleset for i in ids.values()]])
+                    "(SELECT unnest(?))", [list(ids.values())])
     summary.seconds = (datetime.now() - started).total_seconds()
     return summary
 
 
-def _write(con: duckdb.DuckDBPyConnection, batch: _Batch, force: set[tuple[str, int]]
-           ) -> None:
-    """Store one scored batch in one transaction: each part its sessions lack, or all
-    those in ``force``."""
+def _write(con: duckdb.DuckDBPyConnection, ruleset_ids: list[int], batch: _Batch) -> None:
+    """Store one scored batch in one transaction: results, showdowns, progress marks."""
     con.execute("BEGIN TRANSACTION")
     try:
-        for (part, part_id), rows in batch.parts.items():
-            _write_part(con, part, part_id, rows, batch.sessions, (part, part_id) in force)
+        if batch.sessions.get_column("was_scored").any():
+            _forget(con, ruleset_ids, batch.sessions.get_column("session_id").to_list())
+        _append(con, batch.results)
+        _mark_scored(con, ruleset_ids, batch.sessions)
+        for mask, showdowns in batch.showdowns.items():
+            _write_showdowns(con, showdowns, mask, batch.sessions)
     except BaseException:
         con.execute("ROLLBACK")
         raise
     con.execute("COMMIT")
 
 
-def _write_part(con: duckdb.DuckDBPyConnection, part: str, part_id: int, rows: pl.DataFrame,
-                sessions: pl.DataFrame, force: bool) -> None:
-    """One part of a batch, unless already stored whole for every session of the batch.
+def _forget(con: duckdb.DuckDBPyConnection, ruleset_ids: list[int], sessions: list[str]
+            ) -> None:
+    con.execute("""
+        DELETE FROM results WHERE ruleset_id IN (SELECT unnest($1))
+          AND hand_key IN (SELECT hand_key FROM hands WHERE session_id IN (SELECT unnest($2)))
+    """, [ruleset_ids, sessions])
+    con.execute("DELETE FROM scored_sessions WHERE ruleset_id IN (SELECT unnest($1)) "
+                "AND session_id IN (SELECT unnest($2))", [ruleset_ids, sessions])
 
-    Sessions stored before (they have grown since, or ``force``) are written again
-    whole: their old rows go first.
-    """
-    stored = con.sql("SELECT session_id, hands AS stored FROM stored_sessions "
-                     "WHERE part = ? AND part_id = ?", params=[part, part_id]).pl()
-    status = sessions.select("session_id", "hands").join(stored, on="session_id", how="left")
-    current = (status.get_column("stored") == status.get_column("hands")).fill_null(False)
-    if current.all() and not force:
+
+def _append(con: duckdb.DuckDBPyConnection, results: pl.DataFrame) -> None:
+    # One chunk per column: DuckDB scans a contiguous frame faster than thirteen pieces.
+    frame = results.select("ruleset_id", "hand_key", "seat", *_RESULT_COLUMNS).rechunk()
+    con.register("new_results", frame)
+    try:
+        con.execute("INSERT INTO results SELECT * FROM new_results")
+    finally:
+        con.unregister("new_results")
+
+
+def _write_showdowns(con: duckdb.DuckDBPyConnection, showdowns: pl.DataFrame, mask: int,
+                     batch: pl.DataFrame) -> None:
+    """The batch's showdowns for one natural mask, unless already stored whole."""
+    done = con.sql("""
+        SELECT session_id, hands FROM showdown_sessions WHERE natural_mask = ?
+    """, params=[mask]).pl()
+    status = batch.select("session_id", "hands").join(
+        done.rename({"hands": "stored"}), on="session_id", how="left")
+    if (status.get_column("stored") == status.get_column("hands")).fill_null(False).all():
         return
+    # Sessions with older showdowns (they have grown since) are written again whole.
     stale = status.filter(pl.col("stored").is_not_null()).get_column("session_id").to_list()
-    table, id_column = part, _ID_COLUMNS[part]
     if stale:
-        con.execute(f"""
-            DELETE FROM {table} WHERE {id_column} = $1 AND hand_key IN
+        con.execute("""
+            DELETE FROM showdowns WHERE natural_mask = $1 AND hand_key IN
                 (SELECT hand_key FROM hands WHERE session_id IN (SELECT unnest($2)))
-        """, [part_id, stale])
-        con.execute("DELETE FROM stored_sessions WHERE part = $1 AND part_id = $2 "
-                    "AND session_id IN (SELECT unnest($3))", [part, part_id, stale])
-    # One chunk per column: DuckDB scans a contiguous frame faster than many pieces.
-    if part == "showdowns":
-        frame = rows.select("hand_key", "seat", pl.lit(part_id, dtype=pl.UInt8),
-                            *PARTS[part]).rechunk()
-    else:
-        frame = rows.select(pl.lit(part_id, dtype=pl.Int16), "hand_key", "seat",
-                            *PARTS[part]).rechunk()
-    marks = sessions.select(pl.lit(part).alias("part"),
-                            pl.lit(part_id, dtype=pl.Int16).alias("part_id"),
-                            "session_id", "hands")
-    con.register("new_rows", frame)
+        """, [mask, stale])
+        con.execute("DELETE FROM showdown_sessions WHERE natural_mask = $1 "
+                    "AND session_id IN (SELECT unnest($2))", [mask, stale])
+    frame = showdowns.select("hand_key", "seat", pl.lit(mask, dtype=pl.UInt8).alias("mask"),
+                             *SHOWDOWN_COLUMNS).rechunk()
+    marks = batch.select(pl.lit(mask, dtype=pl.UInt8).alias("mask"), "session_id", "hands")
+    con.register("new_showdowns", frame)
     con.register("new_marks", marks)
     try:
-        con.execute(f"INSERT INTO {table} SELECT * FROM new_rows")
-        con.execute("INSERT INTO stored_sessions SELECT * FROM new_marks")
+        con.execute("INSERT INTO showdowns SELECT * FROM new_showdowns")
+        con.execute("INSERT INTO showdown_sessions SELECT * FROM new_marks")
     finally:
-        con.unregister("new_rows")
+        con.unregister("new_showdowns")
         con.unregister("new_marks")
 
 
-_ID_COLUMNS = {"results": "ruleset_id", "royalties": "royalty_id",
-               "fantasylands": "policy_id", "showdowns": "natural_mask"}
+def _mark_scored(con: duckdb.DuckDBPyConnection, ruleset_ids: list[int],
+                 batch: pl.DataFrame) -> None:
+    marks = batch.select("session_id", "hands").join(
+        pl.DataFrame({"ruleset_id": ruleset_ids}, schema={"ruleset_id": pl.Int16}),
+        how="cross")
+    con.register("new_marks", marks)
+    try:
+        con.execute("INSERT INTO scored_sessions SELECT ruleset_id, session_id, hands "
+                    "FROM new_marks")
+    finally:
+        con.unregister("new_marks")
 
 
 @dataclass(frozen=True)

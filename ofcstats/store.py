@@ -10,9 +10,8 @@ Tables (documented for users in ``docs/database.md``):
 - ``ingested_files``: one row per file load (path, sha256, size, counts, times).
 - ``rejects``: what was not loaded, with file, line, hand id, reason and raw text.
 - ``cards``: the 52 card codes with their text, for joins.
-- ``rulesets``, ``results``, ``royalties``, ``fantasylands``, ``showdowns`` and
-  ``stored_sessions`` (version 2): what ``ofcstats rescore`` writes, each shared part
-  stored once; the ``results_named`` view puts them together by name.
+- ``rulesets``, ``results``, ``showdowns`` and their progress tables (version 2): what
+  ``ofcstats rescore`` writes; the ``results_named`` view puts them together by name.
 
 Migrations are an ordered list of ``(version, step)``, a step being SQL or a function
 of the connection; :meth:`Store.migrate` applies the missing ones in order, each in
@@ -151,63 +150,21 @@ CREATE TABLE rulesets (
     name VARCHAR NOT NULL,          -- preset name, or the name a user's TOML file gives
     description VARCHAR,
     natural_mask UTINYINT NOT NULL, -- which 13-card naturals it pays (picks the showdown)
-    royalty_id SMALLINT,            -- its royalty scheme; NULL when it pays no royalties
-    policy_id SMALLINT,             -- its fantasyland policy; NULL when it has none
     fingerprint VARCHAR NOT NULL,   -- md5 of the definition: an edit means a rescore
     definition JSON NOT NULL,       -- everything the ruleset says, as JSON
     scored_at TIMESTAMPTZ
 );
 
--- Parts several rulesets share are stored once: a royalty scheme (a royalty table with
--- the spade switch and the natural mask) and a fantasyland policy.
-CREATE TABLE royalty_schemes (
-    royalty_id SMALLINT NOT NULL,
-    fingerprint VARCHAR NOT NULL,
-    description VARCHAR
-);
-CREATE TABLE fantasyland_policies (
-    policy_id SMALLINT NOT NULL,
-    fingerprint VARCHAR NOT NULL,
-    name VARCHAR
-);
-
--- How far rescoring got: per part ('results', 'royalties', 'fantasylands', 'showdowns'),
--- its id (ruleset, scheme, policy or natural mask) and session, the hands stored.
-CREATE TABLE stored_sessions (
-    part VARCHAR NOT NULL,
-    part_id SMALLINT NOT NULL,
+CREATE TABLE scored_sessions (      -- how far rescoring got, per ruleset and session
+    ruleset_id SMALLINT NOT NULL,
     session_id VARCHAR NOT NULL,
     hands INTEGER NOT NULL
 );
 
--- Per ruleset, hand and seat: the points.
-CREATE TABLE results (
-    ruleset_id SMALLINT NOT NULL,   -- rulesets.ruleset_id
-    hand_key BIGINT NOT NULL,       -- hands.hand_key
-    seat UTINYINT NOT NULL,         -- seats.seat
-    points INTEGER NOT NULL         -- net points of the seat (each hand sums to zero)
-);
-
--- Per royalty scheme, hand and seat: royalties collected from all opponents (after the
--- 2-of-spades doubling; 0 when fouled) and their part of the points.
-CREATE TABLE royalties (
-    royalty_id SMALLINT NOT NULL,
-    hand_key BIGINT NOT NULL,
-    seat UTINYINT NOT NULL,
-    royalty_top SMALLINT NOT NULL,
-    royalty_middle SMALLINT NOT NULL,
-    royalty_bottom SMALLINT NOT NULL,
-    royalty_points SMALLINT NOT NULL
-);
-
--- Per fantasyland policy, hand and seat.
-CREATE TABLE fantasylands (
-    policy_id SMALLINT NOT NULL,
-    hand_key BIGINT NOT NULL,
-    seat UTINYINT NOT NULL,
-    fantasyland_earned BOOLEAN NOT NULL,  -- the boards earn entry or stay, by the policy
-    fantasyland_next BOOLEAN NOT NULL,    -- ... and the session's repeat limit allows it
-    fantasyland_cards TINYINT NOT NULL    -- cards the next hand deals in fantasyland
+CREATE TABLE showdown_sessions (    -- the same for showdowns, per natural mask
+    natural_mask UTINYINT NOT NULL,
+    session_id VARCHAR NOT NULL,
+    hands INTEGER NOT NULL
 );
 
 -- What every ruleset shares: each seat against each opponent, once. A ruleset that pays
@@ -228,16 +185,27 @@ CREATE TABLE showdowns (
     scooped TINYINT NOT NULL        -- opponents that beat this seat in all three rows
 );
 
--- Everything about a seat's result under a ruleset, by name, in one place.
+-- What each ruleset adds: one row per ruleset, hand and seat.
+CREATE TABLE results (
+    ruleset_id SMALLINT NOT NULL,   -- rulesets.ruleset_id
+    hand_key BIGINT NOT NULL,       -- hands.hand_key
+    seat UTINYINT NOT NULL,         -- seats.seat
+    points INTEGER NOT NULL,        -- net points of the seat (each hand sums to zero)
+    royalty_top SMALLINT NOT NULL,  -- royalties collected from all opponents; 0 if fouled
+    royalty_middle SMALLINT NOT NULL,
+    royalty_bottom SMALLINT NOT NULL,
+    royalty_points SMALLINT NOT NULL,     -- the royalties' part of points (collected - paid)
+    fantasyland_earned BOOLEAN NOT NULL,  -- the boards earn entry or stay, by the policy
+    fantasyland_next BOOLEAN NOT NULL,    -- ... and the session's repeat limit allows it
+    fantasyland_cards TINYINT NOT NULL    -- cards the next hand deals in fantasyland
+);
+
+-- Everything about a seat's result in one place, by name.
 CREATE VIEW results_named AS
 SELECT r.name AS ruleset, h.hand_id, h.session_id, h.played_at, h.variant, x.seat,
        s.player, x.points,
-       coalesce(y.royalty_top + y.royalty_middle + y.royalty_bottom, 0)::SMALLINT
-           AS royalties,
-       coalesce(y.royalty_top, 0)::SMALLINT AS royalty_top,
-       coalesce(y.royalty_middle, 0)::SMALLINT AS royalty_middle,
-       coalesce(y.royalty_bottom, 0)::SMALLINT AS royalty_bottom,
-       coalesce(y.royalty_points, 0)::SMALLINT AS royalty_points,
+       (x.royalty_top + x.royalty_middle + x.royalty_bottom)::SMALLINT AS royalties,
+       x.royalty_top, x.royalty_middle, x.royalty_bottom, x.royalty_points,
        coalesce(m.rows_top, z.rows_top) AS rows_top,
        coalesce(m.rows_middle, z.rows_middle) AS rows_middle,
        coalesce(m.rows_bottom, z.rows_bottom) AS rows_bottom,
@@ -245,12 +213,10 @@ SELECT r.name AS ruleset, h.hand_id, h.session_id, h.played_at, h.variant, x.sea
        coalesce(m.wins_middle, z.wins_middle) AS wins_middle,
        coalesce(m.wins_bottom, z.wins_bottom) AS wins_bottom,
        coalesce(m.fouled, z.fouled) AS fouled, coalesce(m.scoops, z.scoops) AS scoops,
-       coalesce(m.scooped, z.scooped) AS scooped,
-       coalesce(f.fantasyland_earned, false) AS fantasyland_earned,
-       coalesce(f.fantasyland_next, false) AS fantasyland_next,
-       coalesce(f.fantasyland_cards, 0)::TINYINT AS fantasyland_cards,
-       coalesce(f.fantasyland_next AND NOT s.fantasyland, false) AS fantasyland_entered,
-       coalesce(f.fantasyland_next AND s.fantasyland, false) AS fantasyland_stayed,
+       coalesce(m.scooped, z.scooped) AS scooped, x.fantasyland_earned, x.fantasyland_next,
+       x.fantasyland_cards,
+       x.fantasyland_next AND NOT s.fantasyland AS fantasyland_entered,
+       x.fantasyland_next AND s.fantasyland AS fantasyland_stayed,
        -- what analysis needs besides: the seat, the hand, and the ruleset the log names
        s.fantasyland, s.reported_points, h.hand_key, h.n_seats, h.point_value,
        h.ruleset AS played_ruleset, h.file_id, h.line
@@ -260,11 +226,7 @@ JOIN hands h USING (hand_key)
 JOIN seats s USING (hand_key, seat)
 JOIN showdowns z ON z.hand_key = x.hand_key AND z.seat = x.seat AND z.natural_mask = 0
 LEFT JOIN showdowns m ON m.hand_key = x.hand_key AND m.seat = x.seat
-                      AND m.natural_mask = r.natural_mask AND r.natural_mask <> 0
-LEFT JOIN royalties y ON y.royalty_id = r.royalty_id AND y.hand_key = x.hand_key
-                      AND y.seat = x.seat
-LEFT JOIN fantasylands f ON f.policy_id = r.policy_id AND f.hand_key = x.hand_key
-                         AND f.seat = x.seat;
+                      AND m.natural_mask = r.natural_mask AND r.natural_mask <> 0;
 """
 
 
