@@ -12,6 +12,9 @@ each table, the row of each dealt card (0 top, 1 middle, 2 bottom, 3 discard). P
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any, overload
+
 import numpy as np
 import numpy.typing as npt
 
@@ -42,36 +45,54 @@ def pattern_values(turn: Turn, style: heuristic.Style) -> npt.NDArray[np.float32
     """The style's value of the board after each pattern, ``(m, P)``; each distinct
     version of a row (a subset of the dealt cards added to it) is looked at once."""
     k = turn.cards.shape[1]
-    patterns_count = pattern_subsets(k, turn.discards).shape[0]
-    out = np.empty((turn.size, patterns_count), dtype=np.float32)
-    # A slice of tables at a time keeps the (rows, tables, patterns) arrays in cache.
-    step = max(16, _CACHE_ELEMENTS // (3 * patterns_count))
+    sub = pattern_subsets(k, turn.discards)
+    out = np.empty((turn.size, sub.shape[0]), dtype=np.float32)
     ctx = context(turn)
     sizes = subset_matrix(k).sum(axis=0).astype(np.int8)
-    sub = pattern_subsets(k, turn.discards)
+    sums = (CARD_KEYS[turn.cards].astype(np.float64) @ subset_matrix(k)).astype(np.int64)
+    base = np.ascontiguousarray(turn.keys.T)[:, :, None]
+    fits = (np.ascontiguousarray(turn.filled.T)[:, :, None] + sizes) <= _ROW_SIZES
+    keys = np.where(fits, base + sums[None], base)  # (3, m, 2**k): row, table, subset added
+    open_after = (13 - turn.filled.sum(axis=1) - (k - turn.discards))[:, None]
+    rows = heuristic.row_features(keys, open_after, ctx, turn.arrays, style)
+    # A slice of tables at a time keeps the (tables, patterns) arrays in cache.
+    step = max(16, _CACHE_ELEMENTS // (3 * sub.shape[0]))
     for start in range(0, turn.size, step):
         part = slice(start, start + step)
-        sums = (CARD_KEYS[turn.cards[part]].astype(np.float64) @ subset_matrix(k)).astype(
-            np.int64)
-        base = turn.keys[part].T[:, :, None]
-        keys = base + sums[None]  # (3, m, 2**k): row, table, subset added
-        fits = (turn.filled[part].T[:, :, None] + sizes) <= _ROW_SIZES
-        keys = np.where(fits, keys, base)
-        open_after = (13 - turn.filled[part].sum(axis=1) - (k - turn.discards))[:, None]
-        context_part = heuristic.Context(ctx.future[part], ctx.unseen[part],
-                                         ctx.live_suits[part], ctx.forced)
-        rows = heuristic.row_features(keys, open_after, context_part, turn.arrays, style)
-        # Each field as three (tables, patterns) arrays, one per row: no stacking copy.
         per_pattern = heuristic.RowFeatures(**{
-            name: tuple(np.take(getattr(rows, name)[r], sub[:, r], axis=1) for r in range(3))
-            for name in heuristic.FIELDS
-        })
+            name: _Gathered(getattr(rows, name), part, sub) for name in heuristic.FIELDS})
         out[part] = heuristic.combine(per_pattern, style, ctx.forced)
     return out
 
 
 _CACHE_ELEMENTS = 60_000  # (rows x tables x patterns) per slice
 _ROW_SIZES = np.array([3, 5, 5])[:, None, None]
+
+
+class _Gathered(Sequence[npt.NDArray[np.float32]]):
+    """One field of the rows by pattern, ``(tables, patterns)`` per row: a row is
+    gathered when first read, so what the board value does not look at costs nothing."""
+
+    def __init__(self, rows: heuristic.Rows, part: slice, sub: npt.NDArray[np.intp]):
+        self.rows, self.part, self.sub = rows, part, sub
+        self.got: list[npt.NDArray[np.float32] | None] = [None, None, None]
+
+    def __len__(self) -> int:
+        return 3
+
+    @overload
+    def __getitem__(self, row: int) -> npt.NDArray[np.float32]: ...
+
+    @overload
+    def __getitem__(self, row: slice) -> Sequence[npt.NDArray[np.float32]]: ...
+
+    def __getitem__(self, row: int | slice) -> Any:
+        if isinstance(row, slice):
+            return [self[r] for r in range(3)[row]]
+        got = self.got[row]
+        if got is None:
+            got = self.got[row] = np.take(self.rows[row][self.part], self.sub[:, row], axis=1)
+        return got
 
 
 def context(turn: Turn) -> heuristic.Context:

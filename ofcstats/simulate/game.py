@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from operator import itemgetter
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -33,63 +34,58 @@ class StepLog:
     def __init__(self, tables: int):
         self.entries: list[tuple[npt.NDArray[np.intp], int, npt.NDArray[np.uint8],
                                  npt.NDArray[np.int8]]] = []
-        self.where: list[npt.NDArray[np.intp]] = []  # per entry: table -> its row, or -1
         self.tables = tables
-        self._lists: dict[int, list[tuple[list[int], list[list[int]], list[list[int]]]]] | None \
-            = None
-        self._json: dict[int, list[tuple[list[int], list[str]]]] | None = None
+        self._lists: dict[int, list[list[tuple[list[int], list[int]]]]] | None = None
+        self._json: dict[int, list[list[str]]] | None = None
 
     def add(self, tables: npt.NDArray[np.intp], seat: int, cards: npt.NDArray[np.uint8],
             rows: npt.NDArray[np.int8]) -> None:
         """Record one seat's placements on the listed tables."""
-        where = np.full(self.tables, -1, dtype=np.intp)
-        where[tables] = np.arange(tables.size)
         self.entries.append((tables, seat, cards, rows))
-        self.where.append(where)
+
+    def _by_table(self, streets: Callable[[npt.NDArray[np.uint8], npt.NDArray[np.int8]],
+                                          list[Any]]) -> dict[int, list[list[Any]]]:
+        """Once per round: per seat, per table, what ``streets`` makes of each entry's
+        street there, in the order played (so that writing a hand is list indexing)."""
+        out: dict[int, list[list[Any]]] = {}
+        for tables, seat, cards, rows in self.entries:
+            per_table = out.setdefault(seat, [[] for _ in range(self.tables)])
+            for table, street in zip(tables.tolist(), streets(cards, rows), strict=True):
+                per_table[table].append(street)
+        return out
 
     def streets(self, table: int, seat: int) -> list[tuple[list[int], list[int]]]:
         """(dealt cards, row of each) per street of one seat at one table."""
         if self._lists is None:
-            # Once per round: plain lists by seat, so that writing a hand is list indexing.
-            self._lists = {}
-            for (_, who, cards, rows), where in zip(self.entries, self.where, strict=True):
-                self._lists.setdefault(who, []).append(
-                    (where.tolist(), cards.tolist(), rows.tolist()))
-        out = []
-        for places, dealt, placed in self._lists.get(seat, ()):
-            row = places[table]
-            if row >= 0:
-                out.append((dealt[row], placed[row]))
-        return out
+            self._lists = self._by_table(
+                lambda cards, rows: list(zip(cards.tolist(), rows.tolist(), strict=True)))
+        return list(self._lists[seat][table]) if seat in self._lists else []
 
     def streets_json(self, table: int, seat: int) -> str:
         """The seat's ``streets`` list as compact JSON text."""
         if self._json is None:
-            # Once per round, every entry's streets for all its tables at once.
-            self._json = {}
-            for (_, who, cards, rows), where in zip(self.entries, self.where, strict=True):
-                self._json.setdefault(who, []).append((where.tolist(),
-                                                       _streets_json(cards, rows)))
-        texts = []
-        for places, strings in self._json.get(seat, ()):
-            row = places[table]
-            if row >= 0:
-                texts.append(strings[row])
-        return "[" + ",".join(texts) + "]"
+            self._json = self._by_table(_streets_json)
+        return "[" + ",".join(self._json[seat][table]) + "]" if seat in self._json else "[]"
 
 
 def _streets_json(cards: npt.NDArray[np.uint8], rows: npt.NDArray[np.int8]) -> list[str]:
     """One street per table as compact JSON (dealt cards, then each row's, then the
     discards). The text's shape depends only on where the cards went, so tables are
     grouped by that and each group shares one template."""
-    shapes, which = np.unique(rows, axis=0, return_inverse=True)
+    # A shape as one number (a base-4 digit per card), for a one-dimensional unique.
+    code = rows.astype(np.int64) @ (4 ** np.arange(rows.shape[1], dtype=np.int64))
+    codes, first, which = np.unique(code, return_index=True, return_inverse=True)
     quoted = _QUOTED_ARRAY[cards].tolist()
     out = [""] * cards.shape[0]
-    for index, shape in enumerate(shapes.tolist()):
-        template, order = _street_template(tuple(shape))
-        pick = itemgetter(*order)
-        for table in np.flatnonzero(which.ravel() == index).tolist():
+    order = np.argsort(which, kind="stable").tolist()
+    ends = np.cumsum(np.bincount(which.ravel(), minlength=codes.size)).tolist()
+    start = 0
+    for index, end in enumerate(ends):
+        template, places = _street_template(tuple(rows[first[index]].tolist()))
+        pick = itemgetter(*places)
+        for table in order[start:end]:
             out[table] = template % pick(quoted[table])
+        start = end
     return out
 
 

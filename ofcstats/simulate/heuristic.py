@@ -12,17 +12,21 @@ different versions of a row), :func:`combine` weighs whole boards from those.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from ofcstats import evaluate
 from ofcstats.evaluate import Category
 from ofcstats.simulate.scoring import RulesetArrays
 from ofcstats.simulate.tables import (
     SUIT_BITS,
     SUIT_MASK,
+    TOP,
     at_least_table,
     category_index,
     row_tables,
@@ -54,6 +58,7 @@ Ints = npt.NDArray[np.integer[Any]]
 _FLUSH_INDEX = Category.FLUSH * 13
 _STRAIGHT_INDEX = Category.STRAIGHT * 13
 _SIZES_FIRST = np.array([3, 5, 5])[:, None, None]
+_ROW_STEP = np.arange(3)[:, None, None]
 
 
 @dataclass
@@ -66,7 +71,7 @@ class Context:
     forced: bool = False  # every card to come must be placed (no discards left)
 
 
-Rows = npt.NDArray[np.float32] | tuple[npt.NDArray[np.float32], ...]
+Rows = npt.NDArray[np.float32] | Sequence[npt.NDArray[np.float32]]
 
 
 @dataclass
@@ -93,43 +98,42 @@ def row_features(keys: npt.NDArray[np.int64], future_total: npt.NDArray[np.int64
     operation runs along long rows of memory); ``future_total`` is ``(m, 1)`` open slots
     of the whole board, to share the cards to come among its rows."""
     t = row_tables()
+    by_id = _id_tables()
+    m = keys.shape[1]
     ids = t.id_of_key[keys >> SUIT_BITS].astype(np.intp)
     suit_word = keys & SUIT_MASK
-    n = t.size[ids].astype(np.intp)
-    open_slots = _SIZES_FIRST - n
-    # Future cards this row may expect: its share of what is still to come (rounded up).
-    per_slot = (ctx.future / np.maximum(future_total, 1)).astype(np.float32)
-    share = np.minimum(np.ceil(open_slots * per_slot - 1e-4), 16).astype(np.intp)
-    made = t.made_index[ids].astype(np.float32)
+    open_slots = _SIZES_FIRST - by_id.size[ids]
+    # The odds of every draw depend on the table and the row's open slots through the
+    # cards the row may expect and the unseen ones: ``tail`` (m, 6) is that part of an
+    # index into the odds table, ``slot`` says where each row reads it.
+    share, tail = _shares(ctx, future_total)
+    slot = open_slots + np.arange(m)[:, None] * 6
+    made = by_id.made[ids]
 
     flush = np.zeros(keys.shape, dtype=np.float32)
-    suited = t.suited[suit_word[1:]] & (n[1:] >= 2) & (open_slots[1:] > 0)
+    suited = t.suited[suit_word[1:]] & by_id.flush_draw[ids[1:]]
     if suited.any():
-        suit = np.maximum(t.suit_of[suit_word[1:]], 0)
-        m = keys.shape[1]
-        live = np.take(ctx.live_suits.reshape(-1), np.arange(m)[:, None] * 4 + suit)
-        flush[1:] = np.where(suited, _odds(open_slots[1:], np.minimum(live, 13), share[1:],
-                                           ctx.unseen), 0.0)
+        need = open_slots[1:][suited]
+        live = ctx.live_suits.reshape(-1)[
+            (slot[1:][suited] // 6) * 4 + np.maximum(t.suit_of[suit_word[1:][suited]], 0)]
+        flush[1:][suited] = _odds(need, np.minimum(live, 13), 0, 0, tail[slot[1:][suited]])
     straight = np.zeros(keys.shape, dtype=np.float32)
-    draws = t.straight_ok[ids[1:]] & (n[1:] >= 3) & (open_slots[1:] > 0)
+    draws = by_id.straight_draw[ids[1:]]
     if draws.any():
-        need = open_slots[1:]
-        straight[1:] = np.where(draws, 0.6 * _odds(need, np.minimum(4 * need, 13), share[1:],
-                                                   ctx.unseen), 0.0)
-    outs = np.minimum(3 * t.singles[ids] + 2 * t.pair_ranks[ids], 13)
-    improve = np.where(open_slots > 0, _odds(1, outs, share, ctx.unseen), 0.0)
-    improve = np.where(n == 0, np.minimum(share, 5) * 0.12, improve).astype(np.float32)
+        need = open_slots[1:][draws]
+        straight[1:][draws] = 0.6 * _odds(need, np.minimum(4 * need, 13), 0, 0,
+                                          tail[slot[1:][draws]])
+    # No open slot: nothing drawn (share 0), so no chance, as it should be.
+    improve = _odds(1, by_id.outs[ids], 0, 0, tail[slot])
+    empty = ids == 0  # id 0 is the empty row: a guess from its share of the cards alone
+    if empty.any():
+        improve[empty] = (np.minimum(share[slot[empty]], 5) * 0.12).astype(np.float32)
 
     full = open_slots == 0
     exact_strength = np.full(keys.shape, -1.0, dtype=np.float32)
-    made_index = np.maximum(made, 0).astype(np.intp)
-    royalty = np.stack([arrays.royalty_made[r][made_index[r]] for r in range(3)])
+    royalty = np.take(_royalty_by_id(arrays), ids + _ROW_STEP * t.size.size)
     if full.any():
-        strength = _full_strength(ids, suit_word, n)
-        made = np.where(full, category_index(strength), made).astype(np.float32)
-        exact_strength = np.where(full, strength, -1).astype(np.float32)
-        exact = np.stack([arrays.royalty[r][strength[r]] for r in range(3)])
-        royalty = np.where(full, exact, royalty)
+        _complete_rows(full, ids, suit_word, arrays, made, exact_strength, royalty)
     roy_flush = arrays.royalty_made[:, _FLUSH_INDEX + 12][:, None, None]
     roy_straight = arrays.royalty_made[:, _STRAIGHT_INDEX + 12][:, None, None]
     royalty = royalty + flush * roy_flush + straight * roy_straight
@@ -146,34 +150,69 @@ def row_features(keys: npt.NDArray[np.int64], future_total: npt.NDArray[np.int64
     if arrays.has_fantasyland:
         top = made[0]
         entry_rank = arrays.entry_index % 13
-        can_pair = (t.high_single[ids[0]] >= entry_rank) & (open_slots[0] > 0) & (top < 13)
+        can_pair = (by_id.high_single[ids[0]] >= entry_rank) & (open_slots[0] > 0) & (top < 13)
         chance = _odds(1, 3, np.minimum(ctx.future, 16), ctx.unseen)
         fantasyland[0] = np.maximum((top >= arrays.entry_index).astype(np.float32),
                                     np.where(can_pair, style.chase * 0.5 * chance, 0.0))
     weight = np.array([0.5, 1.0, 1.0], dtype=np.float32)[:, None, None] \
         * (style.strength_weight / 13.0)
-    return RowFeatures(made=made, catch=catch.astype(np.float32),
-                       catch_far=catch_far.astype(np.float32),
-                       royalty=royalty.astype(np.float32),
-                       strength=(projected * weight).astype(np.float32),
+    return RowFeatures(made=made, catch=catch.astype(np.float32, copy=False),
+                       catch_far=catch_far.astype(np.float32, copy=False),
+                       royalty=royalty.astype(np.float32, copy=False),
+                       strength=(projected * weight).astype(np.float32, copy=False),
                        fantasyland=fantasyland, exact=exact_strength,
                        rise=improve if ctx.forced else np.zeros_like(improve))
+
+
+def _complete_rows(full: npt.NDArray[np.bool_], ids: npt.NDArray[np.intp],
+                   suit_word: npt.NDArray[np.int64], arrays: RulesetArrays,
+                   made: npt.NDArray[np.float32], exact: npt.NDArray[np.float32],
+                   royalty: npt.NDArray[np.float32]) -> None:
+    """Fill in the exact strength of the full rows, and the made index and royalty of it
+    (only the full rows are looked at: most rows of a street are in the making)."""
+    t = row_tables()
+    for r in range(3):
+        here = full[r]
+        if not here.any():
+            continue
+        row_ids = ids[r][here]
+        if r == TOP:
+            strength = t.full3[row_ids].astype(np.intp)
+        else:
+            strength = np.where(t.suited[suit_word[r][here]], t.full5_flush[row_ids],
+                                t.full5[row_ids]).astype(np.intp)
+        made[r][here] = _category_of_strength()[strength]
+        exact[r][here] = strength
+        royalty[r][here] = arrays.royalty[r][strength]
+
+
+def _shares(ctx: Context, future_total: npt.NDArray[np.int64]) -> tuple[
+        npt.NDArray[np.intp], npt.NDArray[np.intp]]:
+    """By table and open slots of a row, flat ``(m * 6,)``: the future cards the row may
+    expect (its share of what is still to come, rounded up), and the part of an index
+    into the odds table that they and the unseen cards make."""
+    per_slot = (ctx.future / np.maximum(future_total, 1)).astype(np.float32)
+    share = np.minimum(np.ceil(np.arange(6) * per_slot - 1e-4), 16).astype(np.intp)
+    return share.ravel(), (share * 53 + ctx.unseen).ravel()
 
 
 def combine(f: RowFeatures, style: Style, forced: bool = False) -> npt.NDArray[np.float32]:
     """Value of boards from their rows' summaries (each field indexed by row first: an
     array ``(3, ...)`` or three arrays)."""
     made = f.made
-    keep = np.ones(np.shape(made[0]), dtype=np.float32)
+    complete = [f.exact[r] >= 0 for r in range(3)]
+    kept = []  # chance each pair of rows stays in order
     for low, high in ((0, 1), (1, 2)):
         # Foul risk: a lower row already made stronger than the upper row may become.
         # A complete upper row is known: no margin, only the lower row's made hand counts
-        # (and both complete: the exact order).
-        high_full = f.exact[high] >= 0
-        gap = made[low] + np.where(high_full, 0.0, style.margin) - made[high]
+        # (and both complete: the exact order). Made indices and margins are whole
+        # numbers, so the gap is exact in float32.
+        gap = made[low] - made[high]
+        if style.margin:
+            gap += np.where(complete[high], np.float32(0.0), np.float32(style.margin))
         miss = 1.0 - np.where(gap > 13, f.catch_far[high], f.catch[high])
         p = np.where(gap > 0, miss, np.where(gap == 0, 0.35 * miss, 0.0))
-        both = high_full & (f.exact[low] >= 0)
+        both = complete[high] & complete[low]
         if both.any():
             p = np.where(both, f.exact[low] > f.exact[high], p)
         if forced:
@@ -181,25 +220,64 @@ def combine(f: RowFeatures, style: Style, forced: bool = False) -> npt.NDArray[n
             # pair there overtakes an upper row that is not a category ahead.
             overtaken = made[high] < made[low] + 13
             p = p + (1.0 - p) * f.rise[low] * np.where(overtaken, miss, 0.0)
-        keep *= 1.0 - p
+        kept.append(1.0 - p)
+    keep = kept[0] * kept[1]
     risk = 1.0 - keep
     gain = style.royalty_weight * (f.royalty[0] + f.royalty[1] + f.royalty[2]) \
         + style.fantasyland_value * f.fantasyland[0]
     strength = f.strength[0] + f.strength[1] + f.strength[2]
-    return (gain * keep - style.foul_cost * risk + strength).astype(np.float32)
+    return (gain * keep - style.foul_cost * risk + strength).astype(np.float32, copy=False)
 
 
 def _odds(need: Ints | int, wanted: Ints | int, drawn: Ints | int,
-          unseen: Ints | int) -> npt.NDArray[np.float32]:
-    """``at_least_table()[need, wanted, drawn, unseen]`` through one flat gather."""
-    flat = ((np.asarray(need, dtype=np.intp) * 14 + wanted) * 17 + drawn) * 53 + unseen
+          unseen: Ints | int, tail: Ints | int = 0) -> npt.NDArray[np.float32]:
+    """``at_least_table()[need, wanted, drawn, unseen]`` through one flat gather;
+    ``tail`` may bring ``drawn * 53 + unseen`` ready made."""
+    flat = (np.asarray(need, dtype=np.intp) * 14 + wanted) * (17 * 53) + drawn * 53 + unseen \
+        + tail
     return np.asarray(np.take(at_least_table().ravel(), flat), dtype=np.float32)
 
 
-def _full_strength(ids: npt.NDArray[np.intp], suit_word: npt.NDArray[np.int64],
-                   n: npt.NDArray[np.int64]) -> npt.NDArray[np.intp]:
-    """Exact strength of rows that are full (meaningless for the others)."""
+@dataclass(frozen=True)
+class _IdTables:
+    """What :func:`row_features` reads of a row by its multiset id alone."""
+
+    size: npt.NDArray[np.intp]  # cards in the row
+    made: npt.NDArray[np.float32]  # made index (-1 for an empty row)
+    outs: npt.NDArray[np.intp]  # cards that pair up a single or make trips, at most 13
+    flush_draw: npt.NDArray[np.bool_]  # 2 to 4 cards: a flush draw if they share a suit
+    straight_draw: npt.NDArray[np.bool_]  # 3 to 4 distinct ranks that fit a straight
+    high_single: npt.NDArray[np.int8]
+
+
+@cache
+def _id_tables() -> _IdTables:
     t = row_tables()
-    flush = t.suited[suit_word] & (n == 5)
-    five = np.where(flush, t.full5_flush[ids], t.full5[ids])
-    return np.where(n == 3, t.full3[ids], five).astype(np.intp)
+    size = t.size.astype(np.intp)
+    # Flush and straight draws only count in the five-card rows, so a size of 2 to 4
+    # there is the same as "at least 2 (or 3) cards and a slot open".
+    return _IdTables(size=size, made=t.made_index.astype(np.float32),
+                     outs=np.minimum(3 * t.singles + 2 * t.pair_ranks, 13).astype(np.intp),
+                     flush_draw=(size >= 2) & (size <= 4),
+                     straight_draw=t.straight_ok & (size >= 3) & (size <= 4),
+                     high_single=t.high_single)
+
+
+@cache
+def _category_of_strength() -> npt.NDArray[np.float32]:
+    """:func:`category_index` of every strength, for a full row's made index."""
+    return category_index(np.arange(evaluate.strength_count() + 1)).astype(np.float32)
+
+
+_ROYALTY_BY_ID: dict[int, tuple[RulesetArrays, npt.NDArray[np.float32]]] = {}
+
+
+def _royalty_by_id(arrays: RulesetArrays) -> npt.NDArray[np.float32]:
+    """``(3 * ids,)``: the made royalty of each row by multiset id, rows one after another
+    (cached per ruleset; the arrays are kept so that their id stays theirs)."""
+    cached = _ROYALTY_BY_ID.get(id(arrays))
+    if cached is None or cached[0] is not arrays:
+        made_index = np.maximum(row_tables().made_index, 0).astype(np.intp)
+        table = np.concatenate([arrays.royalty_made[r][made_index] for r in range(3)])
+        cached = _ROYALTY_BY_ID[id(arrays)] = (arrays, table)
+    return cached[1]
