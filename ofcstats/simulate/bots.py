@@ -13,7 +13,7 @@ each table, the row of each dealt card (0 top, 1 middle, 2 bottom, 3 discard). P
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, overload
+from typing import Any, cast, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -41,9 +41,13 @@ def candidates(turn: Turn) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.bool_]]
     return pats, fits
 
 
-def pattern_values(turn: Turn, style: heuristic.Style) -> npt.NDArray[np.float32]:
-    """The style's value of the board after each pattern, ``(m, P)``; each distinct
-    version of a row (a subset of the dealt cards added to it) is looked at once."""
+def pattern_values(turn: Turn, style: heuristic.Style | heuristic.Weights) -> npt.NDArray[
+        np.float32]:
+    """The style's value of the board after each pattern, ``(m, P)`` (or each table's
+    style's, given :class:`~heuristic.Weights`); each distinct version of a row (a subset
+    of the dealt cards added to it) is looked at once."""
+    weights = style if isinstance(style, heuristic.Weights) \
+        else heuristic.Weights.of([(style, turn.size)])
     k = turn.cards.shape[1]
     sub = pattern_subsets(k, turn.discards)
     out = np.empty((turn.size, sub.shape[0]), dtype=np.float32)
@@ -54,14 +58,14 @@ def pattern_values(turn: Turn, style: heuristic.Style) -> npt.NDArray[np.float32
     fits = (np.ascontiguousarray(turn.filled.T)[:, :, None] + sizes) <= _ROW_SIZES
     keys = np.where(fits, base + sums[None], base)  # (3, m, 2**k): row, table, subset added
     open_after = (13 - turn.filled.sum(axis=1) - (k - turn.discards))[:, None]
-    rows = heuristic.row_features(keys, open_after, ctx, turn.arrays, style)
+    rows = heuristic.row_features(keys, open_after, ctx, turn.arrays, weights)
     # A slice of tables at a time keeps the (tables, patterns) arrays in cache.
     step = max(16, _CACHE_ELEMENTS // (3 * sub.shape[0]))
     for start in range(0, turn.size, step):
         part = slice(start, start + step)
         per_pattern = heuristic.RowFeatures(**{
             name: _Gathered(getattr(rows, name), part, sub) for name in heuristic.FIELDS})
-        out[part] = heuristic.combine(per_pattern, style, ctx.forced)
+        out[part] = heuristic.combine(per_pattern, weights[part], ctx.forced)
     return out
 
 
@@ -175,3 +179,38 @@ class HeuristicBot(Bot):
                      seen: npt.NDArray[np.bool_], opponents: int) -> npt.NDArray[np.int8]:
         """The legal set that maximises the style's weighted row strengths."""
         return chinese.best_by_weights(cards, arrays, chinese.WEIGHTS[self.style])
+
+
+def place_all(bots: Sequence[Bot], turns: Sequence[Turn]) -> list[npt.NDArray[np.int8]]:
+    """Each bot's rows for its own turn, the same as ``bot.place(turn)`` one by one; the
+    heuristic bots' boards are valued in one pass over all their tables (the turns are
+    one street at disjoint tables), which costs far fewer array operations."""
+    out: list[npt.NDArray[np.int8] | None] = [None] * len(bots)
+    together = [i for i, bot in enumerate(bots)
+                if isinstance(bot, HeuristicBot) and turns[i].size]
+    if len(together) > 1:
+        joined = _joined([turns[i] for i in together])
+        weights = heuristic.Weights.of([(cast(HeuristicBot, bots[i]).weights, turns[i].size)
+                                        for i in together])
+        values = pattern_values(joined, weights)
+        pats, fits = candidates(joined)
+        start = 0
+        for i in together:
+            part = slice(start, start + turns[i].size)
+            out[i] = pats[bots[i]._pick(values[part], fits[part])]
+            start = part.stop
+    for i, bot in enumerate(bots):
+        if out[i] is None:
+            out[i] = bot.place(turns[i])
+    return [rows for rows in out if rows is not None]
+
+
+def _joined(turns: Sequence[Turn]) -> Turn:
+    """One turn of the tables of several (the same street, seat apart)."""
+    first = turns[0]
+    arrays = {name: np.concatenate([getattr(turn, name) for turn in turns])
+              for name in ("cards", "board", "keys", "filled", "future", "seen", "opponents",
+                           "opponent_filled", "opponent_keys", "opponent_hidden",
+                           "opponent_future")}
+    return Turn(variant=first.variant, arrays=first.arrays, seat=first.seat,
+                street=first.street, discards=first.discards, **arrays)

@@ -102,36 +102,71 @@ def best_sets(cards: npt.NDArray[np.uint8], arrays: RulesetArrays,
     m, k = cards.shape
     bonus = np.broadcast_to(np.rint(np.asarray(stay_bonus, dtype=np.float64)), (m,))
     out = np.empty((m, k), dtype=np.int8)
+    if not m:
+        return out
+    # Every subset's strength and value for all hands at once; the search is per hand.
+    rows = _Rows.of(cards, arrays, bonus)
     for i in range(m):
-        top, middle, bottom = _best_one(cards[i], arrays, float(bonus[i]))
+        search = _Search(rows, i, float(bonus[i]))
+        search.valued_pairs()
+        search.top_only()
         actions = np.full(k, DISCARD, dtype=np.int8)
-        for mask, row in ((top, TOP), (middle, MIDDLE), (bottom, BOTTOM)):
+        for mask, row in zip(search.best, (TOP, MIDDLE, BOTTOM), strict=True):
             actions[(mask >> np.arange(k)) & 1 == 1] = row
         out[i] = actions
     return out
 
 
-def _best_one(cards: npt.NDArray[np.uint8], arrays: RulesetArrays,
-              bonus: float) -> tuple[int, int, int]:
-    search = _Search(cards, arrays, bonus)
-    search.valued_pairs()
-    search.top_only()
-    return search.best
+@dataclass(frozen=True)
+class _Rows:
+    """Every five and three of each hand: strength, royalty, stay, ``(m, subsets)``."""
+
+    layout: _Layout
+    s5: npt.NDArray[np.int64]
+    s3: npt.NDArray[np.int64]
+    vt: npt.NDArray[np.float64]  # royalty of each three as a top
+    vm: npt.NDArray[np.float64]
+    vb: npt.NDArray[np.float64]
+    stay_t: npt.NDArray[np.bool_]  # would stay in fantasyland (never without a bonus)
+    stay_m: npt.NDArray[np.bool_]
+    stay_b: npt.NDArray[np.bool_]
+    with_t: npt.NDArray[np.float64]  # a top's royalty and stay bonus
+    best_left: npt.NDArray[np.float64]  # (m, C(k, k-10)) best top among each k-10 cards
+
+    @classmethod
+    def of(cls, cards: npt.NDArray[np.uint8], arrays: RulesetArrays,
+           bonus: npt.NDArray[np.float64]) -> _Rows:
+        """The rows of every hand of ``cards`` (m, k)."""
+        m, k = cards.shape
+        layout = _layout(k)
+        s5 = evaluate.strength5(cards[:, layout.five].reshape(-1, 5)).astype(np.int64) \
+            .reshape(m, -1)
+        s3 = evaluate.strength3(cards[:, layout.three].reshape(-1, 3)).astype(np.int64) \
+            .reshape(m, -1)
+        vt, vm, vb = (arrays.royalty[row][s].astype(np.float64)
+                      for row, s in ((TOP, s3), (MIDDLE, s5), (BOTTOM, s5)))
+        stay_t, stay_m, stay_b = _stays(arrays, s3, s5, bonus[:, None] > 0)
+        with_t = vt + bonus[:, None] * stay_t
+        # A few hands at a time: with 17 cards a hand has 680,000 (leftovers, top) pairs.
+        best_left = np.empty((m, layout.left_tops.shape[0]), dtype=np.float64)
+        step = max(1, _GATHER_ELEMENTS // layout.left_tops.size)
+        for start in range(0, m, step):
+            part = slice(start, start + step)
+            best_left[part] = with_t[part][:, layout.left_tops].max(axis=2)
+        return cls(layout, s5, s3, vt, vm, vb, stay_t, stay_m, stay_b, with_t, best_left)
 
 
 class _Search:
     """The best set of one hand: every subset's strength and value, the best so far."""
 
-    def __init__(self, cards: npt.NDArray[np.uint8], arrays: RulesetArrays, bonus: float):
-        self.layout = layout = _layout(cards.shape[0])
-        self.s5 = evaluate.strength5(cards[layout.five]).astype(np.int64)
-        self.s3 = evaluate.strength3(cards[layout.three]).astype(np.int64)
-        self.vt, self.vm, self.vb = (arrays.royalty[row][s].astype(np.float64)
-                                     for row, s in ((TOP, self.s3), (MIDDLE, self.s5),
-                                                    (BOTTOM, self.s5)))
-        self.stay_t, self.stay_m, self.stay_b = _stays(arrays, self.s3, self.s5, bonus)
+    def __init__(self, rows: _Rows, hand: int, bonus: float):
+        self.layout = rows.layout
+        self.s5, self.s3 = rows.s5[hand], rows.s3[hand]
+        self.vt, self.vm, self.vb = rows.vt[hand], rows.vm[hand], rows.vb[hand]
+        self.stay_t, self.stay_m, self.stay_b = (rows.stay_t[hand], rows.stay_m[hand],
+                                                 rows.stay_b[hand])
+        self.with_t, self.best_left = rows.with_t[hand], rows.best_left[hand]
         self.bonus = bonus
-        self.with_t = self.vt + bonus * self.stay_t
         self.best_score = -np.inf
         self.best: tuple[int, int, int] = (0, 0, 0)
 
@@ -172,8 +207,7 @@ class _Search:
         full = (1 << layout.k) - 1
         left = layout.index_left[full ^ layout.mask5[pairs_b] ^ layout.mask5[pairs_m]]
         stays = self.bonus * (self.stay_b[pairs_b] | self.stay_m[pairs_m])
-        best_left = self.with_t[layout.left_tops].max(axis=1)
-        bound = self.vb[pairs_b] + self.vm[pairs_m] + stays + best_left[left]
+        bound = self.vb[pairs_b] + self.vm[pairs_m] + stays + self.best_left[left]
 
         def try_pairs(chunk: npt.NDArray[np.intp]) -> None:
             tops = layout.left_tops[left[chunk]]
@@ -211,14 +245,16 @@ class _Search:
 
 
 _CHUNK = 64
+_GATHER_ELEMENTS = 1 << 18
 
 
 def _stays(arrays: RulesetArrays, s3: npt.NDArray[np.int64], s5: npt.NDArray[np.int64],
-           bonus: float) -> tuple[npt.NDArray[np.bool_], ...]:
-    """Which tops, middles and bottoms would stay in fantasyland (none without a bonus)."""
+           bonus: npt.NDArray[np.bool_]) -> tuple[npt.NDArray[np.bool_], ...]:
+    """Which tops, middles and bottoms would stay in fantasyland (none where ``bonus``,
+    a flag that broadcasts against the strengths, is false)."""
     out = []
     for s, limit in zip((s3, s5, s5), arrays.stay, strict=True):
-        stays = s >= limit if limit is not None and bonus > 0 else np.zeros(s.shape, bool)
+        stays = (s >= limit) & bonus if limit is not None else np.zeros(s.shape, bool)
         out.append(stays)
     return tuple(out)
 

@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from ofcstats.cards import format_card
 from ofcstats.rules.model import Ruleset
-from ofcstats.simulate.bots import Bot
+from ofcstats.simulate.bots import Bot, place_all
 from ofcstats.simulate.scoring import RulesetArrays, board_strengths, fouled, qualifies
 from ofcstats.simulate.state import Boards, Turn
 from ofcstats.simulate.tables import BOTTOM, DISCARD, MIDDLE, TOP
@@ -49,7 +49,9 @@ class StepLog:
         street there, in the order played (so that writing a hand is list indexing)."""
         out: dict[int, list[list[Any]]] = {}
         for tables, seat, cards, rows in self.entries:
-            per_table = out.setdefault(seat, [[] for _ in range(self.tables)])
+            per_table = out.get(seat)
+            if per_table is None:
+                per_table = out[seat] = [[] for _ in range(self.tables)]
             for table, street in zip(tables.tolist(), streets(cards, rows), strict=True):
                 per_table[table].append(street)
         return out
@@ -301,6 +303,10 @@ class Dealer:
                 seen[tables[:, None], seat, cards] = True
             for position in range(s):
                 acting = (button + 1 + position) % s
+                # The seats acting in one position play disjoint tables, so every bot
+                # decides before any card is placed (the heuristic ones together).
+                acts = []
+                asked: list[tuple[Bot, Turn, npt.NDArray[np.int8], npt.NDArray[np.bool_]]] = []
                 for seat in range(s):
                     tables = np.flatnonzero((acting == seat) & playing[:, seat])
                     if not tables.size:
@@ -314,9 +320,15 @@ class Dealer:
                     if (~late).any():
                         on_time = tables[~late]
                         bot = self.bots[seat]
-                        actions[~late] = bot.place(self._turn(
+                        asked.append((bot, self._turn(
                             on_time, seat, number, dealt[seat][on_time], street.discard,
-                            future, boards, seen, visible, in_fl, bot.needs_opponents))
+                            future, boards, seen, visible, in_fl, bot.needs_opponents),
+                            actions, ~late))
+                    acts.append((seat, tables, cards, actions))
+                answers = place_all([bot for bot, *_ in asked], [turn for _, turn, *_ in asked])
+                for (_, _, actions, on_time), rows in zip(asked, answers, strict=True):
+                    actions[on_time] = rows
+                for seat, tables, cards, actions in acts:
                     boards.place(tables, seat, cards, actions)
                     placed = np.where(actions != DISCARD, cards, 52)
                     visible[tables[:, None], placed] = True

@@ -12,7 +12,7 @@ different versions of a row), :func:`combine` weighs whole boards from those.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -54,6 +54,40 @@ AGGRESSIVE = Style("aggressive", foul_cost=7.0, fantasyland_value=22.0, royalty_
                    strength_weight=0.4, chase=1.0, margin=0.0)
 STYLES = {s.name: s for s in (SAFE, BALANCED, AGGRESSIVE)}
 
+
+@dataclass(frozen=True)
+class Weights:
+    """Styles' weights as float32 columns ``(m, 1)``, a row per table, so that tables of
+    several styles are valued in one pass. A float32 weight gives the same numbers as
+    the style's own (a Python float meets float32 arrays as float32)."""
+
+    foul_cost: npt.NDArray[np.float32]
+    fantasyland_value: npt.NDArray[np.float32]
+    royalty_weight: npt.NDArray[np.float32]
+    strength: npt.NDArray[np.float32]  # strength_weight / 13
+    chase: npt.NDArray[np.float32]  # chase * 0.5
+    margin: npt.NDArray[np.float32]
+
+    @classmethod
+    def of(cls, styles: Sequence[tuple[Style, int]]) -> Weights:
+        """Each style for its count of tables, in order."""
+        def column(value: Callable[[Style], float]) -> npt.NDArray[np.float32]:
+            return np.repeat(np.array([value(st) for st, _ in styles], dtype=np.float32),
+                             [n for _, n in styles])[:, None]
+
+        return cls(foul_cost=column(lambda st: st.foul_cost),
+                   fantasyland_value=column(lambda st: st.fantasyland_value),
+                   royalty_weight=column(lambda st: st.royalty_weight),
+                   strength=column(lambda st: st.strength_weight / 13.0),
+                   chase=column(lambda st: st.chase * 0.5),
+                   margin=column(lambda st: st.margin))
+
+    def __getitem__(self, part: slice) -> Weights:
+        return Weights(*(getattr(self, name)[part] for name in _WEIGHT_FIELDS))
+
+
+_WEIGHT_FIELDS = tuple(Weights.__annotations__)
+
 Ints = npt.NDArray[np.integer[Any]]
 _FLUSH_INDEX = Category.FLUSH * 13
 _STRAIGHT_INDEX = Category.STRAIGHT * 13
@@ -93,10 +127,11 @@ FIELDS = tuple(RowFeatures.__annotations__)
 
 
 def row_features(keys: npt.NDArray[np.int64], future_total: npt.NDArray[np.int64],
-                 ctx: Context, arrays: RulesetArrays, style: Style) -> RowFeatures:
+                 ctx: Context, arrays: RulesetArrays, style: Style | Weights) -> RowFeatures:
     """Summaries of each row of ``(3, m, n)`` keys (rows first, so that every array
     operation runs along long rows of memory); ``future_total`` is ``(m, 1)`` open slots
     of the whole board, to share the cards to come among its rows."""
+    weights = _weights(style, keys.shape[1])
     t = row_tables()
     by_id = _id_tables()
     m = keys.shape[1]
@@ -153,9 +188,8 @@ def row_features(keys: npt.NDArray[np.int64], future_total: npt.NDArray[np.int64
         can_pair = (by_id.high_single[ids[0]] >= entry_rank) & (open_slots[0] > 0) & (top < 13)
         chance = _odds(1, 3, np.minimum(ctx.future, 16), ctx.unseen)
         fantasyland[0] = np.maximum((top >= arrays.entry_index).astype(np.float32),
-                                    np.where(can_pair, style.chase * 0.5 * chance, 0.0))
-    weight = np.array([0.5, 1.0, 1.0], dtype=np.float32)[:, None, None] \
-        * (style.strength_weight / 13.0)
+                                    np.where(can_pair, weights.chase * chance, 0.0))
+    weight = np.array([0.5, 1.0, 1.0], dtype=np.float32)[:, None, None] * weights.strength
     return RowFeatures(made=made, catch=catch.astype(np.float32, copy=False),
                        catch_far=catch_far.astype(np.float32, copy=False),
                        royalty=royalty.astype(np.float32, copy=False),
@@ -196,9 +230,11 @@ def _shares(ctx: Context, future_total: npt.NDArray[np.int64]) -> tuple[
     return share.ravel(), (share * 53 + ctx.unseen).ravel()
 
 
-def combine(f: RowFeatures, style: Style, forced: bool = False) -> npt.NDArray[np.float32]:
+def combine(f: RowFeatures, style: Style | Weights,
+            forced: bool = False) -> npt.NDArray[np.float32]:
     """Value of boards from their rows' summaries (each field indexed by row first: an
-    array ``(3, ...)`` or three arrays)."""
+    array ``(3, ...)`` or three arrays; weights by table, ``(m, 1)``)."""
+    weights = _weights(style, np.shape(f.made[0])[0])
     made = f.made
     complete = [f.exact[r] >= 0 for r in range(3)]
     kept = []  # chance each pair of rows stays in order
@@ -208,8 +244,7 @@ def combine(f: RowFeatures, style: Style, forced: bool = False) -> npt.NDArray[n
         # (and both complete: the exact order). Made indices and margins are whole
         # numbers, so the gap is exact in float32.
         gap = made[low] - made[high]
-        if style.margin:
-            gap += np.where(complete[high], np.float32(0.0), np.float32(style.margin))
+        gap += np.where(complete[high], np.float32(0.0), weights.margin)
         miss = 1.0 - np.where(gap > 13, f.catch_far[high], f.catch[high])
         p = np.where(gap > 0, miss, np.where(gap == 0, 0.35 * miss, 0.0))
         both = complete[high] & complete[low]
@@ -223,10 +258,14 @@ def combine(f: RowFeatures, style: Style, forced: bool = False) -> npt.NDArray[n
         kept.append(1.0 - p)
     keep = kept[0] * kept[1]
     risk = 1.0 - keep
-    gain = style.royalty_weight * (f.royalty[0] + f.royalty[1] + f.royalty[2]) \
-        + style.fantasyland_value * f.fantasyland[0]
+    gain = weights.royalty_weight * (f.royalty[0] + f.royalty[1] + f.royalty[2]) \
+        + weights.fantasyland_value * f.fantasyland[0]
     strength = f.strength[0] + f.strength[1] + f.strength[2]
-    return (gain * keep - style.foul_cost * risk + strength).astype(np.float32, copy=False)
+    return (gain * keep - weights.foul_cost * risk + strength).astype(np.float32, copy=False)
+
+
+def _weights(style: Style | Weights, tables: int) -> Weights:
+    return style if isinstance(style, Weights) else Weights.of([(style, tables)])
 
 
 def _odds(need: Ints | int, wanted: Ints | int, drawn: Ints | int,
