@@ -201,12 +201,16 @@ def ruleset_results(seats: pl.DataFrame, table: SeatTable, rulesets: Sequence[Ru
     flows: dict[tuple[RoyaltyTable, bool, int], RoyaltyFlows] = {}
     for ruleset in rulesets:
         key = _royalty_key(ruleset)
-        if key is not None and key not in flows:
-            same = (key[0], key[1], 0)
-            if key[2] and counts[key[2]] is counts[0] and same in flows:
-                flows[key] = flows[same]
-            else:
-                flows[key] = showdown.royalty_flows(table, *key)
+        if key is None or key in flows:
+            continue
+        royalties, spade, mask = key
+        if mask and counts[mask] is counts[0]:
+            mask = 0  # no natural changes a showdown: mask 0's flows serve
+        # The plain flows (no spade bonus) of the same table serve the spade version.
+        plain = (royalties, False, mask)
+        if plain not in flows:
+            flows[plain] = showdown.royalty_flows(table, royalties, False, mask)
+        flows[key] = showdown.royalty_flows(table, royalties, spade, mask, flows[plain])
     h2h: dict[tuple[int, ...], npt.NDArray[np.int16]] = {}
     naturals: dict[Naturals, npt.NDArray[np.int32]] = {}
 

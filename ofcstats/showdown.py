@@ -289,6 +289,7 @@ class RoyaltyFlows:
 
     collected: npt.NDArray[np.int16]  # (3, seats)
     net: npt.NDArray[np.int16]  # collected minus paid, all rows
+    own: npt.NDArray[np.int16]  # (3, seats): each seat's own royalties (0 when fouled)
 
 
 
@@ -302,30 +303,23 @@ def _hand_total(wide: np.ndarray) -> np.ndarray:
 
 
 def royalty_flows(table: SeatTable, royalties: RoyaltyTable, spade_bonus: bool,
-                  mask: int) -> RoyaltyFlows:
-    """Royalties netted pairwise (RULES.md §4); the 2♠ row of either seat counts double."""
-    values = royalties.values()
+                  mask: int, plain: RoyaltyFlows | None = None) -> RoyaltyFlows:
+    """Royalties netted pairwise (RULES.md §4); the 2♠ row of either seat counts double.
+
+    ``plain``, the same table's flows without the spade bonus, saves redoing them: the
+    bonus only adds a second exchange of the 2♠ row.
+    """
+    if plain is None:
+        plain = _plain_flows(table, royalties, mask)
+    if not spade_bonus:
+        return plain
+    own, collected, net = plain.own, plain.collected.copy(), plain.net.copy()
     showing = ~out_of_showdown(table, mask)
-    alive = ~table.fouled & showing  # a fouled hand has no royalties
-    own = np.stack([values[r][table.strength[r]] for r in range(3)])
-    own *= alive
-    own_total = own[0] + own[1] + own[2]
-    collected = np.empty((3, table.seats), dtype=np.int16)
-    net = np.empty(table.seats, dtype=np.int16)
     for n in table.blocks:
-        show = table.wide(showing, n).astype(np.int16)
-        opponents = (_hand_total(show) - show) * show
+        show = table.wide(showing, n)
         mine = table.wide(own, n)  # (3, hands, n)
-        total = table.wide(own_total, n)
-        # Every showdown pair exchanges R(a) - R(b): a seat collects its royalties from
-        # each showdown opponent and pays each of theirs (non-showing seats have none).
         got = table.wide(collected, n)
-        np.multiply(mine, opponents, out=got)
         balance = table.wide(net, n)
-        np.multiply(total, opponents, out=balance)
-        balance -= (_hand_total(total) - total) * show
-        if not spade_bonus:
-            continue
         spade = table.wide(table.spade_row, n)
         for a, b in itertools.combinations(range(n), 2):
             pair = show[:, a] & show[:, b]
@@ -337,7 +331,29 @@ def royalty_flows(table: SeatTable, royalties: RoyaltyTable, spade_bonus: bool,
                 flow = (mine[r, :, a] - mine[r, :, b]) * twice
                 balance[:, a] += flow
                 balance[:, b] -= flow
-    return RoyaltyFlows(collected=collected, net=net)
+    return RoyaltyFlows(collected=collected, net=net, own=own)
+
+
+def _plain_flows(table: SeatTable, royalties: RoyaltyTable, mask: int) -> RoyaltyFlows:
+    values = royalties.values()
+    showing = ~out_of_showdown(table, mask)
+    own = np.stack([np.take(values[r], table.strength[r], mode="clip") for r in range(3)])
+    own *= ~table.fouled & showing  # a fouled hand has no royalties
+    own_total = own[0] + own[1] + own[2]
+    collected = np.empty((3, table.seats), dtype=np.int16)
+    net = np.empty(table.seats, dtype=np.int16)
+    for n in table.blocks:
+        show = table.wide(showing, n).astype(np.int16)
+        opponents = (_hand_total(show) - show) * show
+        mine = table.wide(own, n)  # (3, hands, n)
+        total = table.wide(own_total, n)
+        # Every showdown pair exchanges R(a) - R(b): a seat collects its royalties from
+        # each showdown opponent and pays each of theirs (non-showing seats have none).
+        np.multiply(mine, opponents, out=table.wide(collected, n))
+        balance = table.wide(net, n)
+        np.multiply(total, opponents, out=balance)
+        balance -= (_hand_total(total) - total) * show
+    return RoyaltyFlows(collected=collected, net=net, own=own)
 
 
 def natural_values(table: SeatTable, rule: Naturals) -> Int:
