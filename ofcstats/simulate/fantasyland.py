@@ -21,6 +21,7 @@ import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -29,6 +30,7 @@ from ofcstats import evaluate
 from ofcstats.simulate.scoring import RulesetArrays
 from ofcstats.simulate.tables import BOTTOM, DISCARD, MIDDLE, TOP
 
+Ints = npt.NDArray[np.integer[Any]]
 _PRIMARY = 1 << 16  # value units; strengths (below 2**14 each) add up below it as tie-break
 
 
@@ -176,19 +178,22 @@ class _Search:
             return -np.inf
         return float(np.floor(self.best_score / _PRIMARY))
 
-    def consider(self, t: npt.NDArray[np.int32], mid: npt.NDArray[np.int32],
-                 b: npt.NDArray[np.int32]) -> None:
-        """Keep the best legal set among those given as masks (top, middle, bottom)."""
-        layout, s3, s5 = self.layout, self.s3, self.s5
-        ti, mi, bi = layout.index3[t], layout.index5[mid], layout.index5[b]
-        legal = (s3[ti] <= s5[mi]) & (s5[mi] <= s5[bi])
+    def consider(self, ti: Ints, mi: Ints, bi: Ints) -> None:
+        """Keep the best legal set among those given as indices of the threes and fives
+        (top, middle, bottom: arrays that broadcast together, so that a pair of rows
+        under several tops is looked up once)."""
+        top, mid, bottom = self.s3[ti], self.s5[mi], self.s5[bi]
+        legal = (top <= mid) & (mid <= bottom)
         stays = self.stay_t[ti] | self.stay_m[mi] | self.stay_b[bi]
         primary = self.vt[ti] + self.vm[mi] + self.vb[bi] + self.bonus * stays
-        score = np.where(legal, primary * _PRIMARY + s3[ti] + s5[mi] + s5[bi], -np.inf)
+        score = np.where(legal, primary * _PRIMARY + top + mid + bottom, -np.inf)
         j = int(np.argmax(score))
         if score.flat[j] > self.best_score:
             self.best_score = float(score.flat[j])
-            self.best = (int(t.flat[j]), int(mid.flat[j]), int(b.flat[j]))
+            t, m, b = np.broadcast_arrays(ti, mi, bi)
+            layout = self.layout
+            self.best = (int(layout.mask3[t.flat[j]]), int(layout.mask5[m.flat[j]]),
+                         int(layout.mask5[b.flat[j]]))
 
     def valued_pairs(self) -> None:
         """Cases 1 and 2: every (middle, bottom) pair with a row worth something, bounded
@@ -210,10 +215,8 @@ class _Search:
         bound = self.vb[pairs_b] + self.vm[pairs_m] + stays + self.best_left[left]
 
         def try_pairs(chunk: npt.NDArray[np.intp]) -> None:
-            tops = layout.left_tops[left[chunk]]
-            b = np.broadcast_to(layout.mask5[pairs_b[chunk]][:, None], tops.shape)
-            mid = np.broadcast_to(layout.mask5[pairs_m[chunk]][:, None], tops.shape)
-            self.consider(layout.mask3[tops], mid, b)
+            self.consider(layout.left_tops[left[chunk]], pairs_m[chunk][:, None],
+                          pairs_b[chunk][:, None])
 
         # The most promising pairs first; usually they settle it and the rest never
         # needs sorting. Ties on value are not chased: the first best set found stands.
@@ -235,7 +238,9 @@ class _Search:
             if level <= self.best_value():
                 return
             if level <= 0:
-                self.consider(*_greedy(self.layout, self.s5, self.s3))
+                t, mid, b = _greedy(self.layout, self.s5, self.s3)
+                self.consider(self.layout.index3[t], self.layout.index5[mid],
+                              self.layout.index5[b])
                 return
             tops = np.flatnonzero(self.with_t == level)
             before = self.best_score
@@ -271,9 +276,9 @@ def _top_level(layout: _Layout, tops: npt.NDArray[np.intp], s5: npt.NDArray[np.i
     m_pick = np.argmax(np.where(apart_m, s5[None, :], -1), axis=1)
     greedy_ok = s5[m_pick] >= s3[tops]
     if greedy_ok.any():
-        consider(t_masks[greedy_ok], layout.mask5[m_pick[greedy_ok]], b_masks[greedy_ok])
+        consider(tops[greedy_ok], m_pick[greedy_ok], b_pick[greedy_ok])
         return
-    for t_mask, t_strength in zip(t_masks, s3[tops], strict=True):
+    for top, t_mask, t_strength in zip(tops, t_masks, s3[tops], strict=True):
         good = np.flatnonzero(((layout.mask5 & t_mask) == 0) & (s5 >= t_strength))
         if good.size < 2:
             continue
@@ -281,9 +286,9 @@ def _top_level(layout: _Layout, tops: npt.NDArray[np.intp], s5: npt.NDArray[np.i
         i, j = np.nonzero(np.triu((g[:, None] & g[None, :]) == 0, 1))
         if not i.size:
             continue
-        low = np.where(s5[good[i]] <= s5[good[j]], g[i], g[j])
-        high = np.where(s5[good[i]] <= s5[good[j]], g[j], g[i])
-        consider(np.full(low.shape, t_mask, dtype=np.int32), low, high)
+        low = np.where(s5[good[i]] <= s5[good[j]], good[i], good[j])
+        high = np.where(s5[good[i]] <= s5[good[j]], good[j], good[i])
+        consider(np.full(low.shape, top), low, high)
 
 
 def _greedy(layout: _Layout, s5: npt.NDArray[np.int64],
