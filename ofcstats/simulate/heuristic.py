@@ -159,7 +159,7 @@ def row_features(keys: npt.NDArray[np.int64], future_total: npt.NDArray[np.int64
         straight[1:][draws] = 0.6 * _odds(need, np.minimum(4 * need, 13), 0, 0,
                                           tail[slot[1:][draws]])
     # No open slot: nothing drawn (share 0), so no chance, as it should be.
-    improve = _odds(1, by_id.outs[ids], 0, 0, tail[slot])
+    improve = _at_least(by_id.improve_index[ids] + tail[slot])
     empty = ids == 0  # id 0 is the empty row: a guess from its share of the cards alone
     if empty.any():
         improve[empty] = (np.minimum(share[slot[empty]], 5) * 0.12).astype(np.float32)
@@ -205,19 +205,13 @@ def _complete_rows(full: npt.NDArray[np.bool_], ids: npt.NDArray[np.intp],
     """Fill in the exact strength of the full rows, and the made index and royalty of it
     (only the full rows are looked at: most rows of a street are in the making)."""
     t = row_tables()
-    for r in range(3):
-        here = full[r]
-        if not here.any():
-            continue
-        row_ids = ids[r][here]
-        if r == TOP:
-            strength = t.full3[row_ids].astype(np.intp)
-        else:
-            strength = np.where(t.suited[suit_word[r][here]], t.full5_flush[row_ids],
-                                t.full5[row_ids]).astype(np.intp)
-        made[r][here] = _category_of_strength()[strength]
-        exact[r][here] = strength
-        royalty[r][here] = arrays.royalty[r][strength]
+    row = np.nonzero(full)[0]
+    row_ids = ids[full]
+    five = np.where(t.suited[suit_word[full]], t.full5_flush[row_ids], t.full5[row_ids])
+    strength = np.where(row == TOP, t.full3[row_ids], five).astype(np.intp)
+    made[full] = _category_of_strength()[strength]
+    exact[full] = strength
+    royalty[full] = _royalty_by_strength(arrays)[row, strength]
 
 
 def _shares(ctx: Context, future_total: npt.NDArray[np.int64]) -> tuple[
@@ -272,8 +266,16 @@ def _odds(need: Ints | int, wanted: Ints | int, drawn: Ints | int,
           unseen: Ints | int, tail: Ints | int = 0) -> npt.NDArray[np.float32]:
     """``at_least_table()[need, wanted, drawn, unseen]`` through one flat gather;
     ``tail`` may bring ``drawn * 53 + unseen`` ready made."""
-    flat = (np.asarray(need, dtype=np.intp) * 14 + wanted) * (17 * 53) + drawn * 53 + unseen \
-        + tail
+    return _at_least(_odds_index(need, wanted, drawn, unseen) + tail)
+
+
+def _odds_index(need: Ints | int, wanted: Ints | int, drawn: Ints | int,
+                unseen: Ints | int) -> npt.NDArray[np.intp]:
+    """The flat index of ``at_least_table()[need, wanted, drawn, unseen]``."""
+    return (np.asarray(need, dtype=np.intp) * 14 + wanted) * (17 * 53) + drawn * 53 + unseen
+
+
+def _at_least(flat: Ints) -> npt.NDArray[np.float32]:
     return np.asarray(np.take(at_least_table().ravel(), flat), dtype=np.float32)
 
 
@@ -283,7 +285,7 @@ class _IdTables:
 
     size: npt.NDArray[np.intp]  # cards in the row
     made: npt.NDArray[np.float32]  # made index (-1 for an empty row)
-    outs: npt.NDArray[np.intp]  # cards that pair up a single or make trips, at most 13
+    improve_index: npt.NDArray[np.intp]  # odds index of one of its outs, before the draw
     flush_draw: npt.NDArray[np.bool_]  # 2 to 4 cards: a flush draw if they share a suit
     straight_draw: npt.NDArray[np.bool_]  # 3 to 4 distinct ranks that fit a straight
     high_single: npt.NDArray[np.int8]
@@ -293,10 +295,11 @@ class _IdTables:
 def _id_tables() -> _IdTables:
     t = row_tables()
     size = t.size.astype(np.intp)
+    outs = np.minimum(3 * t.singles.astype(np.intp) + 2 * t.pair_ranks, 13)
     # Flush and straight draws only count in the five-card rows, so a size of 2 to 4
     # there is the same as "at least 2 (or 3) cards and a slot open".
     return _IdTables(size=size, made=t.made_index.astype(np.float32),
-                     outs=np.minimum(3 * t.singles + 2 * t.pair_ranks, 13).astype(np.intp),
+                     improve_index=_odds_index(1, outs, 0, 0),
                      flush_draw=(size >= 2) & (size <= 4),
                      straight_draw=t.straight_ok & (size >= 3) & (size <= 4),
                      high_single=t.high_single)
@@ -309,6 +312,16 @@ def _category_of_strength() -> npt.NDArray[np.float32]:
 
 
 _ROYALTY_BY_ID: dict[int, tuple[RulesetArrays, npt.NDArray[np.float32]]] = {}
+_ROYALTY_BY_STRENGTH: dict[int, tuple[RulesetArrays, npt.NDArray[np.int16]]] = {}
+
+
+def _royalty_by_strength(arrays: RulesetArrays) -> npt.NDArray[np.int16]:
+    """``(3, strengths)``: the royalty of each row by exact strength (cached per ruleset,
+    as :func:`_royalty_by_id`)."""
+    cached = _ROYALTY_BY_STRENGTH.get(id(arrays))
+    if cached is None or cached[0] is not arrays:
+        cached = _ROYALTY_BY_STRENGTH[id(arrays)] = (arrays, np.stack(arrays.royalty))
+    return cached[1]
 
 
 def _royalty_by_id(arrays: RulesetArrays) -> npt.NDArray[np.float32]:
