@@ -95,7 +95,8 @@ class _Gathered(Sequence[npt.NDArray[np.float32]]):
             return [self[r] for r in range(3)[row]]
         got = self.got[row]
         if got is None:
-            got = self.got[row] = np.take(self.rows[row][self.part], self.sub[:, row], axis=1)
+            # Indexing, not np.take(axis=1): twice as fast on these short rows.
+            got = self.got[row] = self.rows[row][self.part][:, self.sub[:, row]]
         return got
 
 
