@@ -328,11 +328,19 @@ class Dealer:
                 answers = place_all([bot for bot, *_ in asked], [turn for _, turn, *_ in asked])
                 for (_, _, actions, on_time), rows in zip(asked, answers, strict=True):
                     actions[on_time] = rows
-                for seat, tables, cards, actions in acts:
-                    boards.place(tables, seat, cards, actions)
-                    placed = np.where(actions != DISCARD, cards, 52)
-                    visible[tables[:, None], placed] = True
-                    log(tables, seat, cards, actions)
+                if not acts:
+                    continue
+                # One placement for the seats of the position (their tables differ).
+                tables = np.concatenate([t for _, t, _, _ in acts])
+                cards = np.concatenate([c for _, _, c, _ in acts])
+                actions = np.concatenate([a for _, _, _, a in acts])
+                boards.place(tables, np.repeat([seat for seat, *_ in acts],
+                                               [t.size for _, t, _, _ in acts]),
+                             cards, actions)
+                placed = np.where(actions != DISCARD, cards, 52)
+                visible[tables[:, None], placed] = True
+                for seat, seat_tables, seat_cards, seat_actions in acts:
+                    log(seat_tables, seat, seat_cards, seat_actions)
 
     def _turn(self, tables: npt.NDArray[np.intp], seat: int, number: int,
               cards: npt.NDArray[np.uint8], discards: int, future: int, boards: Boards,
