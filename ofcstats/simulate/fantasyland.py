@@ -183,6 +183,8 @@ class _Search:
         (top, middle, bottom: arrays that broadcast together, so that a pair of rows
         under several tops is looked up once)."""
         top, mid, bottom = self.s3[ti], self.s5[mi], self.s5[bi]
+        if top.size == 0 or mid.size == 0 or bottom.size == 0:
+            return  # nothing to consider (no argmax of an empty array)
         legal = (top <= mid) & (mid <= bottom)
         stays = self.stay_t[ti] | self.stay_m[mi] | self.stay_b[bi]
         primary = self.vt[ti] + self.vm[mi] + self.vb[bi] + self.bonus * stays
