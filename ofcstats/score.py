@@ -18,7 +18,9 @@ stacking thirteen rulesets copies no data.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -279,15 +281,67 @@ def ruleset_results(seats: pl.DataFrame, table: SeatTable, rulesets: Sequence[Ru
                   showdowns=showdowns, natural_bits=pl.Series(table.natural_bits))
 
 
+PARALLEL_FROM = 200_000
+"""Seats from which scoring splits the hands between the machine's cores."""
+
+
+def _cores() -> int:
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _hand_parts(frame: pl.DataFrame, parts: int) -> list[pl.DataFrame]:
+    """``frame`` cut into ``parts`` slices of about equal size, never inside a hand.
+
+    The cuts fall where ``hand_id`` changes; when a hand's seats are not adjacent the
+    frame is sorted by hand first (as :func:`_laid_out` would).
+    """
+    ids = frame.get_column("hand_id")
+    change = (ids.slice(1) != ids.slice(0, ids.len() - 1)).to_numpy()
+    starts = np.flatnonzero(np.concatenate([[True], change]))
+    if len(starts) != ids.gather(starts).n_unique():
+        frame = frame.sort("hand_id", "seat")
+        return _hand_parts(frame, parts)
+    wanted = np.arange(1, parts) * (frame.height // parts)
+    cuts = np.unique(np.concatenate([[0], starts[np.searchsorted(starts, wanted)
+                                                   .clip(max=len(starts) - 1)],
+                                     [frame.height]]))
+    return [frame.slice(int(a), int(b - a)) for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
+
+
+def _stacked(parts: Sequence[Scored], rulesets: int) -> Scored:
+    """The parts' results as if scored together: ruleset blocks stay whole and in order."""
+    sizes = [part.natural_bits.len() for part in parts]
+    blocks = [part.results.slice(r * size, size)
+              for r in range(rulesets) for part, size in zip(parts, sizes, strict=True)]
+    showdowns = {mask: pl.concat([part.showdowns[mask] for part in parts], rechunk=False)
+                 for mask in parts[0].showdowns}
+    return Scored(results=pl.concat(blocks, rechunk=False), showdowns=showdowns,
+                  natural_bits=pl.concat([part.natural_bits for part in parts]))
+
+
+def _score_part(frame: pl.DataFrame, rulesets: Sequence[Ruleset]) -> Scored:
+    frame, table = _laid_out(frame)
+    return ruleset_results(frame, table, rulesets)
+
+
 def score_with_showdowns(seats: pl.LazyFrame | pl.DataFrame, rulesets: Sequence[Ruleset]
                          ) -> Scored:
-    """Score every hand in ``seats`` under every ruleset; keep the shared showdowns apart."""
+    """Score every hand in ``seats`` under every ruleset; keep the shared showdowns apart.
+
+    A large frame is cut between hands into one part per core, scored in threads (numpy
+    releases the GIL in its loops), and stacked back in the order one call would give.
+    """
     frame = seats.collect() if isinstance(seats, pl.LazyFrame) else seats
     if not rulesets or frame.is_empty():
         empty = pl.DataFrame(schema=RESULT_SCHEMA)
         return Scored(results=empty, showdowns={}, natural_bits=pl.Series([], dtype=pl.UInt8))
-    frame, table = _laid_out(frame)
-    return ruleset_results(frame, table, rulesets)
+    cores = _cores()
+    if cores < 2 or frame.height < PARALLEL_FROM:
+        return _score_part(frame, rulesets)
+    parts = _hand_parts(frame, cores)
+    with ThreadPoolExecutor(max_workers=len(parts)) as pool:
+        scored = list(pool.map(lambda part: _score_part(part, rulesets), parts))
+    return _stacked(scored, len(rulesets))
 
 
 def score(seats: pl.LazyFrame | pl.DataFrame, rulesets: Sequence[Ruleset]) -> pl.DataFrame:

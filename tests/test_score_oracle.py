@@ -58,3 +58,36 @@ def test_pipeline_matches_plain_scorer(name: str) -> None:
             assert got["scoops"] == facts["scoops"], context
             assert got["scooped"] == facts["scooped"], context
             assert got["fantasyland_next"] == facts["fantasyland_next"], context
+
+
+def test_scoring_split_between_cores_equals_scoring_at_once(monkeypatch: pytest.MonkeyPatch
+                                                            ) -> None:
+    """Large frames are cut between hands and scored in threads: the results, showdowns
+    and natural bits must be those of one call, whatever the order of the seats (here
+    shuffled, so hands are not adjacent) and the seat counts; and the stacked results keep
+    the layout one call gives, every ruleset's block listing the same seats in the same
+    order as the showdowns and natural bits."""
+    from ofcstats import score as scoring  # noqa: PLC0415
+
+    seats = seats_frame(mixed_hands(900, seed=5)).sample(fraction=1.0, shuffle=True, seed=1)
+    rulesets = [load_ruleset(name) for name in preset_names()]
+    keys = ["ruleset", "hand_id", "seat"]
+    monkeypatch.setattr(scoring, "PARALLEL_FROM", 10**9)
+    whole = scoring.score_with_showdowns(seats, rulesets)
+    for cores in (2, 3):
+        monkeypatch.setattr(scoring, "PARALLEL_FROM", 1)
+        monkeypatch.setattr(scoring, "_cores", lambda cores=cores: cores)
+        split = scoring.score_with_showdowns(seats, rulesets)
+        assert split.results.sort(keys).equals(whole.results.sort(keys))
+        order = split.showdowns[0].select("hand_id", "seat")
+        for block in split.results.partition_by("ruleset", maintain_order=True):
+            assert block.select("hand_id", "seat").equals(order)
+        assert split.showdowns.keys() == whole.showdowns.keys()
+        for mask, frame in whole.showdowns.items():
+            assert split.showdowns[mask].select("hand_id", "seat").equals(order)
+            assert split.showdowns[mask].sort("hand_id", "seat").equals(
+                frame.sort("hand_id", "seat")), mask
+        bits = order.with_columns(bits=split.natural_bits).sort("hand_id", "seat")
+        expected = whole.showdowns[0].select("hand_id", "seat").with_columns(
+            bits=whole.natural_bits).sort("hand_id", "seat")
+        assert bits.equals(expected)
