@@ -113,6 +113,7 @@ def synthetic_store(path: Path, hands: int, batch: int = 500_000) -> None:
             con.execute("COMMIT")
             con.unregister("new_hands")
             con.unregister("new_seats")
+        store.compact()  # as ingest leaves it
 
 
 def end_to_end(hands: int) -> list[tuple[str, str]]:

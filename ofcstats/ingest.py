@@ -166,6 +166,8 @@ def ingest(paths: Iterable[Path], database: Path | str | None = None,
             done_before += size
             if progress is not None:
                 progress(done_before, total)
+        if summary.hands:
+            store.compact()
     summary.seconds = time.perf_counter() - started
     return summary
 

@@ -7,9 +7,12 @@ The work is split so that a ruleset costs almost nothing:
 2. :func:`ofcstats.showdown.head_to_head` and :func:`~ofcstats.showdown.royalty_flows`
    compare every seat with every opponent once, keeping the counts the scoring formula
    is linear in (per natural mask, per distinct royalty table);
-3. :func:`features` stacks those counts into one matrix and :func:`ruleset_results`
-   multiplies it by each ruleset's coefficients: one matrix product scores every
-   ruleset; fantasyland and the reporting columns are looked up per policy.
+3. :func:`ruleset_results` turns the counts into each ruleset's points: head-to-head
+   points once per distinct set of head-to-head values (:func:`head_to_head_points`),
+   royalty flows once per distinct royalty table, fantasyland once per policy, so
+   rulesets that differ in one value share everything else.
+
+A large frame is cut between hands into one part per core, scored in threads.
 
 Input is one row per seat (:data:`SEAT_SCHEMA`), output one row per hand, seat and
 ruleset (:data:`RESULT_SCHEMA`). Per-ruleset frames share their unchanged columns, so

@@ -85,6 +85,28 @@ def test_seats_read_back_are_the_seats_that_were_loaded(tmp_path: Path) -> None:
     assert_frame_equal(stored, loaded)
 
 
+def test_ingest_compacts_the_store_once_when_it_loaded_hands(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The merge of partly filled row groups happens at the end of a load that added
+    hands (not once per file, and not when nothing new came in); the hands are whole
+    after it and the marker table it uses is gone."""
+    calls: list[Path] = []
+    compact = Store.compact
+    monkeypatch.setattr(Store, "compact", lambda self: (calls.append(self.path), compact(self)))
+    first, second = hands_file(tmp_path, n=40), hands_file(tmp_path, n=40, name="t.jsonl")
+    db = tmp_path / "x.duckdb"
+    ingest([first, second], db, batch_bytes=4096)
+    assert calls == [db]
+    ingest([first], db)
+    assert calls == [db]
+    with Store(db) as store:
+        tables = {name for (name,) in store.con.execute(
+            "SELECT table_name FROM duckdb_tables()").fetchall()}
+        assert "_compact_marker" not in tables
+        assert store.count("hands") == 80
+        assert store.count("seats") == 160
+
+
 def test_seats_frame_filters_whole_hands(tmp_path: Path) -> None:
     path = hands_file(tmp_path)
     db = tmp_path / "x.duckdb"
