@@ -2,23 +2,26 @@
 
 The value of a set is its royalties plus, when the seat may stay in fantasyland, a
 bonus for staying (RULES.md §6). The search is exact but avoids the million sets of a
-14-card hand by splitting them by where their value can come from:
+14-card hand by splitting them by where their value can come from, and works on all
+hands of a batch at once (flat arrays of candidates, each tagged with its hand):
 
-1. a bottom that is worth something (a royalty or a stay) - every middle and top
-   under it is tried;
-2. any bottom with a middle worth something - every bottom and top around it is tried;
-3. neither: only the top is worth anything; tops are tried from the most valuable
-   down, and the first that has a legal middle and bottom under it wins (level 0 is
-   the plain "strongest bottom, then strongest middle" set, always legal).
+0. the plain set (strongest bottom, strongest middle of the rest, weakest top of what
+   is left: always legal) is the first best;
+1. a bottom or a middle that is worth something (a royalty or a stay): every such
+   (middle, bottom) pair gets a bound, its value with the best top of the cards left;
+   the pairs whose bound beats the best so far are tried with every top left;
+2. neither: only the top is worth anything; each top worth more than the best so far
+   is tried with the strongest bottom and middle that avoid it, and, where that is not
+   legal, with every pair of fives strong enough (rare).
 
-Every set is in one of the three cases and each case finds its best exactly, so the
-best of the three is the best set; the strongest rows break ties (to win the rows).
+Every set is in case 1 or 2 and each case finds what beats the best so far, so the
+best set is found; the strongest rows break ties within a batch of candidates (to win
+the rows).
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -48,6 +51,8 @@ class _Layout:
     apart5: npt.NDArray[np.int32]  # (C(k,5), C(k-5,5)): the fives sharing no card with each
     index_left: npt.NDArray[np.int32]  # mask of k-10 cards -> row of ``left_tops``
     left_tops: npt.NDArray[np.int32]  # (C(k,k-10), C(k-10,3)): the tops among them
+    apart_left: npt.NDArray[np.int32]  # like apart5: row of index_left of the cards left
+    apart3: npt.NDArray[np.int32]  # (C(k,3), C(k-3,5)): the fives sharing no card with each
 
 
 @cache
@@ -66,7 +71,11 @@ def _layout(k: int) -> _Layout:
     index_left = np.full(1 << k, -1, dtype=np.int32)
     index_left[left_masks] = np.arange(len(left_masks), dtype=np.int32)
     left_tops = np.stack([np.flatnonzero((mask3 & ~m) == 0) for m in left_masks]).astype(np.int32)
-    return _Layout(k, five, three, mask5, mask3, index5, index3, apart5, index_left, left_tops)
+    full = (1 << k) - 1
+    apart_left = index_left[full ^ mask5[:, None] ^ mask5[apart5]]
+    apart3 = np.stack([np.flatnonzero((mask5 & m) == 0) for m in mask3]).astype(np.int32)
+    return _Layout(k, five, three, mask5, mask3, index5, index3, apart5, index_left, left_tops,
+                   apart_left, apart3)
 
 
 @cache
@@ -106,17 +115,27 @@ def best_sets(cards: npt.NDArray[np.uint8], arrays: RulesetArrays,
     out = np.empty((m, k), dtype=np.int8)
     if not m:
         return out
-    # Every subset's strength and value for all hands at once; the search is per hand.
-    rows = _Rows.of(cards, arrays, bonus)
-    for i in range(m):
-        search = _Search(rows, i, float(bonus[i]))
-        search.valued_pairs()
-        search.top_only()
-        actions = np.full(k, DISCARD, dtype=np.int8)
-        for mask, row in zip(search.best, (TOP, MIDDLE, BOTTOM), strict=True):
-            actions[(mask >> np.arange(k)) & 1 == 1] = row
-        out[i] = actions
+    # Rows of the pair search grow as C(k, 5) * C(k - 5, 5): a few hands at a time.
+    layout = _layout(k)
+    step = max(1, _PAIR_ELEMENTS // layout.apart5.size)
+    bits = (1 << np.arange(k))[None, :]
+    for start in range(0, m, step):
+        part = slice(start, start + step)
+        rows = _Rows.of(cards[part], arrays, bonus[part])
+        best = _Best(rows)
+        best.plain()
+        best.valued_pairs()
+        best.tops()
+        actions = np.full((rows.m, k), DISCARD, dtype=np.int8)
+        for masks, row in ((layout.mask3[best.t], TOP), (layout.mask5[best.mid], MIDDLE),
+                           (layout.mask5[best.b], BOTTOM)):
+            actions[(masks[:, None] & bits) != 0] = row
+        out[part] = actions
     return out
+
+
+_PAIR_ELEMENTS = 1 << 25  # (hands x fives x fives apart) per batch, at most; a few in
+# a hundred fives are worth something, so the arrays made are far smaller
 
 
 @dataclass(frozen=True)
@@ -124,6 +143,8 @@ class _Rows:
     """Every five and three of each hand: strength, royalty, stay, ``(m, subsets)``."""
 
     layout: _Layout
+    m: int
+    bonus: npt.NDArray[np.float64]  # (m,)
     s5: npt.NDArray[np.int64]
     s3: npt.NDArray[np.int64]
     vt: npt.NDArray[np.float64]  # royalty of each three as a top
@@ -155,103 +176,192 @@ class _Rows:
         for start in range(0, m, step):
             part = slice(start, start + step)
             best_left[part] = with_t[part][:, layout.left_tops].max(axis=2)
-        return cls(layout, s5, s3, vt, vm, vb, stay_t, stay_m, stay_b, with_t, best_left)
+        return cls(layout, m, np.asarray(bonus, dtype=np.float64), s5, s3, vt, vm, vb,
+                   stay_t, stay_m, stay_b, with_t, best_left)
 
 
-class _Search:
-    """The best set of one hand: every subset's strength and value, the best so far."""
+class _Best:
+    """The best set found so far for each hand of a batch, and the searches that
+    improve it. Candidates come as flat arrays: hand, top (index of a three), middle
+    and bottom (indices of fives)."""
 
-    def __init__(self, rows: _Rows, hand: int, bonus: float):
-        self.layout = rows.layout
-        self.s5, self.s3 = rows.s5[hand], rows.s3[hand]
-        self.vt, self.vm, self.vb = rows.vt[hand], rows.vm[hand], rows.vb[hand]
-        self.stay_t, self.stay_m, self.stay_b = (rows.stay_t[hand], rows.stay_m[hand],
-                                                 rows.stay_b[hand])
-        self.with_t, self.best_left = rows.with_t[hand], rows.best_left[hand]
-        self.bonus = bonus
-        self.best_score = -np.inf
-        self.best: tuple[int, int, int] = (0, 0, 0)
+    def __init__(self, rows: _Rows):
+        self.rows = rows
+        m = rows.m
+        self.score = np.full(m, -np.inf)
+        self.t = np.zeros(m, dtype=np.intp)
+        self.mid = np.zeros(m, dtype=np.intp)
+        self.b = np.zeros(m, dtype=np.intp)
+        self.f = rows.s5.shape[1]  # fives per hand, to index the flat arrays
+        self.n3 = rows.s3.shape[1]
 
-    def best_value(self) -> float:
-        """The value (royalties and stay) of the best set so far."""
-        if self.best_score == -np.inf:
-            return -np.inf
-        return float(np.floor(self.best_score / _PRIMARY))
+    def value(self) -> npt.NDArray[np.float64]:
+        """Royalties and stay of each hand's best set so far."""
+        return np.floor(self.score / _PRIMARY)
 
-    def consider(self, ti: Ints, mi: Ints, bi: Ints) -> None:
-        """Keep the best legal set among those given as indices of the threes and fives
-        (top, middle, bottom: arrays that broadcast together, so that a pair of rows
-        under several tops is looked up once)."""
-        top, mid, bottom = self.s3[ti], self.s5[mi], self.s5[bi]
-        if top.size == 0 or mid.size == 0 or bottom.size == 0:
-            return  # nothing to consider (no argmax of an empty array)
-        legal = (top <= mid) & (mid <= bottom)
-        stays = self.stay_t[ti] | self.stay_m[mi] | self.stay_b[bi]
-        primary = self.vt[ti] + self.vm[mi] + self.vb[bi] + self.bonus * stays
-        score = np.where(legal, primary * _PRIMARY + top + mid + bottom, -np.inf)
-        j = int(np.argmax(score))
-        if score.flat[j] > self.best_score:
-            self.best_score = float(score.flat[j])
-            t, m, b = np.broadcast_arrays(ti, mi, bi)
-            layout = self.layout
-            self.best = (int(layout.mask3[t.flat[j]]), int(layout.mask5[m.flat[j]]),
-                         int(layout.mask5[b.flat[j]]))
+    def scores(self, h: Ints, t: Ints, mid: Ints, b: Ints) -> npt.NDArray[np.float64]:
+        """Value (in ``_PRIMARY`` units) plus strengths of each candidate; ``-inf`` if
+        the rows are out of order. The arrays broadcast together."""
+        r = self.rows
+        f5, f3 = h * self.f, h * self.n3
+        top, middle, bottom = (r.s3.ravel()[f3 + t], r.s5.ravel()[f5 + mid],
+                               r.s5.ravel()[f5 + b])
+        legal = (top <= middle) & (middle <= bottom)
+        stays = r.stay_t.ravel()[f3 + t] | r.stay_m.ravel()[f5 + mid] \
+            | r.stay_b.ravel()[f5 + b]
+        value = r.vt.ravel()[f3 + t] + r.vm.ravel()[f5 + mid] + r.vb.ravel()[f5 + b] \
+            + r.bonus[h] * stays
+        return np.where(legal, value * _PRIMARY + top + middle + bottom, -np.inf)
+
+    def offer(self, h: Ints, t: Ints, mid: Ints, b: Ints,
+              score: npt.NDArray[np.float64] | None = None) -> None:
+        """Keep, per hand, the first best candidate where it beats the best so far."""
+        if score is None:
+            score = self.scores(h, t, mid, b)
+        if not score.size:
+            return
+        top = np.full(self.rows.m, -np.inf)
+        np.maximum.at(top, h, score)
+        hit = np.flatnonzero((score == top[h]) & (score > self.score[h]))
+        if not hit.size:
+            return
+        hands, first = np.unique(h[hit], return_index=True)
+        pick = hit[first]
+        self.score[hands] = score[pick]
+        self.t[hands], self.mid[hands], self.b[hands] = t[pick], mid[pick], b[pick]
+
+    def plain(self) -> None:
+        """Case 0: strongest bottom, strongest middle of the rest, weakest top left
+        (legal: the middle is the best five of its cards, so above any three of them)."""
+        r, layout = self.rows, self.rows.layout
+        hands = np.arange(r.m)
+        b = np.argmax(r.s5, axis=1)
+        apart = layout.apart5[b]
+        j = np.argmax(np.take_along_axis(r.s5, apart, axis=1), axis=1)
+        mid = apart[hands, j]
+        tops = layout.left_tops[layout.apart_left[b, j]]
+        t = tops[hands, np.argmin(np.take_along_axis(r.s3, tops, axis=1), axis=1)]
+        self.offer(hands, t, mid, b)
 
     def valued_pairs(self) -> None:
-        """Cases 1 and 2: every (middle, bottom) pair with a row worth something, bounded
-        by the best top of the cards left over; only pairs whose bound beats the best
-        set so far get their tops tried."""
-        layout, s5 = self.layout, self.s5
-        worth_b = np.flatnonzero((self.vb > 0) | self.stay_b)
-        worth_m = np.flatnonzero((self.vm > 0) | self.stay_m)
-        width = layout.apart5.shape[1]
-        pairs_b = np.concatenate([np.repeat(worth_b, width), layout.apart5[worth_m].ravel()])
-        pairs_m = np.concatenate([layout.apart5[worth_b].ravel(), np.repeat(worth_m, width)])
-        if not pairs_b.size:
+        """Case 1: every (middle, bottom) pair with a row worth something, bounded by
+        the best top of the cards left over; the pair of best bound is tried first,
+        then every pair whose bound still beats the best set, each with every top."""
+        r, layout = self.rows, self.rows.layout
+        worth_b = (r.vb > 0) | r.stay_b
+        worth_m = self._under_plain_bottoms(((r.vm > 0) | r.stay_m) & ~worth_b, ~worth_b)
+        # A pair's own value, a stay counted in both rows: a bound all the same.
+        val_b = r.vb + r.bonus[:, None] * r.stay_b
+        val_m = r.vm + r.bonus[:, None] * r.stay_m
+        groups = []
+        for worth, bottom_first in ((worth_b, True), (worth_m, False)):
+            h, five = np.nonzero(worth)
+            if not h.size:
+                continue
+            # (pairs of one five, every five apart from it): a dense block each.
+            other = layout.apart5[five]
+            flat = h[:, None] * self.f + other
+            s_other, s_five = r.s5.ravel()[flat], r.s5[h, five][:, None]
+            if bottom_first:
+                ok = s_other <= s_five
+                bound = val_b[h, five][:, None] + val_m.ravel()[flat]
+            else:  # worth nothing at the bottom: its own value is 0
+                ok = (s_other >= s_five) & ~worth_b.ravel()[flat]
+                bound = np.broadcast_to(val_m[h, five][:, None], flat.shape)
+            left = layout.apart_left[five]
+            bound = np.where(ok, bound + r.best_left.ravel()[
+                h[:, None] * r.best_left.shape[1] + left], -np.inf)
+            groups.append((h, five, other, left, bound, bottom_first))
+        if not groups:
             return
-        keep = s5[pairs_m] <= s5[pairs_b]
-        pairs_b, pairs_m = pairs_b[keep], pairs_m[keep]
+        # The pair of best bound of each hand first: usually it settles the hand.
+        top_bound = np.full(r.m, -np.inf)
+        for h, *_, bound, _ in groups:
+            np.maximum.at(top_bound, h, bound.max(axis=1))
+        for only_best in (True, False):
+            for h, five, other, left, bound, bottom_first in groups:
+                if only_best:
+                    rows = np.flatnonzero(bound.max(axis=1) == top_bound[h])
+                    rows = rows[np.unique(h[rows], return_index=True)[1]]
+                    i, j = rows, np.argmax(bound[rows], axis=1)
+                else:
+                    i, j = np.nonzero(bound > self.value()[h][:, None])
+                mids, bottoms = (other[i, j], five[i]) if bottom_first else (five[i], other[i, j])
+                self._try_pairs(h[i], mids, bottoms, left[i, j])
+
+    def _under_plain_bottoms(self, middles: npt.NDArray[np.bool_],
+                             plain: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
+        """The ``middles`` that may sit under one of the ``plain`` fives (a bottom worth
+        nothing): not stronger than the strongest of those, and not in a hand where
+        every such pair shares a card (say its only trips)."""
+        r, layout = self.rows, self.rows.layout
+        strongest = np.where(plain, r.s5, -1).max(axis=1)
+        middles = middles & (r.s5 <= strongest[:, None])
+        weakest = np.where(middles, r.s5, np.iinfo(np.int64).max).min(axis=1)
+        bottoms = plain & (r.s5 >= weakest[:, None])
         full = (1 << layout.k) - 1
-        left = layout.index_left[full ^ layout.mask5[pairs_b] ^ layout.mask5[pairs_m]]
-        stays = self.bonus * (self.stay_b[pairs_b] | self.stay_m[pairs_m])
-        bound = self.vb[pairs_b] + self.vm[pairs_m] + stays + self.best_left[left]
+        shared = np.bitwise_and.reduce(np.where(middles, layout.mask5, full), axis=1) \
+            & np.bitwise_and.reduce(np.where(bottoms, layout.mask5, full), axis=1)
+        return middles & (shared == 0)[:, None]
 
-        def try_pairs(chunk: npt.NDArray[np.intp]) -> None:
-            self.consider(layout.left_tops[left[chunk]], pairs_m[chunk][:, None],
-                          pairs_b[chunk][:, None])
+    def _try_pairs(self, h: Ints, mid: Ints, b: Ints, left: Ints) -> None:
+        """The listed pairs, each with every top of its cards left over."""
+        if not h.size:
+            return
+        tops = self.rows.layout.left_tops[left]  # (n, C)
+        score = self.scores(h[:, None], tops, mid[:, None], b[:, None])
+        j = np.argmax(score, axis=1)
+        rows = np.arange(h.size)
+        self.offer(h, tops[rows, j], mid, b, score[rows, j])
 
-        # The most promising pairs first; usually they settle it and the rest never
-        # needs sorting. Ties on value are not chased: the first best set found stands.
-        first = np.argpartition(-bound, _CHUNK)[:_CHUNK] if bound.size > _CHUNK \
-            else np.arange(bound.size)
-        try_pairs(first)
-        bound[first] = -np.inf
-        rest = np.flatnonzero(bound > self.best_value())
-        order = rest[np.argsort(-bound[rest], kind="stable")]
-        for start in range(0, order.size, _CHUNK):
-            chunk = order[start:start + _CHUNK]
-            if bound[chunk[0]] <= self.best_value():
-                break
-            try_pairs(chunk)
+    def tops(self) -> None:
+        """Case 2: every top worth more than the best so far, with the strongest bottom
+        and middle that avoid it; where those are out of order, every pair of fives."""
+        r, layout = self.rows, self.rows.layout
+        h, t = np.nonzero(r.with_t > self.value()[:, None])
+        if not h.size:
+            return
+        f5 = h[:, None] * self.f
+        apart = layout.apart3[t]  # (n, A) fives that avoid the top
+        s_apart = r.s5.ravel()[f5 + apart]
+        b = apart[np.arange(h.size), np.argmax(s_apart, axis=1)]
+        others = layout.apart5[b]
+        free = (layout.mask5[others] & layout.mask3[t][:, None]) == 0
+        mid = others[np.arange(h.size),
+                     np.argmax(np.where(free, r.s5.ravel()[f5 + others], -1), axis=1)]
+        score = self.scores(h, t, mid, b)
+        self.offer(h, t, mid, b, score)
+        failed = np.flatnonzero(score == -np.inf)
+        # A top needs two fives above it that share no card: not so when fewer than two
+        # are strong enough, or when all of those share a card.
+        strong = s_apart[failed] >= r.s3[h[failed], t[failed]][:, None]
+        shared = np.bitwise_and.reduce(np.where(strong, layout.mask5[apart[failed]],
+                                                (1 << layout.k) - 1), axis=1)
+        failed = failed[(strong.sum(axis=1) >= 2) & (shared == 0)]
+        # The rest one top at a time, most valuable first, while they can still win.
+        order = failed[np.lexsort((-r.with_t[h[failed], t[failed]], h[failed]))]
+        for i in order.tolist():
+            hand, top = int(h[i]), int(t[i])
+            if r.with_t[hand, top] > self.value()[hand]:
+                self._every_pair(hand, top)
 
-    def top_only(self) -> None:
-        """Case 3: only the top is worth anything; most valuable tops first."""
-        for level in np.unique(self.with_t)[::-1]:
-            if level <= self.best_value():
-                return
-            if level <= 0:
-                t, mid, b = _greedy(self.layout, self.s5, self.s3)
-                self.consider(self.layout.index3[t], self.layout.index5[mid],
-                              self.layout.index5[b])
-                return
-            tops = np.flatnonzero(self.with_t == level)
-            before = self.best_score
-            _top_level(self.layout, tops, self.s5, self.s3, self.consider)
-            if self.best_score > before:
-                return
+    def _every_pair(self, hand: int, top: int) -> None:
+        """Every legal (middle, bottom) under one top of one hand."""
+        r, layout = self.rows, self.rows.layout
+        s5 = r.s5[hand]
+        good = layout.apart3[top]
+        good = good[s5[good] >= r.s3[hand, top]]
+        if good.size < 2:
+            return
+        g = layout.mask5[good]
+        i, j = np.nonzero(np.triu((g[:, None] & g[None, :]) == 0, 1))
+        if not i.size:
+            return
+        low = np.where(s5[good[i]] <= s5[good[j]], good[i], good[j])
+        high = np.where(s5[good[i]] <= s5[good[j]], good[j], good[i])
+        self.offer(np.full(low.shape, hand), np.full(low.shape, top), low, high)
 
 
-_CHUNK = 64
 _GATHER_ELEMENTS = 1 << 18
 
 
@@ -264,50 +374,3 @@ def _stays(arrays: RulesetArrays, s3: npt.NDArray[np.int64], s5: npt.NDArray[np.
         stays = (s >= limit) & bonus if limit is not None else np.zeros(s.shape, bool)
         out.append(stays)
     return tuple(out)
-
-
-def _top_level(layout: _Layout, tops: npt.NDArray[np.intp], s5: npt.NDArray[np.int64],
-               s3: npt.NDArray[np.int64], consider: Callable[..., None]) -> None:
-    """Legal middles and bottoms under tops of one value: the strongest bottom and
-    middle first; where that fails, every pair of disjoint fives strong enough."""
-    t_masks = layout.mask3[tops]
-    apart = (layout.mask5[None, :] & t_masks[:, None]) == 0
-    b_pick = np.argmax(np.where(apart, s5[None, :], -1), axis=1)
-    b_masks = layout.mask5[b_pick]
-    apart_m = apart & ((layout.mask5[None, :] & b_masks[:, None]) == 0)
-    m_pick = np.argmax(np.where(apart_m, s5[None, :], -1), axis=1)
-    greedy_ok = s5[m_pick] >= s3[tops]
-    if greedy_ok.any():
-        consider(tops[greedy_ok], m_pick[greedy_ok], b_pick[greedy_ok])
-        return
-    for top, t_mask, t_strength in zip(tops, t_masks, s3[tops], strict=True):
-        good = np.flatnonzero(((layout.mask5 & t_mask) == 0) & (s5 >= t_strength))
-        if good.size < 2:
-            continue
-        g = layout.mask5[good]
-        i, j = np.nonzero(np.triu((g[:, None] & g[None, :]) == 0, 1))
-        if not i.size:
-            continue
-        low = np.where(s5[good[i]] <= s5[good[j]], good[i], good[j])
-        high = np.where(s5[good[i]] <= s5[good[j]], good[j], good[i])
-        consider(np.full(low.shape, top), low, high)
-
-
-def _greedy(layout: _Layout, s5: npt.NDArray[np.int64],
-            s3: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int32], ...]:
-    """Strongest bottom, strongest middle of the rest, weakest top of what is left: legal.
-
-    The middle is the best five of the cards left, so it is at least as strong as any
-    three of them (a top's missing kickers rank below any card).
-    """
-    full = (1 << layout.k) - 1
-    b = layout.mask5[int(np.argmax(s5))]
-    free = full ^ b
-    fits = (layout.mask5 & ~free) == 0
-    mid = layout.mask5[fits][int(np.argmax(np.where(fits, s5, -1)[fits]))]
-    free ^= mid
-    tops = (layout.mask3 & ~free) == 0
-    t = layout.mask3[tops][int(np.argmin(s3[tops]))]
-    return (np.array([t], dtype=np.int32), np.array([mid], dtype=np.int32),
-            np.array([b], dtype=np.int32))
-
