@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ofcstats.errors import OfcstatsError
 from ofcstats.rules.model import Ruleset
@@ -128,22 +129,21 @@ def _bots(sim: Simulation, block: int) -> list[Bot]:
 
 
 @dataclass(frozen=True)
-class _Played:
-    """A played hand with its place in the run."""
+class _Block:
+    """Consecutive hands of a run with their places in it, scored."""
 
-    hand: HandRecord
-    hand_id: str
-    session_id: str
-    played_at: datetime
-    points: np.ndarray
+    hands: list[HandRecord]
+    games: npt.NDArray[np.int64]  # game number of each hand in the run, from 1
+    numbers: npt.NDArray[np.int64]  # its number in its game, from 1
+    first: int  # the run's index of the first hand
+    points: npt.NDArray[np.int64]  # (hands, seats)
 
 
-def _play(sim: Simulation, progress: Callable[[int, int], None] | None) -> Iterator[_Played]:
+def _play(sim: Simulation, progress: Callable[[int, int], None] | None) -> Iterator[_Block]:
     """The hands of a run, numbered and scored, block by block."""
     sim.check()
     arrays = ruleset_arrays(sim.ruleset, sim.variant)
     names = [p.name for p in sim.players]
-    prefix = sim.prefix or f"sim{sim.seed}"
     seats = len(sim.players)
     series = math.ceil(sim.hands / (GAMES_PER_SERIES * seats))
     written = games = 0
@@ -160,15 +160,13 @@ def _play(sim: Simulation, progress: Callable[[int, int], None] | None) -> Itera
         records = dealer.play(tables, GAMES_PER_SERIES, step)
         block += 1
         hands = [hand for table in records for hand in table][: sim.hands - written]
-        points = reported_points(hands, sim.variant, sim.ruleset, names)
-        number = 0
-        for i, hand in enumerate(hands):
-            if hand.first:
-                games += 1
-                number = 0
-            number += 1
-            yield _Played(hand, f"{prefix}-{games:05d}-{number:02d}", f"{prefix}-{games:05d}",
-                          played_at(sim.start, written + i), points[i])
+        # Every table's hands start a game, so a block's first hand does too.
+        first = np.array([hand.first for hand in hands], dtype=bool)
+        index = np.arange(len(hands))
+        numbers = index - np.maximum.accumulate(np.where(first, index, 0)) + 1
+        yield _Block(hands, games + np.cumsum(first), numbers, written,
+                     reported_points(hands, sim.variant, sim.ruleset, names))
+        games += int(first.sum())
         written += len(hands)
         if progress is not None:
             progress(written, sim.hands)
@@ -185,11 +183,15 @@ def simulate(sim: Simulation,
     """
     names = [p.name for p in sim.players]
     styles = [p.style for p in sim.players]
+    prefix = sim.prefix or f"sim{sim.seed}"
     for played in _play(sim, progress):
-        yield hand_record(played.hand, hand_id=played.hand_id, session_id=played.session_id,
-                          played_at=played.played_at, variant=sim.variant,
-                          ruleset=sim.ruleset, names=names, styles=styles,
-                          points=played.points)
+        for i, (hand, game, number) in enumerate(zip(
+                played.hands, played.games.tolist(), played.numbers.tolist(), strict=True)):
+            yield hand_record(hand, hand_id=f"{prefix}-{game:05d}-{number:02d}",
+                              session_id=f"{prefix}-{game:05d}",
+                              played_at=played_at(sim.start, played.first + i),
+                              variant=sim.variant, ruleset=sim.ruleset, names=names,
+                              styles=styles, points=played.points[i])
 
 
 def write_jsonl(sim: Simulation, path: Path,
@@ -201,18 +203,24 @@ def write_jsonl(sim: Simulation, path: Path,
     renamed into place at the end.
     """
     lines = LineFormat(sim.variant, sim.ruleset, [p.name for p in sim.players],
-                       [p.style for p in sim.players])
+                       [p.style for p in sim.players], sim.prefix or f"sim{sim.seed}",
+                       sim.start)
     temporary = path.with_name(path.name + ".partial")
     count = 0
     try:
-        with temporary.open("w", encoding="utf-8") as out:
+        with temporary.open("wb") as out:
             for played in _play(sim, progress):
-                out.write(lines.line(played.hand, hand_id=played.hand_id,
-                                     session_id=played.session_id,
-                                     played_at=played.played_at, points=played.points))
-                out.write("\n")
-                count += 1
+                # A slice of hands at a time keeps the text arrays small.
+                for start in range(0, len(played.hands), _LINES_AT_ONCE):
+                    part = slice(start, start + _LINES_AT_ONCE)
+                    out.write(lines.lines(played.hands[part], played.games[part],
+                                          played.numbers[part], played.first + start,
+                                          played.points[part]))
+                count += len(played.hands)
         temporary.replace(path)
     finally:
         temporary.unlink(missing_ok=True)
     return count
+
+
+_LINES_AT_ONCE = 2048

@@ -11,14 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
-from operator import itemgetter
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from ofcstats.cards import format_card
 from ofcstats.rules.model import Ruleset
 from ofcstats.simulate.bots import Bot, place_all
 from ofcstats.simulate.scoring import RulesetArrays, board_strengths, fouled, qualifies
@@ -29,86 +25,35 @@ from ofcstats.variants import Variant
 
 class StepLog:
     """The placements of one round of hands, in the order they were made: each entry is
-    one seat's street on a batch of tables (``tables``, ``seat``, ``cards``, ``rows``)."""
+    one seat's street on a batch of tables (``tables``, ``seat``, ``slot``, ``cards``,
+    ``rows``). ``slot`` places the street in a seat's hand: 0 for a set of all cards at
+    once (fantasyland, 13-card Chinese poker), then 1 + the street's number."""
 
     def __init__(self, tables: int):
-        self.entries: list[tuple[npt.NDArray[np.intp], int, npt.NDArray[np.uint8],
+        self.entries: list[tuple[npt.NDArray[np.intp], int, int, npt.NDArray[np.uint8],
                                  npt.NDArray[np.int8]]] = []
         self.tables = tables
         self._lists: dict[int, list[list[tuple[list[int], list[int]]]]] | None = None
-        self._json: dict[int, list[list[str]]] | None = None
+        self.text: dict[int, npt.NDArray[np.int32]] = {}  # the writer's, per seat
 
-    def add(self, tables: npt.NDArray[np.intp], seat: int, cards: npt.NDArray[np.uint8],
-            rows: npt.NDArray[np.int8]) -> None:
+    def add(self, tables: npt.NDArray[np.intp], seat: int, slot: int,
+            cards: npt.NDArray[np.uint8], rows: npt.NDArray[np.int8]) -> None:
         """Record one seat's placements on the listed tables."""
-        self.entries.append((tables, seat, cards, rows))
-
-    def _by_table(self, streets: Callable[[npt.NDArray[np.uint8], npt.NDArray[np.int8]],
-                                          list[Any]]) -> dict[int, list[list[Any]]]:
-        """Once per round: per seat, per table, what ``streets`` makes of each entry's
-        street there, in the order played (so that writing a hand is list indexing)."""
-        out: dict[int, list[list[Any]]] = {}
-        for tables, seat, cards, rows in self.entries:
-            per_table = out.get(seat)
-            if per_table is None:
-                per_table = out[seat] = [[] for _ in range(self.tables)]
-            for table, street in zip(tables.tolist(), streets(cards, rows), strict=True):
-                per_table[table].append(street)
-        return out
+        self.entries.append((tables, seat, slot, cards, rows))
 
     def streets(self, table: int, seat: int) -> list[tuple[list[int], list[int]]]:
         """(dealt cards, row of each) per street of one seat at one table."""
         if self._lists is None:
-            self._lists = self._by_table(
-                lambda cards, rows: list(zip(cards.tolist(), rows.tolist(), strict=True)))
+            # Once per round: per seat, per table, the streets in the order played.
+            self._lists = {}
+            for tables, at, _, cards, rows in self.entries:
+                per_table = self._lists.get(at)
+                if per_table is None:
+                    per_table = self._lists[at] = [[] for _ in range(self.tables)]
+                for t, street in zip(tables.tolist(), zip(cards.tolist(), rows.tolist(),
+                                                          strict=True), strict=True):
+                    per_table[t].append(street)
         return list(self._lists[seat][table]) if seat in self._lists else []
-
-    def streets_json(self, table: int, seat: int) -> str:
-        """The seat's ``streets`` list as compact JSON text."""
-        if self._json is None:
-            self._json = self._by_table(_streets_json)
-        return "[" + ",".join(self._json[seat][table]) + "]" if seat in self._json else "[]"
-
-
-def _streets_json(cards: npt.NDArray[np.uint8], rows: npt.NDArray[np.int8]) -> list[str]:
-    """One street per table as compact JSON (dealt cards, then each row's, then the
-    discards). The text's shape depends only on where the cards went, so tables are
-    grouped by that and each group shares one template."""
-    # A shape as one number (a base-4 digit per card), for a one-dimensional unique.
-    code = rows.astype(np.int64) @ (4 ** np.arange(rows.shape[1], dtype=np.int64))
-    codes, first, which = np.unique(code, return_index=True, return_inverse=True)
-    quoted = _QUOTED_ARRAY[cards].tolist()
-    out = [""] * cards.shape[0]
-    order = np.argsort(which, kind="stable").tolist()
-    ends = np.cumsum(np.bincount(which.ravel(), minlength=codes.size)).tolist()
-    start = 0
-    for index, end in enumerate(ends):
-        template, places = _street_template(tuple(rows[first[index]].tolist()))
-        pick = itemgetter(*places)
-        for table in order[start:end]:
-            out[table] = template % pick(quoted[table])
-        start = end
-    return out
-
-
-@cache
-def _street_template(shape: tuple[int, ...]) -> tuple[str, tuple[int, ...]]:
-    """The %-template of a street whose cards went to ``shape`` (a row per card), and
-    the order in which the cards fill it."""
-    k = len(shape)
-    text = '{"dealt":[' + ",".join(["%s"] * k) + "]"
-    order = list(range(k))
-    for row, name in enumerate(_KINDS):
-        here = [j for j in range(k) if shape[j] == row]
-        if here:
-            text += f',"{name}":[' + ",".join(["%s"] * len(here)) + "]"
-            order += here
-    return text + "}", tuple(order)
-
-
-_QUOTED = [f'"{format_card(c)}"' for c in range(52)]
-_QUOTED_ARRAY = np.array(_QUOTED, dtype=object)
-_KINDS = ("top", "middle", "bottom", "discard")
 
 
 @dataclass
@@ -249,7 +194,7 @@ class Dealer:
                     actions[late] = auto_rows(boards.filled[tables[late], seat], int(count),
                                               int(count) - 13)
                 boards.place(tables, seat, cards, actions)
-                log(tables, seat, cards, actions)
+                log(tables, seat, 0, cards, actions)
 
         if self.variant is Variant.CHINESE_13:
             for seat in range(s):
@@ -257,7 +202,7 @@ class Dealer:
                 seen[rows_all[:, None], seat, cards] = True
                 actions = self.bots[seat].set_thirteen(cards, self.arrays, seen[:, seat], s - 1)
                 boards.place(rows_all, seat, cards, actions)
-                log(rows_all, seat, cards, actions)
+                log(rows_all, seat, 0, cards, actions)
         else:
             self._streets(idx, state, deal, log, boards, in_fl, timeout, seen, visible)
 
@@ -281,7 +226,7 @@ class Dealer:
 
     def _streets(self, idx: npt.NDArray[np.intp], state: _Series,
                  deal: Callable[[npt.NDArray[np.intp], int], npt.NDArray[np.uint8]],
-                 log: Callable[[npt.NDArray[np.intp], int, npt.NDArray[np.uint8],
+                 log: Callable[[npt.NDArray[np.intp], int, int, npt.NDArray[np.uint8],
                                 npt.NDArray[np.int8]], None],
                  boards: Boards, in_fl: npt.NDArray[np.bool_], timeout: npt.NDArray[np.int64],
                  seen: npt.NDArray[np.bool_], visible: npt.NDArray[np.bool_]) -> None:
@@ -340,7 +285,7 @@ class Dealer:
                 placed = np.where(actions != DISCARD, cards, 52)
                 visible[tables[:, None], placed] = True
                 for seat, seat_tables, seat_cards, seat_actions in acts:
-                    log(seat_tables, seat, seat_cards, seat_actions)
+                    log(seat_tables, seat, number + 1, seat_cards, seat_actions)
 
     def _turn(self, tables: npt.NDArray[np.intp], seat: int, number: int,
               cards: npt.NDArray[np.uint8], discards: int, future: int, boards: Boards,
