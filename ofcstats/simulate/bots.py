@@ -59,13 +59,14 @@ def pattern_values(turn: Turn, style: heuristic.Style | heuristic.Weights) -> np
     keys = np.where(fits, base + sums[None], base)  # (3, m, 2**k): row, table, subset added
     open_after = (13 - turn.filled.sum(axis=1) - (k - turn.discards))[:, None]
     rows = heuristic.row_features(keys, open_after, ctx, turn.arrays, weights)
+    complete = [bool((rows.exact[r] >= 0).any()) for r in range(3)]
     # A slice of tables at a time keeps the (tables, patterns) arrays in cache.
     step = max(16, _CACHE_ELEMENTS // (3 * sub.shape[0]))
     for start in range(0, turn.size, step):
         part = slice(start, start + step)
         per_pattern = heuristic.RowFeatures(**{
             name: _Gathered(getattr(rows, name), part, sub) for name in heuristic.FIELDS})
-        out[part] = heuristic.combine(per_pattern, weights[part], ctx.forced)
+        out[part] = heuristic.combine(per_pattern, weights[part], ctx.forced, complete)
     return out
 
 

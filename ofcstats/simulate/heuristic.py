@@ -26,7 +26,6 @@ from ofcstats.simulate.scoring import RulesetArrays
 from ofcstats.simulate.tables import (
     SUIT_BITS,
     SUIT_MASK,
-    TOP,
     at_least_table,
     category_index,
     row_tables,
@@ -92,6 +91,7 @@ Ints = npt.NDArray[np.integer[Any]]
 _FLUSH_INDEX = Category.FLUSH * 13
 _STRAIGHT_INDEX = Category.STRAIGHT * 13
 _SIZES_FIRST = np.array([3, 5, 5])[:, None, None]
+_OPEN_SLOTS = np.arange(6)
 _ROW_STEP = np.arange(3)[:, None, None]
 
 
@@ -114,8 +114,10 @@ class RowFeatures:
     the row), or three ``(m, n)`` arrays."""
 
     made: Rows  # made index so far (exact category index when full)
-    catch: Rows  # chance to improve past a row one category up (0 if full)
-    catch_far: Rows  # the same past a row two or more categories up
+    guard: Rows  # made index less the style's margin, unless full: what a row under it
+    # may reach before it is counted at risk
+    miss: Rows  # chance not to improve past a row one category up (1 if full)
+    miss_far: Rows  # the same past a row two or more categories up
     royalty: Rows  # expected royalty: made, plus draws by their odds
     strength: Rows  # style-weighted projected strength
     fantasyland: Rows  # top row only: chance it qualifies (style-weighted)
@@ -145,24 +147,21 @@ def row_features(keys: npt.NDArray[np.int64], future_total: npt.NDArray[np.int64
     slot = open_slots + np.arange(m)[:, None] * 6
     made = by_id.made[ids]
 
+    # Draws in the five-card rows: their odds depend only on the table, the row's open
+    # slots (and the suit), so they are worked out per table and looked up.
+    straight_odds = 0.6 * _odds(_OPEN_SLOTS, np.minimum(4 * _OPEN_SLOTS, 13), 0, 0, tail)
+    flush_odds = _odds(_OPEN_SLOTS[..., None], np.minimum(ctx.live_suits, 13), 0, 0,
+                       tail.reshape(m, 6, 1))
     flush = np.zeros(keys.shape, dtype=np.float32)
-    suited = t.suited[suit_word[1:]] & by_id.flush_draw[ids[1:]]
-    if suited.any():
-        need = open_slots[1:][suited]
-        live = ctx.live_suits.reshape(-1)[
-            (slot[1:][suited] // 6) * 4 + np.maximum(t.suit_of[suit_word[1:][suited]], 0)]
-        flush[1:][suited] = _odds(need, np.minimum(live, 13), 0, 0, tail[slot[1:][suited]])
+    suits = t.suit_of[suit_word[1:]]
+    flush[1:] = np.where(t.suited[suit_word[1:]] & by_id.flush_draw[ids[1:]],
+                         flush_odds.ravel()[slot[1:] * 4 + np.maximum(suits, 0)], 0)
     straight = np.zeros(keys.shape, dtype=np.float32)
-    draws = by_id.straight_draw[ids[1:]]
-    if draws.any():
-        need = open_slots[1:][draws]
-        straight[1:][draws] = 0.6 * _odds(need, np.minimum(4 * need, 13), 0, 0,
-                                          tail[slot[1:][draws]])
-    # No open slot: nothing drawn (share 0), so no chance, as it should be.
-    improve = _at_least(by_id.improve_index[ids] + tail[slot])
-    empty = ids == 0  # id 0 is the empty row: a guess from its share of the cards alone
-    if empty.any():
-        improve[empty] = (np.minimum(share[slot[empty]], 5) * 0.12).astype(np.float32)
+    straight[1:] = np.where(by_id.straight_draw[ids[1:]], straight_odds.ravel()[slot[1:]], 0)
+    # No open slot: nothing drawn (share 0), so no chance, as it should be. The empty
+    # row (id 0) is a guess from its share of the cards alone.
+    improve = np.where(ids == 0, (np.minimum(share, 5) * 0.12).astype(np.float32).ravel()[slot],
+                       _at_least(by_id.improve_index[ids] + tail.ravel()[slot]))
 
     full = open_slots == 0
     exact_strength = np.full(keys.shape, -1.0, dtype=np.float32)
@@ -173,10 +172,8 @@ def row_features(keys: npt.NDArray[np.int64], future_total: npt.NDArray[np.int64
     roy_straight = arrays.royalty_made[:, _STRAIGHT_INDEX + 12][:, None, None]
     royalty = royalty + flush * roy_flush + straight * roy_straight
 
-    projected = np.where(
-        full, made,
-        made + 9.0 * improve + flush * np.maximum(_FLUSH_INDEX - made, 0)
-        + straight * np.maximum(_STRAIGHT_INDEX - made, 0))
+    projected = np.where(full, made, made + 9.0 * improve + flush * by_id.below_flush[ids]
+                         + straight * by_id.below_straight[ids])
     miss = (1.0 - flush) * (1.0 - straight)
     catch = np.where(full, 0.0, 1.0 - (1.0 - improve) * miss)
     catch_far = np.where(full, 0.0, 1.0 - (1.0 - 0.25 * improve) * miss)
@@ -190,8 +187,11 @@ def row_features(keys: npt.NDArray[np.int64], future_total: npt.NDArray[np.int64
         fantasyland[0] = np.maximum((top >= arrays.entry_index).astype(np.float32),
                                     np.where(can_pair, weights.chase * chance, 0.0))
     weight = np.array([0.5, 1.0, 1.0], dtype=np.float32)[:, None, None] * weights.strength
-    return RowFeatures(made=made, catch=catch.astype(np.float32, copy=False),
-                       catch_far=catch_far.astype(np.float32, copy=False),
+    # Made indices and margins are whole numbers: the guard is exact in float32.
+    guard = made - np.where(full, np.float32(0.0), weights.margin)
+    return RowFeatures(made=made, guard=guard,
+                       miss=(1.0 - catch).astype(np.float32, copy=False),
+                       miss_far=(1.0 - catch_far).astype(np.float32, copy=False),
                        royalty=royalty.astype(np.float32, copy=False),
                        strength=(projected * weight).astype(np.float32, copy=False),
                        fantasyland=fantasyland, exact=exact_strength,
@@ -204,46 +204,62 @@ def _complete_rows(full: npt.NDArray[np.bool_], ids: npt.NDArray[np.intp],
                    royalty: npt.NDArray[np.float32]) -> None:
     """Fill in the exact strength of the full rows, and the made index and royalty of it
     (only the full rows are looked at: most rows of a street are in the making)."""
+    at = np.flatnonzero(full)
+    row = at // (full.size // 3)
+    suited = row_tables().suited[suit_word.ravel()[at]]
+    strength = _full_strength()[(row * _id_count() + ids.ravel()[at]) * 2 + suited]
+    made.ravel()[at] = _category_of_strength()[strength]
+    exact.ravel()[at] = strength
+    royalty.ravel()[at] = _royalty_by_strength(arrays).ravel()[
+        row * _category_of_strength().size + strength]
+
+
+@cache
+def _id_count() -> int:
+    return int(row_tables().size.size)
+
+
+@cache
+def _full_strength() -> npt.NDArray[np.intp]:
+    """``(3, ids, 2)`` flat: the exact strength of a full row by row, multiset id and
+    whether its cards share a suit (only five-card rows make flushes)."""
     t = row_tables()
-    row = np.nonzero(full)[0]
-    row_ids = ids[full]
-    five = np.where(t.suited[suit_word[full]], t.full5_flush[row_ids], t.full5[row_ids])
-    strength = np.where(row == TOP, t.full3[row_ids], five).astype(np.intp)
-    made[full] = _category_of_strength()[strength]
-    exact[full] = strength
-    royalty[full] = _royalty_by_strength(arrays)[row, strength]
+    top = np.stack([t.full3, t.full3], axis=1)
+    five = np.stack([t.full5, t.full5_flush], axis=1)
+    return np.stack([top, five, five]).astype(np.intp).ravel()
 
 
 def _shares(ctx: Context, future_total: npt.NDArray[np.int64]) -> tuple[
         npt.NDArray[np.intp], npt.NDArray[np.intp]]:
-    """By table and open slots of a row, flat ``(m * 6,)``: the future cards the row may
-    expect (its share of what is still to come, rounded up), and the part of an index
-    into the odds table that they and the unseen cards make."""
+    """By table and open slots of a row, ``(m, 6)``: the future cards the row may expect
+    (its share of what is still to come, rounded up), and the part of an index into the
+    odds table that they and the unseen cards make."""
     per_slot = (ctx.future / np.maximum(future_total, 1)).astype(np.float32)
-    share = np.minimum(np.ceil(np.arange(6) * per_slot - 1e-4), 16).astype(np.intp)
-    return share.ravel(), (share * 53 + ctx.unseen).ravel()
+    share = np.minimum(np.ceil(_OPEN_SLOTS * per_slot - 1e-4), 16).astype(np.intp)
+    return share, share * 53 + ctx.unseen
 
 
-def combine(f: RowFeatures, style: Style | Weights,
-            forced: bool = False) -> npt.NDArray[np.float32]:
+def combine(f: RowFeatures, style: Style | Weights, forced: bool = False,
+            complete: Sequence[bool] = (True, True, True)) -> npt.NDArray[np.float32]:
     """Value of boards from their rows' summaries (each field indexed by row first: an
-    array ``(3, ...)`` or three arrays; weights by table, ``(m, 1)``)."""
+    array ``(3, ...)`` or three arrays; weights by table, ``(m, 1)``). ``complete[r]``
+    is false when no board has row ``r`` full (a shortcut, never a change of value)."""
     weights = _weights(style, np.shape(f.made[0])[0])
     made = f.made
-    complete = [f.exact[r] >= 0 for r in range(3)]
     kept = []  # chance each pair of rows stays in order
     for low, high in ((0, 1), (1, 2)):
         # Foul risk: a lower row already made stronger than the upper row may become.
         # A complete upper row is known: no margin, only the lower row's made hand counts
         # (and both complete: the exact order). Made indices and margins are whole
         # numbers, so the gap is exact in float32.
-        gap = made[low] - made[high]
-        gap += np.where(complete[high], np.float32(0.0), weights.margin)
-        miss = 1.0 - np.where(gap > 13, f.catch_far[high], f.catch[high])
-        p = np.where(gap > 0, miss, np.where(gap == 0, 0.35 * miss, 0.0))
-        both = complete[high] & complete[low]
-        if both.any():
-            p = np.where(both, f.exact[low] > f.exact[high], p)
+        gap = made[low] - f.guard[high]
+        miss = np.where(gap > 13, f.miss_far[high], f.miss[high])
+        # At risk by the miss when ahead, by 0.35 of it when level, not when behind.
+        p = miss * np.clip(gap + np.float32(0.35), 0.0, 1.0)
+        if complete[low] and complete[high]:
+            both = (f.exact[high] >= 0) & (f.exact[low] >= 0)
+            if both.any():
+                p = np.where(both, f.exact[low] > f.exact[high], p)
         if forced:
             # With no discards left the lower row must take its share of what comes; a
             # pair there overtakes an upper row that is not a category ahead.
@@ -289,6 +305,8 @@ class _IdTables:
     flush_draw: npt.NDArray[np.bool_]  # 2 to 4 cards: a flush draw if they share a suit
     straight_draw: npt.NDArray[np.bool_]  # 3 to 4 distinct ranks that fit a straight
     high_single: npt.NDArray[np.int8]
+    below_flush: npt.NDArray[np.float32]  # made indices short of a flush (0 if past it)
+    below_straight: npt.NDArray[np.float32]
 
 
 @cache
@@ -298,11 +316,13 @@ def _id_tables() -> _IdTables:
     outs = np.minimum(3 * t.singles.astype(np.intp) + 2 * t.pair_ranks, 13)
     # Flush and straight draws only count in the five-card rows, so a size of 2 to 4
     # there is the same as "at least 2 (or 3) cards and a slot open".
-    return _IdTables(size=size, made=t.made_index.astype(np.float32),
-                     improve_index=_odds_index(1, outs, 0, 0),
+    made = t.made_index.astype(np.float32)
+    return _IdTables(size=size, made=made, improve_index=_odds_index(1, outs, 0, 0),
                      flush_draw=(size >= 2) & (size <= 4),
                      straight_draw=t.straight_ok & (size >= 3) & (size <= 4),
-                     high_single=t.high_single)
+                     high_single=t.high_single,
+                     below_flush=np.maximum(_FLUSH_INDEX - made, 0),
+                     below_straight=np.maximum(_STRAIGHT_INDEX - made, 0))
 
 
 @cache
