@@ -291,18 +291,25 @@ class Dealer:
               cards: npt.NDArray[np.uint8], discards: int, future: int, boards: Boards,
               seen: npt.NDArray[np.bool_], visible: npt.NDArray[np.bool_],
               in_fl: npt.NDArray[np.bool_], opponents: bool) -> Turn:
-        # Bots that do not look at the opponents' boards get empty ones (no copies).
-        others = [o for o in range(self.seats) if o != seat] if opponents else []
-        hidden = in_fl[tables][:, others]
-        opp_cards = boards.cards[tables][:, others].copy()
-        opp_cards[hidden] = 52
-        opp_filled = boards.filled[tables][:, others].copy()
-        opp_filled[hidden] = 0
-        opp_keys = boards.keys[tables][:, others].copy()
-        opp_keys[hidden] = 0
-        # Cards each opponent will still receive: by how many rows it has filled.
-        placed = opp_filled.sum(axis=2).astype(np.int64)
-        opp_future = np.where(hidden, 13, self._future_cards(placed))
+        if opponents:
+            others = [o for o in range(self.seats) if o != seat]
+            hidden = in_fl[tables][:, others]
+            opp_cards = boards.cards[tables][:, others]
+            opp_cards[hidden] = 52
+            opp_filled = boards.filled[tables][:, others]
+            opp_filled[hidden] = 0
+            opp_keys = boards.keys[tables][:, others]
+            opp_keys[hidden] = 0
+            # Cards each opponent will still receive: by how many rows it has filled.
+            placed = opp_filled.sum(axis=2).astype(np.int64)
+            opp_future = np.where(hidden, 13, self._future_cards(placed))
+        else:  # bots that do not look at the opponents' boards get empty ones
+            m = tables.size
+            hidden = np.zeros((m, 0), dtype=bool)
+            opp_cards = np.zeros((m, 0, 13), dtype=np.uint8)
+            opp_filled = np.zeros((m, 0, 3), dtype=np.int8)
+            opp_keys = np.zeros((m, 0, 3), dtype=np.int64)
+            opp_future = np.zeros((m, 0), dtype=np.int64)
         return Turn(
             variant=self.variant, arrays=self.arrays, seat=seat, street=number, cards=cards,
             discards=discards, board=boards.cards[tables, seat], keys=boards.keys[tables, seat],
