@@ -56,15 +56,24 @@ def in_memory(hands: int) -> list[tuple[str, str]]:
     sys.path.insert(0, str(Path(__file__).parent))
     from evaluator import best_of, phevaluator_c_loop  # noqa: PLC0415 - a sibling script
 
+    from ofcstats import score as scoring  # noqa: PLC0415
+
     seats = seats_frame(hands)
     rulesets = load_rulesets(preset_names())
     score(seats.head(3000), rulesets)  # tables built, code warm
     seconds = best_of(3, lambda: score(seats, rulesets))
+    cores = scoring.available_cores()
+    parallel_from, scoring.PARALLEL_FROM = scoring.PARALLEL_FROM, 1 << 62
+    try:
+        one_core = best_of(3, lambda: score(seats, rulesets))
+    finally:
+        scoring.PARALLEL_FROM = parallel_from
     rows_5 = np.concatenate([np.ascontiguousarray(seats["middle"].to_numpy()),
                              np.ascontiguousarray(seats["bottom"].to_numpy())])
     c_loop = phevaluator_c_loop(rows_5)
     lines = [("results rows", f"{3 * hands * len(rulesets):,} ({len(rulesets)} presets)"),
-             ("ofcstats: seats -> results, all presets", f"{seconds:.2f} s")]
+             (f"ofcstats: seats -> results, all presets ({cores} cores)", f"{seconds:.2f} s"),
+             ("ofcstats: the same on one core", f"{one_core:.2f} s")]
     if c_loop is not None:
         lines.append((f"phevaluator C, {len(rows_5):,} rows from C", f"{c_loop:.2f} s"))
     try:

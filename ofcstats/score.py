@@ -25,6 +25,7 @@ import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 import numpy.typing as npt
@@ -288,7 +289,8 @@ PARALLEL_FROM = 200_000
 """Seats from which scoring splits the hands between the machine's cores."""
 
 
-def _cores() -> int:
+def available_cores() -> int:
+    """The cores this process may run on."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
@@ -308,7 +310,7 @@ def _hand_parts(frame: pl.DataFrame, parts: int) -> list[pl.DataFrame]:
     cuts = np.unique(np.concatenate([[0], starts[np.searchsorted(starts, wanted)
                                                    .clip(max=len(starts) - 1)],
                                      [frame.height]]))
-    return [frame.slice(int(a), int(b - a)) for a, b in zip(cuts[:-1], cuts[1:], strict=True)]
+    return [frame.slice(int(a), int(b - a)) for a, b in pairwise(cuts)]
 
 
 def _stacked(parts: Sequence[Scored], rulesets: int) -> Scored:
@@ -338,7 +340,7 @@ def score_with_showdowns(seats: pl.LazyFrame | pl.DataFrame, rulesets: Sequence[
     if not rulesets or frame.is_empty():
         empty = pl.DataFrame(schema=RESULT_SCHEMA)
         return Scored(results=empty, showdowns={}, natural_bits=pl.Series([], dtype=pl.UInt8))
-    cores = _cores()
+    cores = available_cores()
     if cores < 2 or frame.height < PARALLEL_FROM:
         return _score_part(frame, rulesets)
     parts = _hand_parts(frame, cores)

@@ -76,7 +76,7 @@ def test_scoring_split_between_cores_equals_scoring_at_once(monkeypatch: pytest.
     whole = scoring.score_with_showdowns(seats, rulesets)
     for cores in (2, 3):
         monkeypatch.setattr(scoring, "PARALLEL_FROM", 1)
-        monkeypatch.setattr(scoring, "_cores", lambda cores=cores: cores)
+        monkeypatch.setattr(scoring, "available_cores", lambda cores=cores: cores)
         split = scoring.score_with_showdowns(seats, rulesets)
         assert split.results.sort(keys).equals(whole.results.sort(keys))
         order = split.showdowns[0].select("hand_id", "seat")
