@@ -154,12 +154,14 @@ def row_features(keys: npt.NDArray[np.int64], future_total: npt.NDArray[np.int64
     # Draws in the five-card rows: their odds depend only on the table, the row's open
     # slots (and the suit), so they are worked out per table and looked up.
     straight_odds = 0.6 * _odds(_OPEN_SLOTS, np.minimum(4 * _OPEN_SLOTS, 13), 0, 0, tail)
-    flush_odds = _odds(_OPEN_SLOTS[..., None], np.minimum(ctx.live_suits, 13), 0, 0,
-                       tail.reshape(m, 6, 1))
+    # (suit, open slots, table): the tables last, for long loops.
+    flush_odds = _odds(_OPEN_SLOTS[:, None], np.minimum(ctx.live_suits.reshape(m, 4).T, 13)
+                       [:, None, :], 0, 0, tail.T)
     flush = np.zeros(keys.shape, dtype=np.float32)
     suits = t.suit_of[suit_word[1:]]
     flush[1:] = np.where(t.suited[suit_word[1:]] & by_id.flush_draw[ids[1:]],
-                         flush_odds.ravel()[slot[1:] * 4 + np.maximum(suits, 0)], 0)
+                         flush_odds.ravel()[(np.maximum(suits, 0) * 6 + open_slots[1:]) * m
+                                            + np.arange(m)[:, None]], 0)
     straight = np.zeros(keys.shape, dtype=np.float32)
     straight[1:] = np.where(by_id.straight_draw[ids[1:]], straight_odds.ravel()[slot[1:]], 0)
     # No open slot: nothing drawn (share 0), so no chance, as it should be. The empty

@@ -10,6 +10,7 @@ keys of :mod:`ofcstats.simulate.tables` beside them.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 import numpy.typing as npt
@@ -38,16 +39,47 @@ class Boards:
 
     def place(self, tables: npt.NDArray[np.intp], seat: int | npt.NDArray[np.intp],
               cards: npt.NDArray[np.uint8], actions: npt.NDArray[np.int8]) -> None:
-        """Put ``cards[i, j]`` in row ``actions[i, j]`` (3: discard) on each listed board."""
-        seats = np.broadcast_to(seat, tables.shape)
-        for j in range(cards.shape[1]):
-            row = actions[:, j].astype(np.intp)
-            keep = row != DISCARD
-            t, s, r, c = tables[keep], seats[keep], row[keep], cards[keep, j]
-            slot = np.asarray(ROW_START)[r] + self.filled[t, s, r]
-            self.cards[t, s, slot] = c
-            self.filled[t, s, r] += 1
-            self.keys[t, s, r] += CARD_KEYS[c]
+        """Put ``cards[i, j]`` in row ``actions[i, j]`` (3: discard) on each listed board
+        (each board listed once)."""
+        board = tables * self.cards.shape[1] + np.broadcast_to(seat, tables.shape)
+        row = actions.astype(np.intp)
+        keep = row != DISCARD
+        filled = self.filled.reshape(-1, 3)
+        # A card's slot: its row's first, past the cards already there and those of
+        # this street placed before it.
+        start = _ROW_START[row] + filled.ravel()[board[:, None] * 3 + np.minimum(row, 2)]
+        slot = board[:, None] * 13 + start + _earlier_in_row(row)
+        self.cards.reshape(-1)[slot[keep]] = cards[keep]
+        card_keys = CARD_KEYS[cards]
+        keys = self.keys.reshape(-1, 3)
+        for r in range(3):
+            here = row == r
+            filled[board, r] += here.sum(axis=1, dtype=np.int8)
+            keys[board, r] += np.where(here, card_keys, 0).sum(axis=1)
+
+
+_ROW_START = np.array([*ROW_START, 0])  # a discard's "row" starts nowhere
+
+
+def _earlier_in_row(rows: npt.NDArray[np.intp]) -> npt.NDArray[np.intp]:
+    """For each card, how many cards before it in its row of ``rows`` go to the same row."""
+    k = rows.shape[1]
+    if k <= _SHAPE_CARDS:
+        return _earlier_by_shape(k)[rows @ (4 ** np.arange(k))]
+    out = np.zeros(rows.shape, dtype=np.intp)
+    for j in range(1, k):
+        out[:, j] = (rows[:, :j] == rows[:, j:j + 1]).sum(axis=1)
+    return out
+
+
+_SHAPE_CARDS = 8  # streets of up to 8 cards look their shape up (4**8 shapes)
+
+
+@cache
+def _earlier_by_shape(k: int) -> npt.NDArray[np.intp]:
+    """:func:`_earlier_in_row` of every street of ``k`` cards, by its rows in base 4."""
+    rows = (np.arange(4 ** k)[:, None] // 4 ** np.arange(k)) % 4
+    return np.tril(rows[:, :, None] == rows[:, None, :], -1).sum(axis=2)
 
 
 @dataclass
