@@ -44,18 +44,18 @@ class Boards:
         board = tables * self.cards.shape[1] + np.broadcast_to(seat, tables.shape)
         row = actions.astype(np.intp)
         keep = row != DISCARD
-        filled = self.filled.reshape(-1, 3)
         # A card's slot: its row's first, past the cards already there and those of
         # this street placed before it.
-        start = _ROW_START[row] + filled.ravel()[board[:, None] * 3 + np.minimum(row, 2)]
+        start = _ROW_START[row] + self.filled.reshape(-1)[board[:, None] * 3 + np.minimum(row, 2)]
         slot = board[:, None] * 13 + start + _earlier_in_row(row)
         self.cards.reshape(-1)[slot[keep]] = cards[keep]
-        card_keys = CARD_KEYS[cards]
-        keys = self.keys.reshape(-1, 3)
-        for r in range(3):
-            here = row == r
-            filled[board, r] += here.sum(axis=1, dtype=np.int8)
-            keys[board, r] += np.where(here, card_keys, 0).sum(axis=1)
+        # Each row's new cards and their keys, added up by board and row in one pass.
+        at = (board[:, None] * 3 + row)[keep]
+        size = self.filled.size
+        self.filled.reshape(-1)[:] += np.bincount(at, minlength=size).astype(np.int8)
+        self.keys.reshape(-1)[:] += np.bincount(
+            at, weights=CARD_KEYS[cards[keep]].astype(np.float64), minlength=size
+        ).astype(np.int64)  # sums of keys below 2**53: exact in float64
 
 
 _ROW_START = np.array([*ROW_START, 0])  # a discard's "row" starts nowhere
