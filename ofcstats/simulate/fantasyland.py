@@ -29,17 +29,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ofcstats import evaluate
 from ofcstats.simulate.scoring import RulesetArrays
-from ofcstats.simulate.state import CARD_KEYS
-from ofcstats.simulate.tables import (
-    BOTTOM,
-    DISCARD,
-    MIDDLE,
-    SUIT_BITS,
-    SUIT_MASK,
-    TOP,
-    row_tables,
-)
+from ofcstats.simulate.tables import BOTTOM, DISCARD, MIDDLE, TOP
 
 Ints = npt.NDArray[np.integer[Any]]
 _PRIMARY = 1 << 16  # value units; strengths (below 2**14 each) add up below it as tie-break
@@ -170,7 +162,10 @@ class _Rows:
         """The rows of every hand of ``cards`` (m, k)."""
         m, k = cards.shape
         layout = _layout(k)
-        s5, s3 = _strengths(cards, layout)
+        s5 = evaluate.strength5(cards[:, layout.five].reshape(-1, 5)).astype(np.int64) \
+            .reshape(m, -1)
+        s3 = evaluate.strength3(cards[:, layout.three].reshape(-1, 3)).astype(np.int64) \
+            .reshape(m, -1)
         vt, vm, vb = (arrays.royalty[row][s].astype(np.float64)
                       for row, s in ((TOP, s3), (MIDDLE, s5), (BOTTOM, s5)))
         stay_t, stay_m, stay_b = _stays(arrays, s3, s5, bonus[:, None] > 0)
@@ -183,30 +178,6 @@ class _Rows:
             best_left[part] = with_t[part][:, layout.left_tops].max(axis=2)
         return cls(layout, m, np.asarray(bonus, dtype=np.float64), s5, s3, vt, vm, vb,
                    stay_t, stay_m, stay_b, with_t, best_left)
-
-
-def _strengths(cards: npt.NDArray[np.uint8], layout: _Layout) -> tuple[
-        npt.NDArray[np.int64], npt.NDArray[np.int64]]:
-    """Every five's and three's exact strength, ``(m, C(k, 5))`` and ``(m, C(k, 3))``: the
-    rows' additive keys in one matrix product each (sums below 2**53, exact in float64),
-    then the strength of the multiset of ranks (as a flush where one suit holds them)."""
-    t = row_tables()
-    card_keys = CARD_KEYS[cards].astype(np.float64)
-    keys5 = (card_keys @ _subset_matrix(layout.k, 5)).astype(np.int64)
-    keys3 = (card_keys @ _subset_matrix(layout.k, 3)).astype(np.int64)
-    ids5 = t.id_of_key[keys5 >> SUIT_BITS]
-    s5 = np.where(t.suited[keys5 & SUIT_MASK], t.full5_flush[ids5], t.full5[ids5])
-    return s5.astype(np.int64), t.full3[t.id_of_key[keys3 >> SUIT_BITS]].astype(np.int64)
-
-
-@cache
-def _subset_matrix(k: int, size: int) -> npt.NDArray[np.float64]:
-    """``(k, C(k, size))``: card i is in subset j (in the order of :func:`_layout`)."""
-    layout = _layout(k)
-    subsets = layout.five if size == 5 else layout.three
-    out = np.zeros((k, subsets.shape[0]))
-    out[subsets.astype(np.intp), np.arange(subsets.shape[0])[:, None]] = 1.0
-    return out
 
 
 class _Best:
