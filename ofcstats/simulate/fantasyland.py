@@ -342,7 +342,7 @@ class _Best:
         order = failed[np.lexsort((-r.with_t[h[failed], t[failed]], h[failed]))]
         for i in order.tolist():
             hand, top = int(h[i]), int(t[i])
-            if r.with_t[hand, top] > self.value()[hand]:
+            if r.with_t[hand, top] > np.floor(self.score[hand] / _PRIMARY):
                 self._every_pair(hand, top)
 
     def _every_pair(self, hand: int, top: int) -> None:
