@@ -58,7 +58,10 @@ def pattern_values(turn: Turn, style: heuristic.Style | heuristic.Weights) -> np
     fits = (np.ascontiguousarray(turn.filled.T)[:, :, None] + sizes) <= _ROW_SIZES
     keys = np.where(fits, base + sums[None], base)  # (3, m, 2**k): row, table, subset added
     open_after = (13 - turn.filled.sum(axis=1) - (k - turn.discards))[:, None]
-    rows = heuristic.row_features(keys, open_after, ctx, turn.arrays, weights)
+    # Middle and bottom both empty (a first street): the same versions, looked at once.
+    same = not turn.filled[:, 1:].any()
+    rows = heuristic.row_features(keys[:2] if same else keys, open_after, ctx, turn.arrays,
+                                  weights)
     complete = [bool((rows.exact[r] >= 0).any()) for r in range(3)]
     # A slice of tables at a time keeps the (tables, patterns) arrays in cache.
     step = max(16, _CACHE_ELEMENTS // (3 * sub.shape[0]))

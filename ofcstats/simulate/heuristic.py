@@ -24,6 +24,7 @@ from ofcstats import evaluate
 from ofcstats.evaluate import Category
 from ofcstats.simulate.scoring import RulesetArrays
 from ofcstats.simulate.tables import (
+    BOTTOM,
     SUIT_BITS,
     SUIT_MASK,
     at_least_table,
@@ -136,14 +137,19 @@ def row_features(keys: npt.NDArray[np.int64], future_total: npt.NDArray[np.int64
                  ctx: Context, arrays: RulesetArrays, style: Style | Weights) -> RowFeatures:
     """Summaries of each row of ``(3, m, n)`` keys (rows first, so that every array
     operation runs along long rows of memory); ``future_total`` is ``(m, 1)`` open slots
-    of the whole board, to share the cards to come among its rows."""
+    of the whole board, to share the cards to come among its rows.
+
+    Keys ``(2, m, n)`` stand for a bottom row the same as the middle (both empty, as on
+    a first street): the middle's summaries serve the bottom too, but for its royalty.
+    """
+    rows = keys.shape[0]
     weights = _weights(style, keys.shape[1])
     t = row_tables()
     by_id = _id_tables()
     m = keys.shape[1]
     ids = t.id_of_key[keys >> SUIT_BITS].astype(np.intp)
     suit_word = keys & SUIT_MASK
-    open_slots = _SIZES_FIRST - by_id.size[ids]
+    open_slots = _SIZES_FIRST[:rows] - by_id.size[ids]
     # The odds of every draw depend on the table and the row's open slots through the
     # cards the row may expect and the unseen ones: ``tail`` (m, 6) is that part of an
     # index into the odds table, ``slot`` says where each row reads it.
@@ -171,12 +177,12 @@ def row_features(keys: npt.NDArray[np.int64], future_total: npt.NDArray[np.int64
 
     full = open_slots == 0
     exact_strength = np.full(keys.shape, -1.0, dtype=np.float32)
-    royalty = np.take(_royalty_by_id(arrays), ids + _ROW_STEP * t.size.size)
+    royalty = np.take(_royalty_by_id(arrays), ids + _ROW_STEP[:rows] * t.size.size)
     if full.any():
         _complete_rows(full, ids, suit_word, arrays, made, exact_strength, royalty)
     roy_flush = arrays.royalty_made[:, _FLUSH_INDEX + 12][:, None, None]
     roy_straight = arrays.royalty_made[:, _STRAIGHT_INDEX + 12][:, None, None]
-    royalty = royalty + flush * roy_flush + straight * roy_straight
+    royalty = royalty + flush * roy_flush[:rows] + straight * roy_straight[:rows]
 
     projected = np.where(full, made, made + 9.0 * improve + flush * by_id.below_flush[ids]
                          + straight * by_id.below_straight[ids])
@@ -192,16 +198,27 @@ def row_features(keys: npt.NDArray[np.int64], future_total: npt.NDArray[np.int64
         chance = _odds(1, 3, np.minimum(ctx.future, 16), ctx.unseen)
         fantasyland[0] = np.maximum((top >= arrays.entry_index).astype(np.float32),
                                     np.where(can_pair, weights.chase * chance, 0.0))
-    weight = np.array([0.5, 1.0, 1.0], dtype=np.float32)[:, None, None] * weights.strength
+    weight = np.array([0.5, 1.0, 1.0], dtype=np.float32)[:rows, None, None] * weights.strength
     # Made indices and margins are whole numbers: the guard is exact in float32.
     guard = made - np.where(full, np.float32(0.0), weights.margin)
-    return RowFeatures(made=made, guard=guard,
-                       miss=(1.0 - catch).astype(np.float32, copy=False),
-                       miss_far=(1.0 - catch_far).astype(np.float32, copy=False),
-                       royalty=royalty.astype(np.float32, copy=False),
-                       strength=(projected * weight).astype(np.float32, copy=False),
-                       fantasyland=fantasyland, exact=exact_strength,
-                       rise=improve if ctx.forced else np.zeros_like(improve))
+    out = RowFeatures(made=made, guard=guard,
+                      miss=(1.0 - catch).astype(np.float32, copy=False),
+                      miss_far=(1.0 - catch_far).astype(np.float32, copy=False),
+                      royalty=royalty.astype(np.float32, copy=False),
+                      strength=(projected * weight).astype(np.float32, copy=False),
+                      fantasyland=fantasyland, exact=exact_strength,
+                      rise=improve if ctx.forced else np.zeros_like(improve))
+    if rows == 3:
+        return out
+    # The bottom as the middle, with the bottom's royalties (the same steps as above).
+    bottom = np.take(_royalty_by_id(arrays), ids[1] + 2 * t.size.size)
+    at = np.flatnonzero(full[1])
+    bottom.ravel()[at] = _royalty_by_strength(arrays)[BOTTOM][
+        exact_strength[1].ravel()[at].astype(np.intp)]
+    bottom = bottom + flush[1] * roy_flush[BOTTOM] + straight[1] * roy_straight[BOTTOM]
+    parts = {name: [value[0], value[1], value[1]] for name, value in vars(out).items()}
+    parts["royalty"][2] = bottom.astype(np.float32, copy=False)
+    return RowFeatures(**parts)
 
 
 def _complete_rows(full: npt.NDArray[np.bool_], ids: npt.NDArray[np.intp],
@@ -211,7 +228,7 @@ def _complete_rows(full: npt.NDArray[np.bool_], ids: npt.NDArray[np.intp],
     """Fill in the exact strength of the full rows, and the made index and royalty of it
     (only the full rows are looked at: most rows of a street are in the making)."""
     at = np.flatnonzero(full)
-    row = at // (full.size // 3)
+    row = at // (full.size // full.shape[0])
     suited = row_tables().suited[suit_word.ravel()[at]]
     strength = _full_strength()[(row * _id_count() + ids.ravel()[at]) * 2 + suited]
     made.ravel()[at] = _category_of_strength()[strength]
