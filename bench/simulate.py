@@ -48,3 +48,11 @@ def run(quick: bool) -> None:
             rate = hands / seconds
             verdict = "ok" if rate >= target else "BELOW"
             print(f"{label:32s} {hands:7d} {seconds:8.2f} {rate:8.0f} {target:7d} {verdict}")
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small workloads, for a smoke test")
+    run(parser.parse_args().quick)
