@@ -13,6 +13,7 @@ each table, the row of each dealt card (0 top, 1 middle, 2 bottom, 3 discard). P
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cache
 from typing import Any, cast, overload
 
 import numpy as np
@@ -32,13 +33,21 @@ def candidates(turn: Turn) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.bool_]]
     """Every pattern for the turn's street and which fit the free slots: ``(P, k)``,
     ``(m, P)``."""
     k = turn.cards.shape[1]
-    pats = patterns(k, turn.discards)
-    counts = pattern_counts(k, turn.discards)
-    room = np.array([3, 5, 5])[:, None] - turn.filled.T  # (3, m) free slots
-    fits = np.ones((turn.size, pats.shape[0]), dtype=bool)
-    for row in range(3):
-        fits &= counts[:, row][None, :] <= room[row][:, None]
-    return pats, fits
+    # Which patterns fit depends only on the cards already in each row: looked up.
+    filled = turn.filled.astype(np.intp)
+    code = (filled[:, 0] * 6 + filled[:, 1]) * 6 + filled[:, 2]
+    return patterns(k, turn.discards), _fitting(k, turn.discards)[code]
+
+
+@cache
+def _fitting(cards: int, discards: int) -> npt.NDArray[np.bool_]:
+    """``(4 * 6 * 6, P)``: the patterns that fit, by the cards in each row (top 0 to 3,
+    middle and bottom 0 to 5, as ``(top * 6 + middle) * 6 + bottom``)."""
+    counts = pattern_counts(cards, discards)
+    filled = np.stack(np.meshgrid(np.arange(4), np.arange(6), np.arange(6), indexing="ij"),
+                      axis=-1).reshape(-1, 3)
+    room = np.array([3, 5, 5]) - filled
+    return np.asarray((counts[None, :, :] <= room[:, None, :]).all(axis=2), dtype=bool)
 
 
 def pattern_values(turn: Turn, style: heuristic.Style | heuristic.Weights) -> npt.NDArray[
