@@ -22,7 +22,7 @@ import numpy.typing as npt
 from ofcstats.simulate import chinese, heuristic
 from ofcstats.simulate.fantasyland import best_sets
 from ofcstats.simulate.scoring import RulesetArrays
-from ofcstats.simulate.state import CARD_KEYS, Turn
+from ofcstats.simulate.state import CARD_KEYS, TURN_ARRAYS, Turn
 from ofcstats.simulate.tables import pattern_counts, pattern_subsets, patterns, subset_matrix
 
 BOT_STYLES = ("random", "safe", "balanced", "aggressive", "montecarlo")
@@ -220,11 +220,26 @@ def place_all(bots: Sequence[Bot], turns: Sequence[Turn]) -> list[npt.NDArray[np
 
 
 def _joined(turns: Sequence[Turn]) -> Turn:
-    """One turn of the tables of several (the same street, seat apart)."""
+    """One turn of the tables of several (the same street, seat apart): their common
+    turn's rows when they are its consecutive parts, else their arrays end to end."""
     first = turns[0]
-    arrays = {name: np.concatenate([getattr(turn, name) for turn in turns])
-              for name in ("cards", "board", "keys", "filled", "future", "seen", "opponents",
-                           "opponent_filled", "opponent_keys", "opponent_hidden",
-                           "opponent_future")}
+    common = _common_part(turns)
+    if common is not None:
+        parent, start, stop = common
+        return parent.part(start, stop, first.seat)
+    arrays: dict[str, Any] = {name: np.concatenate([getattr(turn, name) for turn in turns])
+                              for name in TURN_ARRAYS}
     return Turn(variant=first.variant, arrays=first.arrays, seat=first.seat,
                 street=first.street, discards=first.discards, **arrays)
+
+
+def _common_part(turns: Sequence[Turn]) -> tuple[Turn, int, int] | None:
+    """The turn the given turns are consecutive parts of, and the rows they span."""
+    if turns[0].within is None:
+        return None
+    parent, start, stop = turns[0].within
+    for turn in turns[1:]:
+        if turn.within is None or turn.within[0] is not parent or turn.within[1] != stop:
+            return None
+        stop = turn.within[2]
+    return parent, start, stop

@@ -251,7 +251,8 @@ class Dealer:
                 # The seats acting in one position play disjoint tables, so every bot
                 # decides before any card is placed (the heuristic ones together).
                 acts = []
-                asked: list[tuple[Bot, Turn, npt.NDArray[np.int8], npt.NDArray[np.bool_]]] = []
+                asked: list[tuple[Bot, int, npt.NDArray[np.intp], npt.NDArray[np.int8],
+                                  npt.NDArray[np.bool_]]] = []
                 for seat in range(s):
                     tables = np.flatnonzero((acting == seat) & playing[:, seat])
                     if not tables.size:
@@ -263,15 +264,13 @@ class Dealer:
                         actions[late] = auto_rows(boards.filled[tables[late], seat],
                                                   street.dealt, street.discard)
                     if (~late).any():
-                        on_time = tables[~late]
-                        bot = self.bots[seat]
-                        asked.append((bot, self._turn(
-                            on_time, seat, number, dealt[seat][on_time], street.discard,
-                            future, boards, seen, visible, in_fl, bot.needs_opponents),
-                            actions, ~late))
+                        asked.append((self.bots[seat], seat, tables[~late], actions, ~late))
                     acts.append((seat, tables, cards, actions))
-                answers = place_all([bot for bot, *_ in asked], [turn for _, turn, *_ in asked])
-                for (_, _, actions, on_time), rows in zip(asked, answers, strict=True):
+                turns = self._turns([(seat, tables) for _, seat, tables, *_ in asked],
+                                    [bot.needs_opponents for bot, *_ in asked], number, dealt,
+                                    street.discard, future, boards, seen, visible, in_fl)
+                answers = place_all([bot for bot, *_ in asked], turns)
+                for (*_, actions, on_time), rows in zip(asked, answers, strict=True):
                     actions[on_time] = rows
                 if not acts:
                     continue
@@ -287,7 +286,31 @@ class Dealer:
                 for seat, seat_tables, seat_cards, seat_actions in acts:
                     log(seat_tables, seat, number + 1, seat_cards, seat_actions)
 
-    def _turn(self, tables: npt.NDArray[np.intp], seat: int, number: int,
+    def _turns(self, asked: list[tuple[int, npt.NDArray[np.intp]]], opponents: list[bool],
+               number: int, dealt: dict[int, npt.NDArray[np.uint8]], discards: int,
+               future: int, boards: Boards, seen: npt.NDArray[np.bool_],
+               visible: npt.NDArray[np.bool_], in_fl: npt.NDArray[np.bool_]) -> list[Turn]:
+        """The turns of the seats of one position (their tables differ). The seats whose
+        bots do not look at the opponents share one turn, each taking its part."""
+        plain = [i for i, needs in enumerate(opponents) if not needs]
+        out: list[Turn | None] = [None] * len(asked)
+        if plain:
+            tables = np.concatenate([asked[i][1] for i in plain])
+            seats = np.repeat([asked[i][0] for i in plain], [asked[i][1].size for i in plain])
+            joint = self._turn(tables, seats, number,
+                               np.concatenate([dealt[asked[i][0]][asked[i][1]] for i in plain]),
+                               discards, future, boards, seen, visible, in_fl, False)
+            start = 0
+            for i in plain:
+                out[i] = joint.part(start, start + asked[i][1].size, asked[i][0])
+                start += asked[i][1].size
+        for i, (seat, tables) in enumerate(asked):
+            if out[i] is None:
+                out[i] = self._turn(tables, seat, number, dealt[seat][tables], discards, future,
+                                    boards, seen, visible, in_fl, True)
+        return [turn for turn in out if turn is not None]
+
+    def _turn(self, tables: npt.NDArray[np.intp], seat: int | npt.NDArray[np.intp], number: int,
               cards: npt.NDArray[np.uint8], discards: int, future: int, boards: Boards,
               seen: npt.NDArray[np.bool_], visible: npt.NDArray[np.bool_],
               in_fl: npt.NDArray[np.bool_], opponents: bool) -> Turn:
@@ -311,7 +334,8 @@ class Dealer:
             opp_keys = np.zeros((m, 0, 3), dtype=np.int64)
             opp_future = np.zeros((m, 0), dtype=np.int64)
         return Turn(
-            variant=self.variant, arrays=self.arrays, seat=seat, street=number, cards=cards,
+            variant=self.variant, arrays=self.arrays, seat=seat if isinstance(seat, int) else -1,
+            street=number, cards=cards,
             discards=discards, board=boards.cards[tables, seat], keys=boards.keys[tables, seat],
             filled=boards.filled[tables, seat], future=np.full(tables.size, future),
             seen=seen[tables, seat] | visible[tables, :52],

@@ -9,7 +9,7 @@ keys of :mod:`ofcstats.simulate.tables` beside them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 
 import numpy as np
@@ -107,8 +107,21 @@ class Turn:
     opponent_keys: npt.NDArray[np.int64]  # (m, S-1, 3)
     opponent_hidden: npt.NDArray[np.bool_]  # (m, S-1) opponent sets face down (fantasyland)
     opponent_future: npt.NDArray[np.int64]  # (m, S-1) cards still to come to each opponent
+    # Set on a part of a larger turn (several seats' tables at once): that turn, and the
+    # first and last rows (past the end) of the part.
+    within: tuple[Turn, int, int] | None = None
+
+    def part(self, start: int, stop: int, seat: int) -> Turn:
+        """Rows ``start`` to ``stop`` of this turn as one seat's turn (views, not copies)."""
+        rows = slice(start, stop)
+        return replace(self, seat=seat, within=(self, start, stop),
+                       **{name: getattr(self, name)[rows] for name in TURN_ARRAYS})
 
     @property
     def size(self) -> int:
         """Tables in the batch."""
         return int(self.cards.shape[0])
+
+
+TURN_ARRAYS = ("cards", "board", "keys", "filled", "future", "seen", "opponents",
+               "opponent_filled", "opponent_keys", "opponent_hidden", "opponent_future")
