@@ -37,7 +37,7 @@ __all__ = ["BOT_STYLES", "Player", "Simulation", "SimulationError", "make_bot",
            "parse_players", "simulate", "write_jsonl"]
 
 GAMES_PER_SERIES = 4  # games one table plays in a row before the next table's
-MAX_TABLES = 1024  # tables played in lockstep at most
+MAX_TABLES = 2048  # tables played in lockstep at most (more: fewer, larger array steps)
 
 
 class SimulationError(OfcstatsError, ValueError):
