@@ -314,6 +314,8 @@ class Dealer:
               cards: npt.NDArray[np.uint8], discards: int, future: int, boards: Boards,
               seen: npt.NDArray[np.bool_], visible: npt.NDArray[np.bool_],
               in_fl: npt.NDArray[np.bool_], opponents: bool) -> Turn:
+        """The view of ``seat`` (or, without the opponents, of several seats: one a table)
+        on the listed tables."""
         if opponents:
             others = [o for o in range(self.seats) if o != seat]
             hidden = in_fl[tables][:, others]
