@@ -70,25 +70,35 @@ def rule_street(keys: npt.NDArray[np.int64], filled: npt.NDArray[np.int8],
     t = row_tables()
     card_keys = CARD_KEYS[cards]
     made = t.made_of_key[keys >> SUIT_BITS]
-    keep = np.ones((b, k), dtype=bool)
+    keep = np.ones((k, b), dtype=bool)
     first = None
     if discards:
         # Every card scored against the board as it stands, in one pass.
         score, new = _rule_scores(np.tile(keys, k), np.tile(filled, k), np.tile(made, k),
                                   card_keys.T.ravel())
-        best = score.max(axis=0).reshape(k, b).T
-        order = np.argsort(best, axis=1)[:, :discards]
-        np.put_along_axis(keep, order, False, axis=1)
+        best = score.max(axis=0).reshape(k, b)
+        if discards == 1:  # the first card that fits worst (as a stable sort would pick)
+            keep[np.argmin(best, axis=0), np.arange(b)] = False
+        else:
+            order = np.argsort(best.T, axis=1, kind="stable")[:, :discards]
+            np.put_along_axis(keep.T, order, False, axis=1)
         first = score[:, :b], new[:, :b]
+    boards = np.arange(b)
+    # Flat views of the boards (copies written back at the end, should they not be views).
+    flat_keys, flat_filled, flat_made = keys.reshape(-1), filled.reshape(-1), made.reshape(-1)
     for j in range(k):
         score, new = first if j == 0 and first is not None else \
             _rule_scores(keys, filled, made, card_keys[:, j])
-        row = np.argmax(score, axis=0)
-        go = np.flatnonzero(keep[:, j])
-        chosen = row[go]
-        keys[chosen, go] += card_keys[go, j]
-        filled[chosen, go] += 1
-        made[chosen, go] = new[chosen, go]
+        # Each board's best row, as flat indices; a card thrown away changes nothing.
+        at = np.argmax(score, axis=0) * b + boards
+        go = keep[j]
+        flat_keys[at] += np.where(go, card_keys[:, j], 0)
+        flat_filled[at] += go
+        flat_made[at] = np.where(go, new.reshape(-1)[at], flat_made[at])
+    if not np.shares_memory(flat_keys, keys):
+        keys[...] = flat_keys.reshape(keys.shape)
+    if not np.shares_memory(flat_filled, filled):
+        filled[...] = flat_filled.reshape(filled.shape)
 
 
 def _final_strengths(keys: npt.NDArray[np.int64]) -> npt.NDArray[np.intp]:
