@@ -33,7 +33,7 @@ from ofcstats import session
 from ofcstats.errors import StoreError
 from ofcstats.rules.load import ruleset_from
 from ofcstats.rules.model import Ruleset
-from ofcstats.score import SHOWDOWN_COLUMNS, score_with_showdowns
+from ofcstats.score import SHOWDOWN_COLUMNS, available_cores, score_with_showdowns
 from ofcstats.showdown import natural_mask
 from ofcstats.store import Store
 
@@ -157,7 +157,8 @@ def score_sessions(seats: pl.DataFrame, hands: pl.DataFrame, rulesets: Sequence[
     """Score whole sessions, apply their fantasyland repeat limits, and keep the showdowns
     to store: every seat for natural mask 0, and for another mask only the hands in which
     it changes something (a seat holds one of its naturals)."""
-    scored = score_with_showdowns(seats, rulesets)
+    # One core is left to the thread writing the previous batch: the writes take longer.
+    scored = score_with_showdowns(seats, rulesets, cores=max(1, available_cores() - 1))
     # Within a batch hands are known by their integer key, in ``hand_id`` too.
     order = session.hand_order(hands).collect()
     streaks = session.fantasyland_streaks(

@@ -329,18 +329,19 @@ def _score_part(frame: pl.DataFrame, rulesets: Sequence[Ruleset]) -> Scored:
     return ruleset_results(frame, table, rulesets)
 
 
-def score_with_showdowns(seats: pl.LazyFrame | pl.DataFrame, rulesets: Sequence[Ruleset]
-                         ) -> Scored:
+def score_with_showdowns(seats: pl.LazyFrame | pl.DataFrame, rulesets: Sequence[Ruleset],
+                         *, cores: int | None = None) -> Scored:
     """Score every hand in ``seats`` under every ruleset; keep the shared showdowns apart.
 
-    A large frame is cut between hands into one part per core, scored in threads (numpy
-    releases the GIL in its loops), and stacked back in the order one call would give.
+    A large frame is cut between hands into one part per core (``cores``, by default all
+    this process may use), scored in threads (numpy releases the GIL in its loops), and
+    stacked back in the order one call would give.
     """
     frame = seats.collect() if isinstance(seats, pl.LazyFrame) else seats
     if not rulesets or frame.is_empty():
         empty = pl.DataFrame(schema=RESULT_SCHEMA)
         return Scored(results=empty, showdowns={}, natural_bits=pl.Series([], dtype=pl.UInt8))
-    cores = available_cores()
+    cores = available_cores() if cores is None else cores
     if cores < 2 or frame.height < PARALLEL_FROM:
         return _score_part(frame, rulesets)
     parts = _hand_parts(frame, cores)
