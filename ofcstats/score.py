@@ -300,12 +300,9 @@ def _hand_parts(frame: pl.DataFrame, parts: int) -> list[pl.DataFrame]:
     The cuts fall where ``hand_id`` changes; when a hand's seats are not adjacent the
     frame is sorted by hand first (as :func:`_laid_out` would).
     """
-    ids = frame.get_column("hand_id")
-    change = (ids.slice(1) != ids.slice(0, ids.len() - 1)).to_numpy()
-    starts = np.flatnonzero(np.concatenate([[True], change]))
-    if len(starts) != ids.gather(starts).n_unique():
-        frame = frame.sort("hand_id", "seat")
-        return _hand_parts(frame, parts)
+    starts = showdown.hand_starts(frame.get_column("hand_id"))
+    if starts is None:
+        return _hand_parts(frame.sort("hand_id", "seat"), parts)
     wanted = np.arange(1, parts) * (frame.height // parts)
     cuts = np.unique(np.concatenate([[0], starts[np.searchsorted(starts, wanted)
                                                    .clip(max=len(starts) - 1)],

@@ -86,6 +86,13 @@ def _rows(frame: pl.DataFrame, column: str, width: int) -> npt.NDArray[np.uint8]
     return np.ascontiguousarray(array.reshape(-1, width), dtype=np.uint8)
 
 
+def hand_starts(hand_ids: pl.Series) -> npt.NDArray[np.intp] | None:
+    """Where each hand's seats begin, or None when some hand's seats are not adjacent."""
+    change = (hand_ids.slice(1) != hand_ids.slice(0, hand_ids.len() - 1)).to_numpy()
+    starts = np.flatnonzero(np.concatenate([[True], change]))
+    return starts if len(starts) == hand_ids.gather(starts).n_unique() else None
+
+
 def hand_layout(hand_ids: pl.Series) -> tuple[npt.NDArray[np.int64], dict[int, slice]]:
     """The seat order that groups hands by seat count, and each group's block in it.
 
@@ -94,9 +101,8 @@ def hand_layout(hand_ids: pl.Series) -> tuple[npt.NDArray[np.int64], dict[int, s
     n_rows = hand_ids.len()
     if n_rows == 0:
         return np.zeros(0, dtype=np.int64), {}
-    change = (hand_ids.slice(1) != hand_ids.slice(0, n_rows - 1)).to_numpy()
-    starts = np.flatnonzero(np.concatenate([[True], change]))
-    if len(starts) != hand_ids.gather(starts).n_unique():
+    starts = hand_starts(hand_ids)
+    if starts is None:
         raise HandError("the seats of each hand must be adjacent (sort them by hand first)")
     sizes = np.diff(np.append(starts, n_rows))
     wrong = np.flatnonzero((sizes < 2) | (sizes > 4))
