@@ -32,7 +32,6 @@ from rich.progress import (
 
 from ofcstats import formats, pipeline, stats
 from ofcstats import ingest as ingesting
-from ofcstats import report as reporting
 from ofcstats import session as session_logic
 from ofcstats.errors import OfcstatsError
 from ofcstats.rules import (
@@ -613,6 +612,9 @@ def report(
 
     Example: ofcstats report --db club.duckdb --ruleset american -o report.html --pdf charts.pdf
     """
+    # Imported here: matplotlib takes about a second to load, which no other command needs.
+    from ofcstats import report as reporting  # noqa: PLC0415
+
     filters = _filters(None, session, since, until, variant, player)
     with _open_existing(db) as store:
         try:

@@ -10,7 +10,7 @@ Tables (documented for users in ``docs/database.md``):
 - ``ingested_files``: one row per file load (path, sha256, size, counts, times).
 - ``rejects``: what was not loaded, with file, line, hand id, reason and raw text.
 - ``cards``: the 52 card codes with their text, for joins.
-- ``rulesets``, ``results``, ``showdowns`` and their progress tables (version 2): what
+- ``rulesets``, ``results``, ``showdowns`` and their progress tables (versions 2, 3): what
   ``ofcstats rescore`` writes; the ``results_named`` view puts them together by name.
 
 Migrations are an ordered list of ``(version, step)``, a step being SQL or a function
@@ -230,9 +230,65 @@ LEFT JOIN showdowns m ON m.hand_key = x.hand_key AND m.seat = x.seat
 """
 
 
+# Version 3: the same results, written a third faster. DuckDB 2.0 appends and bit-packs
+# SMALLINT and TINYINT columns markedly slower than INTEGER ones (measured: 9.75 million
+# result rows took 2.25 s in the version 2 layout and 1.7 s in this one; the file is the
+# same size, since bit-packing stores only the bits used), so the counts become INTEGER.
+# ``fantasyland_next`` is not stored: it holds exactly when ``fantasyland_cards`` > 0.
+# The view keeps every column's name; its counts are INTEGER now.
+_V3 = """
+DROP VIEW results_named;
+ALTER TABLE results ALTER royalty_top TYPE INTEGER;
+ALTER TABLE results ALTER royalty_middle TYPE INTEGER;
+ALTER TABLE results ALTER royalty_bottom TYPE INTEGER;
+ALTER TABLE results ALTER royalty_points TYPE INTEGER;
+ALTER TABLE results ALTER fantasyland_cards TYPE INTEGER;
+ALTER TABLE results DROP COLUMN fantasyland_next;
+ALTER TABLE showdowns ALTER rows_top TYPE INTEGER;
+ALTER TABLE showdowns ALTER rows_middle TYPE INTEGER;
+ALTER TABLE showdowns ALTER rows_bottom TYPE INTEGER;
+ALTER TABLE showdowns ALTER wins_top TYPE INTEGER;
+ALTER TABLE showdowns ALTER wins_middle TYPE INTEGER;
+ALTER TABLE showdowns ALTER wins_bottom TYPE INTEGER;
+ALTER TABLE showdowns ALTER scoops TYPE INTEGER;
+ALTER TABLE showdowns ALTER scooped TYPE INTEGER;
+
+CREATE VIEW results_named AS
+SELECT r.name AS ruleset, h.hand_id, h.session_id, h.played_at, h.variant, x.seat,
+       s.player, x.points, x.royalty_top + x.royalty_middle + x.royalty_bottom AS royalties,
+       x.royalty_top, x.royalty_middle, x.royalty_bottom, x.royalty_points,
+       coalesce(m.rows_top, z.rows_top) AS rows_top,
+       coalesce(m.rows_middle, z.rows_middle) AS rows_middle,
+       coalesce(m.rows_bottom, z.rows_bottom) AS rows_bottom,
+       coalesce(m.wins_top, z.wins_top) AS wins_top,
+       coalesce(m.wins_middle, z.wins_middle) AS wins_middle,
+       coalesce(m.wins_bottom, z.wins_bottom) AS wins_bottom,
+       coalesce(m.fouled, z.fouled) AS fouled, coalesce(m.scoops, z.scoops) AS scoops,
+       coalesce(m.scooped, z.scooped) AS scooped, x.fantasyland_earned,
+       x.fantasyland_cards > 0 AS fantasyland_next, x.fantasyland_cards,
+       x.fantasyland_cards > 0 AND NOT s.fantasyland AS fantasyland_entered,
+       x.fantasyland_cards > 0 AND s.fantasyland AS fantasyland_stayed,
+       -- what analysis needs besides: the seat, the hand, and the ruleset the log names
+       s.fantasyland, s.reported_points, h.hand_key, h.n_seats, h.point_value,
+       h.ruleset AS played_ruleset, h.file_id, h.line
+FROM results x
+JOIN rulesets r USING (ruleset_id)
+JOIN hands h USING (hand_key)
+JOIN seats s USING (hand_key, seat)
+JOIN showdowns z ON z.hand_key = x.hand_key AND z.seat = x.seat AND z.natural_mask = 0
+-- The CASE and not "AND r.natural_mask <> 0": with that condition, when the statistics
+-- show no stored showdown can match, DuckDB 2.0.1 misjudges the join's row count and an
+-- aggregate over the view sorted afterwards (GROUP BY ruleset ORDER BY 1) fails with
+-- "Type INT128 with value ... can't be cast ... INT8".
+LEFT JOIN showdowns m ON m.hand_key = x.hand_key AND m.seat = x.seat
+    AND m.natural_mask = CASE WHEN r.natural_mask <> 0 THEN r.natural_mask END;
+"""
+
+
 MIGRATIONS: list[tuple[int, str, Sequence[Step]]] = [
     (1, "hands, seats, placements, ingested files, rejects", (_V1, _fill_cards)),
     (2, "rulesets, scored sessions and results of rescoring", (_V2,)),
+    (3, "results and showdowns in INTEGER columns, for faster writes", (_V3,)),
 ]
 """``(version, description, steps)`` in order; a later stage appends, never edits."""
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import duckdb
 import polars as pl
 import pytest
 from handgen import random_hand, rich_board, write_jsonl
@@ -216,3 +217,32 @@ def test_results_stay_right_through_partial_runs_and_rebuilds(tmp_path: Path) ->
     assert joined.height == direct.height == stored.height
     for column in COMPARED:
         assert (joined[column] == joined[f"{column}_direct"]).all(), column
+
+
+def test_sums_over_results_named_grouped_and_sorted_work_in_plain_duckdb(
+        tmp_path: Path) -> None:
+    """What a user types into DuckDB: totals per ruleset or player, sorted. A store of
+    Pineapple hands (so no 13-card naturals) scored under a ruleset that pays naturals
+    used to make DuckDB fail such queries ("INT128 ... can't be cast ... INT8"); the
+    view is written so that it does not."""
+    rng = random.Random(8)
+    hands = []
+    for i in range(3000):
+        hand = random_hand(rng, f"p{i}", "pineapple", 3, streets=False)
+        hand["session_id"] = f"s{i % 5}"
+        hands.append(hand)
+    db = loaded(tmp_path, write_jsonl(tmp_path / "pineapple.jsonl", hands))
+    with Store(db) as store:
+        rescore(store, load_rulesets(["american", "russian"]))
+        direct = scored_frame(store)
+    con = duckdb.connect(str(db), read_only=True)
+    numeric = [name for name, kind, *_ in con.sql("DESCRIBE results_named").fetchall()
+               if kind in ("INTEGER", "SMALLINT", "TINYINT", "BIGINT")]
+    assert {"points", "royalties", "wins_top", "fantasyland_cards"} <= set(numeric)
+    for column in numeric:
+        for by in ("ruleset", "player"):
+            got = con.sql(f"SELECT {by}, sum({column}) FROM results_named "
+                          "GROUP BY 1 ORDER BY 1").fetchall()
+            want = direct.group_by(by).agg(pl.col(column).cast(pl.Int64).sum()).sort(by)
+            assert got == want.rows(), (by, column)
+    con.close()

@@ -170,3 +170,49 @@ def test_info_counts_sessions_players_and_dates(tmp_path: Path) -> None:
     assert info["first_played_at"] == "2026-11-01T10:00:00+00:00"
     assert info["last_played_at"] == "2026-11-28T10:00:00+00:00"
     assert info["tables"]["hands"] == 30  # type: ignore[index]
+
+
+def test_version_3_keeps_the_results_of_a_version_2_store(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    """Version 3 changes how results are stored (INTEGER counts, fantasyland_next from
+    fantasyland_cards); a store scored before reads back the same through the view."""
+    from ofcstats.pipeline import rescore  # noqa: PLC0415
+    from ofcstats.rules import load_ruleset, load_rulesets  # noqa: PLC0415
+    from ofcstats.simulate import Simulation, parse_players, simulate  # noqa: PLC0415
+    from ofcstats.variants import Variant  # noqa: PLC0415
+
+    # The aggressive bot reaches fantasyland, so fantasyland_next is sometimes true.
+    sim = Simulation(variant=Variant.PINEAPPLE, ruleset=load_ruleset("american"),
+                     players=parse_players("ann:aggressive,bob:balanced,cat:safe"),
+                     hands=120, seed=5)
+    log = write_jsonl(tmp_path / "sim.jsonl", list(simulate(sim)))
+    current = tmp_path / "current.duckdb"
+    ingest([log], current)
+    with Store(current) as store:
+        rescore(store, load_rulesets(["american", "russian", "pokerdom"]))
+        expected = store.con.sql("SELECT * FROM results_named ORDER BY ALL").pl()
+
+    older = tmp_path / "older.duckdb"
+    migrate = Store.migrate
+    monkeypatch.setattr(Store, "migrate", lambda self: migrate(self, MIGRATIONS[:2]))
+    ingest([log], older)
+    monkeypatch.undo()
+    con = duckdb.connect(str(older))
+    con.execute(f"ATTACH '{current}' AS current (READ_ONLY)")
+    for table in ("rulesets", "scored_sessions", "showdown_sessions", "showdowns"):
+        con.execute(f"INSERT INTO {table} SELECT * FROM current.{table}")
+    con.execute("""
+        INSERT INTO results SELECT ruleset_id, hand_key, seat, points, royalty_top,
+            royalty_middle, royalty_bottom, royalty_points, fantasyland_earned,
+            fantasyland_cards > 0, fantasyland_cards
+        FROM current.results""")
+    assert con.sql("SELECT max(version) FROM schema_version").fetchall() == [(2,)]
+    con.close()
+
+    with Store(older) as store:
+        assert store.version() == SCHEMA_VERSION
+        migrated = store.con.sql("SELECT * FROM results_named ORDER BY ALL").pl()
+    assert expected.height > 0
+    assert expected["fantasyland_next"].any()
+    assert_frame_equal(migrated, expected)
