@@ -246,3 +246,21 @@ def test_sums_over_results_named_grouped_and_sorted_work_in_plain_duckdb(
             want = direct.group_by(by).agg(pl.col(column).cast(pl.Int64).sum()).sort(by)
             assert got == want.rows(), (by, column)
     con.close()
+
+
+def test_rescore_goes_in_batches_of_whole_sessions_the_first_one_small(
+        tmp_path: Path) -> None:
+    """Memory stays bounded by batches of whole sessions; the first is a quarter of the
+    size so that writing starts early; every hand is scored once."""
+    log = random_log(tmp_path / "a.jsonl", 400, seed=2, sessions=40)  # 10 hands each
+    calls: list[tuple[int, int]] = []
+    with Store(loaded(tmp_path, log)) as store:
+        summary = rescore(store, load_rulesets(["american"]), batch_hands=80,
+                          progress=lambda done, total: calls.append((done, total)))
+        rows = store.count("results")
+        seats = store.count("seats")
+    steps = [b - a for (a, _), (b, _) in zip([(0, 0), *calls], calls, strict=False)]
+    assert steps == [20] + [80] * 4 + [60]
+    assert calls[-1] == (400, 400)
+    assert summary.hands == 400
+    assert rows == seats
