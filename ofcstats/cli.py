@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import UTC, datetime
@@ -207,10 +207,11 @@ def _filters(rulesets: list[str] | None, session: list[str] | None, since: datet
                             since=_utc(since), until=_utc(until))
 
 
-def _analysed(db: Path | None, filters: pipeline.Filters) -> pl.DataFrame:
+def _analysed(db: Path | None, filters: pipeline.Filters,
+              columns: Sequence[str] | None = None) -> pl.DataFrame:
     with _open_existing(db) as store:
         try:
-            frame = pipeline.scored_frame(store, filters)
+            frame = pipeline.scored_frame(store, filters, columns)
         except OfcstatsError as error:
             raise fail(str(error)) from None
     if frame.is_empty():
@@ -529,7 +530,8 @@ def compare(
 
     Example: ofcstats compare --db club.duckdb --variant pineapple
     """
-    frame = _analysed(db, _filters(ruleset, session, since, until, variant, player))
+    frame = _analysed(db, _filters(ruleset, session, since, until, variant, player),
+                      stats.RULESET_COLUMNS)
     table = stats.ruleset_stats(frame)
     _print_table(table, output, [
         "skill_rank", "ruleset", "hands", "sd", "mean_abs_points", "royalty_share",
@@ -551,7 +553,8 @@ def players(
 
     Example: ofcstats players --ruleset pokerstars --db club.duckdb
     """
-    frame = _analysed(db, _filters([ruleset], session, since, until, variant, player))
+    frame = _analysed(db, _filters([ruleset], session, since, until, variant, player),
+                      stats.PLAYER_COLUMNS)
     table = stats.player_stats(frame, seed=seed).sort("total", descending=True)
     _print_table(table, output, [
         "player", "hands", "total", "mean", "sd", "ci_low", "ci_high", "boot_low",

@@ -341,10 +341,17 @@ class Filters:
     until: datetime | None = None
 
 
-def scored_frame(store: Store, filters: Filters = Filters()) -> pl.DataFrame:
+def scored_frame(store: Store, filters: Filters = Filters(),
+                 columns: Sequence[str] | None = None) -> pl.DataFrame:
     """Results with what analysis needs: session, game, play order, variant, table size,
     the seat's fantasyland flag and reported points, and the ruleset the hand was played
-    under. A player filter keeps that player's rows only."""
+    under. A player filter keeps that player's rows only.
+
+    ``columns`` keeps only those columns of ``results_named`` (plus ``order`` and
+    ``game`` when named): tens of millions of rows then fit in little memory. Rows come
+    in play order (ruleset, session, order, seat) when ``order`` or ``game`` is among
+    them or ``columns`` is None, in no particular order otherwise.
+    """
     con = store.con
     known = {name for (name,) in con.execute("SELECT name FROM rulesets").fetchall()}
     if filters.rulesets is not None:
@@ -357,17 +364,25 @@ def scored_frame(store: Store, filters: Filters = Filters()) -> pl.DataFrame:
     for column, values in (("ruleset", filters.rulesets), ("session_id", filters.sessions),
                            ("player", filters.players), ("variant", filters.variants)):
         if values is not None:
-            where.append(f"{column} IN (SELECT unnest(?))")
-            params.append(list(values))
+            # A list of values, not a subquery: DuckDB then filters the tables under the
+            # view before joining them (a ruleset's rows in seconds, not the whole table).
+            where.append(f"{column} IN ({', '.join('?' * len(values))})" if values
+                         else "false")
+            params.extend(values)
     if filters.since is not None:
         where.append("played_at >= ?")
         params.append(filters.since)
     if filters.until is not None:
         where.append("played_at < ?")
         params.append(filters.until)
-    frame = con.sql(f"SELECT * FROM results_named WHERE {' AND '.join(where)}",
+    in_order = columns is None or "order" in columns or "game" in columns
+    wanted = "*" if columns is None else ", ".join(
+        f'"{name}"' for name in dict.fromkeys(
+            [*(c for c in columns if c not in ("order", "game")),
+             *(("hand_key", "session_id") if in_order else ())]))
+    frame = con.sql(f"SELECT {wanted} FROM results_named WHERE {' AND '.join(where)}",
                     params=params).pl()
-    if frame.is_empty():
+    if frame.is_empty() or not in_order:
         return frame
     # Games and play order come from whole sessions, whichever rows were asked for.
     con.register("wanted_sessions", frame.select(pl.col("session_id").unique()))
@@ -382,7 +397,10 @@ def scored_frame(store: Store, filters: Filters = Filters()) -> pl.DataFrame:
     finally:
         con.unregister("wanted_sessions")
     order = session.hand_order(hands).select("hand_key", "order", "game").collect()
-    return frame.join(order, on="hand_key").sort("ruleset", "session_id", "order", "seat")
+    ordered = frame.join(order, on="hand_key").sort(
+        *(c for c in ("ruleset", "session_id", "order", "seat") if c in frame.columns
+          or c == "order"))
+    return ordered if columns is None else ordered.select(*dict.fromkeys(columns))
 
 
 def stored_rulesets(store: Store, names: Sequence[str] | None = None) -> list[Ruleset]:

@@ -32,6 +32,19 @@ import polars as pl
 Z95 = 1.959963984540054
 MIN_HANDS_FOR_SKILL = 30
 
+PLAYER_COLUMNS = (
+    "player", "ruleset", "session_id", "variant", "n_seats", "points", "fouled",
+    "fantasyland", "fantasyland_entered", "fantasyland_stayed", "royalty_top",
+    "royalty_middle", "royalty_bottom", "royalty_points", "scoops", "scooped", "wins_top",
+    "wins_middle", "wins_bottom",
+)
+"""The columns :func:`player_stats` reads: ask the store for these alone."""
+RULESET_COLUMNS = (
+    "ruleset", "hand_key", "player", "variant", "points", "royalty_points", "fouled",
+    "fantasyland", "fantasyland_entered",
+)
+"""The columns :func:`ruleset_stats` reads (``hand_id`` will do for ``hand_key``)."""
+
 
 def _rate(numerator: pl.Expr, denominator: pl.Expr) -> pl.Expr:
     return pl.when(denominator > 0).then(numerator / denominator).otherwise(None)
@@ -115,8 +128,10 @@ def ruleset_stats(scored: pl.LazyFrame | pl.DataFrame) -> pl.DataFrame:
     """Per ruleset: volatility, royalty share, foul and fantasyland rates, skill signal."""
     lf = scored.lazy().with_columns(
         eligible=~pl.col("fantasyland") & (pl.col("variant") != "chinese-13"))
+    # The integer key counts hands faster than the text id, where the frame has it.
+    hand = "hand_key" if "hand_key" in lf.collect_schema().names() else "hand_id"
     overall = lf.group_by("ruleset").agg(
-        hands=pl.col("hand_id").n_unique(),
+        hands=pl.col(hand).n_unique(),
         seat_hands=pl.len(),
         sd=pl.col("points").std(),
         mean_abs_points=pl.col("points").abs().mean(),

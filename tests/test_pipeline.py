@@ -10,6 +10,7 @@ import duckdb
 import polars as pl
 import pytest
 from handgen import random_hand, rich_board, write_jsonl
+from polars.testing import assert_frame_equal
 
 from ofcstats import formats
 from ofcstats.ingest import ingest
@@ -197,6 +198,24 @@ def test_scored_frame_filters_and_names_missing_rulesets(tmp_path: Path) -> None
         assert set(some["player"]) == {"p1"}
         with pytest.raises(Exception, match="not scored under russian"):
             scored_frame(store, Filters(rulesets=["russian"]))
+
+
+def test_scored_frame_reads_only_the_columns_asked_for(tmp_path: Path) -> None:
+    """What ``compare`` and ``players`` read: fewer columns, the same rows and values."""
+    db = loaded(tmp_path, random_log(tmp_path / "a.jsonl", 120, seed=6, sessions=4))
+    with Store(db) as store:
+        rescore(store, load_rulesets(["american", "pokerstars"]))
+        full = scored_frame(store)
+        few = scored_frame(store, Filters(rulesets=["american"]),
+                           columns=["ruleset", "hand_key", "seat", "points", "fouled"])
+        ordered = scored_frame(store, columns=["hand_key", "seat", "ruleset", "game"])
+        nothing = scored_frame(store, Filters(players=[]), columns=["points"])
+    assert few.columns == ["ruleset", "hand_key", "seat", "points", "fouled"]
+    want = full.filter(pl.col("ruleset") == "american").select(few.columns)
+    assert_frame_equal(few.sort("hand_key", "seat"), want.sort("hand_key", "seat"))
+    assert ordered.columns == ["hand_key", "seat", "ruleset", "game"]
+    assert_frame_equal(ordered, full.select(ordered.columns))  # same play order
+    assert nothing.is_empty()
 
 
 def test_results_stay_right_through_partial_runs_and_rebuilds(tmp_path: Path) -> None:
