@@ -55,11 +55,18 @@ def default_ruleset(scored: pl.DataFrame) -> str:
     return "american" if "american" in names else sorted(names)[0]
 
 
+COLUMNS = tuple(dict.fromkeys([
+    *stats.PLAYER_COLUMNS, *stats.RULESET_COLUMNS, "hand_id", "seat", "played_ruleset",
+    "reported_points", "point_value", "order", "game",
+]))
+"""What the report reads of each result: the statistics', the charts' and the checks'."""
+
+
 def collect(store: Store, filters: pipeline.Filters | None = None,
             ruleset: str | None = None, seed: int = 7) -> ReportData:
     """Read and compute what the report needs from a rescored store."""
     filters = filters or pipeline.Filters()
-    scored = pipeline.scored_frame(store, filters)
+    scored = pipeline.scored_frame(store, filters, COLUMNS)
     if scored.is_empty():
         raise StoreError("no scored hands match: run ofcstats rescore, or loosen the filters")
     main = ruleset or default_ruleset(scored)
