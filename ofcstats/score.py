@@ -21,6 +21,7 @@ stacking thirteen rulesets copies no data.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -31,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from ofcstats import evaluate, showdown
+from ofcstats import allocator, evaluate, showdown
 from ofcstats.errors import HandError, RulesetError
 from ofcstats.records import REJECTS_SCHEMA, HandBatch
 from ofcstats.rules.load import load_ruleset
@@ -122,12 +123,9 @@ def head_to_head_points(counts: Counts, key: tuple[int, ...]) -> npt.NDArray[np.
     16 bits suffice: every ruleset value is at most 1000 and, with at most three
     opponents, the counts are at most 9 rows or 3 pairs.
     """
-    _, row, majority, scoop, foul, table_bonus, surrender = key
     points = np.zeros(counts.rows.shape, dtype=np.int16)
     scaled = np.empty_like(points)
-    for coefficient, count in ((row, counts.rows), (majority, counts.majority),
-                               (scoop, counts.scoop), (foul, counts.foul),
-                               (table_bonus, counts.table_bonus), (surrender, counts.surrender)):
+    for coefficient, count in zip(key[1:], counts.terms, strict=True):
         if coefficient == 1:
             points += count
         elif coefficient:
@@ -155,12 +153,25 @@ def fantasyland_next(table: SeatTable, policy: FantasylandPolicy
     stay = alive & table.fantasyland & np.logical_or.reduce(stay_rows) if stay_rows \
         else np.zeros(table.seats, dtype=bool)
     pineapple = table.variant == showdown.VARIANT_CODES[Variant.PINEAPPLE.value]
-    base = np.where(pineapple, 14, 13).astype(np.int8)
-    cards = base.copy()
-    for variant, rows in ((Variant.PINEAPPLE, pineapple), (Variant.OFC_CLASSIC, ~pineapple)):
+    cards = np.where(stay, np.int8(13) + pineapple, np.int8(0)).astype(np.int8, copy=False)
+    # Few seats enter: look their cards up by variant and top row where they do.
+    entering = np.flatnonzero(entry)
+    cards[entering] = _entry_cards(policy)[pineapple[entering].astype(np.intp),
+                                           top[entering].astype(np.intp)]
+    return entry | stay, cards
+
+
+@functools.lru_cache(maxsize=32)
+def _entry_cards(policy: FantasylandPolicy) -> npt.NDArray[np.int8]:
+    """Cards dealt on entering fantasyland, by top-row strength: row 0 for OFC classic
+    and Turbo, row 1 for Pineapple (a strength too weak to enter gets the base count)."""
+    strengths = np.arange(evaluate.strength_count() + 1)
+    cards = np.empty((2, len(strengths)), dtype=np.int8)
+    for row, variant, base in ((0, Variant.OFC_CLASSIC, 13), (1, Variant.PINEAPPLE, 14)):
+        cards[row] = base
         for threshold, dealt in policy.entry_card_steps(variant):
-            cards[rows & (top >= threshold)] = dealt
-    return entry | stay, np.where(entry, cards, np.where(stay, base, 0)).astype(np.int8)
+            cards[row, strengths >= threshold] = dealt
+    return cards
 
 
 def _laid_out(seats: pl.DataFrame) -> tuple[pl.DataFrame, SeatTable]:
@@ -205,18 +216,19 @@ def ruleset_results(seats: pl.DataFrame, table: SeatTable, rulesets: Sequence[Ru
         needed = ((table.natural_bits & mask) != 0).any()
         counts[mask] = showdown.head_to_head(table, mask) if needed else counts[0]
     flows: dict[tuple[RoyaltyTable, bool, int], RoyaltyFlows] = {}
-    for ruleset in rulesets:
-        key = _royalty_key(ruleset)
-        if key is None or key in flows:
-            continue
-        royalties, spade, mask = key
-        if mask and counts[mask] is counts[0]:
-            mask = 0  # no natural changes a showdown: mask 0's flows serve
-        # The plain flows (no spade bonus) of the same table serve the spade version.
-        plain = (royalties, False, mask)
-        if plain not in flows:
-            flows[plain] = showdown.royalty_flows(table, royalties, False, mask)
-        flows[key] = showdown.royalty_flows(table, royalties, spade, mask, flows[plain])
+    keys = {key: (key[0], key[1], key[2] if counts[key[2]] is not counts[0] else 0)
+            for key in filter(None, map(_royalty_key, rulesets))}
+    # With no natural that changes a showdown, mask 0's flows serve every mask. The plain
+    # flows (no spade bonus) of a table serve its spade version too.
+    plain_keys = dict.fromkeys((royalties, mask) for royalties, _, mask in keys.values())
+    for mask in dict.fromkeys(m for _, m in plain_keys):
+        tables = [royalties for royalties, m in plain_keys if m == mask]
+        for royalties, computed in zip(tables, showdown.royalty_flows(table, tables, mask),
+                                       strict=True):
+            flows[royalties, False, mask] = computed
+    for key, (royalties, spade, mask) in keys.items():
+        plain = flows[royalties, False, mask]
+        flows[key] = showdown.with_spade_bonus(table, plain, mask) if spade else plain
     h2h: dict[tuple[int, ...], npt.NDArray[np.int16]] = {}
     naturals: dict[Naturals, npt.NDArray[np.int32]] = {}
 
@@ -228,16 +240,16 @@ def ruleset_results(seats: pl.DataFrame, table: SeatTable, rulesets: Sequence[Ru
     zeros16 = pl.Series(np.zeros(n, dtype=np.int16))
     per_mask = {
         mask: {
-            **{f"rows_{r}": pl.Series(c.row_sign[i].astype(np.int8)) for i, r in enumerate(ROWS)},
-            **{f"wins_{r}": pl.Series(c.row_wins[i].astype(np.int8)) for i, r in enumerate(ROWS)},
-            "scoops": pl.Series(c.scoops.astype(np.int8)),
-            "scooped": pl.Series(c.scooped.astype(np.int8)),
+            **{f"rows_{r}": pl.Series(c.row_sign[i]) for i, r in enumerate(ROWS)},
+            **{f"wins_{r}": pl.Series(c.row_wins[i]) for i, r in enumerate(ROWS)},
+            "scoops": pl.Series(c.scoops),
+            "scooped": pl.Series(c.scooped),
         }
         for mask, c in counts.items()
     }
     per_key = {
         key: {
-            "royalties": pl.Series(f.collected[0] + f.collected[1] + f.collected[2]),
+            "royalties": pl.Series(f.collected_total),
             **{f"royalty_{r}": pl.Series(f.collected[i]) for i, r in enumerate(ROWS)},
             "royalty_points": pl.Series(f.net),
         }
@@ -255,9 +267,8 @@ def ruleset_results(seats: pl.DataFrame, table: SeatTable, rulesets: Sequence[Ru
         h2h_key = _head_to_head_key(ruleset)
         if h2h_key not in h2h:
             h2h[h2h_key] = head_to_head_points(counts[mask], h2h_key)
-        points = h2h[h2h_key].astype(np.int32)
-        if key is not None:
-            points += flows[key].net
+        points = (h2h[h2h_key].astype(np.int32) if key is None
+                  else np.add(h2h[h2h_key], flows[key].net, dtype=np.int32))
         if ruleset.naturals.played:
             if ruleset.naturals not in naturals:
                 naturals[ruleset.naturals] = showdown.natural_points(table, ruleset.naturals)
@@ -332,12 +343,15 @@ def score_with_showdowns(seats: pl.LazyFrame | pl.DataFrame, rulesets: Sequence[
 
     A large frame is cut between hands into one part per core (``cores``, by default all
     this process may use), scored in threads (numpy releases the GIL in its loops), and
-    stacked back in the order one call would give.
+    stacked back in the order one call would give. Scoring a large frame first makes
+    ``malloc`` keep freed memory for reuse (:mod:`ofcstats.allocator`).
     """
     frame = seats.collect() if isinstance(seats, pl.LazyFrame) else seats
     if not rulesets or frame.is_empty():
         empty = pl.DataFrame(schema=RESULT_SCHEMA)
         return Scored(results=empty, showdowns={}, natural_bits=pl.Series([], dtype=pl.UInt8))
+    if frame.height >= PARALLEL_FROM:
+        allocator.reuse_freed_memory()  # large temporaries: reuse pages, don't refault them
     cores = available_cores() if cores is None else cores
     if cores < 2 or frame.height < PARALLEL_FROM:
         return _score_part(frame, rulesets)

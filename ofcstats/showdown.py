@@ -20,7 +20,9 @@ none), and pairs involving such a seat are left out.
 
 from __future__ import annotations
 
+import functools
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,6 +44,7 @@ THREE_STRAIGHTS, THREE_FLUSHES, SIX_PAIRS, DRAGON = 1, 2, 4, 8
 
 Int = npt.NDArray[np.int32]
 Small = npt.NDArray[np.int16]
+Tiny = npt.NDArray[np.int8]
 Bool = npt.NDArray[np.bool_]
 
 
@@ -122,6 +125,9 @@ def hand_layout(hand_ids: pl.Series) -> tuple[npt.NDArray[np.int64], dict[int, s
 
 
 def _variant_codes(names: pl.Series) -> npt.NDArray[np.int8]:
+    if names.len() > 1 and names.null_count() == 0 and (names == names[0]).all():
+        # One variant throughout, the usual case: look it up once.
+        return np.full(names.len(), _variant_codes(names.head(1))[0], dtype=np.int8)
     codes = np.full(names.len(), -1, dtype=np.int8)
     for name in names.unique().to_list():
         if name not in VARIANT_CODES:
@@ -202,91 +208,143 @@ def out_of_showdown(table: SeatTable, mask: int) -> Bool:
 class Counts:
     """Per-seat sums over the opponents a seat shows down with (one natural mask)."""
 
-    rows: Small  # rows won minus rows lost, live hands only
-    majority: Small  # [won >= 2] - [lost >= 2]
-    scoop: Small  # [won 3] - [lost 3]
-    foul: Small  # opponents' fouls against live self, minus own foul against live opponents
-    table_bonus: Small  # rows beating every opponent, collected from each, less those paid
-    surrender: Small  # surrender payments received minus paid (all seats take part)
-    row_sign: Small  # (3, seats): per row, wins minus losses (a fouled hand loses all)
-    row_wins: Small  # (3, seats): per row, opponents beaten
-    scoops: Small  # opponents beaten 3-0 (a fouled opponent included)
-    scooped: Small
+    rows: Tiny  # rows won minus rows lost, live hands only
+    majority: Tiny  # [won >= 2] - [lost >= 2]
+    scoop: Tiny  # [won 3] - [lost 3]
+    foul: Tiny  # opponents' fouls against live self, minus own foul against live opponents
+    table_bonus: Tiny  # rows beating every opponent, collected from each, less those paid
+    surrender: Tiny  # surrender payments received minus paid (all seats take part)
+    row_sign: Tiny  # (3, seats): per row, wins minus losses (a fouled hand loses all)
+    row_wins: Tiny  # (3, seats): per row, opponents beaten
+    scoops: Tiny  # opponents beaten 3-0 (a fouled opponent included)
+    scooped: Tiny
 
+    @functools.cached_property
+    def terms(self) -> tuple[Small, Small, Small, Small, Small, Small]:
+        """rows, majority, scoop, foul, table_bonus and surrender in int16, the type the
+        points formula computes in (numpy is several times slower on mixed types)."""
+        return tuple(a.astype(np.int16) for a in (  # type: ignore[return-value]
+            self.rows, self.majority, self.scoop, self.foul, self.table_bonus, self.surrender))
+
+
+# What one pair's showdown adds to each seat's counts depends only on the pair's code:
+# the three row comparisons, which of the two fouled, and whether both show down (216
+# codes). head_to_head looks the additions up instead of recomputing them per hand.
+# They come packed one count per byte, so that one uint64 addition updates eight counts;
+# each byte holds its value plus _BIAS (values lie in -3..3), so a seat's sum over at
+# most three opponents stays within 0..255 and never carries into the next byte.
+_PAIR_FIELDS = ("rows", "majority", "scoop", "foul", "scoops", "scooped", "opponents",
+                "clear_top", "sign_top", "sign_middle", "sign_bottom", "wins_top",
+                "wins_middle", "wins_bottom", "clear_middle", "clear_bottom")
+_BIAS = 8
+_PAIR_CODES = 216
+
+
+def _pair_additions(code: int) -> tuple[dict[str, int], dict[str, int]]:
+    """What a pair with this code adds to the first seat's counts and to the second's."""
+    digits, flags = (code % 3, code // 3 % 3, code // 9 % 3), code // 27
+    live_a, live_b, both_show = flags & 1, flags >> 1 & 1, flags >> 2
+    both_live = live_a & live_b
+    # Live against live compares rows; a live hand wins every row against a fouled one;
+    # two fouled hands exchange nothing (RULES.md §2). Seats not both showing: nothing.
+    fallback = live_a - live_b
+    signs = [(d - 1 if both_live else fallback) * both_show for d in digits]
+    won, lost = sum(x > 0 for x in signs), sum(x < 0 for x in signs)
+    first = {"rows": (won - lost) * both_live,
+             "majority": ((won >= 2) - (lost >= 2)) * both_live,
+             "scoop": ((won == 3) - (lost == 3)) * both_live,
+             "foul": fallback * both_show, "scoops": int(won == 3), "scooped": int(lost == 3),
+             "opponents": both_show}
+    second = {"rows": -first["rows"], "majority": -first["majority"],
+              "scoop": -first["scoop"], "foul": -first["foul"], "scoops": int(lost == 3),
+              "scooped": int(won == 3), "opponents": both_show}
+    for row, sign in zip(ROWS, signs, strict=True):
+        # "clear": this opponent does not stop the row from beating the whole table.
+        first |= {f"sign_{row}": sign, f"wins_{row}": int(sign > 0),
+                  f"clear_{row}": int(not both_show or sign > 0)}
+        second |= {f"sign_{row}": -sign, f"wins_{row}": int(sign < 0),
+                   f"clear_{row}": int(not both_show or sign < 0)}
+    return first, second
+
+
+@functools.cache
+def _pair_tables() -> tuple[tuple[npt.NDArray[np.uint64], ...], ...]:
+    """Per side of the pair (first, second), per word: the packed additions by code."""
+    packed = np.zeros((2, _PAIR_CODES, len(_PAIR_FIELDS)), dtype=np.uint8)
+    for code in range(_PAIR_CODES):
+        for side, additions in enumerate(_pair_additions(code)):
+            packed[side, code] = [additions[f] + _BIAS for f in _PAIR_FIELDS]
+    words = packed.view(np.uint64)  # (2, codes, 2), in the byte order unpacking reads
+    return tuple(tuple(np.ascontiguousarray(words[side, :, w]) for w in range(2))
+                 for side in range(2))
+
+
+def _pair_codes(s: np.ndarray, live: Bool, showing: Bool, a: int, b: int
+                ) -> npt.NDArray[np.uint8]:
+    """Each hand's code for the pair of seats ``a`` and ``b`` (see _pair_additions)."""
+    ahead = s[:, :, a] > s[:, :, b]
+    level = s[:, :, a] >= s[:, :, b]
+    digit = ahead.view(np.uint8) + level.view(np.uint8)  # sign of a - b, plus one
+    code = digit[0] + 3 * digit[1]
+    code += 9 * digit[2]
+    code += 27 * live[:, a].view(np.uint8)
+    code += 54 * live[:, b].view(np.uint8)
+    code += 108 * (showing[:, a] & showing[:, b]).view(np.uint8)
+    return code
 
 
 def head_to_head(table: SeatTable, mask: int) -> Counts:
     """The ruleset-independent counts every ruleset paying naturals ``mask`` needs."""
     n_seats = table.seats
-
-    def zeros() -> Small:
-        return np.zeros(n_seats, dtype=np.int16)
-
-    counts = Counts(rows=zeros(), majority=zeros(), scoop=zeros(), foul=zeros(),
-                    table_bonus=zeros(), surrender=zeros(),
-                    row_sign=np.zeros((3, n_seats), dtype=np.int16),
-                    row_wins=np.zeros((3, n_seats), dtype=np.int16), scoops=zeros(),
-                    scooped=zeros())
-    out = out_of_showdown(table, mask)
-    strength = table.strength.astype(np.int16)
-    opponents_all = zeros()
+    row_sign, row_wins = np.empty((2, 3, n_seats), dtype=np.int8)
+    fields = {name: np.empty(n_seats, dtype=np.int8) for name in _PAIR_FIELDS
+              if not name.startswith("clear_")}
+    for index, row in enumerate(ROWS):
+        fields[f"sign_{row}"], fields[f"wins_{row}"] = row_sign[index], row_wins[index]
+    showing = ~out_of_showdown(table, mask)
+    live = ~table.fouled
+    packed = np.zeros((2, n_seats), dtype=np.uint64)
+    lookup = _pair_tables()
+    as_bytes = packed.view(np.uint8).reshape(2, n_seats, 8)
+    table_bonus = np.empty(n_seats, dtype=np.int8)
     for n in table.blocks:
-        s = table.wide(strength, n)  # (3, hands, n)
-        live = table.wide(~table.fouled, n)
-        showing = table.wide(~out, n)
-        surr = table.wide(table.surrendered, n).astype(np.int8)
-        rows, majority, scoop, foul = (table.wide(a, n) for a in (
-            counts.rows, counts.majority, counts.scoop, counts.foul))
-        scoops, scooped, surrender = (table.wide(a, n) for a in (
-            counts.scoops, counts.scooped, counts.surrender))
-        opponents = table.wide(opponents_all, n)
-        signs = table.wide(counts.row_sign, n)
-        row_wins = table.wide(counts.row_wins, n)
-        beats_table = np.broadcast_to(showing & live, (3, *showing.shape)).copy()
+        s = table.wide(table.strength, n)  # (3, hands, n)
+        show, alive = table.wide(showing, n), table.wide(live, n)
+        words = table.wide(packed, n)  # (2, hands, n)
         for a, b in itertools.combinations(range(n), 2):
-            both_show = showing[:, a] & showing[:, b]
-            both_live = live[:, a] & live[:, b]
-            # Row signs: live against live compares; a live hand wins every row against
-            # a fouled one; two fouled hands exchange nothing (RULES.md §2).
-            fallback = live[:, a].astype(np.int8) - live[:, b]
-            row = np.where(both_live, np.sign(s[:, :, a] - s[:, :, b]).astype(np.int8),
-                           fallback) * both_show
-            won_rows, lost_rows = row > 0, row < 0
-            w = won_rows[0].astype(np.int8) + won_rows[1] + won_rows[2]
-            lost = lost_rows[0].astype(np.int8) + lost_rows[1] + lost_rows[2]
-            for target, value in (
-                (rows, (w - lost) * both_live),
-                (majority, ((w >= 2).astype(np.int8) - (lost >= 2)) * both_live),
-                (scoop, ((w == 3).astype(np.int8) - (lost == 3)) * both_live),
-                (foul, fallback * both_show),
-            ):
-                target[:, a] += value
-                target[:, b] -= value
-            scoops[:, a] += w == 3
-            scoops[:, b] += lost == 3
-            scooped[:, a] += lost == 3
-            scooped[:, b] += w == 3
-            signs[:, :, a] += row
-            signs[:, :, b] -= row
-            row_wins[:, :, a] += won_rows
-            row_wins[:, :, b] += lost_rows
-            opponents[:, a] += both_show
-            opponents[:, b] += both_show
-            beats_table[:, :, a] &= ~both_show | won_rows
-            beats_table[:, :, b] &= ~both_show | lost_rows
-            # A surrendered seat pays every opponent that did not surrender (§5).
-            give = surr[:, a] - surr[:, b]
-            surrender[:, a] -= give
-            surrender[:, b] += give
-        # Table bonus: each row beating every showdown opponent is collected from each of
-        # them; in turn a seat pays each showdown opponent's such rows.
-        beating = (beats_table[0].astype(np.int16) + beats_table[1] + beats_table[2]) \
-            * (opponents > 0)
-        paid = np.zeros_like(beating)
-        for a, b in itertools.permutations(range(n), 2):
-            paid[:, a] += beating[:, b] * (showing[:, a] & showing[:, b])
-        table.wide(counts.table_bonus, n)[...] = beating * opponents - paid
-    return counts
+            # take() gathers several times faster with native-width indices.
+            code = _pair_codes(s, alive, show, a, b).astype(np.intp)
+            for w in range(2):
+                words[w, :, a] += lookup[0][w].take(code)
+                words[w, :, b] += lookup[1][w].take(code)
+        block = table.blocks[n]
+        raw = {name: as_bytes[index // 8, block, index % 8]
+               for index, name in enumerate(_PAIR_FIELDS)}
+        for name in fields:
+            # Each seat met n - 1 opponents, each adding _BIAS; the wrap to int8 is exact.
+            np.subtract(raw[name], _BIAS * (n - 1), out=fields[name][block], casting="unsafe")
+        # Table bonus: each row beating every showdown opponent (no opponent stopped it) is
+        # collected from each of them; in turn a seat pays each showdown opponent's such
+        # rows. A seat out of the showdown, or fouled, beats no table.
+        opponents = table.wide(fields["opponents"], n)
+        everyone = (_BIAS + 1) * (n - 1)
+        beating = np.zeros(opponents.shape, dtype=np.int8)
+        for row in ROWS:
+            beating += raw[f"clear_{row}"].reshape(-1, n) == everyone
+        beating *= show & alive & (opponents > 0)
+        paid = _others(beating) * show
+        table.wide(table_bonus, n)[...] = beating * opponents - paid
+    # A surrendered seat pays every opponent that did not surrender (RULES.md §5).
+    surrender = np.zeros(n_seats, dtype=np.int8)
+    if table.surrendered.any():
+        for n in table.blocks:
+            gave = table.wide(table.surrendered, n).astype(np.int8)
+            table.wide(surrender, n)[...] = _hand_total(gave) - n * gave
+    return Counts(
+        rows=fields["rows"], majority=fields["majority"], scoop=fields["scoop"],
+        foul=fields["foul"], table_bonus=table_bonus, surrender=surrender,
+        row_sign=row_sign, row_wins=row_wins,
+        scoops=fields["scoops"], scooped=fields["scooped"])
 
 
 @dataclass
@@ -294,9 +352,9 @@ class RoyaltyFlows:
     """Per seat, royalties collected from all showdown opponents (per row), and the net."""
 
     collected: npt.NDArray[np.int16]  # (3, seats)
+    collected_total: npt.NDArray[np.int16]  # the three rows together
     net: npt.NDArray[np.int16]  # collected minus paid, all rows
     own: npt.NDArray[np.int16]  # (3, seats): each seat's own royalties (0 when fouled)
-
 
 
 def _hand_total(wide: np.ndarray) -> np.ndarray:
@@ -308,17 +366,54 @@ def _hand_total(wide: np.ndarray) -> np.ndarray:
     return total[..., None]
 
 
-def royalty_flows(table: SeatTable, royalties: RoyaltyTable, spade_bonus: bool,
-                  mask: int, plain: RoyaltyFlows | None = None) -> RoyaltyFlows:
-    """Royalties netted pairwise (RULES.md §4); the 2♠ row of either seat counts double.
+def _others(wide: np.ndarray) -> np.ndarray:
+    """For each seat, the sum over the other seats of its hand (the last axis), column by
+    column: numpy broadcasts over a tiny trailing axis several times more slowly."""
+    total = _hand_total(wide)[..., 0]
+    others = np.empty_like(wide)
+    for j in range(wide.shape[-1]):
+        np.subtract(total, wide[..., j], out=others[..., j])
+    return others
 
-    ``plain``, the same table's flows without the spade bonus, saves redoing them: the
-    bonus only adds a second exchange of the 2♠ row.
+
+def royalty_flows(table: SeatTable, tables: Sequence[RoyaltyTable], mask: int
+                  ) -> list[RoyaltyFlows]:
+    """Royalties netted pairwise (RULES.md §4), for several royalty tables at once.
+
+    Every showdown pair exchanges R(a) - R(b): a seat collects its royalties from each
+    showdown opponent and pays each of theirs; a fouled seat, or one out of the showdown,
+    has none. The 2♠ bonus is :func:`with_spade_bonus`, over these flows.
     """
-    if plain is None:
-        plain = _plain_flows(table, royalties, mask)
-    if not spade_bonus:
-        return plain
+    # Everything the tables share is computed once, as int16 (numpy is slow on mixed types).
+    showing = ~out_of_showdown(table, mask)
+    show = showing.astype(np.int16)
+    opponents = np.empty(table.seats, dtype=np.int16)
+    for n in table.blocks:
+        wide = table.wide(show, n)
+        table.wide(opponents, n)[...] = _others(wide) * wide
+    scoring = (showing & ~table.fouled).astype(np.int16)
+    # take() gathers several times faster with native-width indices.
+    index = [table.strength[r].astype(np.intp) for r in range(3)]
+    flows = []
+    for royalties in tables:
+        own = np.empty((3, table.seats), dtype=np.int16)
+        for r, values in enumerate(royalties.values()):
+            np.take(values, index[r], out=own[r])
+        own *= scoring
+        total = own[0] + own[1]
+        total += own[2]
+        # A showing seat's net: the sum over its showing opponents of total - theirs.
+        net = total * opponents
+        for n in table.blocks:
+            table.wide(net, n)[...] -= _others(table.wide(total, n)) * table.wide(show, n)
+        flows.append(RoyaltyFlows(collected=own * opponents, collected_total=total * opponents,
+                                  net=net, own=own))
+    return flows
+
+
+def with_spade_bonus(table: SeatTable, plain: RoyaltyFlows, mask: int) -> RoyaltyFlows:
+    """The flows with the 2♠ bonus: the row holding the 2♠ is exchanged a second time
+    between its seat and each showdown opponent (RULES.md §4)."""
     own, collected, net = plain.own, plain.collected.copy(), plain.net.copy()
     showing = ~out_of_showdown(table, mask)
     for n in table.blocks:
@@ -326,40 +421,23 @@ def royalty_flows(table: SeatTable, royalties: RoyaltyTable, spade_bonus: bool,
         mine = table.wide(own, n)  # (3, hands, n)
         got = table.wide(collected, n)
         balance = table.wide(net, n)
-        spade = table.wide(table.spade_row, n)
+        # holds[r]: 1 where the seat's row r holds the 2♠ (int16, like the royalties).
+        holds = table.wide(np.stack([(table.spade_row == r + 1).astype(np.int16)
+                                     for r in range(3)]), n)
         for a, b in itertools.combinations(range(n), 2):
-            pair = show[:, a] & show[:, b]
+            pair = (show[:, a] & show[:, b]).astype(np.int16)
             for r in range(3):
                 # The pair exchanges the 2-of-spades row a second time.
-                twice = pair & ((spade[:, a] == r + 1) | (spade[:, b] == r + 1))
-                got[r, :, a] += mine[r, :, a] * twice
-                got[r, :, b] += mine[r, :, b] * twice
-                flow = (mine[r, :, a] - mine[r, :, b]) * twice
+                twice = np.maximum(holds[r, :, a], holds[r, :, b])
+                twice *= pair
+                extra_a, extra_b = mine[r, :, a] * twice, mine[r, :, b] * twice
+                got[r, :, a] += extra_a
+                got[r, :, b] += extra_b
+                flow = extra_a - extra_b
                 balance[:, a] += flow
                 balance[:, b] -= flow
-    return RoyaltyFlows(collected=collected, net=net, own=own)
-
-
-def _plain_flows(table: SeatTable, royalties: RoyaltyTable, mask: int) -> RoyaltyFlows:
-    values = royalties.values()
-    showing = ~out_of_showdown(table, mask)
-    own = np.stack([np.take(values[r], table.strength[r], mode="clip") for r in range(3)])
-    own *= ~table.fouled & showing  # a fouled hand has no royalties
-    own_total = own[0] + own[1] + own[2]
-    collected = np.empty((3, table.seats), dtype=np.int16)
-    net = np.empty(table.seats, dtype=np.int16)
-    for n in table.blocks:
-        show = table.wide(showing, n).astype(np.int16)
-        opponents = (_hand_total(show) - show) * show
-        mine = table.wide(own, n)  # (3, hands, n)
-        total = table.wide(own_total, n)
-        # Every showdown pair exchanges R(a) - R(b): a seat collects its royalties from
-        # each showdown opponent and pays each of theirs (non-showing seats have none).
-        np.multiply(mine, opponents, out=table.wide(collected, n))
-        balance = table.wide(net, n)
-        np.multiply(total, opponents, out=balance)
-        balance -= (_hand_total(total) - total) * show
-    return RoyaltyFlows(collected=collected, net=net, own=own)
+    return RoyaltyFlows(collected=collected, collected_total=collected[0] + collected[1]
+                        + collected[2], net=net, own=own)
 
 
 def natural_values(table: SeatTable, rule: Naturals) -> Int:
