@@ -226,9 +226,9 @@ def ruleset_results(seats: pl.DataFrame, table: SeatTable, rulesets: Sequence[Ru
         for royalties, computed in zip(tables, showdown.royalty_flows(table, tables, mask),
                                        strict=True):
             flows[royalties, False, mask] = computed
-    for key, (royalties, spade, mask) in keys.items():
+    for asked, (royalties, spade, mask) in keys.items():
         plain = flows[royalties, False, mask]
-        flows[key] = showdown.with_spade_bonus(table, plain, mask) if spade else plain
+        flows[asked] = showdown.with_spade_bonus(table, plain, mask) if spade else plain
     h2h: dict[tuple[int, ...], npt.NDArray[np.int16]] = {}
     naturals: dict[Naturals, npt.NDArray[np.int32]] = {}
 
