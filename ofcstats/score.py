@@ -233,7 +233,9 @@ def ruleset_results(seats: pl.DataFrame, table: SeatTable, rulesets: Sequence[Ru
     naturals: dict[Naturals, npt.NDArray[np.int32]] = {}
 
     n = table.seats
-    ordered = seats[table.order] if table.reordered else seats
+    ordered = seats.select("hand_id", "seat", "player")  # reorder only what results show
+    if table.reordered:
+        ordered = ordered[table.order]
     shared = {name: ordered.get_column(name) for name in ("hand_id", "seat", "player")}
     shared["seat"] = shared["seat"].cast(pl.Int8)
     fouled = pl.Series("fouled", table.fouled)

@@ -139,32 +139,35 @@ def _variant_codes(names: pl.Series) -> npt.NDArray[np.int8]:
 def seat_table(seats: pl.DataFrame) -> SeatTable:
     """Evaluate every row once and lay the hands out (a hand's seats adjacent in input)."""
     order, blocks = hand_layout(seats.get_column("hand_id"))
-
-    def take(array: np.ndarray) -> np.ndarray:
-        return array[order] if len(blocks) > 1 else array
-
-    top, middle, bottom = (take(_rows(seats, name, width)) for name, width in
+    # Everything is computed in input order; only the per-seat results are then put in
+    # the table's order (cheaper than moving the rows of cards).
+    top, middle, bottom = (_rows(seats, name, width) for name, width in
                            (("top", 3), ("middle", 5), ("bottom", 5)))
     strength = np.stack([evaluate.strength3(top), evaluate.strength5(middle),
                          evaluate.strength5(bottom)])
-    fouled = (strength[0] > strength[1]) | (strength[1] > strength[2])
-    spade_row = np.zeros(len(fouled), dtype=np.int8)
+    spade_row = np.zeros(len(top), dtype=np.int8)
     for index, row in enumerate((top, middle, bottom)):
         # Few rows hold the 2 of spades: find them through the flat array.
         spade_row[np.flatnonzero(row.ravel() == TWO_OF_SPADES) // row.shape[1]] = index + 1
-    variant = take(_variant_codes(seats.get_column("variant")))
-    natural_bits = np.zeros(len(fouled), dtype=np.uint8)
+    variant = _variant_codes(seats.get_column("variant"))
+    natural_bits = np.zeros(len(top), dtype=np.uint8)
     chinese = np.flatnonzero(variant == VARIANT_CODES[Variant.CHINESE_13.value])
     if chinese.size:
         natural_bits[chinese] = naturals(top[chinese], middle[chinese], bottom[chinese],
                                          strength[1, chinese], strength[2, chinese])
+    surrendered = seats.get_column("surrendered").to_numpy().astype(bool)
+    fantasyland = seats.get_column("fantasyland").to_numpy().astype(bool)
+    if len(blocks) > 1:
+        strength = np.take(strength, order, axis=1)  # C-ordered, unlike strength[:, order]
+        spade_row, variant, natural_bits = spade_row[order], variant[order], natural_bits[order]
+        surrendered, fantasyland = surrendered[order], fantasyland[order]
     return SeatTable(
         order=order,
         blocks=blocks,
         strength=strength,
-        fouled=fouled,
-        surrendered=take(seats.get_column("surrendered").to_numpy().astype(bool)),
-        fantasyland=take(seats.get_column("fantasyland").to_numpy().astype(bool)),
+        fouled=(strength[0] > strength[1]) | (strength[1] > strength[2]),
+        surrendered=surrendered,
+        fantasyland=fantasyland,
         variant=variant,
         natural_bits=natural_bits,
         spade_row=spade_row,
@@ -185,8 +188,10 @@ def naturals(top: np.ndarray, middle: np.ndarray, bottom: np.ndarray,
     top_flush = (suits[:, 0] == suits[:, 1]) & (suits[:, 1] == suits[:, 2])
     three_straights = (run | wheel) & np.isin(cat_mid, straights) & np.isin(cat_bot, straights)
     three_flushes = top_flush & np.isin(cat_mid, flushes) & np.isin(cat_bot, flushes)
+    # How many cards of each rank each board holds: one count over (board, rank) slots.
     all_ranks = np.concatenate([top, middle, bottom], axis=1) >> 2
-    counts = np.stack([(all_ranks == r).sum(axis=1) for r in range(13)], axis=1)
+    slots = all_ranks + 13 * np.arange(len(top), dtype=np.intp)[:, None]
+    counts = np.bincount(slots.ravel(), minlength=13 * len(top)).reshape(-1, 13)
     six_pairs = (counts // 2).sum(axis=1) >= 6
     dragon = (counts == 1).all(axis=1)
     return (three_straights * THREE_STRAIGHTS + three_flushes * THREE_FLUSHES
@@ -391,15 +396,23 @@ def royalty_flows(table: SeatTable, tables: Sequence[RoyaltyTable], mask: int
     for n in table.blocks:
         wide = table.wide(show, n)
         table.wide(opponents, n)[...] = _others(wide) * wide
-    scoring = (showing & ~table.fouled).astype(np.int16)
-    # take() gathers several times faster with native-width indices.
-    index = [table.strength[r].astype(np.intp) for r in range(3)]
+    # Most rows earn no royalty under any of the tables (a top row needs a pair of sixes
+    # in most): look up only the rows at least as strong as the weakest one paid, and
+    # only where the seat may collect (shows down, not fouled).
+    scoring = showing & ~table.fouled
+    paid = []
+    for r in range(3):
+        weakest = min((int(np.argmax(values != 0)) for values in
+                       (t.values()[r] for t in tables) if values.any()), default=None)
+        at = np.flatnonzero(scoring & (table.strength[r] >= weakest)) if weakest \
+            else np.zeros(0, dtype=np.intp)
+        paid.append((at, table.strength[r][at].astype(np.intp)))
     flows = []
     for royalties in tables:
-        own = np.empty((3, table.seats), dtype=np.int16)
+        own = np.zeros((3, table.seats), dtype=np.int16)
         for r, values in enumerate(royalties.values()):
-            np.take(values, index[r], out=own[r])
-        own *= scoring
+            at, strength = paid[r]
+            own[r][at] = values.take(strength)
         total = own[0] + own[1]
         total += own[2]
         # A showing seat's net: the sum over its showing opponents of total - theirs.
