@@ -212,9 +212,9 @@ def ruleset_results(seats: pl.DataFrame, table: SeatTable, rulesets: Sequence[Ru
     masks = {showdown.natural_mask(r.naturals) for r in rulesets} | {0}
     counts = {0: showdown.head_to_head(table, 0)}
     for mask in masks - {0}:
-        # Without a natural the ruleset pays (or a surrender), the counts are mask 0's.
-        needed = ((table.natural_bits & mask) != 0).any()
-        counts[mask] = showdown.head_to_head(table, mask) if needed else counts[0]
+        # Only hands holding a natural the ruleset pays differ from mask 0's counts; with
+        # none, the counts are mask 0's own.
+        counts[mask] = showdown.head_to_head(table, mask, without=counts[0])
     flows: dict[tuple[RoyaltyTable, bool, int], RoyaltyFlows] = {}
     keys = {key: (key[0], key[1], key[2] if counts[key[2]] is not counts[0] else 0)
             for key in filter(None, map(_royalty_key, rulesets))}

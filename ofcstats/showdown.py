@@ -83,6 +83,24 @@ class SeatTable:
         block = values[..., self.blocks[n]]
         return block.reshape(*values.shape[:-1], -1, n)
 
+    def hands_with(self, flagged: Bool) -> tuple[SeatTable, npt.NDArray[np.intp]]:
+        """The table of only the hands where some seat is ``flagged``, and where its seats
+        sit in this table."""
+        parts, blocks, at = [], {}, 0
+        for n, block in self.blocks.items():
+            hands = np.flatnonzero(self.wide(flagged, n).any(axis=1))
+            if hands.size:
+                parts.append((block.start + hands[:, None] * n + np.arange(n)).ravel())
+                blocks[n] = slice(at, at + hands.size * n)
+                at += hands.size * n
+        where = np.concatenate(parts) if parts else np.zeros(0, dtype=np.intp)
+        return SeatTable(
+            order=self.order[where], blocks=blocks,
+            strength=np.take(self.strength, where, axis=1), fouled=self.fouled[where],
+            surrendered=self.surrendered[where], fantasyland=self.fantasyland[where],
+            variant=self.variant[where], natural_bits=self.natural_bits[where],
+            spade_row=self.spade_row[where]), where
+
 
 def _rows(frame: pl.DataFrame, column: str, width: int) -> npt.NDArray[np.uint8]:
     array = frame.get_column(column).to_numpy()
@@ -93,7 +111,11 @@ def hand_starts(hand_ids: pl.Series) -> npt.NDArray[np.intp] | None:
     """Where each hand's seats begin, or None when some hand's seats are not adjacent."""
     change = (hand_ids.slice(1) != hand_ids.slice(0, hand_ids.len() - 1)).to_numpy()
     starts = np.flatnonzero(np.concatenate([[True], change]))
-    return starts if len(starts) == hand_ids.gather(starts).n_unique() else None
+    # No hand may start twice. Distinct hashes prove it several times faster than
+    # comparing the ids; only a collision (or a real repeat) needs the exact count.
+    first = hand_ids.gather(starts)
+    unique = first.hash().n_unique() == len(starts) or first.n_unique() == len(starts)
+    return starts if unique else None
 
 
 def hand_layout(hand_ids: pl.Series) -> tuple[npt.NDArray[np.int64], dict[int, slice]]:
@@ -298,8 +320,23 @@ def _pair_codes(s: np.ndarray, live: Bool, showing: Bool, a: int, b: int
     return code
 
 
-def head_to_head(table: SeatTable, mask: int) -> Counts:
-    """The ruleset-independent counts every ruleset paying naturals ``mask`` needs."""
+def head_to_head(table: SeatTable, mask: int, without: Counts | None = None) -> Counts:
+    """The ruleset-independent counts every ruleset paying naturals ``mask`` needs.
+
+    ``without``, the counts under mask 0, saves most of the work: they differ only in
+    the hands where some seat holds a natural the mask pays, so only those are redone.
+    """
+    if mask and without is not None:
+        part, where = table.hands_with((table.natural_bits & mask) != 0)
+        if not where.size:
+            return without
+        redone = head_to_head(part, mask)
+        fields = {}
+        for name in ("rows", "majority", "scoop", "foul", "table_bonus", "surrender",
+                     "row_sign", "row_wins", "scoops", "scooped"):
+            fields[name] = getattr(without, name).copy()
+            fields[name][..., where] = getattr(redone, name)
+        return Counts(**fields)
     n_seats = table.seats
     row_sign, row_wins = np.empty((2, 3, n_seats), dtype=np.int8)
     fields = {name: np.empty(n_seats, dtype=np.int8) for name in _PAIR_FIELDS
