@@ -8,8 +8,6 @@ process so its peak RSS is the ingest's own. ``--quick`` loads 50,000 hands.
 from __future__ import annotations
 
 import json
-import resource
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -123,6 +121,9 @@ def write_pineapple_file(path: Path, n: int, seed: int = 7, chunk: int = 50_000)
 
 def run(quick: bool) -> None:
     """Generate (or reuse) the hand file, ingest it into a new database, print a table."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    from timing import timed_child  # noqa: PLC0415 - a sibling script
+
     n = QUICK if quick else FULL
     path = OUT / f"pineapple-3p-{n}.jsonl"
     if not path.exists():
@@ -134,14 +135,8 @@ def run(quick: bool) -> None:
         stale.unlink(missing_ok=True)
     command = [str(Path(sys.executable).parent / "ofcstats"), "ingest", str(path),
                "--db", str(db), "--json", "--quiet"]
-    started = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    seconds = time.perf_counter() - started
-    if done.returncode != 0:
-        print(done.stdout[-2000:], done.stderr[-2000:])
-        raise SystemExit(f"ingest failed with exit code {done.returncode}")
-    summary = json.loads(done.stdout)
-    peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    seconds, peak_kb, stdout = timed_child(command)
+    summary = json.loads(stdout)
     size_mb = path.stat().st_size / 1e6
     rows = [
         ("hands loaded", f"{summary['hands']:,}"),

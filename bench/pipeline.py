@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -149,6 +148,7 @@ def end_to_end(hands: int) -> list[tuple[str, str]]:
     """Ingest (cached) then rescore every preset in a fresh process; wall time and RSS."""
     sys.path.insert(0, str(Path(__file__).parent))
     from ingest import write_pineapple_file  # noqa: PLC0415 - a sibling script
+    from timing import timed_child  # noqa: PLC0415 - a sibling script
 
     OUT.mkdir(parents=True, exist_ok=True)
     log = OUT / f"pineapple-3p-{hands}.jsonl"
@@ -176,20 +176,13 @@ def end_to_end(hands: int) -> list[tuple[str, str]]:
     work = OUT / f"rescore-{hands}.duckdb"
     shutil.copyfile(stored, work)
     os.sync()  # the copy is setup: its write-back to disk must not slow the timed run
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    started = time.perf_counter()
-    done = subprocess.run([ofcstats, "rescore", "--all-rulesets", "--db", str(work), "--json"],
-                          capture_output=True, text=True, check=False)
-    seconds = time.perf_counter() - started
-    if done.returncode != 0:
-        raise SystemExit(f"rescore failed: {done.stderr[-2000:]}")
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    summary = json.loads(done.stdout)
+    seconds, peak_kb, stdout = timed_child(
+        [ofcstats, "rescore", "--all-rulesets", "--db", str(work), "--json"])
+    summary = json.loads(stdout)
     lines += [
         ("rescore --all-rulesets, wall time", f"{seconds:.1f} s"),
         ("hands scored", f"{summary['hands']:,} ({summary['rows']:,} result rows)"),
-        ("peak RSS", f"{max(peak, before) / 1024:,.0f} MB"
-                     + ("" if peak > before else " (an earlier child's; this one less)")),
+        ("peak RSS", f"{peak_kb / 1024:,.0f} MB"),
         ("database after", f"{work.stat().st_size / 1e9:.2f} GB"),
     ]
     work.unlink()
