@@ -396,10 +396,25 @@ def scored_frame(store: Store, filters: Filters = Filters(),
         """).pl()
     finally:
         con.unregister("wanted_sessions")
-    order = session.hand_order(hands).select("hand_key", "order", "game").collect()
-    ordered = frame.join(order, on="hand_key").sort(
-        *(c for c in ("ruleset", "session_id", "order", "seat") if c in frame.columns
-          or c == "order"))
+    # Each hand's place in play order (session, then order in it), as one integer.
+    places = session.hand_order(hands).select("hand_key", "session_id", "order", "game").sort(
+        "session_id", "order").with_columns(_place=pl.int_range(pl.len(), dtype=pl.UInt32)
+                                            ).drop("session_id").collect()
+    # Sort integer keys alone (ruleset by name, place, seat), then move every column
+    # once: joining and sorting the whole frame would copy its wide columns twice.
+    key_columns = [pl.col("hand_key")]
+    sort_by = ["_place"]
+    if "ruleset" in frame.columns:
+        names = pl.Enum(sorted(frame.get_column("ruleset").unique().to_list()))
+        key_columns.append(pl.col("ruleset").cast(names).to_physical().alias("_ruleset"))
+        sort_by.insert(0, "_ruleset")
+    if "seat" in frame.columns:
+        key_columns.append(pl.col("seat"))
+        sort_by.append("seat")
+    keys = frame.select(key_columns).with_row_index("_row").join(
+        places, on="hand_key").sort(sort_by)
+    ordered = frame[keys.get_column("_row")].with_columns(keys.get_column("order"),
+                                                          keys.get_column("game"))
     return ordered if columns is None else ordered.select(*dict.fromkeys(columns))
 
 

@@ -70,9 +70,10 @@ def collect(store: Store, filters: pipeline.Filters | None = None,
     if scored.is_empty():
         raise StoreError("no scored hands match: run ofcstats rescore, or loosen the filters")
     main = ruleset or default_ruleset(scored)
-    if main not in set(scored.get_column("ruleset").to_list()):
+    scored_under = sorted(scored.get_column("ruleset").unique().to_list())
+    if main not in scored_under:
         raise StoreError(f"not scored under {main}: run ofcstats rescore --ruleset {main}")
-    known = pipeline.stored_rulesets(store, sorted(set(scored.get_column("ruleset"))))
+    known = pipeline.stored_rulesets(store, scored_under)
     money = session.money_by_player(scored, known)
     players = stats.player_stats(scored, seed=seed).join(money, on=["player", "ruleset"],
                                                          how="left")

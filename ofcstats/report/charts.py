@@ -77,7 +77,8 @@ def cumulative_points(scored: pl.DataFrame, ruleset: str) -> Figure:
     would usually give.
     """
     title = f"Cumulative points per player ({ruleset})"
-    rows = scored.filter(pl.col("ruleset") == ruleset).sort("session_id", "order", "seat")
+    rows = scored.filter(pl.col("ruleset") == ruleset).select(
+        "player", "session_id", "order", "seat", "points").sort("session_id", "order", "seat")
     if rows.is_empty():
         return _empty(title, f"no hands scored under {ruleset}")
     with style():
@@ -87,8 +88,10 @@ def cumulative_points(scored: pl.DataFrame, ruleset: str) -> Figure:
         longest = 0
         players = rows.group_by("player").agg(pl.col("points").sum().alias("total")).sort(
             "total", descending=True).get_column("player").to_list()
+        by_player = rows.select("player", "points").partition_by(
+            "player", as_dict=True, maintain_order=True)
         for index, player in enumerate(players):
-            points = rows.filter(pl.col("player") == player).get_column("points").to_numpy()
+            points = by_player[(player,)].get_column("points").to_numpy()
             curve = np.cumsum(points)
             hands = np.arange(1, len(curve) + 1)
             longest = max(longest, len(curve))
@@ -110,7 +113,8 @@ def cumulative_points(scored: pl.DataFrame, ruleset: str) -> Figure:
 def player_under_rulesets(scored: pl.DataFrame, player: str) -> Figure:
     """One player's running total under every scored ruleset: same cards, other money."""
     title = f"{player}: cumulative points under each ruleset"
-    rows = scored.filter(pl.col("player") == player).sort("session_id", "order")
+    rows = scored.filter(pl.col("player") == player).select(
+        "ruleset", "session_id", "order", "points").sort("session_id", "order")
     if rows.is_empty():
         return _empty(title, f"no hands for {player}")
     with style():
@@ -118,8 +122,10 @@ def player_under_rulesets(scored: pl.DataFrame, player: str) -> Figure:
         axes = figure.subplots()
         finals = rows.group_by("ruleset").agg(pl.col("points").sum()).sort(
             "points", descending=True)
+        by_ruleset = rows.select("ruleset", "points").partition_by(
+            "ruleset", as_dict=True, maintain_order=True)
         for index, (ruleset, total) in enumerate(finals.iter_rows()):
-            points = rows.filter(pl.col("ruleset") == ruleset).get_column("points").to_numpy()
+            points = by_ruleset[(ruleset,)].get_column("points").to_numpy()
             axes.plot(np.arange(1, len(points) + 1), np.cumsum(points), linewidth=1.2,
                       label=f"{ruleset} ({int(total):+,})", **_line(index))
         axes.axhline(0, color="#666666", linewidth=0.8)
