@@ -341,8 +341,28 @@ class Filters:
     until: datetime | None = None
 
 
+REPEATED_COLUMNS = ("ruleset", "player", "session_id", "variant", "played_ruleset")
+"""Columns of ``results_named`` whose few distinct strings repeat on every row."""
+
+
+def _categorical_frame(relation: duckdb.DuckDBPyRelation, rows: int = 1 << 20
+                       ) -> pl.DataFrame:
+    """The relation's rows, fetched a million at a time with :data:`REPEATED_COLUMNS` made
+    categorical as they arrive: as plain strings, tens of millions of rows take several
+    times the memory."""
+    def shrunk(part: pl.DataFrame) -> pl.DataFrame:
+        return part.with_columns(pl.col(c).cast(pl.Categorical) for c in REPEATED_COLUMNS
+                                 if c in part.columns)
+
+    # DuckDB 2 renamed fetch_record_batch (kept, deprecated) to to_arrow_reader.
+    reader = getattr(relation, "to_arrow_reader", None) or relation.fetch_record_batch
+    parts = [shrunk(pl.DataFrame(batch)) for batch in reader(rows)]
+    return pl.concat(parts) if parts else shrunk(relation.limit(0).pl())
+
+
 def scored_frame(store: Store, filters: Filters = Filters(),
-                 columns: Sequence[str] | None = None) -> pl.DataFrame:
+                 columns: Sequence[str] | None = None, *, categorical: bool = False
+                 ) -> pl.DataFrame:
     """Results with what analysis needs: session, game, play order, variant, table size,
     the seat's fantasyland flag and reported points, and the ruleset the hand was played
     under. A player filter keeps that player's rows only.
@@ -351,6 +371,9 @@ def scored_frame(store: Store, filters: Filters = Filters(),
     ``game`` when named): tens of millions of rows then fit in little memory. Rows come
     in play order (ruleset, session, order, seat) when ``order`` or ``game`` is among
     them or ``columns`` is None, in no particular order otherwise.
+
+    ``categorical`` gives :data:`REPEATED_COLUMNS` as ``pl.Categorical`` rather than
+    strings, fetching the rows in parts: a fraction of the memory for large stores.
     """
     con = store.con
     known = {name for (name,) in con.execute("SELECT name FROM rulesets").fetchall()}
@@ -380,8 +403,9 @@ def scored_frame(store: Store, filters: Filters = Filters(),
         f'"{name}"' for name in dict.fromkeys(
             [*(c for c in columns if c not in ("order", "game")),
              *(("hand_key", "session_id") if in_order else ())]))
-    frame = con.sql(f"SELECT {wanted} FROM results_named WHERE {' AND '.join(where)}",
-                    params=params).pl()
+    relation = con.sql(f"SELECT {wanted} FROM results_named WHERE {' AND '.join(where)}",
+                       params=params)
+    frame = _categorical_frame(relation) if categorical else relation.pl()
     if frame.is_empty() or not in_order:
         return frame
     # Games and play order come from whole sessions, whichever rows were asked for.

@@ -23,6 +23,7 @@ import numpy as np
 import polars as pl
 
 from ofcstats.rules.model import Ruleset
+from ofcstats.stats import as_text
 
 
 def hand_order(hands: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
@@ -164,4 +165,5 @@ def money_by_player(scored: pl.DataFrame, rulesets: Sequence[Ruleset]) -> pl.Dat
     per_game = game_money(
         scored.select("ruleset", pl.col("hand_key").alias("hand_id"), "player",
                       "points").lazy(), hands.lazy(), rulesets)
-    return per_game.group_by("player", "ruleset").agg(money=pl.col("money").sum()).collect()
+    return as_text(per_game.group_by("player", "ruleset").agg(money=pl.col("money").sum())
+                   .collect())

@@ -50,6 +50,12 @@ def _rate(numerator: pl.Expr, denominator: pl.Expr) -> pl.Expr:
     return pl.when(denominator > 0).then(numerator / denominator).otherwise(None)
 
 
+def as_text(frame: pl.DataFrame) -> pl.DataFrame:
+    """Categorical columns (as ``scored_frame(..., categorical=True)`` gives) as strings:
+    statistics are small, and plain strings join with anything."""
+    return frame.with_columns(pl.col(pl.Categorical).cast(pl.String))
+
+
 def player_stats(scored: pl.LazyFrame | pl.DataFrame, *, bootstrap: int = 1000,
                  seed: int = 7) -> pl.DataFrame:
     """Per player and ruleset: results, spread, intervals, rates and style."""
@@ -86,7 +92,8 @@ def player_stats(scored: pl.LazyFrame | pl.DataFrame, *, bootstrap: int = 1000,
         hands_for_1=(Z95 * pl.col("sd")).pow(2).ceil(),
     ).collect()
     boot = session_bootstrap(lf, bootstrap=bootstrap, seed=seed)
-    return table.join(boot, on=["player", "ruleset"], how="left").sort("ruleset", "player")
+    return as_text(table).join(boot, on=["player", "ruleset"], how="left").sort(
+        "ruleset", "player")
 
 
 def session_bootstrap(scored: pl.LazyFrame, *, bootstrap: int = 1000, seed: int = 7
@@ -154,7 +161,7 @@ def ruleset_stats(scored: pl.LazyFrame | pl.DataFrame) -> pl.DataFrame:
     ).with_columns(
         hands_to_tell_apart=(Z95 / pl.col("skill_signal")).pow(2).ceil(),
     )
-    joined = overall.join(skill, on="ruleset", how="left").collect()
+    joined = as_text(overall.join(skill, on="ruleset", how="left").collect())
     return joined.with_columns(
         skill_rank=pl.col("skill_signal").rank("ordinal", descending=True).cast(pl.Int32),
     ).sort("skill_rank", nulls_last=True)
@@ -171,4 +178,4 @@ def reported_differences(scored: pl.LazyFrame | pl.DataFrame) -> pl.DataFrame:
         "hand_id", "session_id", "seat", "player", "ruleset",
         pl.col("reported_points").alias("reported"), pl.col("points").alias("rescored"),
         (pl.col("points") - pl.col("reported_points")).alias("difference"),
-    ).sort("session_id", "hand_id", "seat").collect()
+    ).sort("session_id", "hand_id", "seat").collect().pipe(as_text)

@@ -12,7 +12,7 @@ import pytest
 from handgen import random_hand, rich_board, write_jsonl
 from polars.testing import assert_frame_equal
 
-from ofcstats import formats
+from ofcstats import formats, pipeline
 from ofcstats.ingest import ingest
 from ofcstats.pipeline import Filters, rescore, scored_frame
 from ofcstats.rules import load_ruleset, load_rulesets, preset_names
@@ -216,6 +216,28 @@ def test_scored_frame_reads_only_the_columns_asked_for(tmp_path: Path) -> None:
     assert ordered.columns == ["hand_key", "seat", "ruleset", "game"]
     assert_frame_equal(ordered, full.select(ordered.columns))  # same play order
     assert nothing.is_empty()
+
+
+def test_scored_frame_can_give_repeated_strings_as_categories(tmp_path: Path) -> None:
+    """What ``report`` reads: the same rows and values, the repeated strings categorical,
+    fetched in parts (three rows at a time here)."""
+    db = loaded(tmp_path, random_log(tmp_path / "a.jsonl", 60, seed=8, sessions=3))
+    with Store(db) as store:
+        rescore(store, load_rulesets(["american", "pokerstars"]))
+        plain = scored_frame(store)
+        categorical = scored_frame(store, categorical=True)
+        none = scored_frame(store, Filters(players=[]), categorical=True)
+        parts = pipeline._categorical_frame(store.con.sql(
+            "SELECT ruleset, hand_id, points FROM results_named ORDER BY ALL"), rows=3)
+        whole = store.con.sql(
+            "SELECT ruleset, hand_id, points FROM results_named ORDER BY ALL").pl()
+    repeated = [c for c in pipeline.REPEATED_COLUMNS if c in plain.columns]
+    assert repeated == list(pipeline.REPEATED_COLUMNS)
+    assert all(categorical.schema[c] == pl.Categorical for c in repeated)
+    assert_frame_equal(categorical.with_columns(pl.col(repeated).cast(pl.String)), plain)
+    assert none.is_empty()
+    assert none.schema["player"] == pl.Categorical
+    assert_frame_equal(parts.with_columns(pl.col("ruleset").cast(pl.String)), whole)
 
 
 def test_results_stay_right_through_partial_runs_and_rebuilds(tmp_path: Path) -> None:

@@ -66,7 +66,7 @@ def collect(store: Store, filters: pipeline.Filters | None = None,
             ruleset: str | None = None, seed: int = 7) -> ReportData:
     """Read and compute what the report needs from a rescored store."""
     filters = filters or pipeline.Filters()
-    scored = pipeline.scored_frame(store, filters, COLUMNS)
+    scored = pipeline.scored_frame(store, filters, COLUMNS, categorical=True)
     if scored.is_empty():
         raise StoreError("no scored hands match: run ofcstats rescore, or loosen the filters")
     main = ruleset or default_ruleset(scored)
