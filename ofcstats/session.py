@@ -157,6 +157,11 @@ def game_money(results: pl.LazyFrame, hands: pl.LazyFrame,
     ).sort([*game, "player"])
 
 
+MONEY_COLUMNS = ("ruleset", "hand_key", "session_id", "game", "player", "points",
+                 "point_value")
+"""The columns :func:`money_by_player` reads."""
+
+
 def money_by_player(scored: pl.DataFrame, rulesets: Sequence[Ruleset]) -> pl.DataFrame:
     """Money per player and ruleset over a scored frame (see :mod:`ofcstats.pipeline`):
     points times the point value, each game's loss capped (:func:`game_money`)."""

@@ -44,6 +44,11 @@ RULESET_COLUMNS = (
     "fantasyland", "fantasyland_entered",
 )
 """The columns :func:`ruleset_stats` reads (``hand_id`` will do for ``hand_key``)."""
+DIFFERENCE_COLUMNS = (
+    "hand_id", "session_id", "seat", "player", "ruleset", "played_ruleset",
+    "reported_points", "points",
+)
+"""The columns :func:`reported_differences` reads."""
 
 
 def _rate(numerator: pl.Expr, denominator: pl.Expr) -> pl.Expr:
