@@ -261,8 +261,7 @@ class Counts:
 # each byte holds its value plus _BIAS (values lie in -3..3), so a seat's sum over at
 # most three opponents stays within 0..255 and never carries into the next byte.
 _PAIR_FIELDS = ("rows", "majority", "scoop", "foul", "scoops", "scooped", "opponents",
-                "clear_top", "sign_top", "sign_middle", "sign_bottom", "wins_top",
-                "wins_middle", "wins_bottom", "clear_middle", "clear_bottom")
+                *(f"{count}_{row}" for count in ("sign", "wins", "clear") for row in ROWS))
 _BIAS = 8
 _PAIR_CODES = 216
 
