@@ -20,6 +20,7 @@ none), and pairs involving such a seat are left out.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 from collections.abc import Sequence
@@ -94,12 +95,9 @@ class SeatTable:
                 blocks[n] = slice(at, at + hands.size * n)
                 at += hands.size * n
         where = np.concatenate(parts) if parts else np.zeros(0, dtype=np.intp)
-        return SeatTable(
-            order=self.order[where], blocks=blocks,
-            strength=np.take(self.strength, where, axis=1), fouled=self.fouled[where],
-            surrendered=self.surrendered[where], fantasyland=self.fantasyland[where],
-            variant=self.variant[where], natural_bits=self.natural_bits[where],
-            spade_row=self.spade_row[where]), where
+        per_seat = {f.name: np.take(getattr(self, f.name), where, axis=-1)
+                    for f in dataclasses.fields(self) if f.name != "blocks"}
+        return SeatTable(blocks=blocks, **per_seat), where
 
 
 def _rows(frame: pl.DataFrame, column: str, width: int) -> npt.NDArray[np.uint8]:
@@ -331,10 +329,9 @@ def head_to_head(table: SeatTable, mask: int, without: Counts | None = None) -> 
             return without
         redone = head_to_head(part, mask)
         fields = {}
-        for name in ("rows", "majority", "scoop", "foul", "table_bonus", "surrender",
-                     "row_sign", "row_wins", "scoops", "scooped"):
-            fields[name] = getattr(without, name).copy()
-            fields[name][..., where] = getattr(redone, name)
+        for field in dataclasses.fields(Counts):
+            fields[field.name] = getattr(without, field.name).copy()
+            fields[field.name][..., where] = getattr(redone, field.name)
         return Counts(**fields)
     n_seats = table.seats
     row_sign, row_wins = np.empty((2, 3, n_seats), dtype=np.int8)
@@ -440,8 +437,8 @@ def royalty_flows(table: SeatTable, tables: Sequence[RoyaltyTable], mask: int
     for r in range(3):
         weakest = min((int(np.argmax(values != 0)) for values in
                        (t.values()[r] for t in tables) if values.any()), default=None)
-        at = np.flatnonzero(scoring & (table.strength[r] >= weakest)) if weakest \
-            else np.zeros(0, dtype=np.intp)
+        at = np.flatnonzero(scoring & (table.strength[r] >= weakest)) \
+            if weakest is not None else np.zeros(0, dtype=np.intp)
         paid.append((at, table.strength[r][at].astype(np.intp)))
     flows = []
     for royalties in tables:
