@@ -30,9 +30,8 @@ from rich.progress import (
     TransferSpeedColumn,
 )
 
-from ofcstats import formats, pipeline, stats
+from ofcstats import analysis, formats, pipeline, stats
 from ofcstats import ingest as ingesting
-from ofcstats import session as session_logic
 from ofcstats.errors import OfcstatsError
 from ofcstats.rules import (
     FantasylandPolicy,
@@ -161,6 +160,22 @@ def _print_table(frame: pl.DataFrame, output: TableFormat, columns: list[str]) -
             sys.stdout.write(f"{shown}\n")
 
 
+def _print_by_variant(frame: pl.DataFrame, output: TableFormat, columns: list[str],
+                      hands: dict[str, int] | None = None) -> None:
+    """A table per variant (CSV and JSON: one table, every row naming its variant)."""
+    if output is not TableFormat.table:
+        _print_table(frame, output, ["variant", *columns])
+        return
+    if "money" in frame.columns:
+        frame = frame.with_columns(pl.col("money").map_elements(
+            analysis.money_text, return_dtype=pl.String))
+    frame = analysis.labelled(frame)
+    for index, ((variant,), part) in enumerate(frame.group_by("variant", maintain_order=True)):
+        count = f": {hands[str(variant)]:,} hands" if hands and str(variant) in hands else ""
+        sys.stdout.write(("\n" if index else "") + f"{variant}{count}\n")
+        _print_table(part, output, columns)
+
+
 @contextmanager
 def progress_bar(label: str, show: bool, *, in_bytes: bool = False
                  ) -> Iterator[Callable[[int, int], None] | None]:
@@ -207,17 +222,22 @@ def _filters(rulesets: list[str] | None, session: list[str] | None, since: datet
                             since=_utc(since), until=_utc(until))
 
 
-def _analysed(db: Path | None, filters: pipeline.Filters,
-              columns: Sequence[str] | None = None) -> pl.DataFrame:
-    with _open_existing(db) as store:
-        try:
-            # Repeated strings as categories: a fraction of the memory on large stores.
-            frame = pipeline.scored_frame(store, filters, columns, categorical=True)
-        except OfcstatsError as error:
-            raise fail(str(error)) from None
+def _scored(store: Store, filters: pipeline.Filters,
+            columns: Sequence[str] | None = None) -> pl.DataFrame:
+    try:
+        # Repeated strings as categories: a fraction of the memory on large stores.
+        frame = pipeline.scored_frame(store, filters, columns, categorical=True)
+    except OfcstatsError as error:
+        raise fail(str(error)) from None
     if frame.is_empty():
         raise fail("no scored hands match: run ofcstats rescore, or loosen the filters", 1)
     return frame
+
+
+def _analysed(db: Path | None, filters: pipeline.Filters,
+              columns: Sequence[str] | None = None) -> pl.DataFrame:
+    with _open_existing(db) as store:
+        return _scored(store, filters, columns)
 
 
 @app.command()
@@ -393,19 +413,36 @@ def score(
 
 
 @rulesets_app.callback()
-def rulesets(context: typer.Context) -> None:
-    """List every built-in ruleset and fantasyland policy, one line each.
+def rulesets(
+    context: typer.Context,
+    output: FormatOption = TableFormat.table,
+) -> None:
+    """List every built-in ruleset (with the variants it is played under) and fantasyland
+    policy.
 
-    Example: ofcstats rulesets
+    Example: ofcstats rulesets --format csv
     """
     if context.invoked_subcommand is not None:
         return
+    presets = [load_ruleset(name) for name in preset_names()]
+    table = pl.DataFrame({
+        "name": [r.name for r in presets],
+        "variants": [",".join(v.value for v in r.variants) for r in presets],
+        "description": [r.description for r in presets],
+        "scoring": [r.summary() for r in presets],
+    })
+    if output is not TableFormat.table:
+        if output is TableFormat.json:
+            table = table.with_columns(pl.col("variants").str.split(","))
+        _print_table(table, output, table.columns)
+        return
     names = preset_names()
     width = max(len(n) for n in names + policy_names())
-    typer.echo("Rulesets (RULES.md §7):")
-    for name in names:
-        typer.echo(f"  {name:<{width}}  {load_ruleset(name).summary()}")
-    typer.echo("\nFantasyland policies (RULES.md §6):")
+    typer.echo("Rulesets (name, variants it is played under, scoring):")
+    for ruleset in presets:
+        typer.echo(f"  {ruleset.name:<{width}}  "
+                   f"[{', '.join(v.value for v in ruleset.variants)}]  {ruleset.summary()}")
+    typer.echo("\nFantasyland policies:")
     for name in policy_names():
         policy = load_policy(name)
         mark = "" if policy.in_sources else " [not in the sources]"
@@ -433,10 +470,12 @@ def rulesets_show(
 def _ruleset_text(ruleset: Ruleset) -> str:
     data = ruleset.to_dict()
     lines = [f"{ruleset.name}: {ruleset.description}"]
-    for key in ("variant", "sources", "foul_penalty", "surrender", "spade_bonus",
+    for key in ("variants", "sources", "foul_penalty", "surrender", "spade_bonus",
                 "point_value", "loss_cap"):
         if key in data:
-            lines.append(f"  {key}: {data[key]}")
+            value = data[key]
+            text = ", ".join(map(str, value)) if isinstance(value, list) else value
+            lines.append(f"  {key}: {text}")
     h = data["head_to_head"]
     lines.append(f"  head to head: row {h['row']}, majority {h['majority']}, scoop {h['scoop']}"
                  f", table bonus {h['table_bonus']}  (2-1 pays "
@@ -481,6 +520,10 @@ def rescore(
     all_rulesets: Annotated[bool, typer.Option(
         "--all-rulesets", help="Every built-in preset (the default), with any --ruleset "
         "given too.")] = False,
+    what_if: Annotated[list[str] | None, typer.Option(
+        "--what-if", help="Also score the hands of variants this ruleset is not played "
+        "under (a preset name or a TOML file; repeat); such rows are marked what-if.",
+        show_default=False)] = None,
     rebuild: Annotated[bool, typer.Option(
         "--rebuild", help="Score every hand again, not only those not yet scored.")] = False,
     db: DbOption = None,
@@ -490,20 +533,25 @@ def rescore(
 ) -> None:
     """Score the stored hands under rulesets, into the results table.
 
+    Each ruleset scores the hands of the variants it is played under (its `variants`);
+    --what-if NAME scores every hand under NAME, marking the rows of other variants.
     Only hands not yet scored under a ruleset are scored (their whole session, for the
     fantasyland repeat limits); a ruleset whose definition changed is scored again.
 
     Example: ofcstats rescore --all-rulesets --db club.duckdb
     """
     try:
-        names = [*(preset_names() if all_rulesets or not ruleset else []), *(ruleset or [])]
+        asked = [*(ruleset or []), *(what_if or [])]
+        names = [*(preset_names() if all_rulesets or not asked else []), *asked]
         chosen = load_rulesets(names)
+        what_ifs = [load_ruleset(name).name for name in what_if or []]
     except OfcstatsError as error:
         raise fail(str(error)) from None
     with _open_existing(db) as store:
         try:
             with progress_bar("rescore", _on_terminal(quiet or as_json)) as update:
-                summary = pipeline.rescore(store, chosen, rebuild=rebuild, progress=update)
+                summary = pipeline.rescore(store, chosen, rebuild=rebuild, what_if=what_ifs,
+                                           progress=update)
         except OfcstatsError as error:
             raise fail(str(error)) from None
     if as_json:
@@ -526,40 +574,51 @@ def compare(
     session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
     variant: VariantOption = None, player: PlayerOption = None,
 ) -> None:
-    """Compare scoring systems side by side: volatility, royalties, fouls, fantasyland,
-    and how fast skill shows (rulesets ranked by the skill signal).
+    """Compare scoring systems side by side, one table per variant: volatility, royalties,
+    fouls, fantasyland, and how fast skill shows (rulesets ranked by the skill signal).
+
+    A ruleset scored on hands of a variant it is not played under (rescore --what-if) is
+    marked "(what-if)".
 
     Example: ofcstats compare --db club.duckdb --variant pineapple
     """
     frame = _analysed(db, _filters(ruleset, session, since, until, variant, player),
                       stats.RULESET_COLUMNS)
     table = stats.ruleset_stats(frame)
-    _print_table(table, output, [
+    hands = dict(table.group_by("variant").agg(pl.col("hands").max()).iter_rows())
+    _print_by_variant(table, output, [
         "skill_rank", "ruleset", "hands", "sd", "mean_abs_points", "royalty_share",
-        "foul_rate", "fantasyland_entry_rate", "skill_signal", "hands_to_tell_apart"])
+        "foul_rate", "fantasyland_entry_rate", "skill_signal", "hands_to_tell_apart"], hands)
 
 
 @app.command()
 def players(
     db: DbOption = None,
-    ruleset: Annotated[str, typer.Option("--ruleset", "-r", help="The ruleset to report.")]
-        = "american",
+    ruleset: Annotated[str | None, typer.Option(
+        "--ruleset", "-r", help="The ruleset to report. Default: per variant, the one most "
+        "of its hands were played under.", show_default=False)] = None,
     output: FormatOption = TableFormat.table,
     session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
     variant: VariantOption = None, player: PlayerOption = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the session bootstrap.")] = 7,
 ) -> None:
-    """Every player's results under one ruleset: points, spread, 95% intervals, fouls,
-    fantasyland, scoops.
+    """Every player's results under one ruleset per variant: points, spread, 95%
+    intervals, money as the table settled it, fouls, fantasyland, scoops.
 
     Example: ofcstats players --ruleset pokerstars --db club.duckdb
     """
-    frame = _analysed(db, _filters([ruleset], session, since, until, variant, player),
-                      stats.PLAYER_COLUMNS)
-    table = stats.player_stats(frame, seed=seed).sort("total", descending=True)
-    _print_table(table, output, [
-        "player", "hands", "total", "mean", "sd", "ci_low", "ci_high", "boot_low",
-        "boot_high", "foul_rate", "fantasyland_entry_rate", "fantasyland_stay_rate",
+    filters = _filters([ruleset] if ruleset else None, session, since, until, variant, player)
+    with _open_existing(db) as store:
+        frame = _scored(store, filters, analysis.PLAYER_COLUMNS)
+        shown = analysis.played_rulesets(frame, ruleset)
+        frame = frame.filter(pl.struct(pl.col("variant").cast(pl.String),
+                                       pl.col("ruleset").cast(pl.String)).is_in(
+            [{"variant": v, "ruleset": r} for v, r in shown.items()]))
+        table = analysis.player_table(store, frame, filters, seed=seed)
+    _print_by_variant(table.sort(["variant", "total", "player"], descending=[False, True, False]),
+                      output, [
+        "player", "ruleset", "hands", "total", "mean", "sd", "ci_low", "ci_high", "boot_low",
+        "boot_high", "money", "foul_rate", "fantasyland_entry_rate", "fantasyland_stay_rate",
         "scoop_rate", "hands_for_1"])
 
 
@@ -575,21 +634,19 @@ def player(
     variant: VariantOption = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the session bootstrap.")] = 7,
 ) -> None:
-    """One player under every scored ruleset: results, money after the per-game loss cap,
-    style; then the hands whose logged points differ from the re-score.
+    """One player under every scored ruleset, per variant: results, money as the table
+    settled it (each game's loss cap over the whole table), style; then the hands whose
+    logged points differ from the re-score.
 
     Example: ofcstats player alice --db club.duckdb
     """
-    frame = _analysed(db, _filters(ruleset, session, since, until, variant, [name]),
-                      list(dict.fromkeys([*stats.PLAYER_COLUMNS, *session_logic.MONEY_COLUMNS,
-                                          *stats.DIFFERENCE_COLUMNS])))
+    filters = _filters(ruleset, session, since, until, variant, [name])
     with _open_existing(db) as store:
-        known = pipeline.stored_rulesets(
-            store, sorted(frame.get_column("ruleset").unique().to_list()))
-    money = session_logic.money_by_player(frame, known)
-    table = stats.player_stats(frame, seed=seed).join(money, on=["player", "ruleset"],
-                                                      how="left")
-    _print_table(table.sort("mean", descending=True), output, [
+        frame = _scored(store, filters, list(dict.fromkeys(
+            [*analysis.PLAYER_COLUMNS, *stats.DIFFERENCE_COLUMNS])))
+        table = analysis.player_table(store, frame, filters, seed=seed)
+    _print_by_variant(table.sort(["variant", "mean", "ruleset"], descending=[False, True, False]),
+                      output, [
         "ruleset", "hands", "total", "mean", "sd", "ci_low", "ci_high", "money",
         "foul_rate", "fantasyland_entry_rate", "fantasyland_stay_rate", "royalties_top",
         "royalties_middle", "royalties_bottom", "scoop_rate"])
@@ -629,7 +686,8 @@ def report(
         except OfcstatsError as error:
             raise fail(str(error)) from None
     written = reporting.write_report(data, output, pdf)
-    typer.echo(f"report ({written.charts} charts, {data.ruleset}) -> {written.html.resolve()}")
+    typer.echo(f"report ({written.charts} charts, {len(data.variants)} variants) -> "
+               f"{written.html.resolve()}")
     if written.pdf is not None:
         typer.echo(f"charts -> {written.pdf.resolve()}")
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -36,6 +36,7 @@ from ofcstats.rules.model import Ruleset
 from ofcstats.score import SHOWDOWN_COLUMNS, available_cores, score_with_showdowns
 from ofcstats.showdown import hand_starts, natural_mask
 from ofcstats.store import Store
+from ofcstats.variants import Variant
 
 _RESULT_COLUMNS = (
     "points", "royalty_top", "royalty_middle", "royalty_bottom", "royalty_points",
@@ -67,48 +68,69 @@ def fingerprint(ruleset: Ruleset) -> str:
     return hashlib.md5(text.encode("utf-8")).hexdigest()  # a digest, not a secret
 
 
-def _register(con: duckdb.DuckDBPyConnection, rulesets: Sequence[Ruleset], rebuild: bool
-              ) -> tuple[dict[str, int], list[str]]:
-    """Ids for the rulesets; drop the results of those rebuilt or redefined."""
+ALL_VARIANTS = tuple(v.value for v in Variant)
+
+
+def _register(con: duckdb.DuckDBPyConnection, rulesets: Sequence[Ruleset], rebuild: bool,
+              what_if: Collection[str] = ()
+              ) -> tuple[dict[str, int], list[str], dict[str, tuple[str, ...]]]:
+    """Ids for the rulesets, and the variants each is scored over; drop the results of
+    those rebuilt or redefined.
+
+    A ruleset is scored over the variants it is played under; one named in ``what_if``
+    over every variant. A what-if, once asked for, stays until the ruleset is rebuilt.
+    """
     ids: dict[str, int] = {}
     redo = []
+    scopes: dict[str, tuple[str, ...]] = {}
     for ruleset in rulesets:
         digest = fingerprint(ruleset)
-        row = con.execute("SELECT ruleset_id, fingerprint FROM rulesets WHERE name = ?",
+        definition = json.dumps(ruleset.to_dict(), ensure_ascii=False)
+        declared = [v.value for v in ruleset.variants]
+        asked = ALL_VARIANTS if ruleset.name in what_if else tuple(declared)
+        row = con.execute("SELECT ruleset_id, fingerprint, scope FROM rulesets WHERE name = ?",
                           [ruleset.name]).fetchone()
         if row is None:
             next_id = con.execute("SELECT coalesce(max(ruleset_id), 0) + 1 FROM rulesets"
                                   ).fetchone()
             ruleset_id = int(next_id[0]) if next_id else 1
+            scope = asked
             con.execute(
-                "INSERT INTO rulesets VALUES (?, ?, ?, ?, ?, ?, NULL)",
+                "INSERT INTO rulesets (ruleset_id, name, description, natural_mask, "
+                "fingerprint, definition, variants, scope) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [ruleset_id, ruleset.name, ruleset.description,
-                 natural_mask(ruleset.naturals), digest,
-                 json.dumps(ruleset.to_dict(), ensure_ascii=False)])
+                 natural_mask(ruleset.naturals), digest, definition, declared, list(scope)])
         else:
             ruleset_id = int(row[0])
             if rebuild or row[1] != digest:
                 redo.append(ruleset.name)
+                scope = asked
                 con.execute("DELETE FROM results WHERE ruleset_id = ?", [ruleset_id])
                 con.execute("DELETE FROM scored_sessions WHERE ruleset_id = ?", [ruleset_id])
-                con.execute(
-                    "UPDATE rulesets SET fingerprint = ?, definition = ?, description = ?, "
-                    "natural_mask = ? WHERE ruleset_id = ?",
-                    [digest, json.dumps(ruleset.to_dict(), ensure_ascii=False),
-                     ruleset.description, natural_mask(ruleset.naturals), ruleset_id])
+            else:
+                scope = tuple(v for v in ALL_VARIANTS if v in asked or v in (row[2] or ()))
+            con.execute(
+                "UPDATE rulesets SET fingerprint = ?, definition = ?, description = ?, "
+                "natural_mask = ?, variants = ?, scope = ? WHERE ruleset_id = ?",
+                [digest, definition, ruleset.description, natural_mask(ruleset.naturals),
+                 declared, list(scope), ruleset_id])
         ids[ruleset.name] = ruleset_id
-    return ids, redo
+        scopes[ruleset.name] = scope
+    return ids, redo, scopes
 
 
-def _sessions_to_score(con: duckdb.DuckDBPyConnection, ruleset_id: int) -> pl.DataFrame:
-    """Sessions with hands the ruleset has not scored: (session_id, hands, was_scored)."""
+def _sessions_to_score(con: duckdb.DuckDBPyConnection, ruleset_id: int,
+                       scope: Sequence[str]) -> pl.DataFrame:
+    """Sessions with hands the ruleset has not scored, counting only the hands of the
+    variants in ``scope``: (session_id, hands, was_scored)."""
     return con.sql("""
         SELECT h.session_id, h.hands, s.hands IS NOT NULL AS was_scored
-        FROM (SELECT session_id, count(*)::INTEGER AS hands FROM hands GROUP BY session_id) h
-        LEFT JOIN scored_sessions s ON s.session_id = h.session_id AND s.ruleset_id = ?
+        FROM (SELECT session_id, count(*)::INTEGER AS hands FROM hands
+              WHERE list_contains($scope, variant) GROUP BY session_id) h
+        LEFT JOIN scored_sessions s ON s.session_id = h.session_id AND s.ruleset_id = $id
         WHERE s.hands IS NULL OR s.hands <> h.hands
         ORDER BY h.session_id
-    """, params=[ruleset_id]).pl()
+    """, params={"scope": list(scope), "id": ruleset_id}).pl()
 
 
 def _batches(sessions: pl.DataFrame, limit: int) -> list[pl.DataFrame]:
@@ -125,10 +147,12 @@ def _batches(sessions: pl.DataFrame, limit: int) -> list[pl.DataFrame]:
         "batch", maintain_order=True)]
 
 
-def read_sessions(con: duckdb.DuckDBPyConnection, session_ids: Sequence[str]
+def read_sessions(con: duckdb.DuckDBPyConnection, session_ids: Sequence[str],
+                  variants: Sequence[str] = ALL_VARIANTS
                   ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The seats frame (``hand_id`` holding the integer hand key), in hand and seat order,
-    of whole sessions, and their hands with what play order and games need."""
+    of whole sessions (their hands of ``variants``), and their hands with what play order
+    and games need."""
     con.register("wanted_sessions", pl.DataFrame({"session_id": list(session_ids)}))
     try:
         seats = con.sql("""
@@ -137,7 +161,8 @@ def read_sessions(con: duckdb.DuckDBPyConnection, session_ids: Sequence[str]
                    h.session_id, h.played_at, h.n_seats
             FROM hands h JOIN seats s USING (hand_key)
             WHERE h.session_id IN (SELECT session_id FROM wanted_sessions)
-        """).pl()
+              AND list_contains($variants, h.variant)
+        """, params={"variants": list(variants)}).pl()
     finally:
         con.unregister("wanted_sessions")
     # Sorted here rather than by DuckDB: the join returns them nearly in order, and
@@ -189,9 +214,12 @@ def score_sessions(seats: pl.DataFrame, hands: pl.DataFrame, rulesets: Sequence[
 
 
 def rescore(store: Store, rulesets: Sequence[Ruleset], *, rebuild: bool = False,
-            progress: Progress | None = None, batch_hands: int = BATCH_HANDS
-            ) -> RescoreSummary:
+            what_if: Collection[str] = (), progress: Progress | None = None,
+            batch_hands: int = BATCH_HANDS) -> RescoreSummary:
     """Score every hand not yet scored under each ruleset, session by session.
+
+    A ruleset scores the hands of the variants it is played under; those named in
+    ``what_if`` score every hand, the rows of other variants marked as what-ifs.
 
     Batches are read and scored on this thread while the previous batch is written on
     another (DuckDB writes without holding Python's lock), so the two overlap; at most
@@ -200,15 +228,19 @@ def rescore(store: Store, rulesets: Sequence[Ruleset], *, rebuild: bool = False,
     started = datetime.now()
     con = store.con
     summary = RescoreSummary(rulesets=[r.name for r in rulesets])
+    unknown = sorted(set(what_if) - {r.name for r in rulesets})
+    if unknown:
+        raise StoreError(f"what-if {unknown[0]!r} is not among the rulesets being scored")
     with store.transaction():
-        ids, summary.rebuilt = _register(con, rulesets, rebuild)
-    # Rulesets that need the same sessions are scored together, in one pass.
-    by_sessions: dict[tuple[str, ...], list[Ruleset]] = {}
-    todo: dict[tuple[str, ...], pl.DataFrame] = {}
+        ids, summary.rebuilt, scopes = _register(con, rulesets, rebuild, what_if)
+    # Rulesets that need the same sessions of the same variants are scored together.
+    by_sessions: dict[tuple[tuple[str, ...], tuple[str, ...]], list[Ruleset]] = {}
+    todo: dict[tuple[tuple[str, ...], tuple[str, ...]], pl.DataFrame] = {}
     for ruleset in rulesets:
-        sessions = _sessions_to_score(con, ids[ruleset.name])
-        key = tuple(sessions.get_column("session_id").to_list())
-        if key:
+        scope = scopes[ruleset.name]
+        sessions = _sessions_to_score(con, ids[ruleset.name], scope)
+        key = (tuple(sessions.get_column("session_id").to_list()), scope)
+        if key[0]:
             by_sessions.setdefault(key, []).append(ruleset)
             todo[key] = sessions
     total = sum(int(todo[k].get_column("hands").sum()) for k in todo)
@@ -220,7 +252,7 @@ def rescore(store: Store, rulesets: Sequence[Ruleset], *, rebuild: bool = False,
             group_ids = [ids[r.name] for r in group]
             for sessions in _batches(todo[key], batch_hands):
                 names = sessions.get_column("session_id").to_list()
-                seats, hands = read_sessions(con, names)
+                seats, hands = read_sessions(con, names, key[1])
                 results, showdowns = score_sessions(seats, hands, group)
                 block = results.height // len(group)
                 results = results.with_columns(ruleset_id=pl.Series(
@@ -413,6 +445,7 @@ def scored_frame(store: Store, filters: Filters = Filters(),
     try:
         hands = con.sql("""
             SELECT h.hand_key, h.session_id, h.played_at, h.n_seats, h.file_id, h.line,
+                   h.variant, coalesce(h.point_value, 1) AS stake,
                    bool_or(s.fantasyland) AS fantasyland_hand
             FROM hands h JOIN seats s USING (hand_key)
             WHERE h.session_id IN (SELECT session_id FROM wanted_sessions)
@@ -420,10 +453,11 @@ def scored_frame(store: Store, filters: Filters = Filters(),
         """).pl()
     finally:
         con.unregister("wanted_sessions")
-    # Each hand's place in play order (session, then order in it), as one integer.
-    places = session.hand_order(hands).select("hand_key", "session_id", "order", "game").sort(
-        "session_id", "order").with_columns(_place=pl.int_range(pl.len(), dtype=pl.UInt32)
-                                            ).drop("session_id").collect()
+    # Each hand's place in play order (session, then order in it), as one integer; its
+    # game as the log's stakes make it (the money in :mod:`ofcstats.analysis`).
+    places = session.hand_order(hands, split_on=["variant", "stake"]).select(
+        "hand_key", "session_id", "order", "game").sort("session_id", "order").with_columns(
+        _place=pl.int_range(pl.len(), dtype=pl.UInt32)).drop("session_id").collect()
     # Sort integer keys alone (ruleset by name, place, seat), then move every column
     # once: joining and sorting the whole frame would copy its wide columns twice.
     key_columns = [pl.col("hand_key")]

@@ -23,15 +23,16 @@ import numpy as np
 import polars as pl
 
 from ofcstats.rules.model import Ruleset
-from ofcstats.stats import as_text
 
 
-def hand_order(hands: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
+def hand_order(hands: pl.DataFrame | pl.LazyFrame, split_on: Sequence[str] = ()
+               ) -> pl.LazyFrame:
     """Add ``order`` (hands in play order within their session, from 0) and ``game``.
 
     Play order is ``played_at`` when given, else the order the hands were logged
     (``hand_key``, or ``source`` and ``line``). ``fantasyland_hand`` must say whether
-    any seat played the hand in fantasyland.
+    any seat played the hand in fantasyland. A change in any of the ``split_on``
+    columns (the variant, the stakes) ends a game and starts the next orbit afresh.
     """
     lf = hands.lazy()
     columns = lf.collect_schema().names()
@@ -39,13 +40,26 @@ def hand_order(hands: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
     ordered = lf.sort(["session_id", "played_at", *tie], nulls_last=True).with_columns(
         order=pl.int_range(pl.len(), dtype=pl.Int64).over("session_id"),
     )
+    stretch = ["session_id"]
+    if split_on:
+        changed = pl.any_horizontal(
+            pl.col(c).ne_missing(pl.col(c).shift(1)).over("session_id") for c in split_on)
+        ordered = ordered.with_columns(
+            _stretch=(changed & (pl.col("order") > 0)).cast(pl.Int64).cum_sum()
+            .over("session_id"))
+        stretch.append("_stretch")
     # A game is one orbit of the button: n_seats hands on which it moves. Fantasyland
     # hands do not move it, so they belong to the game of the hand before them.
-    moved_before = (~pl.col("fantasyland_hand")).cast(pl.Int64).cum_sum().over("session_id") \
-        - (~pl.col("fantasyland_hand")).cast(pl.Int64)
-    game = pl.when(pl.col("fantasyland_hand")).then((moved_before - 1).clip(lower_bound=0)) \
+    moves = (~pl.col("fantasyland_hand")).cast(pl.Int64)
+    moved_before = moves.cum_sum().over(stretch) - moves
+    orbit = pl.when(pl.col("fantasyland_hand")).then((moved_before - 1).clip(lower_bound=0)) \
         .otherwise(moved_before) // pl.col("n_seats").cast(pl.Int64)
-    return ordered.with_columns(game=game.cast(pl.Int64))
+    if not split_on:
+        return ordered.with_columns(game=orbit.cast(pl.Int64))
+    # Games numbered from 0 through the session, stretch after stretch.
+    return ordered.with_columns(_orbit=orbit).with_columns(
+        game=(pl.struct("_stretch", "_orbit").rank("dense").over("session_id") - 1)
+        .cast(pl.Int64)).drop("_stretch", "_orbit")
 
 
 def fantasyland_streaks(seats: pl.DataFrame, order: pl.DataFrame) -> pl.DataFrame:
@@ -121,54 +135,71 @@ def apply_repeat_limits(results: pl.DataFrame, streaks: pl.DataFrame,
     )
 
 
-def game_money(results: pl.LazyFrame, hands: pl.LazyFrame,
-               rulesets: Sequence[Ruleset]) -> pl.LazyFrame:
-    """Per ruleset, session, game and player: points, and money after the loss cap.
+GAME = ("ruleset", "session_id", "game")
+"""What identifies one game's settlement."""
 
-    ``hands`` needs ``hand_id``, ``session_id``, ``game`` and ``point_value`` (the
-    hand's own, or null for the ruleset's).
+
+def settle(per_game: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
+    """Settle each game as the table did: add ``settled_points`` and ``money``.
+
+    ``per_game`` has one row per ruleset, session, game and player, with the player's
+    ``points`` in that game, the ruleset's ``loss_cap`` (points, or null) and the game's
+    ``point_value``. Every seat of the game must be there: the cap is applied over the
+    whole table, and what a capped loser does not pay is taken from the game's winners
+    in proportion to their winnings, so each game's money sums to zero.
     """
-    terms = pl.DataFrame(
-        {"ruleset": [r.name for r in rulesets],
-         "ruleset_point_value": [float(r.point_value) for r in rulesets],
-         "loss_cap": [None if r.loss_cap is None else float(r.loss_cap) for r in rulesets]},
-        schema={"ruleset": pl.String, "ruleset_point_value": pl.Float64,
-                "loss_cap": pl.Float64},
-    ).lazy()
-    per_game = results.with_columns(pl.col("ruleset").cast(pl.String)).join(
-        hands.select("hand_id", "session_id", "game", "point_value"), on="hand_id",
-    ).join(terms, on="ruleset").group_by("ruleset", "session_id", "game", "player").agg(
-        points=pl.col("points").sum(),
-        hands=pl.len(),
-        # The hand's own point value when the log gives one, else the ruleset's.
-        point_value=pl.col("point_value").fill_null(pl.col("ruleset_point_value")).mean(),
-        loss_cap=pl.col("loss_cap").first(),
-    )
-    game = ["ruleset", "session_id", "game"]
-    capped = pl.when(pl.col("loss_cap").is_not_null() & (pl.col("points") < -pl.col("loss_cap"))) \
+    game = list(GAME)
+    capped = pl.when(pl.col("loss_cap").is_not_null()
+                     & (pl.col("points") < -pl.col("loss_cap"))) \
         .then(-pl.col("loss_cap")).otherwise(pl.col("points"))
     shortfall = (capped - pl.col("points")).sum().over(game)
     winnings = pl.col("points").clip(lower_bound=0)
     won = winnings.sum().over(game)
     settled = pl.when(pl.col("points") > 0).then(
         pl.col("points") - shortfall * winnings / won).otherwise(capped)
-    return per_game.with_columns(settled_points=settled.cast(pl.Float64)).with_columns(
-        money=pl.col("settled_points") * pl.col("point_value"),
-    ).sort([*game, "player"])
+    return per_game.lazy().with_columns(
+        settled_points=settled.cast(pl.Float64),
+        capped=pl.col("loss_cap").is_not_null() & (pl.col("points") < -pl.col("loss_cap")),
+    ).with_columns(money=pl.col("settled_points") * pl.col("point_value"))
 
 
-MONEY_COLUMNS = ("ruleset", "hand_key", "session_id", "game", "player", "points",
-                 "point_value")
-"""The columns :func:`money_by_player` reads."""
+def stake(ruleset: Ruleset, logged: pl.Expr) -> pl.Expr:
+    """Money per point for a hand under ``ruleset``: the ruleset's ``point_value`` where its
+    file sets one, else the one logged with the hand, else 1."""
+    if ruleset.point_value is not None:
+        return pl.lit(float(ruleset.point_value), dtype=pl.Float64)
+    return logged.cast(pl.Float64).fill_null(1.0)
 
 
-def money_by_player(scored: pl.DataFrame, rulesets: Sequence[Ruleset]) -> pl.DataFrame:
-    """Money per player and ruleset over a scored frame (see :mod:`ofcstats.pipeline`):
-    points times the point value, each game's loss capped (:func:`game_money`)."""
-    hands = scored.select(pl.col("hand_key").alias("hand_id"), "session_id", "game",
-                          "point_value").unique("hand_id")
-    per_game = game_money(
-        scored.select("ruleset", pl.col("hand_key").alias("hand_id"), "player",
-                      "points").lazy(), hands.lazy(), rulesets)
-    return as_text(per_game.group_by("player", "ruleset").agg(money=pl.col("money").sum())
-                   .collect())
+def game_money(results: pl.LazyFrame, hands: pl.LazyFrame,
+               rulesets: Sequence[Ruleset]) -> pl.LazyFrame:
+    """Per ruleset, session, game and player: points, and money after the loss cap.
+
+    ``results`` holds every seat of the games (``ruleset``, ``hand_id``, ``player``,
+    ``points``); ``hands`` gives ``hand_id``, ``session_id``, ``game`` and the logged
+    ``point_value`` (or null). A game has one stake: a change of stakes starts a new game
+    (:func:`hand_order` with ``split_on``).
+    """
+    frames = []
+    for ruleset in rulesets:
+        frames.append(results.filter(pl.col("ruleset").cast(pl.String) == ruleset.name)
+                      .with_columns(pl.col("ruleset").cast(pl.String)).join(
+            hands.select("hand_id", "session_id", "game",
+                         stake(ruleset, pl.col("point_value")).alias("point_value")),
+            on="hand_id").with_columns(
+            loss_cap=pl.lit(None if ruleset.loss_cap is None else float(ruleset.loss_cap),
+                            dtype=pl.Float64)))
+    if not frames:
+        return pl.LazyFrame(schema={"ruleset": pl.String, "session_id": pl.String,
+                                    "game": pl.Int64, "player": pl.String})
+    per_game = pl.concat(frames).group_by(*GAME, "player").agg(
+        points=pl.col("points").sum(),
+        hands=pl.len(),
+        stakes=pl.col("point_value").n_unique(),
+        point_value=pl.col("point_value").first(),
+        loss_cap=pl.col("loss_cap").first(),
+    )
+    collected = per_game.collect()
+    if collected.height and collected.get_column("stakes").max() > 1:  # type: ignore[operator]
+        raise ValueError("a game holds hands at two stakes: split games on the stakes")
+    return settle(collected.drop("stakes")).sort([*GAME, "player"])

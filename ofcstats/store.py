@@ -285,10 +285,55 @@ LEFT JOIN showdowns m ON m.hand_key = x.hand_key AND m.seat = x.seat
 """
 
 
+# Version 4: rulesets are played under variants. ``variants`` is what the ruleset
+# declares; ``scope`` the variants whose hands are scored under it here (its own, or
+# every variant when a what-if was asked for by name). Rows of a hand whose variant the
+# ruleset is not played under are what-ifs, and the view says so. Rulesets scored before
+# were scored over every variant.
+_V4 = """
+ALTER TABLE rulesets ADD COLUMN variants VARCHAR[];
+ALTER TABLE rulesets ADD COLUMN scope VARCHAR[];
+UPDATE rulesets SET
+    variants = coalesce(CAST(json_extract(definition, '$.variants') AS VARCHAR[]),
+                        [json_extract_string(definition, '$.variant')]),
+    scope = ['chinese-13', 'ofc-classic', 'ofc-turbo', 'pineapple'];
+DROP VIEW results_named;
+CREATE VIEW results_named AS
+SELECT r.name AS ruleset, h.hand_id, h.session_id, h.played_at, h.variant, x.seat,
+       s.player, x.points, x.royalty_top + x.royalty_middle + x.royalty_bottom AS royalties,
+       x.royalty_top, x.royalty_middle, x.royalty_bottom, x.royalty_points,
+       coalesce(m.rows_top, z.rows_top) AS rows_top,
+       coalesce(m.rows_middle, z.rows_middle) AS rows_middle,
+       coalesce(m.rows_bottom, z.rows_bottom) AS rows_bottom,
+       coalesce(m.wins_top, z.wins_top) AS wins_top,
+       coalesce(m.wins_middle, z.wins_middle) AS wins_middle,
+       coalesce(m.wins_bottom, z.wins_bottom) AS wins_bottom,
+       coalesce(m.fouled, z.fouled) AS fouled, coalesce(m.scoops, z.scoops) AS scoops,
+       coalesce(m.scooped, z.scooped) AS scooped, x.fantasyland_earned,
+       x.fantasyland_cards > 0 AS fantasyland_next, x.fantasyland_cards,
+       x.fantasyland_cards > 0 AND NOT s.fantasyland AS fantasyland_entered,
+       x.fantasyland_cards > 0 AND s.fantasyland AS fantasyland_stayed,
+       -- what analysis needs besides: the seat, the hand, and the ruleset the log names
+       s.fantasyland, s.reported_points, h.hand_key, h.n_seats, h.point_value,
+       h.ruleset AS played_ruleset, h.file_id, h.line,
+       -- a ruleset applied to a hand of a variant it is not played under
+       NOT list_contains(r.variants, h.variant) AS what_if
+FROM results x
+JOIN rulesets r USING (ruleset_id)
+JOIN hands h USING (hand_key)
+JOIN seats s USING (hand_key, seat)
+JOIN showdowns z ON z.hand_key = x.hand_key AND z.seat = x.seat AND z.natural_mask = 0
+-- The CASE: see version 3.
+LEFT JOIN showdowns m ON m.hand_key = x.hand_key AND m.seat = x.seat
+    AND m.natural_mask = CASE WHEN r.natural_mask <> 0 THEN r.natural_mask END;
+"""
+
+
 MIGRATIONS: list[tuple[int, str, Sequence[Step]]] = [
     (1, "hands, seats, placements, ingested files, rejects", (_V1, _fill_cards)),
     (2, "rulesets, scored sessions and results of rescoring", (_V2,)),
     (3, "results and showdowns in INTEGER columns, for faster writes", (_V3,)),
+    (4, "rulesets know their variants; results say which rows are what-ifs", (_V4,)),
 ]
 """``(version, description, steps)`` in order; a later stage appends, never edits."""
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import polars as pl
@@ -14,8 +15,9 @@ from polars.testing import assert_frame_equal
 
 from ofcstats import formats, pipeline
 from ofcstats.ingest import ingest
-from ofcstats.pipeline import Filters, rescore, scored_frame
+from ofcstats.pipeline import Filters, scored_frame
 from ofcstats.rules import load_ruleset, load_rulesets, preset_names
+from ofcstats.rules.model import Ruleset
 from ofcstats.score import score
 from ofcstats.simulate import Simulation, parse_players, simulate
 from ofcstats.store import Store
@@ -53,6 +55,12 @@ def _richer(rng: random.Random, hand: dict) -> dict:
                 player.update(board)
             break
     return hand
+
+
+def rescore(store: Store, rulesets: list[Ruleset], **options: Any) -> pipeline.RescoreSummary:
+    """Every hand under every ruleset, what-ifs included: these tests compare the store's
+    results with what ``score`` gives for every hand of the mixed-variant logs."""
+    return pipeline.rescore(store, rulesets, what_if=[r.name for r in rulesets], **options)
 
 
 def loaded(tmp_path: Path, *logs: Path) -> Path:

@@ -35,7 +35,9 @@ def database(tmp_path_factory: pytest.TempPathFactory) -> Path:
     db = folder / "club.duckdb"
     ingest([log], db)
     with Store(db) as store:
-        rescore(store, load_rulesets(["american", "pokerstars", "russian", "one-six"]))
+        # russian and one-six are 13-card rulesets: on these Pineapple hands, what-ifs.
+        rescore(store, load_rulesets(["american", "pokerstars", "russian", "one-six"]),
+                what_if=["russian", "one-six"])
     return db
 
 
@@ -50,7 +52,7 @@ def written(database: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[P
 
 def test_the_report_is_one_self_contained_file(written: tuple[Path, Path, int]) -> None:
     page = written[0].read_text(encoding="utf-8")
-    assert not re.search(r"""(src|href)=["'](?!data:)""", page)  # nothing fetched
+    assert not re.search(r"""(src|href)=["'](?!data:|#)""", page)  # nothing fetched
     assert "http://" not in page
     assert "https://" not in page
     assert page.count('src="data:image/png;base64,') == written[2]
@@ -66,10 +68,14 @@ def test_every_name_and_value_is_escaped(written: tuple[Path, Path, int]) -> Non
 
 def test_the_report_has_every_section(written: tuple[Path, Path, int]) -> None:
     page = written[0].read_text(encoding="utf-8")
-    for heading in ("Summary", "Scoring systems compared", "Player styles",
-                    "Checks against the logs", "Methodology"):
-        assert f"<h2>{heading}</h2>" in page
-    assert page.count("<h2>Player: ") == 3
+    assert '<section id="pineapple"><h2>pineapple</h2>' in page
+    for heading in ("Scoring systems compared", "Player styles"):
+        assert f"<h3>{heading}</h3>" in page
+    for anchor, heading in (("checks", "Checks against the logs"),
+                            ("methodology", "Methodology")):
+        assert f'<h2 id="{anchor}">{heading}</h2>' in page
+    assert page.count("<h3>Player: ") == 3
+    assert "russian (what-if)" in page
     assert re.search(r"Generated \d{4}-\d\d-\d\d \d\d:\d\d UTC", page)
     assert "Hands for ±1" in page  # the methodology comes from the statistics' definitions
     assert "Every logged <code>reported_points</code> agrees" in page
@@ -85,7 +91,7 @@ def test_filters_narrow_the_report(database: Path) -> None:
     with Store(database) as store:
         data = collect(store, Filters(players=[NASTY[1]]), ruleset="pokerstars")
     assert set(data.scored["player"]) == {NASTY[1]}
-    assert data.ruleset == "pokerstars"
+    assert data.rulesets_shown == {"pineapple": "pokerstars"}
     assert data.filters == {"players": NASTY[1]}
 
 

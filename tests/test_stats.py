@@ -71,16 +71,21 @@ def test_rates_per_hand_per_eligible_hand_and_per_matchup() -> None:
          "royalty_top": 7, "fantasyland": True, "fantasyland_stayed": True},
         {"hand_id": "h3", "player": "ann", "points": 0, "variant": "chinese-13"},
     ]
-    ann = stats.player_stats(scored(rows)).row(0, named=True)
-    assert ann["foul_rate"] == 0.25
+    table = stats.player_stats(scored(rows))
+    # No figure pools two variants: the 13-card hand has a row of its own.
+    assert table["variant"].to_list() == ["chinese-13", "pineapple"]
+    assert table["hands"].to_list() == [1, 3]
+    assert table.row(0, named=True)["fantasyland_entry_rate"] is None
+    ann = table.row(1, named=True)
+    assert ann["foul_rate"] == pytest.approx(1 / 3)
     # Eligible for entry: hands outside fantasyland in a variant that has it (h0 only).
     assert ann["fantasyland_entry_rate"] == 1.0
     assert ann["fantasyland_stay_rate"] == 0.5
-    assert ann["scoop_rate"] == 0.25
-    assert ann["scooped_rate"] == 0.25
+    assert ann["scoop_rate"] == pytest.approx(1 / 3)
+    assert ann["scooped_rate"] == pytest.approx(1 / 3)
     assert (ann["win_rate_top"], ann["win_rate_middle"], ann["win_rate_bottom"]) == \
-        (0.5, 0.25, 0.5)
-    assert ann["royalties_top"] == 7 / 4
+        pytest.approx((2 / 3, 1 / 3, 2 / 3))
+    assert ann["royalties_top"] == pytest.approx(7 / 3)
 
 
 def test_ruleset_volatility_royalty_share_and_skill_signal() -> None:

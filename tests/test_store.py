@@ -200,8 +200,15 @@ def test_version_3_keeps_the_results_of_a_version_2_store(tmp_path: Path,
     monkeypatch.undo()
     con = duckdb.connect(str(older))
     con.execute(f"ATTACH '{current}' AS current (READ_ONLY)")
-    for table in ("rulesets", "scored_sessions", "showdown_sessions", "showdowns"):
+    for table in ("scored_sessions", "showdown_sessions", "showdowns"):
         con.execute(f"INSERT INTO {table} SELECT * FROM current.{table}")
+    # A version 2 ruleset knows one variant, by the key its definition had then.
+    con.execute("""
+        INSERT INTO rulesets SELECT ruleset_id, name, description, natural_mask, fingerprint,
+            json_merge_patch(definition, json_object('variants', NULL,
+                                                     'variant', variants[-1])),
+            scored_at
+        FROM current.rulesets""")
     con.execute("""
         INSERT INTO results SELECT ruleset_id, hand_key, seat, points, royalty_top,
             royalty_middle, royalty_bottom, royalty_points, fantasyland_earned,
@@ -213,6 +220,10 @@ def test_version_3_keeps_the_results_of_a_version_2_store(tmp_path: Path,
     with Store(older) as store:
         assert store.version() == SCHEMA_VERSION
         migrated = store.con.sql("SELECT * FROM results_named ORDER BY ALL").pl()
+        variants = dict(store.con.execute("SELECT name, variants FROM rulesets").fetchall())
     assert expected.height > 0
     assert expected["fantasyland_next"].any()
     assert_frame_equal(migrated, expected)
+    # Version 4 reads the variant of the older definitions.
+    assert variants == {"american": ["pineapple"], "russian": ["chinese-13"],
+                        "pokerdom": ["pineapple"]}

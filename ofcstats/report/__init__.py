@@ -21,7 +21,7 @@ import polars as pl
 from matplotlib.backends.backend_pdf import PdfPages
 from matplotlib.figure import Figure
 
-from ofcstats import pipeline, session, stats
+from ofcstats import analysis, pipeline, stats
 from ofcstats.errors import StoreError
 from ofcstats.report import charts
 from ofcstats.store import Store
@@ -31,52 +31,47 @@ __all__ = ["ReportData", "collect", "figures", "render_html", "write_report"]
 
 @dataclass
 class ReportData:
-    """Everything the report shows, already computed."""
+    """Everything the report shows, already computed; every table is per variant."""
 
     scored: pl.DataFrame  # one row per ruleset, hand and seat (filters applied)
-    ruleset: str  # the ruleset the summary and the player-style charts use
-    players: pl.DataFrame  # player statistics, per player and ruleset, with money
-    rulesets: pl.DataFrame  # ruleset statistics
+    rulesets_shown: dict[str, str]  # per variant, the ruleset of its summary and styles
+    players: pl.DataFrame  # player statistics per player, variant and ruleset, with money
+    rulesets: pl.DataFrame  # ruleset statistics per variant and ruleset
     differences: pl.DataFrame  # reported points that differ from the re-score
     database: str = ""
     filters: dict[str, str] = field(default_factory=dict)
     generated_at: datetime = field(default_factory=lambda: datetime.now(UTC))
 
+    @property
+    def variants(self) -> list[str]:
+        """The variants in the report, in name order."""
+        return sorted(self.rulesets_shown)
 
-def default_ruleset(scored: pl.DataFrame) -> str:
-    """The ruleset most hands were played under, when it was scored; else american, else
-    the first scored."""
-    names = set(scored.get_column("ruleset").unique().to_list())
-    played = scored.filter(pl.col("played_ruleset").is_in(list(names))).group_by(
-        "played_ruleset").agg(pl.col("hand_key").n_unique().alias("hands")).sort(
-        "hands", descending=True)
-    if played.height:
-        return str(played.item(0, "played_ruleset"))
-    return "american" if "american" in names else sorted(names)[0]
+    def of(self, variant: str) -> pl.DataFrame:
+        """The scored rows of one variant."""
+        return self.scored.filter(pl.col("variant") == variant)
 
 
 COLUMNS = tuple(dict.fromkeys([
-    *stats.PLAYER_COLUMNS, *stats.RULESET_COLUMNS, "hand_id", "seat", "played_ruleset",
-    "reported_points", "point_value", "order", "game",
+    *analysis.PLAYER_COLUMNS, *stats.RULESET_COLUMNS, "hand_id", "seat", "played_ruleset",
+    "reported_points", "order", "game",
 ]))
 """What the report reads of each result: the statistics', the charts' and the checks'."""
 
 
 def collect(store: Store, filters: pipeline.Filters | None = None,
             ruleset: str | None = None, seed: int = 7) -> ReportData:
-    """Read and compute what the report needs from a rescored store."""
+    """Read and compute what the report needs from a rescored store. ``ruleset`` is the
+    one each variant's summary shows, where it was scored for that variant; otherwise
+    a variant shows the ruleset most of its hands were played under."""
     filters = filters or pipeline.Filters()
     scored = pipeline.scored_frame(store, filters, COLUMNS, categorical=True)
     if scored.is_empty():
         raise StoreError("no scored hands match: run ofcstats rescore, or loosen the filters")
-    main = ruleset or default_ruleset(scored)
-    scored_under = sorted(scored.get_column("ruleset").unique().to_list())
-    if main not in scored_under:
-        raise StoreError(f"not scored under {main}: run ofcstats rescore --ruleset {main}")
-    known = pipeline.stored_rulesets(store, scored_under)
-    money = session.money_by_player(scored, known)
-    players = stats.player_stats(scored, seed=seed).join(money, on=["player", "ruleset"],
-                                                         how="left")
+    scored = scored.with_columns(pl.col("variant").cast(pl.String))
+    if ruleset is not None and ruleset not in set(scored.get_column("ruleset").cast(
+            pl.String).unique().to_list()):
+        raise StoreError(f"not scored under {ruleset}: run ofcstats rescore --ruleset {ruleset}")
     shown = {k: v for k, v in (
         ("sessions", ", ".join(filters.sessions or [])),
         ("players", ", ".join(filters.players or [])),
@@ -84,29 +79,45 @@ def collect(store: Store, filters: pipeline.Filters | None = None,
         ("since", filters.since.isoformat() if filters.since else ""),
         ("until", filters.until.isoformat() if filters.until else ""),
     ) if v}
-    return ReportData(scored=scored, ruleset=main, players=players,
+    return ReportData(scored=scored, rulesets_shown=analysis.played_rulesets(scored, ruleset),
+                      players=analysis.player_table(store, scored, filters, seed=seed),
                       rulesets=stats.ruleset_stats(scored),
                       differences=stats.reported_differences(scored),
                       database=str(store.path), filters=shown)
 
 
+def _titled(variant: str, figure: Figure) -> Figure:
+    for axes in figure.axes[:1]:
+        axes.set_title(f"{variant}: {axes.get_title()}")
+    return figure
+
+
 def figures(data: ReportData) -> list[tuple[str, Figure]]:
-    """Every chart of the report, with its caption, in page order."""
-    drawn = [
-        ("cumulative", charts.cumulative_points(data.scored, data.ruleset)),
-        ("distribution", charts.points_distribution(data.scored)),
-        ("skill", charts.skill_signal(data.rulesets)),
-        ("styles", charts.style_map(data.players, data.ruleset)),
-        ("royalties", charts.royalties_by_row(data.players, data.ruleset)),
-    ]
-    for player in _players(data):
-        drawn.append((f"player:{player}", charts.player_under_rulesets(data.scored, player)))
+    """Every chart of the report, with its key, in page order: per variant, its summary
+    charts, then one per player of that variant."""
+    drawn = []
+    for variant in data.variants:
+        main = data.rulesets_shown[variant]
+        rows = data.of(variant)
+        players = data.players.filter(pl.col("variant") == variant)
+        drawn += [(f"{variant}:{key}", _titled(variant, figure)) for key, figure in (
+            ("cumulative", charts.cumulative_points(rows, main)),
+            ("distribution", charts.points_distribution(rows)),
+            ("skill", charts.skill_signal(data.rulesets.filter(pl.col("variant") == variant))),
+            ("styles", charts.style_map(players, main)),
+            ("royalties", charts.royalties_by_row(players, main)),
+        )]
+        for player in _players(data, variant):
+            drawn.append((f"{variant}:player:{player}",
+                          _titled(variant, charts.player_under_rulesets(rows, player))))
     return drawn
 
 
-def _players(data: ReportData) -> list[str]:
-    main = data.players.filter(pl.col("ruleset") == data.ruleset)
-    return main.sort("total", descending=True).get_column("player").to_list()
+def _players(data: ReportData, variant: str) -> list[str]:
+    main = data.players.filter((pl.col("variant") == variant)
+                               & (pl.col("ruleset") == data.rulesets_shown[variant]))
+    return main.sort(["total", "player"], descending=[True, False]).get_column(
+        "player").to_list()
 
 
 def _png(figure: Figure) -> str:
@@ -115,9 +126,11 @@ def _png(figure: Figure) -> str:
     return base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def _cell(value: object, decimals: int = 2) -> str:
+def _cell(value: object, decimals: int = 2, money: bool = False) -> str:
     if value is None:
         return "&ndash;"
+    if money and isinstance(value, int | float):
+        return html.escape(analysis.money_text(float(value)))
     if isinstance(value, float):
         text = f"{value:,.{decimals}f}" if abs(value) < 1000 else f"{value:,.0f}"
         return html.escape(text)
@@ -131,7 +144,7 @@ def _table(frame: pl.DataFrame, columns: Sequence[tuple[str, str]]) -> str:
     body = []
     for row in frame.iter_rows(named=True):
         cells = "".join(
-            f"<td>{_cell(row.get(name), 1 if label.endswith('%') else 2)}</td>"
+            f"<td>{_cell(row.get(name), 1 if label.endswith('%') else 2, name == 'money')}</td>"
             for name, label in columns)
         body.append(f"<tr>{cells}</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
@@ -151,7 +164,7 @@ def _percent(frame: pl.DataFrame, columns: Sequence[str]) -> pl.DataFrame:
 PLAYER_COLUMNS = (("player", "player"), ("hands", "hands"), ("total", "points"),
                   ("mean", "per hand"), ("ci_low", "95% low"), ("ci_high", "95% high"),
                   ("boot_low", "bootstrap low"), ("boot_high", "bootstrap high"),
-                  ("sd", "SD"), ("money", "money"), ("foul_rate", "fouls %"),
+                  ("sd", "SD"), ("money", "money (units)"), ("foul_rate", "fouls %"),
                   ("fantasyland_entry_rate", "FL entry %"),
                   ("fantasyland_stay_rate", "FL stay %"), ("scoop_rate", "scoops %"),
                   ("hands_for_1", "hands for ±1"))
@@ -189,46 +202,81 @@ def _methodology() -> str:
     return "<ul>" + "".join(bullets) + "</ul>"
 
 
-def render_html(data: ReportData, images: dict[str, str]) -> str:
-    """The page: summary, charts, the ruleset comparison, a section per player, checks,
-    methodology. ``images`` maps a chart's key (see :func:`figures`) to its PNG, base64."""
+def _stakes(data: ReportData, variant: str, ruleset: str) -> str:
+    rows = data.players.filter((pl.col("variant") == variant) & (pl.col("ruleset") == ruleset))
+    sources = sorted({part for text in rows.get_column("stake").drop_nulls().to_list()
+                      for part in text.split("; ")})
+    words = {"ruleset": "the ruleset's point value", "logged": "the point value logged with "
+             "each hand", "default": "1 a point (none was set)",
+             "logged, else default": "the logged point value, else 1"}
+    return ", ".join(words.get(s, s) for s in sources) or "none"
+
+
+def _variant_section(data: ReportData, variant: str, images: dict[str, str]) -> list[str]:
     esc = html.escape
-    main = _percent(data.players.filter(pl.col("ruleset") == data.ruleset).sort(
-        "total", descending=True), _RATES)
+    main_name = data.rulesets_shown[variant]
+    rows = data.of(variant)
+    players = data.players.filter(pl.col("variant") == variant)
+    main = _percent(players.filter(pl.col("ruleset") == main_name).sort(
+        ["total", "player"], descending=[True, False]), _RATES)
+    compared = analysis.labelled(_percent(data.rulesets.filter(pl.col("variant") == variant),
+                                          _RATES))
+    hands = rows.get_column("hand_key").n_unique()
+    sessions = rows.get_column("session_id").n_unique()
+    key = f"{variant}:"
+    parts = [
+        f"<section id=\"{esc(variant)}\"><h2>{esc(variant)}</h2>",
+        f"<p class=\"meta\">{hands:,} hands in {sessions:,} sessions. Summary ruleset: "
+        f"<strong>{esc(main_name)}</strong>. Money under it: points settled per game, "
+        f"times {esc(_stakes(data, variant, main_name))}.</p>",
+        _table(main, PLAYER_COLUMNS),
+        _image(images[key + "cumulative"], f"{variant}: cumulative points per player under "
+               f"{main_name}, with the band two standard deviations of luck alone would fill"),
+        "<h3>Scoring systems compared</h3>",
+        "<p>The same hands under every ruleset played in this variant: how volatile each is, "
+        "how much of the money royalties move, and how many hands it takes before the "
+        "better player shows.</p>",
+        _table(compared, RULESET_COLUMNS),
+        _image(images[key + "distribution"], f"{variant}: points per hand under each ruleset"),
+        _image(images[key + "skill"], f"{variant}: rulesets ranked by skill signal"),
+        "<h3>Player styles</h3>",
+        _image(images[key + "styles"], f"{variant}: foul rate against fantasyland entry rate"),
+        _image(images[key + "royalties"], f"{variant}: royalties collected per hand, by row"),
+    ]
+    for player in _players(data, variant):
+        mine = analysis.labelled(_percent(players.filter(pl.col("player") == player).sort(
+            ["mean", "ruleset"], descending=[True, False]), _RATES))
+        columns = [("ruleset", "ruleset"), *PLAYER_COLUMNS[1:]]
+        parts += [f"<h3>Player: {esc(player)}</h3>", _table(mine, columns),
+                  _image(images[f"{key}player:{player}"],
+                         f"{variant}, {player}: cumulative points under each ruleset")]
+    parts.append("</section>")
+    return parts
+
+
+def render_html(data: ReportData, images: dict[str, str]) -> str:
+    """The page: per variant its summary, charts, rulesets compared and players; then the
+    checks and the methodology. ``images`` maps a chart's key (see :func:`figures`) to
+    its PNG, base64."""
+    esc = html.escape
     hands = data.scored.get_column("hand_key").n_unique()
     sessions = data.scored.get_column("session_id").n_unique()
     filters = "; ".join(f"{k}: {v}" for k, v in data.filters.items()) or "none"
+    contents = "".join(f"<li><a href=\"#{esc(v)}\">{esc(v)}</a></li>" for v in data.variants)
     parts = [
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">",
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">",
-        f"<title>ofcstats report: {esc(data.ruleset)}</title><style>{CSS}</style></head><body>",
+        f"<title>ofcstats report</title><style>{CSS}</style></head><body>",
         "<h1>ofcstats session report</h1>",
         f"<p class=\"meta\">Generated {esc(data.generated_at.strftime('%Y-%m-%d %H:%M UTC'))}"
         f" from {esc(data.database)}: {hands:,} hands in {sessions:,} sessions, "
-        f"{data.scored.get_column('ruleset').n_unique()} rulesets. Filters: {esc(filters)}."
-        f" Summary ruleset: <strong>{esc(data.ruleset)}</strong>.</p>",
-        "<h2>Summary</h2>",
-        _table(main, PLAYER_COLUMNS),
-        _image(images["cumulative"], f"Cumulative points per player under {data.ruleset}, "
-               "with the band two standard deviations of luck alone would fill"),
-        "<h2>Scoring systems compared</h2>",
-        "<p>The same hands under every ruleset: how volatile each is, how much of the money "
-        "royalties move, and how many hands it takes before the better player shows.</p>",
-        _table(_percent(data.rulesets, _RATES), RULESET_COLUMNS),
-        _image(images["distribution"], "Points per hand under each ruleset"),
-        _image(images["skill"], "Rulesets ranked by skill signal"),
-        "<h2>Player styles</h2>",
-        _image(images["styles"], "Foul rate against fantasyland entry rate per player"),
-        _image(images["royalties"], "Royalties collected per hand, by row"),
+        f"{len(data.variants)} variant(s). Filters: {esc(filters)}.</p>",
+        f"<nav><ul>{contents}<li><a href=\"#checks\">Checks against the logs</a></li>"
+        "<li><a href=\"#methodology\">Methodology</a></li></ul></nav>",
     ]
-    for player in _players(data):
-        rows = _percent(data.players.filter(pl.col("player") == player).sort(
-            "mean", descending=True), _RATES)
-        columns = [("ruleset", "ruleset"), *PLAYER_COLUMNS[1:]]
-        parts += [f"<h2>Player: {esc(player)}</h2>", _table(rows, columns),
-                  _image(images[f"player:{player}"],
-                         f"{player}: cumulative points under each ruleset")]
-    parts.append("<h2>Checks against the logs</h2>")
+    for variant in data.variants:
+        parts += _variant_section(data, variant, images)
+    parts.append("<h2 id=\"checks\">Checks against the logs</h2>")
     if data.differences.is_empty():
         parts.append("<p>Every logged <code>reported_points</code> agrees with the re-score "
                      "under the ruleset played (or the logs give none).</p>")
@@ -239,13 +287,11 @@ def render_html(data: ReportData, images: dict[str, str]) -> str:
         parts.append(_table(data.differences.head(200), [(c, c) for c in
                                                           data.differences.columns]))
     parts += [
-        "<h2>Methodology</h2>",
-        "<p>Every hand is scored from its final boards under every ruleset (RULES.md): "
-        "pairwise, each seat against each opponent; fouls, royalties, the Finnish spade "
-        "bonus and the Russian table bonus as each ruleset defines them; fantasyland "
-        "repeats limited within a session. Money is points times the point value, a "
-        "player's loss in one game (an orbit of the button) capped where the ruleset says, "
-        "the shortfall taken from that game's winners pro rata.</p>",
+        "<h2 id=\"methodology\">Methodology</h2>",
+        "<p>Every hand is scored from its final boards under every ruleset played in its "
+        "variant: pairwise, each seat against each opponent; fouls, royalties, the Finnish "
+        "spade bonus and the Russian table bonus as each ruleset defines them; fantasyland "
+        "repeats limited within a session. No table or chart mixes two variants.</p>",
         _methodology(),
         "</body></html>",
     ]

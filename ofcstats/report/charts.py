@@ -156,7 +156,8 @@ def points_distribution(scored: pl.DataFrame) -> Figure:
             box.set_alpha(0.55)
         for median in parts["medians"]:
             median.set_color("#000000")
-        labels = [f"{name}  (SD {sd:.1f})" for name, sd in spread.iter_rows()]
+        labels = [f"{name}  (SD {sd:.1f})" if sd is not None else f"{name}  (one hand)"
+              for name, sd in spread.iter_rows()]
         axes.set_yticks(range(1, len(names) + 1), labels)
         axes.invert_yaxis()
         axes.axvline(0, color="#666666", linewidth=0.8)

@@ -32,7 +32,8 @@ from ofcstats.variants import Variant
 T = TypeVar("T")
 
 _RULESET_KEYS = {
-    "name", "description", "variant", "sources", "head_to_head", "royalties", "fantasyland",
+    "name", "description", "variant", "variants", "sources", "head_to_head", "royalties",
+    "fantasyland",
     "foul_penalty", "surrender", "spade_bonus", "naturals", "point_value", "loss_cap",
 }
 _HEAD_TO_HEAD_KEYS = {"row", "majority", "scoop", "table_bonus"}
@@ -190,19 +191,14 @@ def ruleset_from(data: dict[str, Any], where: str) -> Ruleset:
 
     naturals_data = _table(data, "naturals", where)
     _check_keys(naturals_data, _NATURAL_KEYS, f"{where}.naturals")
-    variant_text = data.get("variant", "pineapple")
-    try:
-        variant = Variant(variant_text)
-    except ValueError:
-        names = ", ".join(v.value for v in Variant)
-        raise RulesetError(f"{where}: variant = {variant_text!r}: use one of {names}") from None
+    variants = _variants(data, where)
     sources = data.get("sources", [])
     if not isinstance(sources, list):
         raise RulesetError(f"{where}: sources = {sources!r}: must be a list")
     return Ruleset(
         name=data.get("name", Path(where).stem),
         description=str(data.get("description", "")),
-        variant=variant,
+        variants=variants,
         sources=tuple(str(s) for s in sources),
         head_to_head=head_to_head,
         royalties=royalties,
@@ -211,10 +207,32 @@ def ruleset_from(data: dict[str, Any], where: str) -> Ruleset:
         surrender=data.get("surrender"),
         spade_bonus=data.get("spade_bonus", False),
         naturals=Naturals(**naturals_data, where=f"{where}.naturals"),
-        point_value=data.get("point_value", 1.0),
+        point_value=data.get("point_value"),
         loss_cap=data.get("loss_cap"),
         path=where,
     )
+
+
+def _variants(data: dict[str, Any], where: str) -> tuple[Variant, ...]:
+    """The variants a ruleset is played under: ``variants = [...]``, or the older single
+    ``variant = "..."``; a file with neither is a Pineapple ruleset."""
+    if "variants" in data and "variant" in data:
+        raise RulesetError(f"{where}: give variants or variant, not both")
+    names = data.get("variants", [data.get("variant", Variant.PINEAPPLE.value)])
+    key = "variants" if "variants" in data else "variant"
+    if not isinstance(names, list) or not names:
+        raise RulesetError(f"{where}: variants = {names!r}: must be a list of one or more "
+                           f"of {', '.join(v.value for v in Variant)}")
+    found = []
+    for name in names:
+        try:
+            found.append(Variant(name))
+        except ValueError:
+            known = ", ".join(v.value for v in Variant)
+            raise RulesetError(f"{where}: {key} = {name!r}: use one of {known}") from None
+    if len(set(found)) != len(found):
+        raise RulesetError(f"{where}: variants = {names!r}: names a variant twice")
+    return tuple(found)
 
 
 @cache

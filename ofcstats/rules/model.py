@@ -7,6 +7,7 @@ in the scoring code asks which preset it is scoring.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -46,6 +47,12 @@ def _check_int(where: str, key: str, value: object, *, minimum: int = 0,
     if value > maximum:
         raise _fail(where, key, value, f"must be at most {maximum}")
     return value
+
+
+def _positive(value: object) -> bool:
+    """A finite number above 0 (not a bool, not NaN, not infinite)."""
+    return (not isinstance(value, bool) and isinstance(value, int | float)
+            and math.isfinite(value) and value > 0)
 
 
 def _top_hand(text: str) -> tuple[Category, int]:
@@ -275,13 +282,13 @@ class Ruleset:
     royalties: RoyaltyTable
     fantasyland: FantasylandPolicy
     description: str = ""
-    variant: Variant = Variant.PINEAPPLE
+    variants: tuple[Variant, ...] = (Variant.PINEAPPLE,)
     sources: tuple[str, ...] = ()
     foul_penalty: int | None = None
     surrender: int | None = None
     spade_bonus: bool = False
     naturals: Naturals = field(default_factory=Naturals)
-    point_value: float = 1.0
+    point_value: float | None = None
     loss_cap: float | None = None
     path: str | None = field(default=None, compare=False)
 
@@ -289,20 +296,26 @@ class Ruleset:
         where = self.path or self.name
         if not isinstance(self.name, str) or not self.name:
             raise _fail(where, "name", self.name, "must be a non-empty string")
+        if not self.variants or not all(isinstance(v, Variant) for v in self.variants):
+            raise _fail(where, "variants", [str(v) for v in self.variants],
+                        f"name one or more of {', '.join(v.value for v in Variant)}")
+        if len(set(self.variants)) != len(self.variants):
+            raise _fail(where, "variants", [v.value for v in self.variants],
+                        "names a variant twice")
         if self.foul_penalty is not None:
             _check_int(where, "foul_penalty", self.foul_penalty)
         if self.surrender is not None:
             _check_int(where, "surrender", self.surrender)
         if not isinstance(self.spade_bonus, bool):
             raise _fail(where, "spade_bonus", self.spade_bonus, "must be true or false")
-        if isinstance(self.point_value, bool) or not isinstance(self.point_value, int | float) \
-                or self.point_value <= 0:
+        if self.point_value is not None and not _positive(self.point_value):
             raise _fail(where, "point_value", self.point_value, "must be a positive number")
-        if self.loss_cap is not None and (
-            isinstance(self.loss_cap, bool) or not isinstance(self.loss_cap, int | float)
-            or self.loss_cap <= 0
-        ):
+        if self.loss_cap is not None and not _positive(self.loss_cap):
             raise _fail(where, "loss_cap", self.loss_cap, "must be a positive number of points")
+
+    def plays(self, variant: Variant | str) -> bool:
+        """True when the ruleset is played under ``variant`` (its ``variants``)."""
+        return Variant(variant) in self.variants
 
     @property
     def foul_points(self) -> int:
@@ -340,13 +353,14 @@ class Ruleset:
         data: dict[str, Any] = {
             "name": self.name,
             "description": self.description,
-            "variant": self.variant.value,
+            "variants": [v.value for v in self.variants],
             "sources": list(self.sources),
             "foul_penalty": self.foul_points,
             "surrender": self.surrender_points,
             "spade_bonus": self.spade_bonus,
-            "point_value": self.point_value,
         }
+        if self.point_value is not None:
+            data["point_value"] = self.point_value
         if self.loss_cap is not None:
             data["loss_cap"] = self.loss_cap
         data["head_to_head"] = {"row": h.row, "majority": h.majority, "scoop": h.scoop,

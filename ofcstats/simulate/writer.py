@@ -82,7 +82,7 @@ def hand_record(hand: HandRecord, *, hand_id: str, session_id: str, played_at: d
         "played_at": played_at.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "variant": variant.value,
         "ruleset": ruleset.name,
-        "point_value": ruleset.point_value,
+        "point_value": ruleset.point_value or 1.0,  # the stake played
         "button": hand.button + 1,
         "players": players,
         "bots": dict(zip(names, styles, strict=True)),
@@ -109,7 +109,7 @@ class LineFormat:
              f'{{"format":"ofc-hand/1","hand_id":"{ids}-', "-", f'","session_id":"{ids}-',
              '","played_at":"',
              f'Z","variant":"{variant.value}","ruleset":{_compact(ruleset.name)}'
-             f',"point_value":{json.dumps(ruleset.point_value)},"button":',
+             f',"point_value":{json.dumps(ruleset.point_value or 1.0)},"button":',
              ',"players":[', ',"streets":', ',"reported_points":', "}",
              '],"bots":' + _compact(dict(zip(names, styles, strict=True))) + "}\n"])
         self.seats = self.words.add([(("," if i else "") + f'{{"seat":{i + 1},"name":'

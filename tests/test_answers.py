@@ -1,0 +1,217 @@
+"""Answers per variant: each hand scored under the rulesets of its variant, what-ifs only
+on request and marked, every table and report section of one variant, output that does
+not depend on the thread count, and the small cases (one hand, one session)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+from ofcstats import analysis
+from ofcstats.cli import app
+from ofcstats.errors import RulesetError
+from ofcstats.ingest import ingest
+from ofcstats.pipeline import Filters, rescore, scored_frame
+from ofcstats.report import collect, write_report
+from ofcstats.rules import load_ruleset, load_rulesets, preset_names
+from ofcstats.rules.load import ruleset_from
+from ofcstats.simulate import Player, Simulation, simulate
+from ofcstats.store import Store
+from ofcstats.variants import Variant
+
+
+def _log(path: Path, variant: str, ruleset: str, players: list[str], hands: int,
+         seed: int) -> Path:
+    sim = Simulation(variant=Variant(variant), ruleset=load_ruleset(ruleset),
+                     players=[Player(name, "balanced") for name in players], hands=hands,
+                     seed=seed, prefix=f"{variant}-{seed}")
+    path.write_text("".join(json.dumps(h) + "\n" for h in simulate(sim)), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def database(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Pineapple (ann, bob, cy) and 13-card (dee, eve) hands, and solo: a player with one
+    hand in a session of one hand."""
+    folder = tmp_path_factory.mktemp("answers")
+    logs = [_log(folder / "p.jsonl", "pineapple", "american", ["ann", "bob", "cy"], 40, 1),
+            _log(folder / "c.jsonl", "chinese-13", "russian", ["dee", "eve"], 40, 2)]
+    one = json.loads(_log(folder / "one.jsonl", "pineapple", "american", ["solo", "ann"], 1,
+                          3).read_text(encoding="utf-8"))
+    one["session_id"] = "just-one"
+    (folder / "one.jsonl").write_text(json.dumps(one) + "\n", encoding="utf-8")
+    db = folder / "club.duckdb"
+    ingest([*logs, folder / "one.jsonl"], db)
+    with Store(db) as store:
+        rescore(store, load_rulesets(preset_names()))
+    return db
+
+
+def _run(*args: str) -> str:
+    result = CliRunner().invoke(app, list(args))
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def test_each_hand_is_scored_only_under_the_rulesets_of_its_variant(database: Path) -> None:
+    with Store(database, read_only=True) as store:
+        pairs = store.con.sql("""
+            SELECT DISTINCT variant, ruleset, what_if FROM results_named ORDER BY ALL
+        """).fetchall()
+    for variant, ruleset, what_if in pairs:
+        assert load_ruleset(ruleset).plays(variant), (variant, ruleset)
+        assert not what_if
+    assert ("chinese-13", "russian", False) in pairs
+    assert ("pineapple", "american", False) in pairs
+    assert not any(v == "chinese-13" and r == "american" for v, r, _ in pairs)
+
+
+def test_a_what_if_is_scored_only_when_asked_for_and_marked(database: Path, tmp_path: Path
+                                                           ) -> None:
+    db = tmp_path / "copy.duckdb"
+    db.write_bytes(database.read_bytes())
+    _run("rescore", "--db", str(db), "--what-if", "american", "-q")
+    with Store(db, read_only=True) as store:
+        rows = dict(store.con.sql("""
+            SELECT variant, bool_and(what_if) FROM results_named WHERE ruleset = 'american'
+            GROUP BY variant""").fetchall())
+    assert rows == {"chinese-13": True, "pineapple": False}
+    shown = _run("compare", "--db", str(db), "--variant", "chinese-13")
+    assert "american (what-if)" in shown
+    data = json.loads(_run("compare", "--db", str(db), "-f", "json"))
+    assert {(r["variant"], r["ruleset"], r["what_if"]) for r in data
+            if r["ruleset"] == "american"} == {("chinese-13", "american", True),
+                                               ("pineapple", "american", False)}
+    # A plain rescore afterwards keeps the what-if rather than dropping it.
+    _run("rescore", "--db", str(db), "-q")
+    with Store(db, read_only=True) as store:
+        count = store.con.execute(
+            "SELECT count(*) FROM results_named WHERE what_if").fetchone()
+    assert count is not None
+    assert count[0] > 0
+
+
+def test_compare_gives_one_table_per_variant_counting_its_hands(database: Path) -> None:
+    data = json.loads(_run("compare", "--db", str(database), "-f", "json"))
+    hands = {(r["variant"], r["hands"]) for r in data}
+    assert hands == {("chinese-13", 40), ("pineapple", 41)}
+    text = _run("compare", "--db", str(database))
+    assert "chinese-13: 40 hands" in text
+    assert "pineapple: 41 hands" in text
+    ranks = [(r["variant"], r["skill_rank"]) for r in data if r["skill_rank"] is not None]
+    for variant in ("chinese-13", "pineapple"):
+        assert sorted(k for v, k in ranks if v == variant) == \
+            list(range(1, 1 + sum(v == variant for v, _ in ranks)))
+
+
+def test_players_rows_are_per_variant_and_carry_money(database: Path) -> None:
+    data = json.loads(_run("players", "--db", str(database), "-f", "json"))
+    seen = {(r["variant"], r["player"], r["ruleset"]) for r in data}
+    assert ("chinese-13", "dee", "russian") in seen
+    assert ("pineapple", "ann", "american") in seen
+    assert all(r["money"] is not None for r in data)
+    for variant in ("chinese-13", "pineapple"):
+        assert sum(r["money"] for r in data if r["variant"] == variant) == pytest.approx(0)
+
+
+@pytest.mark.parametrize("command", [
+    ["players"], ["player", "solo"], ["compare"], ["players", "--session", "just-one"],
+    ["player", "solo", "--ruleset", "pokerstars"], ["compare", "--ruleset", "pokerstars"],
+])
+def test_single_hand_players_and_one_hand_sessions_work(database: Path, command: list[str]
+                                                        ) -> None:
+    for output in ("table", "csv", "json"):
+        _run(*command, "--db", str(database), "-f", output)
+
+
+def test_the_report_works_for_a_single_hand_player(database: Path, tmp_path: Path) -> None:
+    page = tmp_path / "solo.html"
+    _run("report", "--db", str(database), "--player", "solo", "-o", str(page))
+    text = page.read_text(encoding="utf-8")
+    assert "<h3>Player: solo</h3>" in text
+    assert text.count("<section") == 1
+
+
+def test_a_player_with_no_hands_under_the_filters_is_told_so(database: Path) -> None:
+    result = CliRunner().invoke(app, ["player", "dee", "--db", str(database), "--variant",
+                                      "pineapple"])
+    assert result.exit_code == 1
+    assert "no scored hands match" in result.stderr
+
+
+def test_the_report_has_one_section_per_variant(database: Path, tmp_path: Path) -> None:
+    with Store(database, read_only=True) as store:
+        data = collect(store)
+    files = write_report(data, tmp_path / "r.html")
+    page = files.html.read_text(encoding="utf-8")
+    assert page.count("<section") == 2
+    assert '<section id="chinese-13"><h2>chinese-13</h2>' in page
+    assert '<section id="pineapple"><h2>pineapple</h2>' in page
+    assert data.rulesets_shown == {"chinese-13": "russian", "pineapple": "american"}
+    chinese = page.split('<section id="chinese-13">')[1].split("</section>")[0]
+    assert "Player: dee" in chinese
+    assert "Player: ann" not in chinese
+
+
+def test_compare_prints_the_same_bytes_whatever_the_thread_count(database: Path) -> None:
+    outputs = {}
+    for threads in ("1", "2"):
+        for output in ("table", "json"):
+            run = subprocess.run(
+                [str(Path(sys.executable).with_name("ofcstats")), "compare", "--db",
+                 str(database), "-f", output], capture_output=True, check=True,
+                env={**os.environ, "POLARS_MAX_THREADS": threads})
+            outputs[threads, output] = run.stdout
+    assert outputs["1", "table"] == outputs["2", "table"]
+    assert outputs["1", "json"] == outputs["2", "json"]
+
+
+def test_rulesets_lists_the_variants_each_is_played_under() -> None:
+    rows = json.loads(_run("rulesets", "--format", "json"))
+    by_name = {r["name"]: r["variants"] for r in rows}
+    assert by_name["russian"] == ["chinese-13"]
+    assert by_name["american"] == ["ofc-classic", "ofc-turbo", "pineapple"]
+    csv = pl.read_csv(_run("rulesets", "--format", "csv").encode())
+    assert csv.columns[:3] == ["name", "variants", "description"]
+    assert "[chinese-13]" in _run("rulesets")
+
+
+BASE = {"name": "house", "head_to_head": {"row": 1, "scoop": 3}}
+
+
+def test_a_ruleset_file_names_its_variants() -> None:
+    ruleset = ruleset_from({**BASE, "variants": ["ofc-classic", "ofc-turbo"]}, "house.toml")
+    assert ruleset.plays("ofc-turbo")
+    assert not ruleset.plays("pineapple")
+    assert ruleset_from({**BASE, "variant": "chinese-13"}, "house.toml").variants == \
+        (Variant.CHINESE_13,)
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ({"variants": ["pineapple", "poker"]}, "house.toml: variants = 'poker': use one of"),
+    ({"variants": []}, "house.toml: variants = []: must be a list of one or more"),
+    ({"variants": ["pineapple", "pineapple"]}, "names a variant twice"),
+    ({"variants": ["pineapple"], "variant": "pineapple"}, "give variants or variant, not both"),
+    ({"point_value": float("nan")}, "point_value = nan: must be a positive number"),
+    ({"loss_cap": float("inf")}, "loss_cap = inf: must be a positive number of points"),
+])
+def test_a_bad_variants_or_money_key_is_refused_by_name(extra: dict[str, object],
+                                                        message: str) -> None:
+    with pytest.raises(RulesetError, match=message.replace("[", r"\[").replace("]", r"\]")):
+        ruleset_from({**BASE, **extra}, "house.toml")
+
+
+def test_scored_frame_rows_say_whether_they_are_what_ifs(database: Path) -> None:
+    with Store(database, read_only=True) as store:
+        frame = scored_frame(store, Filters(rulesets=["russian"]), ["variant", "what_if"])
+        table = analysis.money(store, Filters(), [load_ruleset("russian")])
+    assert set(frame["variant"]) == {"chinese-13"}
+    assert not frame["what_if"].any()
+    assert set(table["variant"]) == {"chinese-13"}

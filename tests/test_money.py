@@ -1,0 +1,190 @@
+"""Money as the table settled it: per game and ruleset over every seat, the loss cap over
+the whole table, a change of stakes starting a new game, filters applied afterwards."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from ofcstats import analysis, session
+from ofcstats.cli import app
+from ofcstats.ingest import ingest
+from ofcstats.pipeline import Filters, rescore, stored_rulesets
+from ofcstats.rules import load_ruleset
+from ofcstats.store import Store
+
+# Heads-up boards: WINNER beats LOSER in all three rows (a scoop: 6 under 1-6 scoring);
+# FOULED_A and FOULED_B are dead hands (a pair of aces or queens over a high-card middle).
+WINNER = ("Kc Kd 2h", "5c 5d 5h 8s 9c", "Tc Jc Qc Kh Ac")
+LOSER = ("3c 4d 6h", "7c 7d 2s 3s 4s", "8c 8d 9h 9s Js")
+FOULED_A = ("Qc Qd 2h", "3c 5d 7h 9s Jc", "4c 6d 8h Ts Kc")
+FOULED_B = ("Ac Ad Kh", "2s 3s 4d 6h 8c", "Ks Qs 9d 7d 3h")
+GOOD = ("2c 3d 4h", "5c 5d 7h 8s 9c", "Tc Td Th Jd Qc")
+
+
+def _hand(hand_id: str, seats: list[tuple[str, tuple[str, str, str]]], *,
+          point_value: float | None = None, session_id: str = "night",
+          variant: str = "ofc-classic") -> dict[str, Any]:
+    hand: dict[str, Any] = {
+        "format": "ofc-hand/1", "hand_id": hand_id, "session_id": session_id,
+        "variant": variant,
+        "players": [{"seat": i + 1, "name": name, "top": rows[0].split(),
+                     "middle": rows[1].split(), "bottom": rows[2].split()}
+                    for i, (name, rows) in enumerate(seats)]}
+    if point_value is not None:
+        hand["point_value"] = point_value
+    return hand
+
+
+def _store(tmp_path: Path, hands: list[dict[str, Any]], ruleset_toml: str) -> Path:
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(json.dumps(h) + "\n" for h in hands), encoding="utf-8")
+    rules = tmp_path / "house.toml"
+    rules.write_text(ruleset_toml, encoding="utf-8")
+    db = tmp_path / "club.duckdb"
+    assert ingest([log], db).rejected == 0
+    with Store(db) as store:
+        rescore(store, [load_ruleset(str(rules))])
+    return db
+
+
+HOUSE = """
+name = "house"
+variants = ["ofc-classic"]
+royalties = "none"
+fantasyland = "none"
+foul_penalty = 29
+{extra}
+[head_to_head]
+row = 1
+scoop = 3
+"""
+
+
+@pytest.fixture
+def capped(tmp_path: Path) -> Path:
+    """ann +29, bob -29 in one heads-up game (two hands), with a loss cap of 10."""
+    return _store(tmp_path, [
+        _hand("h1", [("ann", GOOD), ("bob", FOULED_B)]),
+        _hand("h2", [("ann", FOULED_A), ("bob", FOULED_B)]),
+    ], HOUSE.format(extra="loss_cap = 10"))
+
+
+def _money(db: Path, filters: Filters | None = None) -> dict[str, float]:
+    with Store(db, read_only=True) as store:
+        table = analysis.money(store, filters or Filters(), stored_rulesets(store))
+    return dict(zip(table["player"], table["money"], strict=True))
+
+
+def test_loss_cap_limits_the_loser_and_the_winner_collects_only_what_is_paid(capped: Path
+                                                                             ) -> None:
+    assert _money(capped) == {"ann": 10.0, "bob": -10.0}
+
+
+def test_a_player_filter_keeps_the_table_settlement(capped: Path) -> None:
+    # The winner alone: still +10, not the +29 of her own rows.
+    assert _money(capped, Filters(players=["ann"])) == {"ann": 10.0}
+    assert _money(capped, Filters(players=["bob"])) == {"bob": -10.0}
+
+
+def test_player_players_and_report_show_the_same_money(capped: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    players = runner.invoke(app, ["players", "--db", str(capped), "-f", "json"])
+    assert players.exit_code == 0, players.output
+    one = runner.invoke(app, ["player", "ann", "--db", str(capped), "-f", "json"])
+    assert one.exit_code == 0, one.output
+    by_player = {row["player"]: row["money"] for row in json.loads(players.stdout)}
+    assert by_player == {"ann": 10.0, "bob": -10.0}
+    assert [row["money"] for row in json.loads(one.stdout)] == [10.0]
+    page = tmp_path / "r.html"
+    report = runner.invoke(app, ["report", "--db", str(capped), "--player", "ann", "-o",
+                                 str(page)])
+    assert report.exit_code == 0, report.output
+    assert "<td>+10.00</td>" in page.read_text(encoding="utf-8")
+
+
+def test_a_change_of_stakes_starts_a_new_game(tmp_path: Path) -> None:
+    # ann wins 6 at 1 a point, then loses 6 at 3 a point: she is 12 down, not even.
+    db = _store(tmp_path, [
+        _hand("h1", [("ann", WINNER), ("bob", LOSER)], point_value=1),
+        _hand("h2", [("ann", LOSER), ("bob", WINNER)], point_value=3),
+    ], HOUSE.format(extra=""))
+    assert _money(db) == {"ann": -12.0, "bob": 12.0}
+    with Store(db, read_only=True) as store:
+        games = analysis.game_results(store, Filters(), stored_rulesets(store))
+    assert games.filter(pl.col("player") == "ann")["game"].to_list() == [0, 1]
+    assert set(games["stake_source"]) == {"logged"}
+
+
+def test_the_rulesets_point_value_comes_before_the_logged_one(tmp_path: Path) -> None:
+    db = _store(tmp_path, [
+        _hand("h1", [("ann", WINNER), ("bob", LOSER)], point_value=1),
+        _hand("h2", [("ann", LOSER), ("bob", WINNER)], point_value=3),
+        _hand("h3", [("ann", WINNER), ("bob", LOSER)]),
+    ], HOUSE.format(extra="point_value = 0.5"))
+    assert _money(db) == {"ann": 3.0, "bob": -3.0}
+    with Store(db, read_only=True) as store:
+        games = analysis.game_results(store, Filters(), stored_rulesets(store))
+    assert set(games["stake_source"]) == {"ruleset"}
+
+
+def test_without_any_point_value_a_point_is_worth_one(tmp_path: Path) -> None:
+    db = _store(tmp_path, [_hand("h1", [("ann", WINNER), ("bob", LOSER)])],
+                HOUSE.format(extra=""))
+    assert _money(db) == {"ann": 6.0, "bob": -6.0}
+    with Store(db, read_only=True) as store:
+        money = analysis.money(store, Filters(), stored_rulesets(store))
+    assert set(money["stake"]) == {"default"}
+
+
+def _settle(points: dict[str, int], loss_cap: float | None) -> dict[str, float]:
+    frame = pl.DataFrame({
+        "ruleset": "house", "session_id": "s", "game": 0, "player": list(points),
+        "points": list(points.values()), "loss_cap": loss_cap, "point_value": 1.0,
+    }, schema_overrides={"loss_cap": pl.Float64})
+    settled = session.settle(frame).collect()
+    return dict(zip(settled["player"], settled["settled_points"], strict=True))
+
+
+def test_two_capped_losers_each_pay_the_cap() -> None:
+    assert _settle({"ann": -30, "bob": -20, "cat": 50}, 10) == \
+        {"ann": -10, "bob": -10, "cat": 20}
+
+
+def test_winners_share_a_capped_losers_shortfall_pro_rata() -> None:
+    settled = _settle({"ann": -30, "bob": 20, "cat": 10}, 10)
+    assert settled["ann"] == -10
+    assert settled["bob"] == pytest.approx(20 - 20 * 20 / 30)
+    assert settled["cat"] == pytest.approx(10 - 20 * 10 / 30)
+
+
+def test_a_loss_within_the_cap_is_paid_in_full() -> None:
+    assert _settle({"ann": -8, "bob": 8}, 10) == {"ann": -8, "bob": 8}
+    assert _settle({"ann": -80, "bob": 80}, None) == {"ann": -80, "bob": 80}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-200, 200), min_size=2, max_size=4),
+       st.one_of(st.none(), st.integers(1, 150)), st.sampled_from([0.5, 1.0, 3.0]))
+def test_money_sums_to_zero_per_game_and_ruleset(raw: list[int], cap: int | None,
+                                                 value: float) -> None:
+    points = [*raw[:-1], -sum(raw[:-1])]  # a game's points sum to zero
+    frame = pl.DataFrame({
+        "ruleset": "house", "session_id": "s", "game": 0,
+        "player": [f"p{i}" for i in range(len(points))], "points": points,
+        "loss_cap": None if cap is None else float(cap), "point_value": value,
+    }, schema_overrides={"loss_cap": pl.Float64})
+    settled = session.settle(frame).collect()
+    assert settled["money"].sum() == pytest.approx(0, abs=1e-9)
+    if cap is not None:
+        assert settled["settled_points"].min() >= -cap - 1e-9
+    # Nobody wins more than they won at the table, nor loses more.
+    for before, after in zip(points, settled["settled_points"], strict=True):
+        assert (after <= before + 1e-9) if before > 0 else (after >= before - 1e-9)
