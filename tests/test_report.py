@@ -81,10 +81,15 @@ def test_the_report_has_every_section(written: tuple[Path, Path, int]) -> None:
     assert "Every logged <code>reported_points</code> agrees" in page
 
 
-def test_the_pdf_has_a_page_per_chart(written: tuple[Path, Path, int]) -> None:
+def test_the_pdf_is_one_a4_document_with_a_title_page_and_a_page_per_chart(
+        written: tuple[Path, Path, int]) -> None:
     pdf = written[1].read_bytes()
     assert pdf.startswith(b"%PDF")
-    assert len(re.findall(rb"/Type /Page\b", pdf)) == written[2]
+    assert len(re.findall(rb"/Type /Page\b", pdf)) == written[2] + 1
+    # Every page A4 (595 x 842 points).
+    boxes = set(re.findall(rb"/MediaBox \[ *([\d. ]+)\]", pdf))
+    assert {tuple(round(float(v)) for v in box.split()) for box in boxes} == \
+        {(0, 0, 595, 842)}
 
 
 def test_filters_narrow_the_report(database: Path) -> None:
@@ -134,7 +139,7 @@ def test_the_report_renders_in_a_real_browser(written: tuple[Path, Path, int],
         browser = driver.chromium.launch(executable_path=chromium, args=[
             "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
             "--disable-component-update", "--disable-sync"])
-        page = browser.new_page(viewport={"width": 1200, "height": 900})
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda e: problems.append(str(e)))
         page.on("request", lambda r: problems.append(f"request {r.url}")
@@ -142,10 +147,16 @@ def test_the_report_renders_in_a_real_browser(written: tuple[Path, Path, int],
         page.goto(written[0].as_uri())
         sizes = page.evaluate(
             "Array.from(document.images).map(i => [i.naturalWidth, i.naturalHeight])")
+        overflow = page.evaluate(
+            "[document.documentElement.scrollWidth, ...Array.from(document.querySelectorAll("
+            "'table')).map(t => t.scrollWidth - t.clientWidth)]")
         shot = tmp_path / "report.png"
         page.screenshot(path=str(shot), full_page=True)
         browser.close()
     assert problems == []
     assert len(sizes) == written[2]
     assert all(width > 0 and height > 0 for width, height in sizes)
+    # Nothing wider than the window at 1280 px: neither the page nor a table.
+    assert overflow[0] <= 1280
+    assert max(overflow[1:]) <= 0
     assert shot.stat().st_size > 10_000

@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import polars as pl
+from matplotlib import image as mpl_image
 from matplotlib.backends.backend_pdf import PdfPages
 from matplotlib.figure import Figure
 
@@ -87,6 +88,10 @@ def collect(store: Store, filters: pipeline.Filters | None = None,
 
 
 def _titled(variant: str, figure: Figure) -> Figure:
+    """The variant in front of the chart's title (the figure's, else its first axes')."""
+    if figure.get_suptitle():
+        figure.suptitle(f"{variant}: {figure.get_suptitle()}", fontweight="bold")
+        return figure
     for axes in figure.axes[:1]:
         axes.set_title(f"{variant}: {axes.get_title()}")
     return figure
@@ -179,12 +184,17 @@ _RATES = ("foul_rate", "fantasyland_entry_rate", "fantasyland_stay_rate", "scoop
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:2rem auto;
-max-width:1100px;padding:0 1rem;color:#222;line-height:1.45}
+max-width:1200px;padding:0 1rem;color:#222;line-height:1.45}
 h1{margin-bottom:.2rem}h2{border-bottom:2px solid #0072B2;padding-bottom:.2rem;margin-top:2.4rem}
 .meta{color:#555;font-size:.9rem}
-table{border-collapse:collapse;font-size:.86rem;margin:.8rem 0;display:block;overflow-x:auto}
-th,td{padding:.3rem .55rem;border-bottom:1px solid #e3e3e3;text-align:right;white-space:nowrap}
-th{background:#f2f6fa}td:first-child,th:first-child{text-align:left}
+table{border-collapse:collapse;font-size:.8rem;margin:.8rem 0;display:block;overflow-x:auto}
+th,td{padding:.3rem .45rem;border-bottom:1px solid #e3e3e3;text-align:right;white-space:nowrap}
+th{background:#f2f6fa;white-space:normal;vertical-align:bottom;min-width:3.2em}
+td:first-child,th:first-child{text-align:left}
+nav ul{columns:3;font-size:.9rem}
+@page{size:A4;margin:12mm}
+@media print{body{margin:0;max-width:none;font-size:9pt}table{font-size:7pt;display:table}
+th,td{padding:.15rem .25rem}figure,table{break-inside:avoid}h2{break-before:page}}
 figure{margin:1rem 0}img{max-width:100%;height:auto}figcaption{color:#555;font-size:.85rem}
 .note{background:#f7f7f2;border-left:4px solid #E69F00;padding:.6rem 1rem}
 """
@@ -298,6 +308,66 @@ def render_html(data: ReportData, images: dict[str, str]) -> str:
     return "\n".join(parts)
 
 
+A4 = (8.27, 11.69)
+"""A page, in inches: every page of the PDF has this size."""
+
+
+def _caption(key: str) -> str:
+    variant, _, chart = key.partition(":")
+    if chart.startswith("player:"):
+        return f"{variant}: {chart.removeprefix('player:')} under each ruleset"
+    names = {"cumulative": "cumulative points per player", "distribution": "points per hand "
+             "by ruleset", "skill": "skill signal by ruleset", "styles": "player styles",
+             "royalties": "royalties by row"}
+    return f"{variant}: {names.get(chart, chart)}"
+
+
+def _page(number: int, total: int) -> Figure:
+    page = Figure(figsize=A4)
+    page.text(0.5, 0.025, f"ofcstats report, page {number} of {total}", ha="center",
+              fontsize=8, color="#777777")
+    return page
+
+
+def write_pdf(data: ReportData, drawn: Sequence[tuple[str, Figure]], path: Path) -> None:
+    """One A4 document: a title page with the contents, then a page per chart (drawn to
+    fit the page width, captioned), every page numbered."""
+    total = 1 + len(drawn)
+    with PdfPages(path, metadata={"Title": "ofcstats report", "Creator": "ofcstats"}) as pdf:
+        title = _page(1, total)
+        title.text(0.08, 0.93, "ofcstats report", fontsize=22, fontweight="bold")
+        hands = data.scored.get_column("hand_key").n_unique()
+        filters = "; ".join(f"{k}: {v}" for k, v in data.filters.items()) or "none"
+        title.text(0.08, 0.895, f"Generated {data.generated_at:%Y-%m-%d %H:%M UTC} from "
+                   f"{Path(data.database).name}: {hands:,} hands. Filters: {filters}.",
+                   fontsize=9, color="#444444", wrap=True)
+        title.text(0.08, 0.85, "Contents", fontsize=14, fontweight="bold")
+        lines = [(f"{_caption(key)}", number + 2) for number, (key, _) in enumerate(drawn)]
+        size = 9 if len(lines) <= 60 else 7
+        step = min(0.013 * size / 9 * 1.25, 0.78 / max(len(lines), 1))
+        for index, (caption, number) in enumerate(lines):
+            y = 0.82 - index * step
+            title.text(0.1, y, caption, fontsize=size)
+            title.text(0.9, y, str(number), fontsize=size, ha="right")
+        pdf.savefig(title)
+        for number, (key, figure) in enumerate(drawn, start=2):
+            buffer = io.BytesIO()
+            figure.savefig(buffer, format="png", dpi=200, bbox_inches="tight")
+            image = mpl_image.imread(io.BytesIO(buffer.getvalue()), format="png")
+            page = _page(number, total)
+            height, width = image.shape[:2]
+            # Fit the chart to the width of the page (less margins), and to its height.
+            box_w, box_h = 0.84, 0.8
+            scale = min(box_w * A4[0] / width, box_h * A4[1] / height)
+            w, h = width * scale / A4[0], height * scale / A4[1]
+            axes = page.add_axes((0.5 - w / 2, 0.9 - h, w, h))
+            axes.imshow(image)
+            axes.set_axis_off()
+            page.text(0.5, 0.93, _caption(key), ha="center", fontsize=11,
+                      fontweight="bold")
+            pdf.savefig(page)
+
+
 @dataclass(frozen=True)
 class ReportFiles:
     """What :func:`write_report` wrote."""
@@ -319,8 +389,6 @@ def write_report(data: ReportData, html_path: Path, pdf_path: Path | None = None
     if pdf_path is not None:
         pdf_path.parent.mkdir(parents=True, exist_ok=True)
         partial_pdf = pdf_path.with_name(pdf_path.name + ".partial")
-        with PdfPages(partial_pdf) as pdf:
-            for _, figure in drawn:
-                pdf.savefig(figure, bbox_inches="tight")
+        write_pdf(data, drawn, partial_pdf)
         partial_pdf.replace(pdf_path)
     return ReportFiles(html=html_path, pdf=pdf_path, charts=len(drawn))

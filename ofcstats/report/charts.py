@@ -16,6 +16,8 @@ import matplotlib as mpl
 import numpy as np
 import polars as pl
 from cycler import cycler
+from adjustText import adjust_text
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 # Okabe & Ito (2008), "Color Universal Design": seven hues and black.
@@ -38,6 +40,10 @@ _RC: dict[str, Any] = {
     "figure.dpi": 110,
     "savefig.bbox": "tight",
     "font.family": "DejaVu Sans",
+    # Plain numbers on the axes: no "1e6" offsets or scientific notation.
+    "axes.formatter.useoffset": False,
+    "axes.formatter.limits": (-9, 12),
+    "axes.formatter.use_locale": False,
 }
 
 
@@ -81,32 +87,65 @@ def cumulative_points(scored: pl.DataFrame, ruleset: str) -> Figure:
         "player", "session_id", "order", "seat", "points").sort("session_id", "order", "seat")
     if rows.is_empty():
         return _empty(title, f"no hands scored under {ruleset}")
+    sigma = float(rows.get_column("points").cast(pl.Float64).std() or 0.0)  # type: ignore[arg-type]
+    players = rows.group_by("player").agg(pl.col("points").sum().alias("total")).sort(
+        ["total", "player"], descending=[True, False]).get_column("player").to_list()
+    by_player = rows.select("player", "points").partition_by(
+        "player", as_dict=True, maintain_order=True)
+    curves = [np.cumsum(by_player[(player,)].get_column("points").to_numpy())
+              for player in players]
+    lengths = [len(curve) for curve in curves]
     with style():
+        if len(curves) > 1 and max(lengths) > UNEVEN * min(lengths):
+            return _small_multiples(title, players, curves, sigma)
         figure = Figure(figsize=(9, 4.6))
         axes = figure.subplots()
-        sigma = float(rows.get_column("points").cast(pl.Float64).std() or 0.0)  # type: ignore[arg-type]
-        longest = 0
-        players = rows.group_by("player").agg(pl.col("points").sum().alias("total")).sort(
-            "total", descending=True).get_column("player").to_list()
-        by_player = rows.select("player", "points").partition_by(
-            "player", as_dict=True, maintain_order=True)
-        for index, player in enumerate(players):
-            points = by_player[(player,)].get_column("points").to_numpy()
-            curve = np.cumsum(points)
+        for index, (player, curve) in enumerate(zip(players, curves, strict=True)):
             hands = np.arange(1, len(curve) + 1)
-            longest = max(longest, len(curve))
             axes.plot(hands, curve, linewidth=1.4, label=f"{player} ({int(curve[-1]):+,})",
                       **_line(index))
-        n = np.arange(0, longest + 1)
-        band = 2 * sigma * np.sqrt(n)
-        axes.fill_between(n, -band, band, color="#999999", alpha=0.18, linewidth=0,
-                          label="±2 SD of luck alone")
-        axes.axhline(0, color="#666666", linewidth=0.8)
+        _luck_band(axes, max(lengths), sigma)
         axes.set_title(title)
         axes.set_xlabel("hands played")
         axes.set_ylabel("points")
         axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0),
                     ncols=1 if len(players) <= 14 else 2)
+    return figure
+
+
+UNEVEN = 2
+"""Past this ratio between the most and the fewest hands a player played, the running
+totals are drawn one panel a player, each on its own scale: on one axis the short
+curves would be squashed into the corner."""
+
+
+def _luck_band(axes: Any, hands: int, sigma: float) -> None:
+    n = np.arange(0, hands + 1)
+    band = 2 * sigma * np.sqrt(n)
+    axes.fill_between(n, -band, band, color="#999999", alpha=0.18, linewidth=0,
+                      label="±2 SD of luck alone")
+    axes.axhline(0, color="#666666", linewidth=0.8)
+
+
+def _small_multiples(title: str, players: list[str], curves: list[np.ndarray],
+                     sigma: float) -> Figure:
+    columns = min(3, len(players))
+    lines = -(-len(players) // columns)
+    figure = Figure(figsize=(9, 2.4 * lines + 0.8), layout="constrained")
+    grid = figure.subplots(lines, columns, squeeze=False)
+    for index, axes in enumerate(grid.flat):
+        if index >= len(players):
+            axes.set_axis_off()
+            continue
+        curve = curves[index]
+        axes.plot(np.arange(1, len(curve) + 1), curve, linewidth=1.3, **_line(index))
+        _luck_band(axes, len(curve), sigma)
+        axes.set_title(f"{players[index]} ({int(curve[-1]):+,} in {len(curve):,} hands)",
+                       fontsize=10, fontweight="normal")
+        axes.set_xlabel("hands played", fontsize=8)
+        axes.set_ylabel("points", fontsize=8)
+    figure.suptitle(f"{title}: one panel a player (grey: ±2 SD of luck alone)",
+                    fontweight="bold")
     return figure
 
 
@@ -181,12 +220,12 @@ def style_map(player_stats: pl.DataFrame, ruleset: str) -> Figure:
         sizes = 40 + 400 * hands / hands.max()
         fouls = rows.get_column("foul_rate").to_numpy() * 100
         entries = rows.get_column("fantasyland_entry_rate").to_numpy() * 100
+        labels = []
         for index, (player, x, y, size) in enumerate(zip(rows.get_column("player"), fouls,
                                                          entries, sizes, strict=True)):
             axes.scatter([x], [y], s=size, color=_colour(index), alpha=0.75,
                          edgecolors="#333333", linewidths=0.6)
-            axes.annotate(player, (x, y), textcoords="offset points", xytext=(7, 5),
-                          fontsize=9)
+            labels.append(axes.text(x, y, player, fontsize=9))
         axes.set_title(title)
         axes.set_xlabel("foul rate (% of hands)")
         axes.set_ylabel("fantasyland entry rate (% of eligible hands)")
@@ -194,7 +233,17 @@ def style_map(player_stats: pl.DataFrame, ruleset: str) -> Figure:
         axes.set_ylim(bottom=0)
         axes.text(0.99, 0.01, "marker area: hands played", transform=axes.transAxes,
                   ha="right", va="bottom", fontsize=8, color="#555555")
+        _spread_labels(figure, axes, labels, fouls, entries)
     return figure
+
+
+def _spread_labels(figure: Figure, axes: Any, labels: list[Any], x: np.ndarray,
+                   y: np.ndarray) -> None:
+    """Move the labels off each other and off the markers (adjustText), with a thin line
+    to their point where they moved far."""
+    FigureCanvasAgg(figure)  # adjustText measures the labels with a renderer
+    adjust_text(labels, x=x, y=y, ax=axes, expand=(1.3, 1.6),
+                arrowprops={"arrowstyle": "-", "color": "#888888", "lw": 0.6})
 
 
 def royalties_by_row(player_stats: pl.DataFrame, ruleset: str) -> Figure:
