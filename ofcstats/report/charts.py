@@ -15,8 +15,8 @@ from typing import Any
 import matplotlib as mpl
 import numpy as np
 import polars as pl
-from cycler import cycler
 from adjustText import adjust_text
+from cycler import cycler
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
