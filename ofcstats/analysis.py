@@ -196,25 +196,64 @@ def player_table(store: Store, scored: pl.DataFrame, filters: pipeline.Filters, 
         "variant", "ruleset", "player")
 
 
+def _choose(scored: list[str], own: list[str], played: list[tuple[str, int]],
+            chosen: str | None) -> str:
+    """The ruleset a variant's tables show first: ``chosen`` where it was scored for the
+    variant, else the one most of its hands were played under (``played``: name and
+    hands), else the first of its own, else the first scored."""
+    if chosen is not None and chosen in scored:
+        return chosen
+    counts = sorted((-hands, name) for name, hands in played if name in scored)
+    if counts:
+        return counts[0][1]
+    return sorted(own or scored)[0]
+
+
 def played_rulesets(scored: pl.DataFrame, chosen: str | None = None) -> dict[str, str]:
-    """For each variant in a scored frame, the ruleset its tables show first: ``chosen``
-    where it was scored for that variant, else the one most of its hands were played
-    under, else the first scored that is played under the variant, else the first."""
+    """For each variant in a scored frame, the ruleset its tables show first
+    (:func:`_choose`)."""
     found: dict[str, str] = {}
     frame = scored.select(
         pl.col("variant").cast(pl.String), pl.col("ruleset").cast(pl.String),
         pl.col("played_ruleset").cast(pl.String), "hand_key", "what_if")
     for (variant,), rows in frame.sort("variant").group_by("variant", maintain_order=True):
-        names = sorted(rows.get_column("ruleset").unique().to_list())
-        own = sorted(rows.filter(~pl.col("what_if")).get_column("ruleset").unique().to_list())
-        if chosen is not None and chosen in names:
-            found[str(variant)] = chosen
-            continue
-        played = rows.filter(pl.col("played_ruleset").is_in(names)).group_by(
-            "played_ruleset").agg(hands=pl.col("hand_key").n_unique()).sort(
-            ["hands", "played_ruleset"], descending=[True, False])
-        if played.height:
-            found[str(variant)] = str(played.item(0, "played_ruleset"))
-        else:
-            found[str(variant)] = (own or names)[0]
+        played = rows.group_by("played_ruleset").agg(hands=pl.col("hand_key").n_unique())
+        found[str(variant)] = _choose(
+            sorted(rows.get_column("ruleset").unique().to_list()),
+            sorted(rows.filter(~pl.col("what_if")).get_column("ruleset").unique().to_list()),
+            [(str(n), int(h)) for n, h in played.iter_rows() if n is not None], chosen)
+    return found
+
+
+def shown_rulesets(store: Store, filters: pipeline.Filters, chosen: str | None = None
+                   ) -> dict[str, str]:
+    """:func:`played_rulesets` from the store's tables, before any result is read: the
+    hands the filters keep, by variant and the ruleset they were played under."""
+    where: list[str] = ["true"]
+    params: list[object] = []
+    for column, values in (("h.session_id", filters.sessions), ("h.variant", filters.variants),
+                           ("s.player", filters.players)):
+        if values is not None:
+            where.append(f"{column} IN ({', '.join('?' * len(values))})" if values
+                         else "false")
+            params.extend(values)
+    for bound, operator in ((filters.since, ">="), (filters.until, "<")):
+        if bound is not None:
+            where.append(f"h.played_at {operator} ?")
+            params.append(bound)
+    con = store.con
+    played = con.execute(f"""
+        SELECT h.variant, h.ruleset, count(DISTINCT h.hand_key) AS hands
+        FROM hands h JOIN seats s USING (hand_key) WHERE {' AND '.join(where)}
+        GROUP BY ALL ORDER BY ALL
+    """, params).fetchall()
+    defined = con.execute("SELECT name, variants, scope FROM rulesets").fetchall()
+    found: dict[str, str] = {}
+    for variant in sorted({str(v) for v, _, _ in played}):
+        scored = [n for n, _, scope in defined if variant in (scope or [])]
+        own = [n for n, variants, _ in defined if variant in (variants or [])]
+        if scored:
+            found[variant] = _choose(sorted(scored), sorted(own), [
+                (str(r), int(h)) for v, r, h in played if v == variant and r is not None],
+                chosen)
     return found

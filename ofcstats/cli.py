@@ -12,7 +12,7 @@ import json
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
@@ -609,8 +609,11 @@ def players(
     """
     filters = _filters([ruleset] if ruleset else None, session, since, until, variant, player)
     with _open_existing(db) as store:
+        # Only the rulesets shown are read: one per variant.
+        shown = analysis.shown_rulesets(store, filters, ruleset)
+        if shown:
+            filters = replace(filters, rulesets=sorted(set(shown.values())))
         frame = _scored(store, filters, analysis.PLAYER_COLUMNS)
-        shown = analysis.played_rulesets(frame, ruleset)
         frame = frame.filter(pl.struct(pl.col("variant").cast(pl.String),
                                        pl.col("ruleset").cast(pl.String)).is_in(
             [{"variant": v, "ruleset": r} for v, r in shown.items()]))

@@ -136,7 +136,7 @@ def player_stats(scored: pl.LazyFrame | pl.DataFrame, *, bootstrap: int = 1000,
     ).with_columns(
         ci_low=pl.col("mean") - Z95 * pl.col("sd") / pl.col("hands").sqrt(),
         ci_high=pl.col("mean") + Z95 * pl.col("sd") / pl.col("hands").sqrt(),
-        hands_for_1=(Z95 * pl.col("sd")).pow(2).ceil(),
+        hands_for_1=(Z95 * pl.col("sd")).pow(2).ceil().cast(pl.Int64),
     ).collect()
     boot = session_bootstrap(lf, bootstrap=bootstrap, seed=seed)
     return _stable(as_text(table).join(boot, on=list(KEYS), how="left").sort(*KEYS))
@@ -215,7 +215,9 @@ def ruleset_stats(scored: pl.LazyFrame | pl.DataFrame) -> pl.DataFrame:
     ).with_columns(
         skill_signal=_rate(pl.col("spread"), pl.col("pooled_sd")),
     ).with_columns(
-        hands_to_tell_apart=(Z95 / pl.col("skill_signal")).pow(2).ceil(),
+        # No signal at all (every player's mean equal): never told apart.
+        hands_to_tell_apart=pl.when(pl.col("skill_signal") > 0).then(
+            (Z95 / pl.col("skill_signal")).pow(2).ceil()).cast(pl.Int64),
     )
     joined = _stable(overall.join(skill, on=["variant", "ruleset"], how="left").collect())
     ranked = joined.sort(["variant", "skill_signal", "ruleset"],
