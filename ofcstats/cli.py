@@ -234,6 +234,14 @@ def _scored(store: Store, filters: pipeline.Filters,
     return frame
 
 
+def _player_table(store: Store, frame: pl.DataFrame, filters: pipeline.Filters, seed: int
+                  ) -> pl.DataFrame:
+    try:
+        return analysis.player_table(store, frame, filters, seed=seed)
+    except OfcstatsError as error:
+        raise fail(str(error)) from None
+
+
 def _analysed(db: Path | None, filters: pipeline.Filters,
               columns: Sequence[str] | None = None) -> pl.DataFrame:
     with _open_existing(db) as store:
@@ -617,7 +625,7 @@ def players(
         frame = frame.filter(pl.struct(pl.col("variant").cast(pl.String),
                                        pl.col("ruleset").cast(pl.String)).is_in(
             [{"variant": v, "ruleset": r} for v, r in shown.items()]))
-        table = analysis.player_table(store, frame, filters, seed=seed)
+        table = _player_table(store, frame, filters, seed)
     _print_by_variant(table.sort(["variant", "total", "player"], descending=[False, True, False]),
                       output, [
         "player", "ruleset", "hands", "total", "mean", "sd", "ci_low", "ci_high", "boot_low",
@@ -647,7 +655,7 @@ def player(
     with _open_existing(db) as store:
         frame = _scored(store, filters, list(dict.fromkeys(
             [*analysis.PLAYER_COLUMNS, *stats.DIFFERENCE_COLUMNS])))
-        table = analysis.player_table(store, frame, filters, seed=seed)
+        table = _player_table(store, frame, filters, seed)
     _print_by_variant(table.sort(["variant", "mean", "ruleset"], descending=[False, True, False]),
                       output, [
         "ruleset", "hands", "total", "mean", "sd", "ci_low", "ci_high", "money",

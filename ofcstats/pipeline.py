@@ -30,7 +30,7 @@ import numpy as np
 import polars as pl
 
 from ofcstats import session
-from ofcstats.errors import StoreError
+from ofcstats.errors import RulesetError, StoreError
 from ofcstats.rules.load import ruleset_from
 from ofcstats.rules.model import Ruleset
 from ofcstats.score import SHOWDOWN_COLUMNS, available_cores, score_with_showdowns
@@ -480,8 +480,14 @@ def stored_rulesets(store: Store, names: Sequence[str] | None = None) -> list[Ru
     """The rulesets the store has scored (or those named), as they were when scored."""
     rows = store.con.execute("SELECT name, definition FROM rulesets ORDER BY ruleset_id"
                              ).fetchall()
-    found = {name: ruleset_from(json.loads(definition), f"the stored ruleset {name}")
-             for name, definition in rows}
+    found = {}
+    for name, definition in rows:
+        try:
+            found[name] = ruleset_from(json.loads(definition), f"the stored ruleset {name}")
+        except RulesetError as error:
+            raise StoreError(f"{error}; it was scored by another version of ofcstats: score "
+                             f"it again with ofcstats rescore --rebuild --ruleset "
+                             f"NAME_OR_FILE") from None
     if names is None:
         return list(found.values())
     missing = [name for name in names if name not in found]

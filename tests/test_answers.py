@@ -215,3 +215,24 @@ def test_scored_frame_rows_say_whether_they_are_what_ifs(database: Path) -> None
     assert set(frame["variant"]) == {"chinese-13"}
     assert not frame["what_if"].any()
     assert set(table["variant"]) == {"chinese-13"}
+
+
+def test_a_ruleset_whose_scoop_would_pay_over_the_maximum_is_refused_at_load() -> None:
+    with pytest.raises(RulesetError, match=r"row = 400: a scoop would pay .* = 1200, more "
+                                           r"than 1000"):
+        ruleset_from({"name": "house", "head_to_head": {"row": 400}}, "house.toml")
+
+
+def test_a_stored_ruleset_that_no_longer_validates_is_named_not_a_traceback(
+        database: Path, tmp_path: Path) -> None:
+    db = tmp_path / "old.duckdb"
+    db.write_bytes(database.read_bytes())
+    with Store(db) as store:
+        store.con.execute("""UPDATE rulesets SET definition = json_merge_patch(definition,
+            '{"head_to_head": {"row": 400}}') WHERE name = 'american'""")
+    for command in (["players"], ["player", "ann"]):
+        result = CliRunner().invoke(app, [*command, "--db", str(db)])
+        assert result.exit_code == 2, result.output
+        assert "the stored ruleset american" in result.stderr
+        assert "ofcstats rescore --rebuild" in result.stderr
+        assert "Traceback" not in result.output

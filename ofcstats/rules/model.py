@@ -86,6 +86,10 @@ class HeadToHead:
             _check_int(self.where, key, getattr(self, key))
         if self.row + self.majority + self.scoop == 0:
             raise _fail(self.where, "row", self.row, "row, majority and scoop are all 0")
+        if self.scoop_value > MAX_VALUE:
+            raise _fail(self.where, "row", self.row,
+                        f"a scoop would pay 3*row + majority + scoop = {self.scoop_value}, "
+                        f"more than {MAX_VALUE}")
 
     @property
     def scoop_value(self) -> int:
@@ -312,6 +316,7 @@ class Ruleset:
             raise _fail(where, "point_value", self.point_value, "must be a positive number")
         if self.loss_cap is not None and not _positive(self.loss_cap):
             raise _fail(where, "loss_cap", self.loss_cap, "must be a positive number of points")
+
 
     def plays(self, variant: Variant | str) -> bool:
         """True when the ruleset is played under ``variant`` (its ``variants``)."""
