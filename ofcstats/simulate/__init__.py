@@ -284,12 +284,13 @@ def _resume_point(sim: Simulation, path: Path) -> tuple[_Start, int, bytes] | No
     games_per_block = MAX_TABLES * GAMES_PER_SERIES
     try:
         first, last = json.loads(first_line), json.loads(last_line)
-        for hand in (first, last):
-            _same_run(sim, hand, prefix, path)
-        game = int(last["hand_id"].removeprefix(f"{prefix}-").split("-")[0])
+        game = int(last["hand_id"].removeprefix(f"{prefix}-").split("-")[0]) \
+            if str(last["hand_id"]).startswith(f"{prefix}-") else 0
     except (ValueError, KeyError, TypeError, AttributeError):
         raise SimulationError(f"{path}: not a log this simulation wrote (its first or last "
                               "line is not one of its hands); write to another file") from None
+    for hand in (first, last):
+        _same_run(sim, hand, prefix, path)
     block = (game - 1) // games_per_block
     games = block * games_per_block
     # The block's first hand is the first of its first game.
