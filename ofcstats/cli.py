@@ -27,6 +27,7 @@ import polars as pl
 import polars.selectors
 import typer
 import typer.core
+import typer.main
 from rich.console import Console
 from rich.progress import (
     BarColumn,
@@ -192,7 +193,7 @@ DbOption = Annotated[Path | None, typer.Option(
 
 SessionOption = Annotated[list[str] | None, typer.Option(
     "--session", help="Only these sessions (repeat, or separate with commas).",
-    show_default=False, callback=split_list)]
+    show_default=False, callback=split_list, metavar="NAMES")]
 
 
 SinceOption = Annotated[datetime | None, typer.Option(
@@ -206,12 +207,13 @@ UntilOption = Annotated[datetime | None, typer.Option(
 
 VariantOption = Annotated[list[str] | None, typer.Option(
     "--variant", help="Only these variants: chinese-13, ofc-classic, ofc-turbo, pineapple "
-    "(repeat, or separate with commas).", show_default=False, callback=split_list)]
+    "(repeat, or separate with commas).", show_default=False, callback=split_list,
+    metavar="NAMES")]
 
 
 PlayerOption = Annotated[list[str] | None, typer.Option(
     "--player", help="Only these players' rows (repeat, or separate with commas).",
-    show_default=False, callback=split_list)]
+    show_default=False, callback=split_list, metavar="NAMES")]
 
 
 FormatOption = Annotated[TableFormat, typer.Option("--format", "-f", help="Output format.")]
@@ -978,6 +980,48 @@ def report(
     typer.echo(f"report ({written.charts} charts, {data.ruleset}) -> {written.html.resolve()}")
     if written.pdf is not None:
         typer.echo(f"charts -> {written.pdf.resolve()}")
+
+
+REFERENCE_WIDTH = 92  # columns of the help text in docs/cli.md
+
+
+def cli_reference() -> str:
+    """docs/cli.md: every command's help, as ``ofcstats COMMAND --help`` prints it."""
+    root = typer.main.get_command(app)
+    parts = ["# Command line reference", "",
+             "Every command of `ofcstats` with its options, as `--help` prints them. This "
+             "page is generated from the commands themselves (`make docs` writes it; a test "
+             "checks that it is current). Exit codes: 0 done; 1 some input skipped (each "
+             "skip on stderr as `FILE:LINE: reason`) or the command failed; 2 a usage error "
+             "(a missing input, an unknown option or filter value, an output that cannot be "
+             "written), found before anything is created.", ""]
+
+    def add(command: Any, name: str, parent: Any = None) -> None:
+        ctx = command.context_class(command, parent=parent, info_name=name,
+                                    terminal_width=REFERENCE_WIDTH,
+                                    max_content_width=REFERENCE_WIDTH)
+        parts.extend([f"## {ctx.command_path}", "", "```text", command.get_help(ctx).rstrip(),
+                      "```", ""])
+        for sub_name, sub in getattr(command, "commands", {}).items():
+            if not sub.hidden:
+                add(sub, sub_name, ctx)
+
+    add(root, "ofcstats")
+    return "\n".join(parts)
+
+
+@app.command("cli-reference", hidden=True)
+def cli_reference_command(
+    output: Annotated[Path | None, typer.Option(
+        "--output", "-o", help="Write it to this file. Default: stdout.")] = None,
+) -> None:
+    """Print docs/cli.md, the reference of every command, from the commands themselves.
+
+    Example: ofcstats cli-reference -o docs/cli.md
+    """
+    if output is not None:
+        writable_file(output, "reference")
+    emit(cli_reference(), output)
 
 
 def main() -> None:
