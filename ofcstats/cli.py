@@ -85,8 +85,8 @@ class _Group(typer.core.TyperGroup):
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
-        except (typer.Exit, typer.Abort, TyperException):
-            raise
+        except (typer.Exit, typer.Abort, TyperException, BrokenPipeError):
+            raise  # typer's own handling: a closed pipe ends the command quietly
         except KeyboardInterrupt:
             typer.echo("ofcstats: interrupted", err=True)
             raise typer.Exit(130) from None
