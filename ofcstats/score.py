@@ -1,4 +1,4 @@
-"""Scoring: final boards in, points under every ruleset out (RULES.md §2-§4, §6).
+"""Scoring: final boards in, points under every ruleset out (docs/rules.md §2-§4, §6).
 
 The work is split so that a ruleset costs almost nothing:
 
@@ -94,7 +94,7 @@ def row_strengths(seats: pl.LazyFrame) -> pl.LazyFrame:
 
 
 def fouls(seats: pl.LazyFrame) -> pl.LazyFrame:
-    """Add ``fouled``: bottom weaker than middle or middle weaker than top (RULES.md §2).
+    """Add ``fouled``: bottom weaker than middle or middle weaker than top (docs/rules.md §2).
 
     Equal rows are legal; the strength scale already ranks a top row's missing kickers
     below any card, so ``QQ5`` under ``QQ532`` is legal and ``QQ6`` over it fouls.
@@ -136,7 +136,7 @@ def head_to_head_points(counts: Counts, key: tuple[int, ...]) -> npt.NDArray[np.
 
 def fantasyland_next(table: SeatTable, policy: FantasylandPolicy
                      ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.int8]]:
-    """Fantasyland earned for the next hand, and its cards, by the policy (RULES.md §6).
+    """Fantasyland earned for the next hand, and its cards, by the policy (docs/rules.md §6).
 
     Entry for a seat not in fantasyland, stay for one in it; the repeat limit needs the
     session and is applied there.

@@ -240,7 +240,7 @@ def render_html(data: ReportData, images: dict[str, str]) -> str:
                                                           data.differences.columns]))
     parts += [
         "<h2>Methodology</h2>",
-        "<p>Every hand is scored from its final boards under every ruleset (RULES.md): "
+        "<p>Every hand is scored from its final boards under every ruleset (docs/rules.md): "
         "pairwise, each seat against each opponent; fouls, royalties, the Finnish spade "
         "bonus and the Russian table bonus as each ruleset defines them; fantasyland "
         "repeats limited within a session. Money is points times the point value, a "
