@@ -120,7 +120,8 @@ def _version(value: bool) -> None:
 @app.callback()
 def _main(
     debug: Annotated[bool, typer.Option(
-        "--debug", help="Show the traceback of an unexpected error.")] = False,
+        "--debug", help="Show the traceback of an unexpected error (or set "
+        "$OFCSTATS_DEBUG).")] = False,
     version: Annotated[bool, typer.Option(
         "--version", help="Print the version and exit.", callback=_version,
         is_eager=True)] = False,
@@ -737,10 +738,10 @@ def rulesets(context: typer.Context) -> None:
         return
     names = preset_names()
     width = max(len(n) for n in names + policy_names())
-    typer.echo("Rulesets (docs/rules.md, the presets):")
+    typer.echo("Rulesets (docs/rules.md §7):")
     for name in names:
         typer.echo(f"  {name:<{width}}  {load_ruleset(name).summary()}")
-    typer.echo("\nFantasyland policies (docs/rules.md, fantasyland):")
+    typer.echo("\nFantasyland policies (docs/rules.md §6):")
     for name in policy_names():
         policy = load_policy(name)
         mark = "" if policy.in_sources else " [not in the sources]"

@@ -225,3 +225,31 @@ def test_a_writer_goes_on_when_the_holder_lets_go_in_time(
     with hold(database, "write", seconds=1.0):
         result = runner.invoke(app, ["rescore", "--db", str(database), "-r", "american"])
     assert result.exit_code == 0, result.output
+
+
+def test_ingest_names_its_input_format_with_input_format(tmp_path: Path) -> None:
+    log = SAMPLE / "ofc-turbo-classic-kush.jsonl"
+    new = runner.invoke(app, ["ingest", str(log), "--db", str(tmp_path / "a.duckdb"),
+                              "--input-format", "ofc-hand", "--format", "json"])
+    assert new.exit_code == 0, new.output
+    assert json.loads(new.stdout)["hands"] == 600
+    # --format once named the input format: an input format's name still means that.
+    old = runner.invoke(app, ["ingest", str(log), "--db", str(tmp_path / "b.duckdb"),
+                              "--format", "ofc-hand"])
+    assert old.exit_code == 0, old.output
+    assert old.stdout.startswith("1 file: 600 hands loaded")
+    wrong = one_line_error(runner.invoke(app, ["ingest", str(log), "--db",
+                                               str(tmp_path / "c.duckdb"), "-f", "yaml"]), 2)
+    assert "--format yaml: use one of table, json" in wrong
+    assert not (tmp_path / "c.duckdb").exists()
+
+
+def test_score_prints_json_to_a_file(tmp_path: Path) -> None:
+    out = tmp_path / "scored.json"
+    result = runner.invoke(app, ["score", str(SAMPLE / "chinese-13-russian.jsonl"), "-f",
+                                 "json", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == ""
+    rows = json.loads(out.read_text())
+    assert len(rows) == 400 * 4
+    assert {r["ruleset"] for r in rows} == {"russian"}
