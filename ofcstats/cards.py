@@ -1,4 +1,4 @@
-"""Card codes, parsing and printing (RULES.md §1).
+"""Card codes, parsing and printing (docs/rules.md §1).
 
 A card is a small integer ``rank * 4 + suit``: rank 0 is the deuce and 12 the ace,
 suits are clubs, diamonds, hearts, spades (0..3). Bulk work keeps cards as ``uint8``

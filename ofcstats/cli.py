@@ -1,14 +1,19 @@
 """The ``ofcstats`` command: thin commands over the library.
 
 Each command parses its options, calls one library function, and turns the library's
-errors into a clean message and an exit code: 0 when everything was done, 1 when some
-input was skipped (each skip reported on stderr as ``FILE:LINE: reason``), 2 for a
-usage error or a failure that stopped the command.
+errors into one line on stderr and an exit code: 0 when everything was done; 1 when
+some input was skipped (each skip reported on stderr as ``FILE:LINE: reason``) or the
+command failed; 2 for a usage error (a missing input, an unknown option or filter value,
+an output that cannot be written), found before anything is created. ``--debug`` shows
+the traceback of an unexpected error.
 """
 
 from __future__ import annotations
 
+import difflib
+import importlib.metadata
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -16,23 +21,30 @@ from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import polars as pl
 import polars.selectors
 import typer
+import typer.core
+import typer.main
 from rich.console import Console
 from rich.progress import (
     BarColumn,
     DownloadColumn,
     Progress,
-    TimeRemainingColumn,
+    ProgressColumn,
+    Task,
+    TimeElapsedColumn,
     TransferSpeedColumn,
 )
+from rich.text import Text
+from typer.exceptions import TyperException
 
 from ofcstats import analysis, formats, pipeline, stats
 from ofcstats import ingest as ingesting
-from ofcstats.errors import OfcstatsError
+from ofcstats.errors import OfcstatsError, StoreError, UsageError
+from ofcstats.paths import writable_directory, writable_file
 from ofcstats.rules import (
     FantasylandPolicy,
     Ruleset,
@@ -46,6 +58,47 @@ from ofcstats.score import score_batch
 from ofcstats.store import Store
 from ofcstats.variants import Variant
 
+
+class _Settings:
+    """Options of the ``ofcstats`` command itself, before the subcommand."""
+
+    debug: bool = False
+
+
+def exit_code(error: BaseException) -> int:
+    """2 for a usage error, 1 for a failure (the store, the file system, anything else)."""
+    return 1 if isinstance(error, StoreError | OSError) or not isinstance(
+        error, OfcstatsError) else 2
+
+
+def _one_line(error: BaseException) -> str:
+    if isinstance(error, OSError) and error.filename is not None:
+        return f"{error.filename}: {error.strerror or error}"
+    text = str(error).strip().splitlines()
+    return text[0] if text else type(error).__name__
+
+
+class _Group(typer.core.TyperGroup):
+    """Every command's errors as one line and an exit code; a traceback only with --debug."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (typer.Exit, typer.Abort, TyperException, BrokenPipeError):
+            raise  # typer's own handling: a closed pipe ends the command quietly
+        except KeyboardInterrupt:
+            typer.echo("ofcstats: interrupted", err=True)
+            raise typer.Exit(130) from None
+        except Exception as error:
+            if _Settings.debug:
+                raise
+            known = isinstance(error, OfcstatsError | OSError)
+            hint = "" if known else \
+                f" ({type(error).__name__}; run with --debug for the traceback)"
+            typer.echo(f"ofcstats: {_one_line(error)}{hint}", err=True)
+            raise typer.Exit(exit_code(error)) from None
+
+
 app = typer.Typer(
     name="ofcstats",
     help="Hand-history analytics for Open Face Chinese poker and 13-card Chinese poker.",
@@ -53,7 +106,30 @@ app = typer.Typer(
     add_completion=False,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
+    cls=_Group,
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"ofcstats {importlib.metadata.version('ofcstats')}")
+        raise typer.Exit
+
+
+@app.callback()
+def _main(
+    debug: Annotated[bool, typer.Option(
+        "--debug", help="Show the traceback of an unexpected error (or set "
+        "$OFCSTATS_DEBUG).")] = False,
+    version: Annotated[bool, typer.Option(
+        "--version", help="Print the version and exit.", callback=_version,
+        is_eager=True)] = False,
+) -> None:
+    """Hand-history analytics for Open Face Chinese poker and 13-card Chinese poker.
+
+    Example: ofcstats ingest logs/ --db club.duckdb && ofcstats rescore --db club.duckdb
+    """
+    _Settings.debug = debug or bool(os.environ.get("OFCSTATS_DEBUG"))
 
 
 rulesets_app = typer.Typer(
@@ -75,11 +151,19 @@ app.add_typer(db_app, name="db")
 
 
 class OutputFormat(StrEnum):
-    """How a command prints records."""
+    """How a command prints records: a stream of them may also be JSON Lines."""
 
     table = "table"
-    jsonl = "jsonl"
     csv = "csv"
+    json = "json"
+    jsonl = "jsonl"
+
+
+class SummaryFormat(StrEnum):
+    """How a command that changes things prints what it did."""
+
+    table = "table"
+    json = "json"
 
 
 class TableFormat(StrEnum):
@@ -90,13 +174,26 @@ class TableFormat(StrEnum):
     json = "json"
 
 
+def split_list(values: list[str] | None) -> list[str] | None:
+    """A repeatable option's values, each of which may itself be comma-separated.
+
+    >>> split_list(["ann,bob", " cy ", "ann"])
+    ['ann', 'bob', 'cy']
+    """
+    if values is None:
+        return None
+    found = [part.strip() for value in values for part in value.split(",")]
+    return list(dict.fromkeys(part for part in found if part)) or None
+
+
 DbOption = Annotated[Path | None, typer.Option(
     "--db", help="The database file. Default: $OFCSTATS_DB, else ./ofcstats.duckdb.",
     show_default=False)]
 
 
 SessionOption = Annotated[list[str] | None, typer.Option(
-    "--session", help="Only these sessions (repeat for several).", show_default=False)]
+    "--session", help="Only these sessions (repeat, or separate with commas).",
+    show_default=False, callback=split_list, metavar="NAMES")]
 
 
 SinceOption = Annotated[datetime | None, typer.Option(
@@ -109,21 +206,41 @@ UntilOption = Annotated[datetime | None, typer.Option(
 
 
 VariantOption = Annotated[list[str] | None, typer.Option(
-    "--variant", help="Only these variants: chinese-13, ofc-classic, ofc-turbo, pineapple.",
-    show_default=False)]
+    "--variant", help="Only these variants: chinese-13, ofc-classic, ofc-turbo, pineapple "
+    "(repeat, or separate with commas).", show_default=False, callback=split_list,
+    metavar="NAMES")]
 
 
 PlayerOption = Annotated[list[str] | None, typer.Option(
-    "--player", help="Only these players' rows (repeat for several).", show_default=False)]
+    "--player", help="Only these players' rows (repeat, or separate with commas).",
+    show_default=False, callback=split_list, metavar="NAMES")]
 
 
 FormatOption = Annotated[TableFormat, typer.Option("--format", "-f", help="Output format.")]
+
+
+QuietOption = Annotated[bool, typer.Option(
+    "--quiet", "-q", help="No progress display (there is none outside a terminal either).")]
+
+
+WaitOption = Annotated[float | None, typer.Option(
+    "--wait", help="Seconds to wait for a database another program holds. "
+    "Default: $OFCSTATS_LOCK_WAIT, else 10.", show_default=False, min=0)]
+
+
+JsonFlag = Annotated[bool, typer.Option("--json", hidden=True,
+                                        help="Deprecated: use --format json.")]
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
     """Print an error on stderr and return the exit to raise."""
     typer.echo(f"ofcstats: {message}", err=True)
     return typer.Exit(code)
+
+
+def fail_with(error: BaseException) -> typer.Exit:
+    """An error of the library as one line, with its exit code (see :func:`exit_code`)."""
+    return fail(_one_line(error), exit_code(error))
 
 
 def report_rejects(rejects: pl.DataFrame) -> None:
@@ -133,31 +250,80 @@ def report_rejects(rejects: pl.DataFrame) -> None:
         typer.echo(f"{where}: {reason}", err=True)
 
 
-def print_frame(frame: pl.DataFrame, output: OutputFormat) -> None:
-    """Write records to stdout as an aligned table, JSON Lines or CSV."""
-    if output is OutputFormat.jsonl:
-        sys.stdout.write(frame.write_ndjson())
-    elif output is OutputFormat.csv:
-        sys.stdout.write(frame.write_csv())
-    else:
-        with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_hide_dataframe_shape=True,
-                       tbl_hide_column_data_types=True, tbl_formatting="ASCII_MARKDOWN",
-                       tbl_width_chars=1000, fmt_str_lengths=100, float_precision=2):
-            sys.stdout.write(f"{frame}\n")
+def emit(text: str, path: Path | None = None) -> None:
+    """Text to stdout, or to ``path`` whole (written beside it, then renamed)."""
+    if path is None:
+        sys.stdout.write(text)
+        return
+    partial = path.with_name(path.name + ".partial")
+    try:
+        partial.write_text(text, encoding="utf-8")
+        partial.replace(path)
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def _json(frame: pl.DataFrame) -> str:
+    return json.dumps(frame.to_dicts(), indent=2, default=str) + "\n"
+
+
+def frame_text(frame: pl.DataFrame, output: OutputFormat | TableFormat,
+               columns: Sequence[str] | None = None) -> str:
+    """Records as an aligned table (of ``columns``, floats rounded), CSV, JSON or JSON
+    Lines (every column)."""
+    if output == "jsonl":
+        return frame.write_ndjson()
+    if output == "csv":
+        return frame.write_csv()
+    if output == "json":
+        return _json(frame)
+    shown = frame if columns is None else frame.select(columns).with_columns(
+        pl.selectors.float().round(3))
+    with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_hide_dataframe_shape=True,
+                   tbl_hide_column_data_types=True, tbl_formatting="ASCII_MARKDOWN",
+                   tbl_width_chars=1000, fmt_str_lengths=100 if columns is None else 60,
+                   float_precision=None if columns is not None else 2):
+        return f"{shown}\n"
+
+
+def print_frame(frame: pl.DataFrame, output: OutputFormat, path: Path | None = None) -> None:
+    """Write records to stdout (or ``path``) as a table, CSV, JSON or JSON Lines."""
+    emit(frame_text(frame, output), path)
 
 
 def _print_table(frame: pl.DataFrame, output: TableFormat, columns: list[str]) -> None:
     """Write a table: all columns as CSV or JSON, the chosen ones rounded as a table."""
-    if output is TableFormat.csv:
-        sys.stdout.write(frame.write_csv())
-    elif output is TableFormat.json:
-        sys.stdout.write(json.dumps(frame.to_dicts(), indent=2, default=str) + "\n")
-    else:
-        shown = frame.select(columns).with_columns(pl.selectors.float().round(3))
-        with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_hide_dataframe_shape=True,
-                       tbl_hide_column_data_types=True, tbl_formatting="ASCII_MARKDOWN",
-                       tbl_width_chars=1000, fmt_str_lengths=60):
-            sys.stdout.write(f"{shown}\n")
+    sys.stdout.write(frame_text(frame, output, columns))
+
+
+class _Count(ProgressColumn):
+    """``1,234/5,000 hands``, or ``1,234 hands`` while the total is unknown."""
+
+    def __init__(self, unit: str) -> None:
+        super().__init__()
+        self.unit = unit
+
+    def render(self, task: Task) -> Text:
+        done = f"{int(task.completed):,}"
+        total = f"/{int(task.total):,}" if task.total is not None else ""
+        return Text(f"{done}{total} {self.unit}", style="progress.download")
+
+
+class _Rate(ProgressColumn):
+    """``12,345 hands/s`` (blank until there is a rate to show)."""
+
+    def __init__(self, unit: str) -> None:
+        super().__init__()
+        self.unit = unit
+
+    def render(self, task: Task) -> Text:
+        speed = task.finished_speed or task.speed
+        return Text("" if speed is None else f"{speed:,.0f} {self.unit}/s",
+                    style="progress.data.speed")
+
+
+Update = Callable[[int, int | None], None]
+"""A progress callback: ``(done, total)``, the total ``None`` while unknown."""
 
 
 def _print_by_variant(frame: pl.DataFrame, output: TableFormat, columns: list[str],
@@ -177,22 +343,28 @@ def _print_by_variant(frame: pl.DataFrame, output: TableFormat, columns: list[st
 
 
 @contextmanager
-def progress_bar(label: str, show: bool, *, in_bytes: bool = False
-                 ) -> Iterator[Callable[[int, int], None] | None]:
-    """A progress callback drawing a bar on stderr, or None when there is no bar to draw."""
+def progress_bar(label: str, show: bool, *, unit: str = "hands", in_bytes: bool = False
+                 ) -> Iterator[Update | None]:
+    """A progress callback drawing a bar on stderr (counts, rate, time so far), or None
+    when there is no bar to draw. Colours follow ``NO_COLOR`` and the terminal."""
     if not show:
         yield None
         return
-    amounts = (DownloadColumn(), TransferSpeedColumn()) if in_bytes else \
-        ("{task.completed:,}/{task.total:,} hands",)
+    amounts: tuple[ProgressColumn, ...] = (DownloadColumn(), TransferSpeedColumn()) \
+        if in_bytes else (_Count(unit), _Rate(unit))
     with Progress("[progress.description]{task.description}", BarColumn(), *amounts,
-                  TimeRemainingColumn(), console=Console(stderr=True), transient=True) as bar:
+                  TimeElapsedColumn(), console=Console(stderr=True), transient=True) as bar:
         task = bar.add_task(label, total=None)
 
-        def update(done: int, total: int) -> None:
+        def update(done: int, total: int | None) -> None:
             bar.update(task, completed=done, total=total)
 
         yield update
+
+
+def _step(update: Update | None, done: int, total: int) -> None:
+    if update is not None:
+        update(done, total)
 
 
 def _on_terminal(quiet: bool) -> bool:
@@ -200,14 +372,19 @@ def _on_terminal(quiet: bool) -> bool:
     return not quiet and sys.stderr.isatty()
 
 
-def _open_existing(db: Path | None) -> Store:
+def _open_existing(db: Path | None, *, read_only: bool = True,
+                   wait: float | None = None) -> Store:
+    """The database, which must exist: read-only unless asked otherwise, so readers never
+    stop each other or a notebook holding it open for reading."""
     database = db or ingesting.default_database()
     if not database.exists():
         raise fail(f"{database}: no such database; load hands with ofcstats ingest")
+    if database.is_dir():
+        raise fail(f"{database}: is a directory, not a database file")
     try:
-        return Store(database)
+        return Store(database, read_only=read_only, wait=wait)
     except OfcstatsError as error:
-        raise fail(str(error)) from None
+        raise fail_with(error) from None
 
 
 def _utc(moment: datetime | None) -> datetime | None:
@@ -217,21 +394,91 @@ def _utc(moment: datetime | None) -> datetime | None:
 def _filters(rulesets: list[str] | None, session: list[str] | None, since: datetime | None,
              until: datetime | None, variant: list[str] | None, player: list[str] | None
              ) -> pipeline.Filters:
-    return pipeline.Filters(rulesets=rulesets or None, sessions=session or None,
-                            players=player or None, variants=variant or None,
+    return pipeline.Filters(rulesets=split_list(rulesets), sessions=split_list(session),
+                            players=split_list(player), variants=split_list(variant),
                             since=_utc(since), until=_utc(until))
 
 
-def _scored(store: Store, filters: pipeline.Filters,
-            columns: Sequence[str] | None = None) -> pl.DataFrame:
-    try:
-        # Repeated strings as categories: a fraction of the memory on large stores.
-        frame = pipeline.scored_frame(store, filters, columns, categorical=True)
-    except OfcstatsError as error:
-        raise fail(str(error)) from None
+def unknown_value(kind: str, value: str, known: Sequence[str], plural: str = "") -> str:
+    """``no player named nobody; known players: ann, bob`` (the closest few of a long list).
+
+    >>> unknown_value("player", "alce", ["alice", "bob"])
+    'no player named alce (did you mean alice?); known players: alice, bob'
+    """
+    plural = plural or f"{kind}s"
+    close = difflib.get_close_matches(value, known, n=3, cutoff=0.6)
+    guess = f" (did you mean {' or '.join(close)}?)" if close else ""
+    if not known:
+        listing = f"no {plural} are stored"
+    elif len(known) <= 20:
+        listing = f"known {plural}: {', '.join(known)}"
+    else:
+        listing = f"{len(known):,} known {plural}, e.g. {', '.join(known[:5])}"
+    return f"no {kind} named {value}{guess}; {listing}"
+
+
+_KNOWN = {
+    "player": "SELECT DISTINCT player FROM seats ORDER BY 1",
+    "session": "SELECT DISTINCT session_id FROM hands ORDER BY 1",
+    "variant": "SELECT DISTINCT variant FROM hands ORDER BY 1",
+    "ruleset": "SELECT name FROM rulesets ORDER BY 1",
+}
+
+
+def check_filters(store: Store, filters: pipeline.Filters,
+                  rulesets: Sequence[str] = ()) -> None:
+    """Raise :class:`UsageError` for a filter value (or ruleset) the store does not hold,
+    naming the values it does hold or the closest ones."""
+    asked = {"player": filters.players, "session": filters.sessions,
+             "variant": filters.variants,
+             "ruleset": [*(filters.rulesets or []), *rulesets] or None}
+    for kind, values in asked.items():
+        if not values:
+            continue
+        known = [str(v) for (v,) in store.con.execute(_KNOWN[kind]).fetchall()]
+        for value in values:
+            if value in known:
+                continue
+            if kind == "ruleset":
+                raise UsageError(unknown_value("ruleset", value, known, "scored rulesets")
+                                 .replace("no ruleset named", "not scored under", 1)
+                                 + f"; to score it: ofcstats rescore --ruleset {value}")
+            if kind == "variant" and value not in {v.value for v in Variant}:
+                known = [v.value for v in Variant]
+            raise UsageError(unknown_value(kind, value, known))
+
+
+@contextmanager
+def reading(db: Path | None, filters: pipeline.Filters | None = None,
+            rulesets: Sequence[str] = ()) -> Iterator[Store]:
+    """The database opened read-only, with the filter values checked against it."""
+    with _open_existing(db) as store:
+        if filters is not None or rulesets:
+            try:
+                check_filters(store, filters or pipeline.Filters(), rulesets)
+            except OfcstatsError as error:
+                raise fail_with(error) from None
+        yield store
+
+
+def _scored(store: Store, filters: pipeline.Filters, columns: Sequence[str] | None = None,
+            *, quiet: bool = False) -> pl.DataFrame:
+    with progress_bar("reading results", _on_terminal(quiet), unit="rows") as update:
+        try:
+            # Repeated strings as categories: a fraction of the memory on large stores.
+            frame = pipeline.scored_frame(store, filters, columns, categorical=True,
+                                          progress=update)
+        except OfcstatsError as error:
+            raise fail_with(error) from None
     if frame.is_empty():
         raise fail("no scored hands match: run ofcstats rescore, or loosen the filters", 1)
     return frame
+
+
+def _analysed(db: Path | None, filters: pipeline.Filters,
+              columns: Sequence[str] | None = None, *, quiet: bool = False) -> pl.DataFrame:
+    with reading(db, filters) as store:
+        return _scored(store, filters, columns, quiet=quiet)
 
 
 def _player_table(store: Store, frame: pl.DataFrame, filters: pipeline.Filters, seed: int
@@ -239,13 +486,7 @@ def _player_table(store: Store, frame: pl.DataFrame, filters: pipeline.Filters, 
     try:
         return analysis.player_table(store, frame, filters, seed=seed)
     except OfcstatsError as error:
-        raise fail(str(error)) from None
-
-
-def _analysed(db: Path | None, filters: pipeline.Filters,
-              columns: Sequence[str] | None = None) -> pl.DataFrame:
-    with _open_existing(db) as store:
-        return _scored(store, filters, columns)
+        raise fail_with(error) from None
 
 
 @app.command()
@@ -269,12 +510,17 @@ def simulate(
         "--timeout-rate", help="Chance that a seat runs out of time in a hand.")] = 0.0,
     prefix: Annotated[str | None, typer.Option(
         "--prefix", help="Hand and session ids start with it. Default: sim<seed>.")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    append: Annotated[bool, typer.Option(
+        "--append", help="Resume a stopped run: give the options of the run that wrote the "
+        "file; it becomes what an uninterrupted run writes.")] = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Play bots against each other and write the hands as an ofc-hand/1 log.
 
     Each hand carries its streets, fantasyland flags, button, a session per game (one
-    orbit of the button) and reported_points under the ruleset played.
+    orbit of the button) and reported_points under the ruleset played. Hands are
+    written as they are played (a block of tables at a time), so a stopped run keeps
+    what it played; --append then finishes it.
 
     Example: ofcstats simulate -p ann:aggressive,bob:safe,cy:montecarlo -n 10000 -o s.jsonl
     """
@@ -286,12 +532,15 @@ def simulate(
                          players=parse_players(players), hands=hands, seed=seed,
                          rollouts=rollouts, timeout_rate=timeout_rate, prefix=prefix)
         sim.check()
+        writable_file(output, "hands")
         with progress_bar("simulate", _on_terminal(quiet)) as update:
-            written = write_jsonl(sim, output, update)
+            written = write_jsonl(sim, output, update, append=append)
     except (OfcstatsError, OSError) as error:
-        raise fail(str(error)) from None
-    typer.echo(f"{written:,} hands of {sim.variant.value} under {sim.ruleset.name} "
-               f"(seed {seed}) -> {output}")
+        raise fail_with(error) from None
+    resumed = "" if written.resumed_after is None else \
+        f" (resumed after {written.resumed_after:,})"
+    typer.echo(f"{written.hands:,} hands of {sim.variant.value} under {sim.ruleset.name} "
+               f"(seed {seed}){resumed} -> {output}")
 
 
 @app.command()
@@ -300,33 +549,52 @@ def ingest(
         help="Log files, or directories to search for them (recursively).",
         show_default=False)],
     db: DbOption = None,
-    format_name: Annotated[str | None, typer.Option(
-        "--format", help=f"The input format when not detected from content: "
-        f"{', '.join(formats.format_names())}.")] = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")]
-        = False,
+    input_format: Annotated[str | None, typer.Option(
+        "--input-format", help=f"The input format when not detected from content: "
+        f"{', '.join(formats.format_names())}.", show_default=False)] = None,
+    output: Annotated[str, typer.Option(
+        "--format", "-f", help="How to print the summary: table or json.")] = "table",
+    quiet: QuietOption = False,
+    wait: WaitOption = None,
+    as_json: JsonFlag = False,
 ) -> None:
     """Load hand logs into the database, each file in one transaction.
 
     Loading the same hands again adds nothing; a different hand under a stored id is
     rejected as a conflict. Rejected hands are kept, with the reason, in the rejects
-    table. Exit code 1 when anything was rejected.
+    table. Exit code 1 when anything was rejected; 2, with nothing created, when an
+    input is missing.
 
     Example: ofcstats ingest logs/ --db club.duckdb
     """
+    if output in formats.format_names():  # --format once named the input format
+        input_format, output = output, "table"
+    shown = _summary_format(output, as_json)
     database = db or ingesting.default_database()
     try:
-        with progress_bar("ingest", _on_terminal(quiet or as_json), in_bytes=True) as update:
-            summary = ingesting.ingest(paths, database, format_name, progress=update)
+        with progress_bar("ingest", _on_terminal(quiet or shown is SummaryFormat.json),
+                          in_bytes=True) as update:
+            summary = ingesting.ingest(paths, database, input_format, progress=update,
+                                       wait=wait)
     except OfcstatsError as error:
-        raise fail(str(error)) from None
-    if as_json:
+        raise fail_with(error) from None
+    if shown is SummaryFormat.json:
         typer.echo(json.dumps(summary.to_dict(), indent=2))
     else:
         _print_summary(summary)
     if not summary.clean:
         raise typer.Exit(1)
+
+
+def _summary_format(output: str, as_json: bool) -> SummaryFormat:
+    """``--format`` of a command that prints a summary (``--json`` is the old spelling)."""
+    if as_json:
+        return SummaryFormat.json
+    try:
+        return SummaryFormat(output)
+    except ValueError:
+        raise fail(f"--format {output}: use one of "
+                   f"{', '.join(f.value for f in SummaryFormat)}") from None
 
 
 def _print_summary(summary: ingesting.IngestSummary) -> None:
@@ -346,7 +614,9 @@ def _print_summary(summary: ingesting.IngestSummary) -> None:
 @db_app.command("info")
 def db_info(
     db: DbOption = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print as JSON.")] = False,
+    output: Annotated[SummaryFormat, typer.Option(
+        "--format", "-f", help="Output format.")] = SummaryFormat.table,
+    as_json: JsonFlag = False,
 ) -> None:
     """Show the database's tables with their row counts, sessions, players and dates.
 
@@ -354,7 +624,7 @@ def db_info(
     """
     with _open_existing(db) as store:
         info = store.info()
-    if as_json:
+    if as_json or output is SummaryFormat.json:
         typer.echo(json.dumps(info, indent=2))
         return
     typer.echo(f"database: {info['path']} (schema version {info['schema_version']})")
@@ -372,17 +642,72 @@ def db_info(
 
 
 @app.command()
+def sql(
+    query: Annotated[str, typer.Argument(help="One SQL query (SELECT, WITH, DESCRIBE, ...).",
+                                         show_default=False)],
+    db: DbOption = None,
+    output: Annotated[OutputFormat, typer.Option("--format", "-f",
+                                                 help="Output format.")] = OutputFormat.table,
+    output_path: Annotated[Path | None, typer.Option(
+        "--output", "-o", help="Write the rows to this file. Default: stdout.",
+        show_default=False)] = None,
+    quiet: QuietOption = False,
+) -> None:
+    """Run a read-only SQL query on the database: the tables and views of
+    docs/database.md (hands, seats, placements, boards, results_named, ...).
+
+    The database is opened read-only and the query cannot read or write other files.
+
+    Example: ofcstats sql "SELECT player, count(*) AS hands FROM seats GROUP BY 1 ORDER BY 2 DESC"
+    """
+    if output_path is not None:
+        writable_file(output_path, "rows")
+    with _open_existing(db) as store, \
+            progress_bar("sql", _on_terminal(quiet), unit="rows") as update:
+        frame = run_query(store, query, update)
+    if frame is not None:
+        print_frame(frame, output, output_path)
+
+
+def run_query(store: Store, query: str, progress: Update | None = None) -> pl.DataFrame | None:
+    """The rows of a query on a read-only store (None for a statement with no rows); a
+    query DuckDB refuses is a :class:`UsageError` with DuckDB's reason."""
+    import duckdb  # noqa: PLC0415
+
+    try:
+        # No file outside the database: a query cannot read or write the file system.
+        store.con.execute("SET enable_external_access = false")
+        relation = store.con.sql(query)
+        if relation is None:
+            return None
+        reader = getattr(relation, "to_arrow_reader", None) or relation.fetch_record_batch
+        parts, rows = [], 0
+        for batch in reader(1 << 16):
+            parts.append(pl.DataFrame(batch))
+            rows += batch.num_rows
+            if progress is not None:
+                progress(rows, None)
+    except duckdb.Error as error:
+        raise UsageError(f"the query failed: {str(error).splitlines()[0]}") from None
+    return pl.concat(parts) if parts else relation.limit(0).pl()
+
+
+@app.command()
 def export(
-    parquet: Annotated[Path, typer.Option("--parquet", help="Directory to write into.",
+    parquet: Annotated[Path, typer.Option("--parquet", "--output", "-o",
+                                          help="Directory to write Parquet files into.",
                                           show_default=False)],
     db: DbOption = None,
+    quiet: QuietOption = False,
 ) -> None:
     """Write every table of the database (and the boards view) as Parquet files.
 
     Example: ofcstats export --parquet out/club --db club.duckdb
     """
-    with _open_existing(db) as store:
-        written = store.export_parquet(parquet)
+    writable_directory(parquet, "Parquet files")
+    with _open_existing(db) as store, \
+            progress_bar("export", _on_terminal(quiet), unit="tables") as update:
+        written = store.export_parquet(parquet, progress=update)
     for path in written:
         typer.echo(str(path))
 
@@ -392,30 +717,45 @@ def score(
     files: Annotated[list[Path], typer.Argument(help="ofc-hand/1 logs (.jsonl, .jsonl.gz).",
                                                 show_default=False)],
     ruleset: Annotated[list[str] | None, typer.Option(
-        "--ruleset", "-r", help="A preset name or a TOML file; repeat for several. "
-        "Default: each hand's own ruleset, else american.")] = None,
+        "--ruleset", "-r", help="A preset name or a TOML file; repeat, or separate with "
+        "commas. Default: each hand's own ruleset, else american.")] = None,
     all_rulesets: Annotated[bool, typer.Option(
-        "--all-rulesets", help="Score under every built-in preset.")] = False,
+        "--all-rulesets", help="Score each hand under every built-in preset played in its "
+        "variant.")] = False,
     output: Annotated[OutputFormat, typer.Option("--format", "-f",
                                                  help="Output format.")] = OutputFormat.table,
+    output_path: Annotated[Path | None, typer.Option(
+        "--output", "-o", help="Write the records to this file. Default: stdout.",
+        show_default=False)] = None,
     format_name: Annotated[str | None, typer.Option(
         "--input-format", help="Input format, when detection from content is not wanted.")]
         = None,
+    quiet: QuietOption = False,
 ) -> None:
     """Score hands: one record per hand, seat and ruleset.
 
+    A ruleset named with --ruleset scores every hand; what_if marks the rows of hands of a
+    variant it is not played under.
+
     Example: ofcstats score session.jsonl --ruleset american --ruleset pokerstars
     """
+    for path in files:
+        if not path.exists():
+            raise fail(f"{path}: no such file or directory")
+    if output_path is not None:
+        writable_file(output_path, "records")
     try:
+        names = split_list(ruleset)
         chosen = load_rulesets(preset_names()) if all_rulesets else (
-            load_rulesets(ruleset) if ruleset else None)
-        batch = formats.read_all(files, format_name)
-        scored = score_batch(batch, chosen)
+            load_rulesets(names) if names else None)
+        with progress_bar("read", _on_terminal(quiet), in_bytes=True) as update:
+            batch = formats.read_all(files, format_name, progress=update)
+        scored = score_batch(batch, chosen, own_variants=all_rulesets)
     except OfcstatsError as error:
-        raise fail(str(error)) from None
+        raise fail_with(error) from None
     rejects = pl.concat([batch.rejects, scored.rejects])
     report_rejects(rejects)
-    print_frame(scored.results, output)
+    print_frame(scored.results, output, output_path)
     if not rejects.is_empty():
         raise typer.Exit(1)
 
@@ -450,7 +790,7 @@ def rulesets(
     for ruleset in presets:
         typer.echo(f"  {ruleset.name:<{width}}  "
                    f"[{', '.join(v.value for v in ruleset.variants)}]  {ruleset.summary()}")
-    typer.echo("\nFantasyland policies:")
+    typer.echo("\nFantasyland policies (docs/rules.md §6):")
     for name in policy_names():
         policy = load_policy(name)
         mark = "" if policy.in_sources else " [not in the sources]"
@@ -472,7 +812,7 @@ def rulesets_show(
             return
         typer.echo(_ruleset_text(load_ruleset(name)))
     except OfcstatsError as error:
-        raise fail(str(error)) from None
+        raise fail_with(error) from None
 
 
 def _ruleset_text(ruleset: Ruleset) -> str:
@@ -523,8 +863,8 @@ def _policy_text(policy: FantasylandPolicy, indent: str = "  ") -> str:
 @app.command()
 def rescore(
     ruleset: Annotated[list[str] | None, typer.Option(
-        "--ruleset", "-r", help="A preset name or a TOML file; repeat for several. "
-        "Default: every preset.", show_default=False)] = None,
+        "--ruleset", "-r", help="A preset name or a TOML file; repeat, or separate with "
+        "commas. Default: every preset.", show_default=False)] = None,
     all_rulesets: Annotated[bool, typer.Option(
         "--all-rulesets", help="Every built-in preset (the default), with any --ruleset "
         "given too.")] = False,
@@ -535,9 +875,11 @@ def rescore(
     rebuild: Annotated[bool, typer.Option(
         "--rebuild", help="Score every hand again, not only those not yet scored.")] = False,
     db: DbOption = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")]
-        = False,
+    output: Annotated[SummaryFormat, typer.Option(
+        "--format", "-f", help="How to print the summary.")] = SummaryFormat.table,
+    quiet: QuietOption = False,
+    wait: WaitOption = None,
+    as_json: JsonFlag = False,
 ) -> None:
     """Score the stored hands under rulesets, into the results table.
 
@@ -548,20 +890,22 @@ def rescore(
 
     Example: ofcstats rescore --all-rulesets --db club.duckdb
     """
+    as_json = as_json or output is SummaryFormat.json
     try:
-        asked = [*(ruleset or []), *(what_if or [])]
+        named = split_list(ruleset) or []
+        asked = [*named, *(split_list(what_if) or [])]
         names = [*(preset_names() if all_rulesets or not asked else []), *asked]
         chosen = load_rulesets(names)
-        what_ifs = [load_ruleset(name).name for name in what_if or []]
+        what_ifs = [load_ruleset(name).name for name in split_list(what_if) or []]
     except OfcstatsError as error:
-        raise fail(str(error)) from None
-    with _open_existing(db) as store:
+        raise fail_with(error) from None
+    with _open_existing(db, read_only=False, wait=wait) as store:
         try:
             with progress_bar("rescore", _on_terminal(quiet or as_json)) as update:
                 summary = pipeline.rescore(store, chosen, rebuild=rebuild, what_if=what_ifs,
                                            progress=update)
         except OfcstatsError as error:
-            raise fail(str(error)) from None
+            raise fail_with(error) from None
     if as_json:
         typer.echo(json.dumps(asdict(summary), indent=2))
         return
@@ -580,7 +924,7 @@ def compare(
         show_default=False)] = None,
     output: FormatOption = TableFormat.table,
     session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
-    variant: VariantOption = None, player: PlayerOption = None,
+    variant: VariantOption = None, player: PlayerOption = None, quiet: QuietOption = False,
 ) -> None:
     """Compare scoring systems side by side, one table per variant: volatility, royalties,
     fouls, fantasyland, and how fast skill shows (rulesets ranked by the skill signal).
@@ -591,7 +935,7 @@ def compare(
     Example: ofcstats compare --db club.duckdb --variant pineapple
     """
     frame = _analysed(db, _filters(ruleset, session, since, until, variant, player),
-                      stats.RULESET_COLUMNS)
+                      stats.RULESET_COLUMNS, quiet=quiet)
     table = stats.ruleset_stats(frame)
     hands = dict(table.group_by("variant").agg(pl.col("hands").max()).iter_rows())
     _print_by_variant(table, output, [
@@ -608,6 +952,7 @@ def players(
     output: FormatOption = TableFormat.table,
     session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
     variant: VariantOption = None, player: PlayerOption = None,
+    quiet: QuietOption = False,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the session bootstrap.")] = 7,
 ) -> None:
     """Every player's results under one ruleset per variant: points, spread, 95%
@@ -616,12 +961,12 @@ def players(
     Example: ofcstats players --ruleset pokerstars --db club.duckdb
     """
     filters = _filters([ruleset] if ruleset else None, session, since, until, variant, player)
-    with _open_existing(db) as store:
+    with reading(db, filters) as store:
         # Only the rulesets shown are read: one per variant.
         shown = analysis.shown_rulesets(store, filters, ruleset)
         if shown:
             filters = replace(filters, rulesets=sorted(set(shown.values())))
-        frame = _scored(store, filters, analysis.PLAYER_COLUMNS)
+        frame = _scored(store, filters, analysis.PLAYER_COLUMNS, quiet=quiet)
         frame = frame.filter(pl.struct(pl.col("variant").cast(pl.String),
                                        pl.col("ruleset").cast(pl.String)).is_in(
             [{"variant": v, "ruleset": r} for v, r in shown.items()]))
@@ -642,7 +987,7 @@ def player(
         show_default=False)] = None,
     output: FormatOption = TableFormat.table,
     session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
-    variant: VariantOption = None,
+    variant: VariantOption = None, quiet: QuietOption = False,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the session bootstrap.")] = 7,
 ) -> None:
     """One player under every scored ruleset, per variant: results, money as the table
@@ -652,9 +997,9 @@ def player(
     Example: ofcstats player alice --db club.duckdb
     """
     filters = _filters(ruleset, session, since, until, variant, [name])
-    with _open_existing(db) as store:
+    with reading(db, filters) as store:
         frame = _scored(store, filters, list(dict.fromkeys(
-            [*analysis.PLAYER_COLUMNS, *stats.DIFFERENCE_COLUMNS])))
+            [*analysis.PLAYER_COLUMNS, *stats.DIFFERENCE_COLUMNS])), quiet=quiet)
         table = _player_table(store, frame, filters, seed)
     _print_by_variant(table.sort(["variant", "mean", "ruleset"], descending=[False, True, False]),
                       output, [
@@ -681,6 +1026,7 @@ def report(
     session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
     variant: VariantOption = None, player: PlayerOption = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the session bootstrap.")] = 7,
+    quiet: QuietOption = False,
 ) -> None:
     """Write a self-contained HTML report (charts embedded, no network): the summary, the
     scoring systems compared, player styles, a section per player, checks, methodology.
@@ -691,16 +1037,65 @@ def report(
     from ofcstats import report as reporting  # noqa: PLC0415
 
     filters = _filters(None, session, since, until, variant, player)
-    with _open_existing(db) as store:
+    for path, what in ((output, "report"), (pdf, "PDF")):
+        if path is not None:
+            writable_file(path, what, make_parents=True)
+    with progress_bar("report", _on_terminal(quiet), unit="steps") as update, \
+            reading(db, filters, [ruleset] if ruleset else []) as store:
+        _step(update, 0, 2)  # reading and computing, then drawing and writing
         try:
             data = reporting.collect(store, filters, ruleset, seed=seed)
         except OfcstatsError as error:
-            raise fail(str(error)) from None
-    written = reporting.write_report(data, output, pdf)
+            raise fail_with(error) from None
+        _step(update, 1, 2)
+        written = reporting.write_report(data, output, pdf)
+        _step(update, 2, 2)
     typer.echo(f"report ({written.charts} charts, {len(data.variants)} variants) -> "
                f"{written.html.resolve()}")
     if written.pdf is not None:
         typer.echo(f"charts -> {written.pdf.resolve()}")
+
+
+REFERENCE_WIDTH = 92  # columns of the help text in docs/cli.md
+
+
+def cli_reference() -> str:
+    """docs/cli.md: every command's help, as ``ofcstats COMMAND --help`` prints it."""
+    root = typer.main.get_command(app)
+    parts = ["# Command line reference", "",
+             "Every command of `ofcstats` with its options, as `--help` prints them. This "
+             "page is generated from the commands themselves (`make docs` writes it; a test "
+             "checks that it is current). Exit codes: 0 done; 1 some input skipped (each "
+             "skip on stderr as `FILE:LINE: reason`) or the command failed; 2 a usage error "
+             "(a missing input, an unknown option or filter value, an output that cannot be "
+             "written), found before anything is created.", ""]
+
+    def add(command: Any, name: str, parent: Any = None) -> None:
+        ctx = command.context_class(command, parent=parent, info_name=name,
+                                    terminal_width=REFERENCE_WIDTH,
+                                    max_content_width=REFERENCE_WIDTH)
+        parts.extend([f"## {ctx.command_path}", "", "```text", command.get_help(ctx).rstrip(),
+                      "```", ""])
+        for sub_name, sub in getattr(command, "commands", {}).items():
+            if not sub.hidden:
+                add(sub, sub_name, ctx)
+
+    add(root, "ofcstats")
+    return "\n".join(parts)
+
+
+@app.command("cli-reference", hidden=True)
+def cli_reference_command(
+    output: Annotated[Path | None, typer.Option(
+        "--output", "-o", help="Write it to this file. Default: stdout.")] = None,
+) -> None:
+    """Print docs/cli.md, the reference of every command, from the commands themselves.
+
+    Example: ofcstats cli-reference -o docs/cli.md
+    """
+    if output is not None:
+        writable_file(output, "reference")
+    emit(cli_reference(), output)
 
 
 def main() -> None:

@@ -16,7 +16,12 @@ class RulesetError(OfcstatsError, ValueError):
 
 
 class HandError(OfcstatsError, ValueError):
-    """A logged hand that breaks FORMAT.md; the message says which rule."""
+    """A logged hand that breaks the log format (docs/format.md); the message says which rule."""
+
+
+class UsageError(OfcstatsError, ValueError):
+    """Something the user named that is missing or unknown: a file, a filter value, a place
+    to write. The command stops before creating anything (exit code 2)."""
 
 
 class StoreError(OfcstatsError):

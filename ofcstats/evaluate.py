@@ -1,7 +1,7 @@
 """Vectorised row strength: one integer per 3-card or 5-card row, higher is stronger.
 
 Every row, top or middle or bottom, maps onto one scale (``1 .. STRENGTH_COUNT``) on
-which a 3-card top compares with a 5-card middle exactly as RULES.md §2 requires:
+which a 3-card top compares with a 5-card middle exactly as docs/rules.md §2 requires:
 category first, then the ranks that make the category, then kickers in order, the
 top row's missing kickers counting lower than any card. So ``QQ5`` on top is weaker
 than ``QQ532`` in the middle, and ``QQ6`` is stronger (a foul).

@@ -22,8 +22,9 @@ from typing import TypeVar
 import polars as pl
 
 from ofcstats import formats
-from ofcstats.errors import HandError, OfcstatsError
+from ofcstats.errors import HandError, OfcstatsError, UsageError
 from ofcstats.formats.lines import BATCH_BYTES
+from ofcstats.paths import writable_file
 from ofcstats.records import HandBatch, reject_rows
 from ofcstats.store import DEFAULT_DB, Store
 
@@ -133,6 +134,20 @@ def collect_paths(paths: Iterable[Path]) -> list[Path]:
     return found
 
 
+def check_inputs(paths: list[Path], files: list[Path], database: Path) -> None:
+    """Raise :class:`UsageError` for a missing input, a directory holding no logs, or a
+    database file that cannot be made where it is asked for."""
+    for path in paths:
+        if not path.exists():
+            raise UsageError(f"{path}: no such file or directory")
+        if path.is_dir() and not any(f.is_relative_to(path) for f in files):
+            raise UsageError(f"{path}: no log files in this directory (looked for "
+                             f"{', '.join(LOG_SUFFIXES)}, optionally .gz or .zst)")
+    if not files:
+        raise UsageError("no log files given")
+    writable_file(database, "database")
+
+
 def _is_log(path: Path) -> bool:
     name = path.name.lower()
     for suffix in COMPRESSED_SUFFIXES:
@@ -142,19 +157,27 @@ def _is_log(path: Path) -> bool:
 
 def ingest(paths: Iterable[Path], database: Path | str | None = None,
            format_name: str | None = None, progress: Progress | None = None,
-           batch_bytes: int = BATCH_BYTES, first_reasons: int = FIRST_REASONS
-           ) -> IngestSummary:
-    """Load log files (and directories of them) into the store at ``database``."""
+           batch_bytes: int = BATCH_BYTES, first_reasons: int = FIRST_REASONS,
+           wait: float | None = None) -> IngestSummary:
+    """Load log files (and directories of them) into the store at ``database``.
+
+    Inputs are checked before the database is opened: a path that does not exist, a
+    directory without logs or a database that cannot be created is a
+    :class:`~ofcstats.errors.UsageError`, and nothing is created. ``wait``: seconds to
+    wait for a database another program holds (see :class:`~ofcstats.store.Store`).
+    """
     started = time.perf_counter()
     if format_name is not None:
         formats.format_module(format_name)
+    paths = list(paths)
     files = collect_paths(paths)
+    db = Path(database) if database is not None else default_database()
+    check_inputs(paths, files, db)
     sizes = [_size(p) for p in files]
     total = sum(sizes)
-    db = Path(database) if database is not None else default_database()
     summary = IngestSummary(database=str(db))
     done_before = 0
-    with Store(db) as store:
+    with Store(db, wait=wait) as store:
         for path, size in zip(files, sizes, strict=True):
             def file_progress(done: int, base: int = done_before) -> None:
                 if progress is not None:

@@ -377,7 +377,8 @@ REPEATED_COLUMNS = ("ruleset", "player", "session_id", "variant", "played_rulese
 """Columns of ``results_named`` whose few distinct strings repeat on every row."""
 
 
-def _categorical_frame(relation: duckdb.DuckDBPyRelation, rows: int = 1 << 20
+def _categorical_frame(relation: duckdb.DuckDBPyRelation, rows: int = 1 << 20,
+                       progress: Callable[[int, int | None], None] | None = None
                        ) -> pl.DataFrame:
     """The relation's rows, fetched a million at a time with :data:`REPEATED_COLUMNS` made
     categorical as they arrive: as plain strings, tens of millions of rows take several
@@ -388,12 +389,17 @@ def _categorical_frame(relation: duckdb.DuckDBPyRelation, rows: int = 1 << 20
 
     # DuckDB 2 renamed fetch_record_batch (kept, deprecated) to to_arrow_reader.
     reader = getattr(relation, "to_arrow_reader", None) or relation.fetch_record_batch
-    parts = [shrunk(pl.DataFrame(batch)) for batch in reader(rows)]
+    parts = []
+    for batch in reader(rows):
+        parts.append(shrunk(pl.DataFrame(batch)))
+        if progress is not None:
+            progress(sum(part.height for part in parts), None)
     return pl.concat(parts) if parts else shrunk(relation.limit(0).pl())
 
 
 def scored_frame(store: Store, filters: Filters = Filters(),
-                 columns: Sequence[str] | None = None, *, categorical: bool = False
+                 columns: Sequence[str] | None = None, *, categorical: bool = False,
+                 progress: Callable[[int, int | None], None] | None = None
                  ) -> pl.DataFrame:
     """Results with what analysis needs: session, game, play order, variant, table size,
     the seat's fantasyland flag and reported points, and the ruleset the hand was played
@@ -405,7 +411,8 @@ def scored_frame(store: Store, filters: Filters = Filters(),
     them or ``columns`` is None, in no particular order otherwise.
 
     ``categorical`` gives :data:`REPEATED_COLUMNS` as ``pl.Categorical`` rather than
-    strings, fetching the rows in parts: a fraction of the memory for large stores.
+    strings, fetching the rows in parts: a fraction of the memory for large stores;
+    ``progress(rows, None)`` is then called as the parts arrive.
     """
     con = store.con
     known = {name for (name,) in con.execute("SELECT name FROM rulesets").fetchall()}
@@ -437,7 +444,7 @@ def scored_frame(store: Store, filters: Filters = Filters(),
              *(("hand_key", "session_id") if in_order else ())]))
     relation = con.sql(f"SELECT {wanted} FROM results_named WHERE {' AND '.join(where)}",
                        params=params)
-    frame = _categorical_frame(relation) if categorical else relation.pl()
+    frame = _categorical_frame(relation, progress=progress) if categorical else relation.pl()
     if frame.is_empty() or not in_order:
         return frame
     # Games and play order come from whole sessions, whichever rows were asked for.

@@ -1,4 +1,4 @@
-"""The three rows of a board (RULES.md §1)."""
+"""The three rows of a board (docs/rules.md §1)."""
 
 from __future__ import annotations
 

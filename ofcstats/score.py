@@ -1,4 +1,4 @@
-"""Scoring: final boards in, points under every ruleset out (RULES.md §2-§4, §6).
+"""Scoring: final boards in, points under every ruleset out (docs/rules.md §2-§4, §6).
 
 The work is split so that a ruleset costs almost nothing:
 
@@ -94,7 +94,7 @@ def row_strengths(seats: pl.LazyFrame) -> pl.LazyFrame:
 
 
 def fouls(seats: pl.LazyFrame) -> pl.LazyFrame:
-    """Add ``fouled``: bottom weaker than middle or middle weaker than top (RULES.md §2).
+    """Add ``fouled``: bottom weaker than middle or middle weaker than top (docs/rules.md §2).
 
     Equal rows are legal; the strength scale already ranks a top row's missing kickers
     below any card, so ``QQ5`` under ``QQ532`` is legal and ``QQ6`` over it fouls.
@@ -136,7 +136,7 @@ def head_to_head_points(counts: Counts, key: tuple[int, ...]) -> npt.NDArray[np.
 
 def fantasyland_next(table: SeatTable, policy: FantasylandPolicy
                      ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.int8]]:
-    """Fantasyland earned for the next hand, and its cards, by the policy (RULES.md §6).
+    """Fantasyland earned for the next hand, and its cards, by the policy (docs/rules.md §6).
 
     Entry for a seat not in fantasyland, stay for one in it; the repeat limit needs the
     session and is applied there.
@@ -372,18 +372,21 @@ def score(seats: pl.LazyFrame | pl.DataFrame, rulesets: Sequence[Ruleset]) -> pl
 DEFAULT_RULESET = "american"
 
 
-def score_batch(batch: HandBatch, rulesets: Sequence[Ruleset] | None = None) -> ScoredBatch:
+def score_batch(batch: HandBatch, rulesets: Sequence[Ruleset] | None = None, *,
+                own_variants: bool = False) -> ScoredBatch:
     """Score checked hands: under ``rulesets`` when given, else each hand under its own
     ``ruleset`` field (``american`` when it has none).
 
-    A hand naming a ruleset that does not exist is not scored; it comes back among
-    ``rejects`` with the reason.
+    ``what_if`` marks a ruleset applied to a hand of a variant it is not played under;
+    ``own_variants`` leaves such rows out. A hand naming a ruleset that does not exist is
+    not scored; it comes back among ``rejects`` with the reason.
     """
     seats = batch.seats_for_scoring()
     if rulesets is not None:
         results = score(seats, rulesets).with_columns(pl.col("ruleset").cast(pl.String))
-        return ScoredBatch(results=_in_log_order(results, batch, rulesets),
-                           rejects=_no_rejects())
+        marked = _mark_what_ifs(_in_log_order(results, batch, rulesets), batch, rulesets)
+        return ScoredBatch(results=marked.filter(~pl.col("what_if")) if own_variants
+                           else marked, rejects=_no_rejects())
     own = batch.hands.select("hand_id", "source", "line",
                              pl.col("ruleset").fill_null(DEFAULT_RULESET))
     frames, rejects = [], []
@@ -401,8 +404,9 @@ def score_batch(batch: HandBatch, rulesets: Sequence[Ruleset] | None = None) -> 
         scored = score(seats.join(group.select("hand_id"), on="hand_id", how="semi"), [ruleset])
         frames.append(scored.with_columns(pl.col("ruleset").cast(pl.String)))
     results = pl.concat(frames) if frames else score(seats.clear(), [])
+    used = [load_ruleset(str(name)) for name in results.get_column("ruleset").unique()]
     return ScoredBatch(
-        results=_in_log_order(results, batch, []),
+        results=_mark_what_ifs(_in_log_order(results, batch, []), batch, used),
         rejects=pl.concat(rejects).cast(REJECTS_SCHEMA) if rejects else _no_rejects(),  # type: ignore[arg-type]
     )
 
@@ -415,6 +419,19 @@ def _in_log_order(results: pl.DataFrame, batch: HandBatch,
     return results.join(order, on="hand_id", how="left").with_columns(
         _ruleset=pl.col("ruleset").replace_strict(ranks, default=0, return_dtype=pl.Int32),
     ).sort("_hand", "_ruleset", "seat").drop("_hand", "_ruleset")
+
+
+def _mark_what_ifs(results: pl.DataFrame, batch: HandBatch, rulesets: Sequence[Ruleset]
+                   ) -> pl.DataFrame:
+    """Add ``what_if``: the ruleset is not played under the hand's variant."""
+    played = pl.DataFrame(
+        [(r.name, v.value) for r in rulesets for v in r.variants],
+        schema={"ruleset": pl.String, "variant": pl.String}, orient="row",
+    ).with_columns(what_if=pl.lit(False))
+    variants = batch.hands.select("hand_id", pl.col("variant").cast(pl.String))
+    return results.join(variants, on="hand_id", how="left", maintain_order="left").join(
+        played, on=["ruleset", "variant"], how="left", maintain_order="left",
+    ).with_columns(pl.col("what_if").fill_null(True)).drop("variant")
 
 
 def _no_rejects() -> pl.DataFrame:

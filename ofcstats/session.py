@@ -2,11 +2,11 @@
 
 A hand's points are fixed by its boards; three things need the hands around it:
 
-- **Fantasyland repeats** (RULES.md §6): a seat that has already repeated
+- **Fantasyland repeats** (docs/rules.md §6): a seat that has already repeated
   ``repeat_limit`` times in a row does not stay, whatever it set. The log says which
   seats played each hand in fantasyland; a run of consecutive such hands is a streak.
 - **Games**: a game ("partie") is one orbit of the button, plus the fantasyland hands
-  played in it, on which the button does not move (RULES.md §5, §6).
+  played in it, on which the button does not move (docs/rules.md §5, §6).
 - **Money**: points times the point value, with the per-game loss cap: a player loses
   at most ``loss_cap`` points in one game. **Decision**: what a capped loser does not
   pay is taken from the winners of that game in proportion to their winnings, so money

@@ -1,12 +1,12 @@
 """The showdown: every seat against every opponent, once, for all rulesets at once.
 
-Scoring is pairwise (RULES.md §3), so its natural layout is one row per hand and one
+Scoring is pairwise (docs/rules.md §3), so its natural layout is one row per hand and one
 column per seat. :func:`seat_table` evaluates every row once and lays the seats of
 each hand side by side, grouping hands by their number of seats (2, 3 or 4), so each
 pairwise comparison is one numpy operation over all hands of a group.
 
 What a ruleset needs from the showdown is linear in its parameters: the points of
-RULES.md §3 are ``row * (rows won - lost) + majority * (...) + scoop * (...)``, a foul
+docs/rules.md §3 are ``row * (rows won - lost) + majority * (...) + scoop * (...)``, a foul
 costs ``foul_penalty`` per live opponent, and so on. :func:`head_to_head` therefore
 keeps, per seat, the ruleset-independent counts (summed over opponents) that the
 formula multiplies; :func:`royalty_flows` does the same for each distinct royalty
@@ -40,7 +40,7 @@ from ofcstats.variants import Variant
 ROWS = ("top", "middle", "bottom")
 VARIANT_CODES = {v.value: i for i, v in enumerate(Variant)}
 
-# Natural bits (RULES.md §4, 13-card Chinese poker).
+# Natural bits (docs/rules.md §4, 13-card Chinese poker).
 THREE_STRAIGHTS, THREE_FLUSHES, SIX_PAIRS, DRAGON = 1, 2, 4, 8
 
 Int = npt.NDArray[np.int32]
@@ -270,7 +270,7 @@ def _pair_additions(code: int) -> tuple[dict[str, int], dict[str, int]]:
     live_a, live_b, both_show = flags & 1, flags >> 1 & 1, flags >> 2
     both_live = live_a & live_b
     # Live against live compares rows; a live hand wins every row against a fouled one;
-    # two fouled hands exchange nothing (RULES.md §2). Seats not both showing: nothing.
+    # two fouled hands exchange nothing (docs/rules.md §2). Seats not both showing: nothing.
     fallback = live_a - live_b
     signs = [(d - 1 if both_live else fallback) * both_show for d in digits]
     won, lost = sum(x > 0 for x in signs), sum(x < 0 for x in signs)
@@ -372,7 +372,7 @@ def head_to_head(table: SeatTable, mask: int, without: Counts | None = None) -> 
         beating *= show & alive & (opponents > 0)
         paid = _others(beating) * show
         table.wide(table_bonus, n)[...] = beating * opponents - paid
-    # A surrendered seat pays every opponent that did not surrender (RULES.md §5).
+    # A surrendered seat pays every opponent that did not surrender (docs/rules.md §5).
     surrender = np.zeros(n_seats, dtype=np.int8)
     if table.surrendered.any():
         for n in table.blocks:
@@ -416,7 +416,7 @@ def _others(wide: np.ndarray) -> np.ndarray:
 
 def royalty_flows(table: SeatTable, tables: Sequence[RoyaltyTable], mask: int
                   ) -> list[RoyaltyFlows]:
-    """Royalties netted pairwise (RULES.md §4), for several royalty tables at once.
+    """Royalties netted pairwise (docs/rules.md §4), for several royalty tables at once.
 
     Every showdown pair exchanges R(a) - R(b): a seat collects its royalties from each
     showdown opponent and pays each of theirs; a fouled seat, or one out of the showdown,
@@ -459,7 +459,7 @@ def royalty_flows(table: SeatTable, tables: Sequence[RoyaltyTable], mask: int
 
 def with_spade_bonus(table: SeatTable, plain: RoyaltyFlows, mask: int) -> RoyaltyFlows:
     """The flows with the 2♠ bonus: the row holding the 2♠ is exchanged a second time
-    between its seat and each showdown opponent (RULES.md §4)."""
+    between its seat and each showdown opponent (docs/rules.md §4)."""
     own, collected, net = plain.own, plain.collected.copy(), plain.net.copy()
     showing = ~out_of_showdown(table, mask)
     for n in table.blocks:
@@ -500,7 +500,7 @@ def natural_values(table: SeatTable, rule: Naturals) -> Int:
 
 
 def natural_points(table: SeatTable, rule: Naturals) -> Int:
-    """Naturals are paid by every opponent at once; two naturals net (RULES.md §4)."""
+    """Naturals are paid by every opponent at once; two naturals net (docs/rules.md §4)."""
     value = natural_values(table, rule)
     points = np.zeros(table.seats, dtype=np.int32)
     if not value.any():

@@ -20,6 +20,9 @@ its own transaction, and records it in ``schema_version``.
 
 from __future__ import annotations
 
+import os
+import re
+import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -382,16 +385,77 @@ def _per_seat(placements: pl.DataFrame) -> pa.Table:
                      "cards": lists("card"), "rows": lists("row")})
 
 
-class Store:
-    """A DuckDB database file holding hands; opening it brings its schema up to date."""
+LOCK_WAIT = 10.0
+"""Seconds to wait for a database another program holds, unless told otherwise."""
 
-    def __init__(self, path: Path | str, *, read_only: bool = False) -> None:
+_LOCK_HOLDER = re.compile(r"Conflicting lock is held in (?P<program>.*?)(?: \(PID (?P<pid>\d+)\))?"
+                          r"(?: by user \S+)?\.?(?: See also|$)")
+
+
+def lock_wait(seconds: float | None = None) -> float:
+    """``seconds`` when given, else ``$OFCSTATS_LOCK_WAIT``, else :data:`LOCK_WAIT`."""
+    if seconds is not None:
+        return max(0.0, seconds)
+    text = os.environ.get("OFCSTATS_LOCK_WAIT", "").strip()
+    try:
+        return max(0.0, float(text)) if text else LOCK_WAIT
+    except ValueError:
+        raise StoreError(f"OFCSTATS_LOCK_WAIT={text!r} is not a number of seconds") from None
+
+
+def _locked_message(path: Path, error: duckdb.Error, waited: float) -> str:
+    """The lock error in a line: who holds the database and what to do."""
+    found = _LOCK_HOLDER.search(str(error))
+    holder = "another program"
+    if found:
+        pid = found.group("pid")
+        holder = f"{found.group('program')} (PID {pid})" if pid else found.group("program")
+    return (f"{path}: the database is in use by {holder}; waited {waited:g} s. Close that "
+            f"program or its connection (a notebook: con.close()), or wait longer with "
+            f"--wait SECONDS or $OFCSTATS_LOCK_WAIT")
+
+
+def _is_lock(error: duckdb.Error) -> bool:
+    return "Could not set lock" in str(error) or "Conflicting lock" in str(error)
+
+
+class Store:
+    """A DuckDB database file holding hands; opening it brings its schema up to date.
+
+    ``read_only`` opens it for reading alone: any number of readers may share it, and a
+    reader never changes it (an out-of-date schema is then an error naming the command
+    that upgrades it). When another program holds the file, opening waits up to ``wait``
+    seconds (default :func:`lock_wait`) for it, then says who holds it.
+    """
+
+    def __init__(self, path: Path | str, *, read_only: bool = False,
+                 wait: float | None = None) -> None:
         self.path = Path(path)
-        try:
-            self.con = duckdb.connect(str(path), read_only=read_only)
-        except duckdb.Error as error:
-            raise StoreError(f"{path}: cannot open the database: {error}") from None
-        if not read_only:
+        patience = lock_wait(wait)
+        deadline = time.monotonic() + patience
+        pause = 0.05
+        while True:
+            try:
+                self.con = duckdb.connect(str(path), read_only=read_only)
+                break
+            except duckdb.Error as error:
+                if not _is_lock(error):
+                    raise StoreError(f"{path}: cannot open the database: "
+                                     f"{str(error).splitlines()[0]}") from None
+                if time.monotonic() >= deadline:
+                    raise StoreError(_locked_message(self.path, error, patience)) from None
+                time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
+                pause = min(pause * 2, 1.0)
+        if read_only:
+            current = self.version()
+            if current != SCHEMA_VERSION:
+                self.con.close()
+                raise StoreError(
+                    f"{path}: the database has schema version {current}, this ofcstats "
+                    f"reads version {SCHEMA_VERSION}: "
+                    + ("upgrade ofcstats" if current > SCHEMA_VERSION else
+                       "run ofcstats rescore (or ingest) on it once to bring it up to date"))
+        else:
             self.migrate()
         self._next_key: int | None = None
 
@@ -638,8 +702,11 @@ class Store:
             "variants": variants,
         }
 
-    def export_parquet(self, directory: Path) -> list[Path]:
-        """Every table, and the ``boards`` view, as ``DIR/<name>.parquet``."""
+    def export_parquet(self, directory: Path,
+                       progress: Callable[[int, int | None], None] | None = None
+                       ) -> list[Path]:
+        """Every table, and the ``boards`` view, as ``DIR/<name>.parquet``;
+        ``progress(tables written, tables)`` after each."""
         directory.mkdir(parents=True, exist_ok=True)
         names = [name for (name,) in self.con.execute("""
             SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'
@@ -651,5 +718,7 @@ class Store:
             quoted = str(target).replace("'", "''")
             self.con.execute(f"COPY (SELECT * FROM \"{name}\") TO '{quoted}' (FORMAT parquet)")
             written.append(target)
+            if progress is not None:
+                progress(len(written), len(names))
         return written
 

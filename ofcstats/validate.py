@@ -1,4 +1,4 @@
-"""Checking parsed hands against FORMAT.md, column-wise: a :class:`RawBatch` in, a
+"""Checking parsed hands against docs/format.md, column-wise: a :class:`RawBatch` in, a
 :class:`HandBatch` of valid hands and reasoned rejects out.
 
 A hand is valid when it has 2 to 4 seats (3 in Pineapple), every seat ends with

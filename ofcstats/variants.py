@@ -1,4 +1,4 @@
-"""The four deals (RULES.md §5): how many cards each street brings and how many are kept.
+"""The four deals (docs/rules.md §5): how many cards each street brings and how many are kept.
 
 >>> [(s.dealt, s.discard) for s in Variant("pineapple").streets]
 [(5, 0), (3, 1), (3, 1), (3, 1), (3, 1)]

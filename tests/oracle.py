@@ -1,4 +1,4 @@
-"""A deliberately plain scorer for tests: one hand at a time, the rules as RULES.md words them.
+"""A deliberately plain scorer for tests: one hand at a time, the rules as docs/rules.md words them.
 
 It shares nothing with the pipeline but the row strengths (proven separately against
 phevaluator and the exhaustive counts): pairs are settled with if-statements, royalties

@@ -232,7 +232,19 @@ def test_a_stored_ruleset_that_no_longer_validates_is_named_not_a_traceback(
             '{"head_to_head": {"row": 400}}') WHERE name = 'american'""")
     for command in (["players"], ["player", "ann"]):
         result = CliRunner().invoke(app, [*command, "--db", str(db)])
-        assert result.exit_code == 2, result.output
+        assert result.exit_code == 1, result.output
         assert "the stored ruleset american" in result.stderr
         assert "ofcstats rescore --rebuild" in result.stderr
         assert "Traceback" not in result.output
+
+
+def test_score_all_rulesets_scores_each_hand_under_its_variants_presets(tmp_path: Path
+                                                                       ) -> None:
+    log = _log(tmp_path / "c.jsonl", "chinese-13", "russian", ["dee", "eve"], 3, 4)
+    rows = pl.read_csv(_run("score", str(log), "--all-rulesets", "-f", "csv").encode())
+    assert sorted(set(rows["ruleset"])) == sorted(
+        name for name in preset_names() if load_ruleset(name).plays("chinese-13"))
+    assert not rows["what_if"].any()
+    asked = pl.read_csv(_run("score", str(log), "-r", "american,russian", "-f", "csv").encode())
+    assert dict(asked.group_by("ruleset").agg(pl.col("what_if").all()).iter_rows()) == \
+        {"american": True, "russian": False}

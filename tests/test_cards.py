@@ -1,4 +1,4 @@
-"""Card codes, parsing and printing (RULES.md §1)."""
+"""Card codes, parsing and printing (docs/rules.md §1)."""
 
 from __future__ import annotations
 

@@ -94,9 +94,9 @@ def test_score_reports_a_hand_with_an_unknown_ruleset(tmp_path: Path) -> None:
     assert runner.invoke(app, ["score", str(path), "-r", "american"]).exit_code == 0
 
 
-def test_score_of_a_missing_file_says_so(tmp_path: Path) -> None:
+def test_score_of_a_missing_file_is_a_usage_error(tmp_path: Path) -> None:
     result = runner.invoke(app, ["score", str(tmp_path / "nope.jsonl")])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert "nope.jsonl" in result.stderr
 
 

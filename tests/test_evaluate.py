@@ -95,7 +95,7 @@ def test_full_ordering_agrees_with_phevaluator_on_every_five_card_hand(
 
 
 def test_top_pair_with_missing_kicker_is_weaker_than_same_pair_with_more_kickers() -> None:
-    # RULES.md §2 decision: QQ5 top under QQ532 middle is legal; QQ6 over it fouls.
+    # docs/rules.md §2 decision: QQ5 top under QQ532 middle is legal; QQ6 over it fouls.
     assert s3("Qs Qh 5d") < s5("Qc Qd 5c 3s 2h")
     assert s3("Qs Qh 6d") > s5("Qc Qd 5c 3s 2h")
 
@@ -121,7 +121,7 @@ def test_kickers_break_ties_and_equal_rows_tie() -> None:
     assert s5("Ah Ad Kc 9s 2h") > s5("As Ac Kd 9h 2c") - 1
     assert s5("Ah Ad Kc 9s 3h") > s5("As Ac Kd 9h 2c")
     assert s5("Ah Ad Kc 9s 2h") == s5("As Ac Kd 9h 2c")
-    assert s3("3s 3h 6d") > s3("3c 3d 2h")  # seed 002: 3-3-6 beats 3-3-2 on the kicker
+    assert s3("3s 3h 6d") > s3("3c 3d 2h")  # Kinesisk poker: 3-3-6 beats 3-3-2 on the kicker
 
 
 def test_no_suit_ranking() -> None:

@@ -5,9 +5,14 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import nbformat
 import pytest
-from nbclient import NotebookClient
+
+# The notebook stack is the notebooks extra (make test installs it): without it, say so.
+nbformat = pytest.importorskip("nbformat", reason="the notebooks extra is not installed: "
+                               "pip install -e '.[notebooks]' (make test does)")
+NotebookClient = pytest.importorskip(
+    "nbclient", reason="the notebooks extra is not installed: pip install -e '.[notebooks]'"
+).NotebookClient
 
 NOTEBOOKS = sorted((Path(__file__).parent.parent / "notebooks").glob("*.ipynb"))
 

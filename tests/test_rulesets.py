@@ -1,4 +1,4 @@
-"""Rulesets as data (RULES.md §3, §4, §6, §7): presets, tables, policies, user files."""
+"""Rulesets as data (docs/rules.md §3, §4, §6, §7): presets, tables, policies, user files."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from ofcstats.rules import (
     royalty_names,
 )
 
-PRESETS = {  # RULES.md §7: name -> (2-1 pays, 3-0 pays, royalty table, foul, fantasyland)
+PRESETS = {  # docs/rules.md §7: name -> (2-1 pays, 3-0 pays, royalty table, foul, fantasyland)
     "american": (1, 6, "american", 6, "standard"),
     "pokerstars": (1, 6, "pokerstars", 6, "none"),
     "pokerstars-win2": (2, 6, "pokerstars", 6, "none"),
@@ -55,7 +55,7 @@ def test_only_finnish_spade_doubles_and_only_russian_has_a_table_bonus() -> None
     assert [n for n in preset_names() if load_ruleset(n).head_to_head.table_bonus] == ["russian"]
 
 
-ROYALTIES = {  # RULES.md §4: (trips, straight, flush, full house, quads, straight flush, royal)
+ROYALTIES = {  # rules §4: (trips, straight, flush, full house, quads, straight flush, royal)
     "american": ((2, 4, 8, 12, 20, 30, 50), (0, 2, 4, 6, 10, 15, 25)),
     "classic-kush": ((2, 4, 8, 12, 16, 20, 50), (0, 2, 4, 6, 8, 10, 25)),
     "pokerstars": ((0, 4, 8, 12, 20, 30, 50), (0, 2, 4, 6, 10, 15, 25)),

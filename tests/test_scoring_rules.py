@@ -1,4 +1,4 @@
-"""Scoring, one test per rule of RULES.md §2-§6, with the worked examples of the sources."""
+"""Scoring, one test per rule of docs/rules.md §2-§6, with the worked examples of the sources."""
 
 from __future__ import annotations
 
@@ -49,13 +49,13 @@ def test_top_stronger_than_middle_fouls() -> None:
 
 
 def test_equal_strength_between_rows_is_not_a_foul() -> None:
-    # seed 002: "the hand is NOT fouled" when rows are equal in strength.
+    # Kinesisk poker: "the hand is NOT fouled" when rows are equal in strength.
     equal = ("Ah Kc 3d", "9s 9d 5c 5h 2c", "9h 9c 5s 5d 2d")
     assert not play([equal, B_TWO_ONE], "american")[1]["fouled"]
 
 
 def test_top_qq5_under_middle_qq532_is_legal_and_qq6_fouls() -> None:
-    # RULES.md §2 decision: the top row's missing kickers count lower than any card.
+    # docs/rules.md §2 decision: the top row's missing kickers count lower than any card.
     legal = ("Qs Qh 5d", "Qc Qd 5c 3s 2h", "Ks Kh Kd 7c 7d")
     foul = ("Qs Qh 6d", "Qc Qd 5c 3s 2h", "Ks Kh Kd 7c 7d")
     other = ("2c 3c 4d", "8s 8h 9c Tc Jd", "As Ah Ac 9d 9h")
@@ -93,7 +93,7 @@ def test_when_every_hand_fouls_nobody_pays() -> None:
 
 
 def test_foul_penalty_is_six_even_where_a_scoop_pays_less() -> None:
-    # Pokerdom (seed 003): a scoop pays 4, a foul 6.
+    # Pokerdom (How to play OFC): a scoop pays 4, a foul 6.
     fouled = ("Ah As 3d", "Qs Jd 9c 8c 2h", "Ts Td 4s 4h 3c")
     assert points([fouled, B_SCOOPED], "pokerdom") == [-6, 6]
     assert points([A_SCOOP, B_SCOOPED], "pokerdom") == [4, -4]
@@ -114,7 +114,7 @@ def test_two_one_and_scoop_pay_as_the_rules_table_says(ruleset: str, two_one: in
 
 
 def test_two_four_pays_two_plus_one_when_one_row_ties() -> None:
-    # seed 000: "2+1 when one row ties"; the tops tie (A K 3 against A K 3).
+    # Rules and features: "2+1 when one row ties"; the tops tie (A K 3 against A K 3).
     a = ("Ah Kc 3d", "Qs Qd 9c 8c 2h", "Ts Td 4s 4h 3c")
     b = ("Ad Kh 3s", "Js Jd Tc 6h 5d", "9s 9d 5s 5h 2c")
     assert points([a, b], "two-four") == [3, -3]
@@ -122,14 +122,14 @@ def test_two_four_pays_two_plus_one_when_one_row_ties() -> None:
 
 
 def test_pokerdom_worked_example_pays_three_minus_one_is_two() -> None:
-    # seed 003: player 1 wins top and bottom (2 + 1 bonus), player 2 the middle (1).
+    # How to play OFC: player 1 wins top and bottom (2 + 1 bonus), player 2 the middle (1).
     p1 = ("Ah Kc 3d", "Js Jd Tc 6h 5d", "Ts Td 4s 4h 3c")
     p2 = ("Kd Jc 2s", "Qs Qd 9c 8c 2h", "9s 9d 5s 5h 2c")
     assert points([p1, p2], "pokerdom") == [2, -2]
 
 
 def test_russian_worked_example_b_nets_three_and_foreign_two() -> None:
-    # seed 000: A wins only the back, B the front and middle. The source prints the
+    # Rules and features: A wins only the back, B the front and middle. The source prints the
     # middles with four cards; a low fifth card is added to each without changing them.
     a = ("A♠ K♥ J♦", "5♥ 5♦ 4♣ 4♦ 3♣", "6♠ 7♠ 8♣ 9♦ T♣")
     b = ("A♣ A♥ T♠", "Q♣ Q♠ J♣ J♥ 9♠", "2♠ 3♠ 4♥ 5♣ 6♥")
@@ -157,7 +157,7 @@ FLUSH_BOTTOM = ("Kd Jc 2s", "Js Jd Tc 6h 5d", "3h 5h 8h Th Kh")
 
 @pytest.mark.parametrize("ruleset", ["pokerstars", "american"])
 def test_scoop_with_bottom_quads_against_bottom_flush_pays_12(ruleset: str) -> None:
-    # seed 002: A scoops (6), quads in the bottom (10); B has a bottom flush (4): 12.
+    # Kinesisk poker: A scoops (6), quads in the bottom (10); B has a bottom flush (4): 12.
     assert points([SCOOP_QUADS, FLUSH_BOTTOM], ruleset) == [12, -12]
 
 
@@ -204,7 +204,7 @@ def test_middle_and_bottom_royalties_by_table(middle: str, bottom: str,
 
 
 def test_finnish_spade_flush_with_the_deuce_in_the_bottom_earns_8() -> None:
-    # seed 002: a bottom spade flush holding the 2 of spades earns 8 instead of 4.
+    # Kinesisk poker: a bottom spade flush holding the 2 of spades earns 8 instead of 4.
     spade_flush = ("Ah Kc 3d", "Qh Qd 9c 8c 2h", "2s 5s 8s Ts Ks")
     other = ("Kd Jc 4h", "Js Jd Tc 6h 5d", "9h 9d 5c 5h 3c")
     assert play([spade_flush, other], "finnish-spade")[1]["royalty_bottom"] == 8
@@ -212,7 +212,7 @@ def test_finnish_spade_flush_with_the_deuce_in_the_bottom_earns_8() -> None:
 
 
 def test_finnish_bottom_pair_with_the_deuce_pays_double_a_full_house_12() -> None:
-    # seed 002: your bottom pair holds the 2 of spades; the opponent's full house costs 12.
+    # Kinesisk poker: your bottom pair holds the 2 of spades; the opponent's full house costs 12.
     pair_bottom = ("4c 3d 5h", "Js Jd Tc 6h 5d", "2s 2d Ac Kh Qh")
     full_house = ("Kd Jc 7h", "8s 8d 9c 9h 3c", "Th Td Ts 6c 6d")
     result = play([pair_bottom, full_house], "finnish-spade")
@@ -222,7 +222,7 @@ def test_finnish_bottom_pair_with_the_deuce_pays_double_a_full_house_12() -> Non
 
 
 def test_finnish_doubling_applies_when_the_holder_of_the_deuce_fouled() -> None:
-    # RULES.md §4 decision: the opponent's royalty in that row is still paid double.
+    # docs/rules.md §4 decision: the opponent's royalty in that row is still paid double.
     fouled_with_deuce = ("Ah As 3d", "Qs Jd 9c 8c 4h", "2s Td 4s 5h 3c")
     full_house = ("Kd Jc 7h", "8s 8d 9c 9h 3d", "Th Tc Ts 6c 6d")
     result = play([fouled_with_deuce, full_house], "finnish-spade")
@@ -275,7 +275,7 @@ def test_surrender_pays_more_than_two_rows_and_less_than_a_scoop() -> None:
                     surrendered=(False, True))
     one_six = load_ruleset("one-six").head_to_head
     assert result == [5, -5]
-    # Losing two rows (one tied) costs 2; a scoop costs 6 (RULES.md §5).
+    # Losing two rows (one tied) costs 2; a scoop costs 6 (docs/rules.md §5).
     assert 2 * one_six.row < result[0] < one_six.scoop_value
 
 

@@ -1,4 +1,4 @@
-"""The simulator: valid logs that score as reported, the game flow of RULES.md §5-§6,
+"""The simulator: valid logs that score as reported, the game flow of docs/rules.md §5-§6,
 determinism, and bots whose styles show in the numbers."""
 
 from __future__ import annotations
@@ -318,7 +318,7 @@ def test_styles_differ_in_fouls_and_fantasyland_over_5000_hands(tmp_path: Path) 
 
 # Without discards fantasyland is rarer (the middle must beat a pair of queens with the
 # cards as they come): many hands, margins in proportion. The margins are below what any
-# of six seeds gave (RULES.md §5 deals; style weights in ofcstats.simulate.heuristic).
+# of six seeds gave (docs/rules.md §5 deals; style weights in ofcstats.simulate.heuristic).
 ORDERINGS = [
     # variant, hands, foul margins safe < balanced < aggressive, the same for entries
     ("ofc-classic", 12_000, (0.04, 0.05), (0.0015, 0.002)),

@@ -1,4 +1,4 @@
-"""Every validation rule of FORMAT.md, with the exact reason a person reads.
+"""Every validation rule of docs/format.md, with the exact reason a person reads.
 
 Hands start from one legal two-seat Pineapple hand built from a fixed deck; each test
 breaks one rule. Every case also runs with every hand sent through the slow, wording

@@ -126,13 +126,22 @@ def _in_parallel(module: ModuleType, lines: Iterator[LineBatch], source: str,
             con.close()
 
 
-def read_all(paths: list[Path], format_name: str | None = None) -> HandBatch:
+def read_all(paths: list[Path], format_name: str | None = None,
+             progress: Callable[[int, int], None] | None = None) -> HandBatch:
     """Every hand of every file in one batch. A file that cannot be read becomes a
-    reject; a hand id seen before keeps its first hand (see :func:`merge`)."""
+    reject; a hand id seen before keeps its first hand (see :func:`merge`).
+    ``progress(bytes read, bytes in all files)`` is called as the files are read."""
     merged = HandBatch()
-    for path in paths:
+    sizes = [path.stat().st_size if path.is_file() else 0 for path in paths]
+    total, before = sum(sizes), 0
+    for path, size in zip(paths, sizes, strict=True):
+        def file_progress(done: int, base: int = before) -> None:
+            if progress is not None:
+                progress(base + done, total)
+
+        before += size
         try:
-            for batch in read(path, format_name):
+            for batch in read(path, format_name, file_progress):
                 merged = merge(merged, batch)
         except (HandError, OSError) as error:
             reason = str(error).removeprefix(f"{path}: ")

@@ -1,4 +1,4 @@
-"""The Chipzen OFC hand record, schema version 1 (``shared/formats/chipzen-hand-record.md``).
+"""The Chipzen OFC hand record, schema version 1 (docs/format.md).
 
 One JSON object per line; the hand sits under ``variant``, discriminated by
 ``variant.game_type == "ofc"``. A record of another ``schema_version`` is rejected,

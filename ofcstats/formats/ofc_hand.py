@@ -1,4 +1,4 @@
-"""The native ``ofc-hand/1`` JSON Lines format (FORMAT.md), parsed column-wise.
+"""The native ``ofc-hand/1`` JSON Lines format (docs/format.md), parsed column-wise.
 
 A batch of lines goes to Arrow's JSON reader in one call with the format's schema,
 which is strict: ``"seat": 2.5`` or ``"fantasyland": "yes"`` fails the read instead of
@@ -334,7 +334,7 @@ def _hands_sql() -> str:
 
 
 def _extra_expr() -> str:
-    # Unknown top-level keys are kept as a JSON object, never an error (FORMAT.md);
+    # Unknown top-level keys are kept as a JSON object, never an error (docs/format.md);
     # JSON pointers address them whatever characters the keys hold.
     pointer = "'/' || replace(replace(k, '~', '~0'), '/', '~1')"
     return (

@@ -299,9 +299,10 @@ def render_html(data: ReportData, images: dict[str, str]) -> str:
     parts += [
         "<h2 id=\"methodology\">Methodology</h2>",
         "<p>Every hand is scored from its final boards under every ruleset played in its "
-        "variant: pairwise, each seat against each opponent; fouls, royalties, the Finnish "
-        "spade bonus and the Russian table bonus as each ruleset defines them; fantasyland "
-        "repeats limited within a session. No table or chart mixes two variants.</p>",
+        "variant (see docs/rules.md): pairwise, each seat against each opponent; fouls, "
+        "royalties, the Finnish spade bonus and the Russian table bonus as each ruleset "
+        "defines them; fantasyland repeats limited within a session. No table or chart "
+        "mixes two variants.</p>",
         _methodology(),
         "</body></html>",
     ]

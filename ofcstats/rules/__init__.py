@@ -1,4 +1,4 @@
-"""Rulesets as data: the model and its TOML presets (RULES.md §3-§7)."""
+"""Rulesets as data: the model and its TOML presets (docs/rules.md §3-§7)."""
 
 from ofcstats.rules.load import (
     load_policy,

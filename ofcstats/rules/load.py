@@ -1,4 +1,4 @@
-"""Loading rulesets, royalty tables and fantasyland policies from TOML (RULES.md §6, §7).
+"""Loading rulesets, royalty tables and fantasyland policies from TOML (docs/rules.md §6, §7).
 
 Built-in files live beside this module: ``presets/``, ``royalties/`` and
 ``fantasyland/``. Wherever a name is accepted, a path to a user's own TOML file works
@@ -54,17 +54,17 @@ def _names(kind: str) -> list[str]:
 
 
 def preset_names() -> list[str]:
-    """Names of the built-in rulesets (RULES.md §7)."""
+    """Names of the built-in rulesets (docs/rules.md §7)."""
     return _names("presets")
 
 
 def policy_names() -> list[str]:
-    """Names of the built-in fantasyland policies (RULES.md §6)."""
+    """Names of the built-in fantasyland policies (docs/rules.md §6)."""
     return _names("fantasyland")
 
 
 def royalty_names() -> list[str]:
-    """Names of the built-in royalty tables (RULES.md §4)."""
+    """Names of the built-in royalty tables (docs/rules.md §4)."""
     return _names("royalties")
 
 
@@ -237,7 +237,7 @@ def _variants(data: dict[str, Any], where: str) -> tuple[Variant, ...]:
 
 @cache
 def load_ruleset(name_or_path: str) -> Ruleset:
-    """A preset by name (RULES.md §7), or a ruleset from a user's TOML file."""
+    """A preset by name (docs/rules.md §7), or a ruleset from a user's TOML file."""
     return _load("presets", name_or_path, "ruleset", ruleset_from)
 
 

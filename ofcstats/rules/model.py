@@ -1,4 +1,4 @@
-"""The ruleset model: frozen, self-validating dataclasses loaded from TOML (RULES.md §3-§7).
+"""The ruleset model: frozen, self-validating dataclasses loaded from TOML (docs/rules.md §3-§7).
 
 Rulesets differ only in numbers: head-to-head unit values, the foul penalty, royalty
 tables, switches such as the Finnish spade bonus, and the fantasyland policy. Nothing
@@ -65,7 +65,7 @@ def _top_hand(text: str) -> tuple[Category, int]:
 
 @dataclass(frozen=True)
 class HeadToHead:
-    """Unit values of a pairwise settlement (RULES.md §3).
+    """Unit values of a pairwise settlement (docs/rules.md §3).
 
     ``points(A) = row*(w-l) + majority*([w>=2]-[l>=2]) + scoop*([w=3]-[l=3])``, plus
     ``table_bonus`` for every row in which a seat beats every opponent, collected from
@@ -104,7 +104,7 @@ class HeadToHead:
 
 @dataclass(frozen=True)
 class RoyaltyTable:
-    """Royalties by row (RULES.md §4): top by pair or trips rank, 5-card rows by category.
+    """Royalties by row (docs/rules.md §4): top by pair or trips rank, 5-card rows by category.
 
     >>> table = RoyaltyTable("demo", top={"QQ": 7}, middle={"flush": 8}, bottom={})
     >>> from ofcstats.cards import parse_cards
@@ -179,7 +179,7 @@ class RoyaltyTable:
 
 @dataclass(frozen=True)
 class FantasylandPolicy:
-    """When a seat enters and stays in fantasyland, and how many cards it gets (RULES.md §6).
+    """When a seat enters and stays in fantasyland, and how many cards it gets (docs/rules.md §6).
 
     Thresholds are hands (see :func:`ofcstats.evaluate.weakest`): ``entry = "QQ"`` means a
     pair of queens or better on top. ``entry_cards`` (the ``progressive`` policy) maps the
@@ -259,7 +259,7 @@ class FantasylandPolicy:
 
 @dataclass(frozen=True)
 class Naturals:
-    """Hands paid before the showdown in 13-card Chinese poker (RULES.md §4); 0 = not played."""
+    """Hands paid before the showdown in 13-card Chinese poker (docs/rules.md §4); 0: not paid."""
 
     three_straights: int = 0
     three_flushes: int = 0
@@ -279,7 +279,7 @@ class Naturals:
 
 @dataclass(frozen=True)
 class Ruleset:
-    """Everything that turns the final boards of a hand into points (RULES.md §7)."""
+    """Everything that turns the final boards of a hand into points (docs/rules.md §7)."""
 
     name: str
     head_to_head: HeadToHead

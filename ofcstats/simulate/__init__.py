@@ -13,6 +13,7 @@ styles, writing realistic ``ofc-hand/1`` logs whose ground truth (each bot's sty
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -33,7 +34,7 @@ from ofcstats.simulate.scoring import ruleset_arrays
 from ofcstats.simulate.writer import LineFormat, hand_record, played_at, reported_points
 from ofcstats.variants import MIN_PLAYERS, Variant
 
-__all__ = ["BOT_STYLES", "Player", "Simulation", "SimulationError", "make_bot",
+__all__ = ["BOT_STYLES", "Player", "Simulation", "SimulationError", "Written", "make_bot",
            "parse_players", "simulate", "write_jsonl"]
 
 GAMES_PER_SERIES = 4  # games one table plays in a row before the next table's
@@ -139,15 +140,26 @@ class _Block:
     points: npt.NDArray[np.int64]  # (hands, seats)
 
 
-def _play(sim: Simulation, progress: Callable[[int, int], None] | None) -> Iterator[_Block]:
-    """The hands of a run, numbered and scored, block by block."""
+@dataclass(frozen=True)
+class _Start:
+    """Where a run begins: its first block, and the hands and games before it."""
+
+    block: int = 0
+    hands: int = 0
+    games: int = 0
+
+
+def _play(sim: Simulation, progress: Callable[[int, int], None] | None,
+          start: _Start = _Start()) -> Iterator[_Block]:
+    """The hands of a run, numbered and scored, block by block (from ``start.block``:
+    each block deals from generators seeded by the seed and the block's number alone,
+    so a run can begin at any block)."""
     sim.check()
     arrays = ruleset_arrays(sim.ruleset, sim.variant)
     names = [p.name for p in sim.players]
     seats = len(sim.players)
     series = math.ceil(sim.hands / (GAMES_PER_SERIES * seats))
-    written = games = 0
-    block = 0
+    written, games, block = start.hands, start.games, start.block
     while written < sim.hands:
         tables = min(MAX_TABLES, series - block * MAX_TABLES)
         dealer = Dealer(sim.variant, sim.ruleset, arrays, _bots(sim, block),
@@ -195,32 +207,116 @@ def simulate(sim: Simulation,
 
 
 def write_jsonl(sim: Simulation, path: Path,
-                progress: Callable[[int, int], None] | None = None) -> int:
-    """Write the simulated hands to ``path`` as JSON Lines (compact, one hand a line);
-    return how many.
+                progress: Callable[[int, int], None] | None = None, *,
+                append: bool = False) -> Written:
+    """Write the simulated hands to ``path`` as JSON Lines (compact, one hand a line) as
+    they are played.
 
-    The file is written whole or not at all: hands go to a temporary file beside it,
-    renamed into place at the end.
+    Hands are played a block of tables at a time; each block's lines are written and
+    flushed as soon as it is played, so a run that is stopped leaves every hand of its
+    finished blocks in the file, each line whole but perhaps the very last.
+
+    ``append`` resumes such a run: given the same options, the file becomes, to the
+    byte, what an uninterrupted run writes. The hands of the finished blocks are kept;
+    the last block the file reaches into is played again (its hands in the file must
+    be those this run plays, else :class:`SimulationError`), and play goes on from
+    there. Without ``append`` the file is written anew.
     """
     lines = LineFormat(sim.variant, sim.ruleset, [p.name for p in sim.players],
                        [p.style for p in sim.players], sim.prefix or f"sim{sim.seed}",
                        sim.start)
-    temporary = path.with_name(path.name + ".partial")
-    count = 0
+    sim.check()
+    found = _resume_point(sim, path) if append and path.exists() else None
+    start, keep, expected = found if found is not None else (_Start(), 0, b"")
+    kept = start.hands + expected.count(b"\n")
+    if kept > sim.hands:
+        raise SimulationError(f"{path}: holds {kept:,} hands of this simulation, more than "
+                              f"the {sim.hands:,} asked for")
+    if found is not None and kept == sim.hands and path.stat().st_size == keep + len(expected):
+        return Written(hands=sim.hands, resumed_after=kept)
+    if progress is not None:
+        progress(start.hands, sim.hands)
+    with path.open("r+b" if found is not None else "wb") as out:
+        out.seek(keep)
+        checked = not expected
+        for played in _play(sim, progress, start):
+            # A slice of hands at a time keeps the text arrays small.
+            for first in range(0, len(played.hands), _LINES_AT_ONCE):
+                part = slice(first, first + _LINES_AT_ONCE)
+                text = lines.lines(played.hands[part], played.games[part],
+                                   played.numbers[part], played.first + first,
+                                   played.points[part])
+                if not checked:
+                    size = min(len(expected), len(text))
+                    if text[:size] != expected[:size]:
+                        raise SimulationError(
+                            f"{path}: its hands are not those this simulation plays (another "
+                            "seed, players, ruleset or --hands?): repeat the options of the "
+                            "run that wrote it, or write to another file")
+                    expected = expected[size:]  # the same bytes: rewriting them is safe
+                    checked = not expected
+                out.write(text)
+                out.flush()
+        out.truncate()
+    return Written(hands=sim.hands, resumed_after=kept if found is not None else None)
+
+
+@dataclass(frozen=True)
+class Written:
+    """What :func:`write_jsonl` did: the hands now in the file, and how many were there
+    already when it resumed a run (None when it wrote the file anew)."""
+
+    hands: int
+    resumed_after: int | None = None
+
+
+def _resume_point(sim: Simulation, path: Path) -> tuple[_Start, int, bytes] | None:
+    """Where to resume writing ``path``: the start of the block its last whole line
+    belongs to, the file's bytes before that block, and its whole lines of that block
+    (to check against the block played again). None for a file with no whole line."""
+    data = path.read_bytes()
+    end = data.rfind(b"\n") + 1
+    if not end:
+        return None
+    prefix = sim.prefix or f"sim{sim.seed}"
+    first_line = data[:data.find(b"\n")]
+    last_line = data[data.rfind(b"\n", 0, end - 1) + 1:end - 1]
+    games_per_block = MAX_TABLES * GAMES_PER_SERIES
     try:
-        with temporary.open("wb") as out:
-            for played in _play(sim, progress):
-                # A slice of hands at a time keeps the text arrays small.
-                for start in range(0, len(played.hands), _LINES_AT_ONCE):
-                    part = slice(start, start + _LINES_AT_ONCE)
-                    out.write(lines.lines(played.hands[part], played.games[part],
-                                          played.numbers[part], played.first + start,
-                                          played.points[part]))
-                count += len(played.hands)
-        temporary.replace(path)
-    finally:
-        temporary.unlink(missing_ok=True)
-    return count
+        first, last = json.loads(first_line), json.loads(last_line)
+        game = int(last["hand_id"].removeprefix(f"{prefix}-").split("-")[0]) \
+            if str(last["hand_id"]).startswith(f"{prefix}-") else 0
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise SimulationError(f"{path}: not a log this simulation wrote (its first or last "
+                              "line is not one of its hands); write to another file") from None
+    for hand in (first, last):
+        _same_run(sim, hand, prefix, path)
+    block = (game - 1) // games_per_block
+    games = block * games_per_block
+    # The block's first hand is the first of its first game.
+    marker = f'"hand_id":"{prefix}-{games + 1:05d}-01"'.encode()
+    at = data.find(marker) if games else 0
+    if at < 0:
+        raise SimulationError(f"{path}: hands are missing before hand {prefix}-{game:05d}: "
+                              "write to another file")
+    keep = data.rfind(b"\n", 0, at) + 1 if at > 0 else 0
+    return (_Start(block=block, hands=data.count(b"\n", 0, keep), games=games), keep,
+            data[keep:end])
+
+
+def _same_run(sim: Simulation, hand: dict[str, Any], prefix: str, path: Path) -> None:
+    """Raise :class:`SimulationError` unless a logged hand could be one of ``sim``'s."""
+    wanted = {"variant": sim.variant.value, "ruleset": sim.ruleset.name,
+              "bots": {p.name: p.style for p in sim.players}}
+    for key, value in wanted.items():
+        if hand.get(key) != value:
+            raise SimulationError(f"{path}: its hands have {key} {hand.get(key)!r}, this "
+                                  f"simulation {value!r}: repeat the options of the run that "
+                                  "wrote it, or write to another file")
+    if not str(hand.get("hand_id", "")).startswith(f"{prefix}-"):
+        raise SimulationError(f"{path}: its hand ids do not start with {prefix}- (another "
+                              "--seed or --prefix?): repeat the options of the run that "
+                              "wrote it, or write to another file")
 
 
 _LINES_AT_ONCE = 2048

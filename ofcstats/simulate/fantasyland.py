@@ -1,7 +1,7 @@
 """Setting 13 to 17 cards at once: fantasyland's best arrangement, exactly.
 
 The value of a set is its royalties plus, when the seat may stay in fantasyland, a
-bonus for staying (RULES.md §6). The search is exact but avoids the million sets of a
+bonus for staying (docs/rules.md §6). The search is exact but avoids the million sets of a
 14-card hand by splitting them by where their value can come from, and works on all
 hands of a batch at once (flat arrays of candidates, each tagged with its hand):
 

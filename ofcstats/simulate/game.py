@@ -1,6 +1,6 @@
 """Game flow: deals, turns, timeouts, fantasyland and the button, for many tables at once.
 
-A *series* is one table's run of games; a game lasts one orbit of the button (RULES.md
+A *series* is one table's run of games; a game lasts one orbit of the button (docs/rules.md
 §5), lengthened by one hand for every fantasyland (the button does not move on a
 fantasyland hand, §6), so a game never ends with a fantasyland still owed. The series
 of a block are played in lockstep: hand by hand, street by street, seat by seat, each
@@ -82,7 +82,7 @@ class _Series:
 
 
 def auto_rows(filled: npt.NDArray[np.int8], count: int, discards: int) -> npt.NDArray[np.int8]:
-    """A timed-out seat's cards, bottom row first, then middle, then top (RULES.md §5);
+    """A timed-out seat's cards, bottom row first, then middle, then top (docs/rules.md §5);
     the last ``discards`` cards of the street are thrown away. ``filled`` is (m, 3)."""
     counts = filled.astype(np.int64).copy()
     out = np.full((filled.shape[0], count), DISCARD, dtype=np.int8)
@@ -139,7 +139,7 @@ class Dealer:
 
     def _advance(self, idx: npt.NDArray[np.intp], state: _Series,
                  next_fl: npt.NDArray[np.int64]) -> None:
-        """Button, orbit and games after a hand (RULES.md §5, §6)."""
+        """Button, orbit and games after a hand (docs/rules.md §5, §6)."""
         in_fl = state.fl_cards[idx] > 0
         entering = next_fl > 0
         state.fl_streak[idx] = np.where(entering, np.where(in_fl, state.fl_streak[idx] + 1, 1),

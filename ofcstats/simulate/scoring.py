@@ -79,7 +79,7 @@ def board_strengths(boards: npt.NDArray[np.uint8]) -> npt.NDArray[np.int32]:
 
 
 def fouled(strengths: npt.NDArray[np.int32]) -> npt.NDArray[np.bool_]:
-    """Rows out of order (RULES.md §2)."""
+    """Rows out of order (docs/rules.md §2)."""
     return (strengths[..., 0] > strengths[..., 1]) | (strengths[..., 1] > strengths[..., 2])
 
 
@@ -101,7 +101,7 @@ def qualifies(arrays: RulesetArrays, strengths: npt.NDArray[np.int32],
 
 def pair_points(arrays: RulesetArrays, mine: Ints, theirs: Ints, my_foul: Bools,
                 their_foul: Bools, my_roy: Ints, their_roy: Ints) -> npt.NDArray[np.int32]:
-    """Points one board wins from another (RULES.md §3-§4), table bonus and the spade
+    """Points one board wins from another (docs/rules.md §3-§4), table bonus and the spade
     bonus apart. Strengths and royalties are rows first, ``(3, ...)``."""
     wins = (mine[0] > theirs[0]).astype(np.int32) + (mine[1] > theirs[1]) \
         + (mine[2] > theirs[2])

@@ -1,4 +1,4 @@
-"""Played hands to ``ofc-hand/1`` records (FORMAT.md), scored by the ruleset played."""
+"""Played hands to ``ofc-hand/1`` records (docs/format.md), scored by the ruleset played."""
 
 from __future__ import annotations
 
@@ -68,7 +68,7 @@ def hand_record(hand: HandRecord, *, hand_id: str, session_id: str, played_at: d
                 street: dict[str, list[str]] = {"dealt": texts}
                 for text, row in zip(texts, rows, strict=True):
                     street.setdefault(_ROWS[row], []).append(text)
-                # Keys in the order FORMAT.md shows them: dealt, top, middle, bottom, discard.
+                # Keys in the order docs/format.md shows them: dealt, top, middle, bottom, discard.
                 streets.append({key: street[key] for key in _ORDER if key in street})
             entry["streets"] = streets
         if hand.timed_out[index]:

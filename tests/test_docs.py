@@ -1,0 +1,81 @@
+"""The documentation lives in the repository and stays true: every relative link of the
+README and docs/ resolves (to a file, and to a heading where it names one), docs/cli.md is
+what the commands print, and the pages cite sources by title, not by working file names."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from ofcstats.cli import cli_reference
+
+ROOT = Path(__file__).parent.parent
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)")
+CODE = re.compile(r"```.*?```", re.DOTALL)
+
+
+def anchors(page: Path) -> set[str]:
+    """The anchors of a page's headings, as GitHub makes them."""
+    found = set()
+    for line in CODE.sub("", page.read_text(encoding="utf-8")).splitlines():
+        if line.startswith("#"):
+            title = line.lstrip("#").strip().lower()
+            found.add(re.sub(r"[^\w\- ]", "", title).replace(" ", "-"))
+    return found
+
+
+def links(page: Path) -> list[str]:
+    return LINK.findall(CODE.sub("", page.read_text(encoding="utf-8")))
+
+
+def test_the_documentation_pages_are_there() -> None:
+    assert {p.name for p in PAGES} >= {"README.md", "rules.md", "format.md", "database.md",
+                                       "cli.md"}
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_every_relative_link_resolves(page: Path) -> None:
+    checked = 0
+    for target in links(page):
+        if re.match(r"[a-z]+:", target):
+            continue  # a web address
+        path, _, anchor = target.partition("#")
+        resolved = (page.parent / path).resolve() if path else page
+        assert resolved.exists(), f"{page.name}: {target} is not in the repository"
+        assert resolved.is_relative_to(ROOT), f"{page.name}: {target} leaves the repository"
+        if anchor:
+            assert anchor in anchors(resolved), f"{page.name}: no heading for {target}"
+        checked += 1
+    if page.name in {"README.md", "format.md"}:
+        assert checked, f"{page.name} links to no other page"
+
+
+def test_the_link_check_catches_a_broken_link(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text("# A title\n\n[x](nowhere.md) [y](#a-title) [z](#missing)\n")
+    assert links(page) == ["nowhere.md", "#a-title", "#missing"]
+    assert anchors(page) == {"a-title"}
+
+
+def test_cli_reference_is_current() -> None:
+    written = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    assert written == cli_reference(), "docs/cli.md is out of date: run make docs"
+
+
+def test_cli_reference_covers_every_command() -> None:
+    text = cli_reference()
+    for command in ("simulate", "ingest", "sql", "export", "score", "rescore", "compare",
+                    "players", "player", "report", "rulesets", "rulesets show", "db info"):
+        assert f"\n## ofcstats {command}\n" in text, command
+    assert "cli-reference" not in text
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+def test_pages_cite_sources_by_title(page: Path) -> None:
+    text = page.read_text(encoding="utf-8")
+    for name in ("RULES.md", "FORMAT.md", "DESIGN.md", "STYLE.md"):
+        assert name not in text, f"{page.name} cites {name}"
+    assert not re.search(r"\bseeds?\s+0\d\d", text), f"{page.name} cites a source by number"
