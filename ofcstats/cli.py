@@ -317,7 +317,8 @@ class _Rate(ProgressColumn):
         self.unit = unit
 
     def render(self, task: Task) -> Text:
-        speed = task.finished_speed or task.speed
+        speed = task.finished_speed or task.speed or (
+            task.completed / task.elapsed if task.completed and task.elapsed else None)
         return Text("" if speed is None else f"{speed:,.0f} {self.unit}/s",
                     style="progress.data.speed")
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import mmap
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -273,35 +274,44 @@ class Written:
 def _resume_point(sim: Simulation, path: Path) -> tuple[_Start, int, bytes] | None:
     """Where to resume writing ``path``: the start of the block its last whole line
     belongs to, the file's bytes before that block, and its whole lines of that block
-    (to check against the block played again). None for a file with no whole line."""
-    data = path.read_bytes()
-    end = data.rfind(b"\n") + 1
-    if not end:
+    (to check against the block played again). None for a file with no whole line.
+    The file is mapped, not read: only its first line and last block are looked at
+    (and its lines before that block counted)."""
+    if path.stat().st_size == 0:
         return None
-    prefix = sim.prefix or f"sim{sim.seed}"
-    first_line = data[:data.find(b"\n")]
-    last_line = data[data.rfind(b"\n", 0, end - 1) + 1:end - 1]
-    games_per_block = MAX_TABLES * GAMES_PER_SERIES
-    try:
-        first, last = json.loads(first_line), json.loads(last_line)
-        game = int(last["hand_id"].removeprefix(f"{prefix}-").split("-")[0]) \
-            if str(last["hand_id"]).startswith(f"{prefix}-") else 0
-    except (ValueError, KeyError, TypeError, AttributeError):
-        raise SimulationError(f"{path}: not a log this simulation wrote (its first or last "
-                              "line is not one of its hands); write to another file") from None
-    for hand in (first, last):
-        _same_run(sim, hand, prefix, path)
-    block = (game - 1) // games_per_block
-    games = block * games_per_block
-    # The block's first hand is the first of its first game.
-    marker = f'"hand_id":"{prefix}-{games + 1:05d}-01"'.encode()
-    at = data.find(marker) if games else 0
-    if at < 0:
-        raise SimulationError(f"{path}: hands are missing before hand {prefix}-{game:05d}: "
-                              "write to another file")
-    keep = data.rfind(b"\n", 0, at) + 1 if at > 0 else 0
-    return (_Start(block=block, hands=data.count(b"\n", 0, keep), games=games), keep,
-            data[keep:end])
+    with path.open("rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        end = data.rfind(b"\n") + 1
+        if not end:
+            return None
+        prefix = sim.prefix or f"sim{sim.seed}"
+        first_line = data[:data.find(b"\n")]
+        last_line = data[data.rfind(b"\n", 0, end - 1) + 1:end - 1]
+        try:
+            first, last = json.loads(first_line), json.loads(last_line)
+            game = int(last["hand_id"].removeprefix(f"{prefix}-").split("-")[0]) \
+                if str(last["hand_id"]).startswith(f"{prefix}-") else 0
+        except (ValueError, KeyError, TypeError, AttributeError):
+            raise SimulationError(f"{path}: not a log this simulation wrote (its first or last "
+                                  "line is not one of its hands); write to another file"
+                                  ) from None
+        for hand in (first, last):
+            _same_run(sim, hand, prefix, path)
+        games_per_block = MAX_TABLES * GAMES_PER_SERIES
+        block = (game - 1) // games_per_block
+        games = block * games_per_block
+        # The block's first hand is the first of its first game: near the end of the file.
+        marker = f'"hand_id":"{prefix}-{games + 1:05d}-01"'.encode()
+        at = data.rfind(marker) if games else 0
+        if at < 0:
+            raise SimulationError(f"{path}: hands are missing before hand {prefix}-"
+                                  f"{game:05d}: write to another file")
+        keep = data.rfind(b"\n", 0, at) + 1 if at > 0 else 0
+        before = sum(data[i:min(i + _COUNT_BYTES, keep)].count(b"\n")
+                     for i in range(0, keep, _COUNT_BYTES))
+        return _Start(block=block, hands=before, games=games), keep, data[keep:end]
+
+
+_COUNT_BYTES = 1 << 26  # newlines are counted 64 MiB at a time
 
 
 def _same_run(sim: Simulation, hand: dict[str, Any], prefix: str, path: Path) -> None:
