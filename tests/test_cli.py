@@ -12,7 +12,7 @@ from handgen import board_hand, random_hand, write_jsonl
 from typer.testing import CliRunner
 
 from ofcstats.cli import app
-from ofcstats.rules import preset_names
+from ofcstats.rules import load_ruleset, preset_names
 
 runner = CliRunner()
 REQUIRED = {"hand_id", "seat", "player", "ruleset", "points", "royalties", "fouled",
@@ -53,9 +53,13 @@ def test_score_under_named_rulesets_and_all_of_them(log: Path) -> None:
     named = records(runner.invoke(
         app, ["score", str(log), "-r", "russian", "-r", "western", "-f", "jsonl"]).stdout)
     assert {r["ruleset"] for r in named} == {"russian", "western"}
+    assert {r["ruleset"] for r in named if r["what_if"]} == {"russian"}  # OFC hands only
     every = records(runner.invoke(app, ["score", str(log), "--all-rulesets", "-f", "jsonl"])
                     .stdout)
-    assert len(every) == 14 * len(preset_names())
+    # Each of the 14 seats under every preset played in its variant (all of them OFC).
+    ofc = [n for n in preset_names() if load_ruleset(n).plays("pineapple")]
+    assert len(every) == 14 * len(ofc)
+    assert not any(r["what_if"] for r in every)
 
 
 def test_score_writes_csv_and_a_table(log: Path) -> None:
