@@ -228,7 +228,8 @@ def played_rulesets(scored: pl.DataFrame, chosen: str | None = None) -> dict[str
 def shown_rulesets(store: Store, filters: pipeline.Filters, chosen: str | None = None
                    ) -> dict[str, str]:
     """:func:`played_rulesets` from the store's tables, before any result is read: the
-    hands the filters keep, by variant and the ruleset they were played under."""
+    hands the filters keep, by variant and the ruleset they were played under. With
+    ``chosen``, only the variants scored under it."""
     where: list[str] = ["true"]
     params: list[object] = []
     for column, values in (("h.session_id", filters.sessions), ("h.variant", filters.variants),
@@ -252,7 +253,7 @@ def shown_rulesets(store: Store, filters: pipeline.Filters, chosen: str | None =
     for variant in sorted({str(v) for v, _, _ in played}):
         scored = [n for n, _, scope in defined if variant in (scope or [])]
         own = [n for n, variants, _ in defined if variant in (variants or [])]
-        if scored:
+        if scored and (chosen is None or chosen in scored):
             found[variant] = _choose(sorted(scored), sorted(own), [
                 (str(r), int(h)) for v, r, h in played if v == variant and r is not None],
                 chosen)

@@ -248,3 +248,10 @@ def test_score_all_rulesets_scores_each_hand_under_its_variants_presets(tmp_path
     asked = pl.read_csv(_run("score", str(log), "-r", "american,russian", "-f", "csv").encode())
     assert dict(asked.group_by("ruleset").agg(pl.col("what_if").all()).iter_rows()) == \
         {"american": True, "russian": False}
+
+
+def test_players_under_a_named_ruleset_shows_the_variants_it_is_played_under(
+        database: Path) -> None:
+    data = json.loads(_run("players", "--db", str(database), "--ruleset", "russian", "-f",
+                           "json"))
+    assert {(r["variant"], r["ruleset"]) for r in data} == {("chinese-13", "russian")}
