@@ -148,10 +148,13 @@ def read_sessions(con: duckdb.DuckDBPyConnection, session_ids: Sequence[str]
     starts = hand_starts(seats.get_column("hand_id"))
     if starts is None:  # cannot happen after the sort
         raise StoreError("the seats of a hand were read apart")
-    in_fantasyland = seats.get_column("fantasyland").to_numpy()
+    def any_seat(column: str) -> pl.Series:
+        flags = seats.get_column(column).to_numpy()
+        return pl.Series(np.logical_or.reduceat(flags, starts) if len(starts)
+                         else np.zeros(0, dtype=bool))
+
     hands = seats.select("hand_id", "session_id", "played_at", "n_seats")[starts].with_columns(
-        fantasyland_hand=pl.Series(np.logical_or.reduceat(in_fantasyland, starts)
-                                   if len(starts) else np.zeros(0, dtype=bool)),
+        fantasyland_hand=any_seat("fantasyland"), timed_out_hand=any_seat("timed_out"),
         hand_key=pl.col("hand_id"))
     return seats, hands
 
@@ -173,10 +176,7 @@ def score_sessions(seats: pl.DataFrame, hands: pl.DataFrame, rulesets: Sequence[
     # One core is left to the thread writing the previous batch: the writes take longer.
     scored = score_with_showdowns(seats, rulesets, cores=max(1, available_cores() - 1))
     # Within a batch hands are known by their integer key, in ``hand_id`` too.
-    order = session.hand_order(hands).collect()
-    streaks = session.fantasyland_streaks(
-        seats.select("hand_id", "seat", "player", "fantasyland"), order)
-    capped = session.apply_repeat_limits(scored.results, streaks, rulesets)
+    capped = session.limit_repeats(scored.results, seats, hands, rulesets)
     showdowns = {}
     for mask, rows in scored.showdowns.items():
         kept = rows
@@ -413,7 +413,8 @@ def scored_frame(store: Store, filters: Filters = Filters(),
     try:
         hands = con.sql("""
             SELECT h.hand_key, h.session_id, h.played_at, h.n_seats, h.file_id, h.line,
-                   bool_or(s.fantasyland) AS fantasyland_hand
+                   bool_or(s.fantasyland) AS fantasyland_hand,
+                   bool_or(s.timed_out) AS timed_out_hand
             FROM hands h JOIN seats s USING (hand_key)
             WHERE h.session_id IN (SELECT session_id FROM wanted_sessions)
             GROUP BY ALL

@@ -32,7 +32,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from ofcstats import allocator, evaluate, showdown
+from ofcstats import allocator, evaluate, session, showdown
 from ofcstats.errors import HandError, RulesetError
 from ofcstats.records import REJECTS_SCHEMA, HandBatch
 from ofcstats.rules.load import load_ruleset
@@ -374,14 +374,17 @@ DEFAULT_RULESET = "american"
 
 def score_batch(batch: HandBatch, rulesets: Sequence[Ruleset] | None = None) -> ScoredBatch:
     """Score checked hands: under ``rulesets`` when given, else each hand under its own
-    ``ruleset`` field (``american`` when it has none).
+    ``ruleset`` field (``american`` when it has none). Fantasyland repeat limits are
+    applied over the batch's sessions and games, as ``rescore`` applies them.
 
     A hand naming a ruleset that does not exist is not scored; it comes back among
     ``rejects`` with the reason.
     """
     seats = batch.seats_for_scoring()
+    hands = _session_hands(batch)
     if rulesets is not None:
-        results = score(seats, rulesets).with_columns(pl.col("ruleset").cast(pl.String))
+        results = session.limit_repeats(score(seats, rulesets), seats, hands, rulesets)
+        results = results.with_columns(pl.col("ruleset").cast(pl.String))
         return ScoredBatch(results=_in_log_order(results, batch, rulesets),
                            rejects=_no_rejects())
     own = batch.hands.select("hand_id", "source", "line",
@@ -398,13 +401,26 @@ def score_batch(batch: HandBatch, rulesets: Sequence[Ruleset] | None = None) -> 
                 pl.lit(None, dtype=pl.String).alias("raw"),
             ))
             continue
-        scored = score(seats.join(group.select("hand_id"), on="hand_id", how="semi"), [ruleset])
+        own_seats = seats.join(group.select("hand_id"), on="hand_id", how="semi")
+        own_hands = hands.join(group.select("hand_id"), on="hand_id", how="semi")
+        scored = session.limit_repeats(score(own_seats, [ruleset]), own_seats, own_hands,
+                                       [ruleset])
         frames.append(scored.with_columns(pl.col("ruleset").cast(pl.String)))
-    results = pl.concat(frames) if frames else score(seats.clear(), [])
+    results = pl.concat(frames) if frames else session.limit_repeats(
+        score(seats.clear(), []), seats.clear(), hands.clear(), [])
     return ScoredBatch(
         results=_in_log_order(results, batch, []),
         rejects=pl.concat(rejects).cast(REJECTS_SCHEMA) if rejects else _no_rejects(),  # type: ignore[arg-type]
     )
+
+
+def _session_hands(batch: HandBatch) -> pl.DataFrame:
+    """The batch's hands with what play order and games need (:func:`session.hand_order`):
+    whether any seat played in fantasyland, whether any timed out."""
+    flags = batch.seats.group_by("hand_id").agg(
+        fantasyland_hand=pl.col("fantasyland").any(), timed_out_hand=pl.col("timed_out").any())
+    return batch.hands.select("hand_id", "session_id", "played_at", "n_seats", "source",
+                              "line").join(flags, on="hand_id", how="left")
 
 
 def _in_log_order(results: pl.DataFrame, batch: HandBatch,

@@ -3,10 +3,12 @@
 A hand's points are fixed by its boards; three things need the hands around it:
 
 - **Fantasyland repeats** (RULES.md §6): a seat that has already repeated
-  ``repeat_limit`` times in a row does not stay, whatever it set. The log says which
-  seats played each hand in fantasyland; a run of consecutive such hands is a streak.
+  ``repeat_limit`` times in the game (or, with ``repeat_scope = "streak"``, in a row)
+  does not stay, whatever it set. The log says which seats played each hand in
+  fantasyland; a run of consecutive such hands is a streak.
 - **Games**: a game ("partie") is one orbit of the button, plus the fantasyland hands
-  played in it, on which the button does not move (RULES.md §5, §6).
+  played in it, on which the button does not move, ended early by a timeout
+  (RULES.md §5, §6; :func:`game_ends`).
 - **Money**: points times the point value, with the per-game loss cap: a player loses
   at most ``loss_cap`` points in one game. **Decision**: what a capped loser does not
   pay is taken from the winners of that game in proportion to their winnings, so money
@@ -18,6 +20,7 @@ Every function here is columnar: sorts, cumulative sums and window functions.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -26,61 +29,106 @@ from ofcstats.rules.model import Ruleset
 from ofcstats.stats import as_text
 
 
+def game_ends(orbit_done: Any, timed_out: Any, fantasyland_owed: Any) -> Any:
+    """Whether a game ends right after a hand: the one definition of a game.
+
+    A game ("partie") is one orbit of the button (RULES.md §5); the button does not move
+    on a fantasyland hand, so every fantasyland lengthens the game by one hand (§6). A
+    timeout ends the game right after the hand in which a player timed out, unless a
+    fantasyland is owed: then it goes on until every fantasyland is played.
+
+    ``orbit_done``: the button has gone round (this hand completes the orbit);
+    ``timed_out``: some player timed out in this game; ``fantasyland_owed``: the next
+    hand is played in fantasyland by someone. Works element by element on numpy arrays
+    and on Polars expressions alike: :func:`hand_order` and the simulator both use it.
+    """
+    return ~fantasyland_owed & (orbit_done | timed_out)
+
+
 def hand_order(hands: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
     """Add ``order`` (hands in play order within their session, from 0) and ``game``.
 
     Play order is ``played_at`` when given, else the order the hands were logged
     (``hand_key``, or ``source`` and ``line``). ``fantasyland_hand`` must say whether
-    any seat played the hand in fantasyland.
+    any seat played the hand in fantasyland, ``timed_out_hand`` (optional) whether any
+    seat timed out in it. Games end where :func:`game_ends` says.
     """
     lf = hands.lazy()
     columns = lf.collect_schema().names()
     tie = ["hand_key"] if "hand_key" in columns else ["source", "line"]
+    if "timed_out_hand" not in columns:
+        lf = lf.with_columns(timed_out_hand=pl.lit(False))
     ordered = lf.sort(["session_id", "played_at", *tie], nulls_last=True).with_columns(
         order=pl.int_range(pl.len(), dtype=pl.Int64).over("session_id"),
     )
-    # A game is one orbit of the button: n_seats hands on which it moves. Fantasyland
-    # hands do not move it, so they belong to the game of the hand before them.
-    moved_before = (~pl.col("fantasyland_hand")).cast(pl.Int64).cum_sum().over("session_id") \
-        - (~pl.col("fantasyland_hand")).cast(pl.Int64)
-    game = pl.when(pl.col("fantasyland_hand")).then((moved_before - 1).clip(lower_bound=0)) \
-        .otherwise(moved_before) // pl.col("n_seats").cast(pl.Int64)
-    return ordered.with_columns(game=game.cast(pl.Int64))
+    fantasyland = pl.col("fantasyland_hand")
+    moves = (~fantasyland).cast(pl.Int64)
+    # The hands from one on which the button moves up to the next: a timeout in them
+    # ends the game once no fantasyland is owed (an earlier one would have ended it).
+    stretch = moves.cum_sum().over("session_id")
+    owed = fantasyland.shift(-1).over("session_id").fill_null(False)
+    timed = pl.col("timed_out_hand").cum_max().over("session_id", "_stretch")
+    # Timeouts cut the session into parts; in each, the button's orbits count from 0.
+    cut = game_ends(pl.lit(False), pl.col("_timed"), pl.col("_owed"))
+    part = cut.cast(pl.Int64).shift(1).fill_null(0).cum_sum().over("session_id")
+    moved = moves.cum_sum().over("session_id", "_part")
+    orbit_done = (moved > 0) & (moved % pl.col("n_seats").cast(pl.Int64) == 0)
+    ends = game_ends(orbit_done, pl.col("_timed"), pl.col("_owed"))
+    game = ends.cast(pl.Int64).shift(1).fill_null(0).cum_sum().over("session_id")
+    return ordered.with_columns(_stretch=stretch, _owed=owed).with_columns(
+        _timed=timed).with_columns(_part=part).with_columns(
+        game=game.cast(pl.Int64)).drop("_stretch", "_owed", "_timed", "_part")
 
 
 def fantasyland_streaks(seats: pl.DataFrame, order: pl.DataFrame) -> pl.DataFrame:
     """Add ``streak``: how many hands in a row, this one included, the player has played
-    in fantasyland in this session (0 when not in fantasyland now).
+    in fantasyland in this session (0 when not in fantasyland now); and ``repeats``: how
+    many repeats (fantasyland hands right after the player's own fantasyland hand) the
+    player has played in this game, this hand included.
 
-    ``order`` gives each hand's ``session_id`` and play ``order`` (:func:`hand_order`).
+    ``order`` gives each hand's ``session_id``, play ``order`` and ``game``
+    (:func:`hand_order`).
     """
-    frame = seats.join(order.select("hand_id", "session_id", "order"), on="hand_id",
+    frame = seats.join(order.select("hand_id", "session_id", "order", "game"), on="hand_id",
                        maintain_order="left")
     # Sessions and players as integer codes: the sort only needs each (session, player)
     # together and in play order, and sorting integers is several times faster.
     ranked = frame.select(
-        "fantasyland",
+        "fantasyland", "game",
         session=pl.col("session_id").cast(pl.Categorical).to_physical(),
         player=pl.col("player").cast(pl.Categorical).to_physical(),
         order="order",
     ).with_row_index("_row").sort("session", "player", "order")
     in_fl = ranked.get_column("fantasyland").to_numpy().astype(bool)
     n = len(in_fl)
+    frame = frame.drop("game")
     if n == 0:
-        return frame.with_columns(streak=pl.lit(0, dtype=pl.Int16))
+        return frame.with_columns(streak=pl.lit(0, dtype=pl.Int16),
+                                  repeats=pl.lit(0, dtype=pl.Int16))
     session = ranked.get_column("session")
     player = ranked.get_column("player")
+    game = ranked.get_column("game").to_numpy()
     new_group = np.ones(n, dtype=bool)
     new_group[1:] = ((session.slice(1) != session.slice(0, n - 1))
                      | (player.slice(1) != player.slice(0, n - 1))).to_numpy()
+    index = np.arange(n)
     # A run of fantasyland hands starts after a hand out of it or at a new (session,
     # player); the streak is the count of fantasyland hands since that start.
     boundary = new_group | ~np.concatenate([[False], in_fl[:-1]])
-    start = np.maximum.accumulate(np.where(boundary, np.arange(n), 0))
-    streak = np.where(in_fl, np.arange(n) - start + 1, 0).astype(np.int16)
-    placed = np.empty(n, dtype=np.int16)
-    placed[ranked.get_column("_row").to_numpy()] = streak
-    return frame.with_columns(streak=pl.Series(placed))
+    start = np.maximum.accumulate(np.where(boundary, index, 0))
+    streak = np.where(in_fl, index - start + 1, 0).astype(np.int16)
+    # Repeats: hands on the second or later place of a run, counted from the start of
+    # the (session, player, game).
+    repeat = (streak >= 2).astype(np.int64)
+    game_start = new_group | np.concatenate([[True], game[1:] != game[:-1]])
+    begin = np.maximum.accumulate(np.where(game_start, index, 0))
+    counted = np.cumsum(repeat)
+    repeats = (counted - counted[begin] + repeat[begin]).astype(np.int16)
+    rows = ranked.get_column("_row").to_numpy()
+    placed = np.empty((2, n), dtype=np.int16)
+    placed[0, rows] = streak
+    placed[1, rows] = repeats
+    return frame.with_columns(streak=pl.Series(placed[0]), repeats=pl.Series(placed[1]))
 
 
 def apply_repeat_limits(results: pl.DataFrame, streaks: pl.DataFrame,
@@ -89,6 +137,8 @@ def apply_repeat_limits(results: pl.DataFrame, streaks: pl.DataFrame,
     cap) and ``fantasyland_entered`` / ``fantasyland_stayed`` ("would have entered /
     stayed" under that ruleset).
 
+    A seat in fantasyland may stay while the repeats it has played, in the game or in
+    the current run by the policy's ``repeat_scope``, are fewer than ``repeat_limit``.
     ``results`` is laid out as :func:`ofcstats.score.score` returns it: one block per
     ruleset, in ``rulesets`` order, each block listing the same seats in the same order.
     """
@@ -97,20 +147,23 @@ def apply_repeat_limits(results: pl.DataFrame, streaks: pl.DataFrame,
     if per_block * blocks != results.height:
         raise ValueError("results must hold one equal block of seats per ruleset")
     seats = results.slice(0, per_block).select("hand_id", "seat")
-    aligned = streaks.select("hand_id", "seat", "fantasyland", "streak")
+    aligned = streaks.select("hand_id", "seat", "fantasyland", "streak", "repeats")
     if not (aligned.height == per_block
             and aligned.select("hand_id", "seat").equals(seats)):  # usually the same seats
         aligned = seats.join(aligned, on=["hand_id", "seat"], how="left",
                              maintain_order="left")
     in_fl = np.tile(aligned.get_column("fantasyland").fill_null(False).to_numpy(), blocks)
-    streak = np.tile(aligned.get_column("streak").fill_null(0).to_numpy(), blocks)
+    # A seat on its k-th hand in a row in fantasyland has repeated k - 1 times in a row.
+    in_a_row = aligned.get_column("streak").fill_null(0).to_numpy().astype(np.int32) - 1
+    in_game = aligned.get_column("repeats").fill_null(0).to_numpy().astype(np.int32)
+    repeated = np.concatenate([in_game if r.fantasyland.repeat_scope == "game" else in_a_row
+                               for r in rulesets]) if blocks else np.zeros(0, np.int32)
     no_limit = np.iinfo(np.int16).max
     limit = np.repeat(np.array([no_limit if r.fantasyland.repeat_limit is None
                                 else r.fantasyland.repeat_limit for r in rulesets],
                                dtype=np.int32), per_block)
     earned = results.get_column("fantasyland_next").to_numpy().astype(bool)
-    # A seat on its k-th hand in a row in fantasyland has repeated k - 1 times.
-    allowed = earned & ~(in_fl & (streak.astype(np.int32) - 1 >= limit))
+    allowed = earned & ~(in_fl & (repeated >= limit))
     cards = np.where(allowed, results.get_column("fantasyland_cards").to_numpy(), 0)
     return results.with_columns(
         fantasyland_earned=pl.Series(earned),
@@ -119,6 +172,17 @@ def apply_repeat_limits(results: pl.DataFrame, streaks: pl.DataFrame,
         fantasyland_entered=pl.Series(allowed & ~in_fl),
         fantasyland_stayed=pl.Series(allowed & in_fl),
     )
+
+
+def limit_repeats(results: pl.DataFrame, seats: pl.DataFrame, hands: pl.DataFrame,
+                  rulesets: Sequence[Ruleset]) -> pl.DataFrame:
+    """:func:`apply_repeat_limits` over whole sessions: play order and games from
+    ``hands`` (as :func:`hand_order` wants them), streaks and repeats from ``seats``
+    (``hand_id``, ``seat``, ``player``, ``fantasyland``)."""
+    order = hand_order(hands).collect()
+    streaks = fantasyland_streaks(seats.select("hand_id", "seat", "player", "fantasyland"),
+                                  order)
+    return apply_repeat_limits(results, streaks, rulesets)
 
 
 def game_money(results: pl.LazyFrame, hands: pl.LazyFrame,

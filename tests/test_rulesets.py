@@ -90,11 +90,12 @@ def test_classic_chinese_bonuses_are_an_optional_table() -> None:
 
 
 def test_fantasyland_policies_of_section_6_including_progressive() -> None:
-    assert set(policy_names()) == {"standard", "unlimited", "bottom-top-only", "none",
-                                   "progressive"}
+    assert set(policy_names()) == {"standard", "standard-streak", "unlimited",
+                                   "bottom-top-only", "none", "progressive"}
     standard = load_policy("standard")
     assert (standard.entry, standard.stay_top, standard.stay_middle, standard.stay_bottom,
-            standard.repeat_limit) == ("QQ", "222", "full_house", "quads", 1)
+            standard.repeat_limit, standard.repeat_scope) == ("QQ", "222", "full_house",
+                                                              "quads", 1, "game")
     assert load_policy("unlimited").repeat_limit is None
     assert load_policy("bottom-top-only").stay_middle is None
     assert not load_policy("none").enters

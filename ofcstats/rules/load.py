@@ -37,8 +37,8 @@ _RULESET_KEYS = {
 }
 _HEAD_TO_HEAD_KEYS = {"row", "majority", "scoop", "table_bonus"}
 _ROYALTY_KEYS = {"name", "description", "top", "middle", "bottom"}
-_POLICY_KEYS = {"name", "description", "entry", "stay", "repeat_limit", "entry_cards",
-                "in_sources"}
+_POLICY_KEYS = {"name", "description", "entry", "stay", "repeat_limit", "repeat_scope",
+                "entry_cards", "in_sources"}
 _STAY_KEYS = {"top", "middle", "bottom"}
 _NATURAL_KEYS = {"three_straights", "three_flushes", "six_pairs", "dragon"}
 
@@ -134,6 +134,7 @@ def policy_from(data: dict[str, Any], where: str) -> FantasylandPolicy:
         stay_middle=stay.get("middle"),
         stay_bottom=stay.get("bottom"),
         repeat_limit=repeat,
+        repeat_scope=data.get("repeat_scope", "game"),
         entry_cards=_table(data, "entry_cards", where),
         in_sources=bool(data.get("in_sources", True)),
         where=where,

@@ -166,6 +166,10 @@ class RoyaltyTable:
         return not any(v for t in (self.top, self.middle, self.bottom) for v in t.values())
 
 
+REPEAT_SCOPES = ("game", "streak")
+"""What a fantasyland repeat limit counts over (see :class:`FantasylandPolicy`)."""
+
+
 @dataclass(frozen=True)
 class FantasylandPolicy:
     """When a seat enters and stays in fantasyland, and how many cards it gets (RULES.md §6).
@@ -174,8 +178,12 @@ class FantasylandPolicy:
     pair of queens or better on top. ``entry_cards`` (the ``progressive`` policy) maps the
     top hand that earned entry to the cards dealt, counted as in Pineapple; in classic and
     turbo a seat gets one card fewer, having no discard. A policy without it deals the
-    variant's flat count (13, or 14 in Pineapple). ``repeat_limit`` is how many fantasylands
-    in a row may follow the first (``None``: no limit).
+    variant's flat count (13, or 14 in Pineapple). ``repeat_limit`` is how many repeats
+    (a fantasyland hand right after the same seat's fantasyland hand) a seat may play
+    (``None``: no limit), counted over ``repeat_scope``: ``"game"``, every repeat in one
+    game counts, however the seat got back into fantasyland (the sources: one repeat per
+    game); ``"streak"``, only the repeats of the current run of fantasyland hands count,
+    so a seat that leaves and re-enters may repeat again in the same game.
     """
 
     name: str
@@ -186,6 +194,7 @@ class FantasylandPolicy:
     stay_bottom: str | None = None
     repeat_limit: int | None = None
     entry_cards: Mapping[str, int] = field(default_factory=dict)
+    repeat_scope: str = "game"
     in_sources: bool = True
     where: str = field(default="fantasyland", repr=False, compare=False)
 
@@ -212,6 +221,9 @@ class FantasylandPolicy:
             raise _fail(self.where, "stay", "...", "a policy without entry cannot have stay rules")
         if self.repeat_limit is not None:
             _check_int(self.where, "repeat_limit", self.repeat_limit)
+        if self.repeat_scope not in REPEAT_SCOPES:
+            raise _fail(self.where, "repeat_scope", self.repeat_scope,
+                        f"use one of {', '.join(REPEAT_SCOPES)}")
         for key, value in self.entry_cards.items():
             try:
                 _top_hand(key)
@@ -223,7 +235,7 @@ class FantasylandPolicy:
 
     def __hash__(self) -> int:
         return hash((self.name, self.entry, self.stay_top, self.stay_middle, self.stay_bottom,
-                     self.repeat_limit, tuple(self.entry_cards.items())))
+                     self.repeat_limit, tuple(self.entry_cards.items()), self.repeat_scope))
 
     @property
     def enters(self) -> bool:
@@ -361,6 +373,7 @@ class Ruleset:
             policy["stay"] = {k: v for k, v in (("top", f.stay_top), ("middle", f.stay_middle),
                                                 ("bottom", f.stay_bottom)) if v is not None}
             policy["repeat_limit"] = "none" if f.repeat_limit is None else f.repeat_limit
+            policy["repeat_scope"] = f.repeat_scope
             if f.entry_cards:
                 policy["entry_cards"] = dict(f.entry_cards)
         data["fantasyland"] = policy

@@ -149,7 +149,11 @@ def _play(sim: Simulation, progress: Callable[[int, int], None] | None) -> Itera
     written = games = 0
     block = 0
     while written < sim.hands:
-        tables = min(MAX_TABLES, series - block * MAX_TABLES)
+        # Timeouts end games early, so the tables first planned may fall short: then as
+        # many more as the hands still wanted would need at full length.
+        planned = series - block * MAX_TABLES
+        tables = min(MAX_TABLES, planned if planned > 0 else
+                     math.ceil((sim.hands - written) / (GAMES_PER_SERIES * seats)))
         dealer = Dealer(sim.variant, sim.ruleset, arrays, _bots(sim, block),
                         np.random.default_rng([sim.seed, block, 0]), sim.timeout_rate)
 
