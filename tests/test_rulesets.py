@@ -171,3 +171,21 @@ def test_two_rulesets_with_one_name_are_refused(tmp_path: Path) -> None:
     path.write_text('name = "american"\n[head_to_head]\nrow = 1\n', encoding="utf-8")
     with pytest.raises(RulesetError, match="both call themselves 'american'"):
         load_rulesets(["american", str(path)])
+
+
+@pytest.mark.parametrize(("variant", "expected"), [
+    ("chinese-13", (3, 3, 3, 13)),
+    ("pineapple", (0, 0, 0, 0)),
+])
+def test_naturals_default_for_a_chinese_13_file_without_a_naturals_table(
+        tmp_path: Path, variant: str, expected: tuple[int, ...]) -> None:
+    """RULES.md §4 decision: 3 units for each natural, 13 for a dragon, in a 13-card
+    ruleset that does not say; an open-face ruleset pays none; a table given wins."""
+    body = f'variant = "{variant}"\n[head_to_head]\nrow = 1\nscoop = 3\n'
+    plain = tmp_path / f"{variant}.toml"
+    plain.write_text(body, encoding="utf-8")
+    n = load_ruleset(str(plain)).naturals
+    assert (n.three_straights, n.three_flushes, n.six_pairs, n.dragon) == expected
+    stated = tmp_path / f"{variant}-none.toml"
+    stated.write_text(body + "[naturals]\ndragon = 0\n", encoding="utf-8")
+    assert not load_ruleset(str(stated)).naturals.played

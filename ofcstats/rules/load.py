@@ -211,7 +211,8 @@ def ruleset_from(data: dict[str, Any], where: str) -> Ruleset:
         foul_penalty=data.get("foul_penalty"),
         surrender=data.get("surrender"),
         spade_bonus=data.get("spade_bonus", False),
-        naturals=Naturals(**naturals_data, where=f"{where}.naturals"),
+        naturals=Naturals(**naturals_data, where=f"{where}.naturals") if "naturals" in data
+        else Naturals.default_for(variant, f"{where}.naturals"),
         point_value=data.get("point_value", 1.0),
         loss_cap=data.get("loss_cap"),
         path=where,
