@@ -433,7 +433,7 @@ def rulesets_show(
 def _ruleset_text(ruleset: Ruleset) -> str:
     data = ruleset.to_dict()
     lines = [f"{ruleset.name}: {ruleset.description}"]
-    for key in ("variant", "sources", "foul_penalty", "surrender", "spade_bonus",
+    for key in ("variant", "sources", "foul_penalty", "misset", "surrender", "spade_bonus",
                 "point_value", "loss_cap"):
         if key in data:
             lines.append(f"  {key}: {data[key]}")

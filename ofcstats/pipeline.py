@@ -34,7 +34,7 @@ from ofcstats.errors import StoreError
 from ofcstats.rules.load import ruleset_from
 from ofcstats.rules.model import Ruleset
 from ofcstats.score import SHOWDOWN_COLUMNS, available_cores, score_with_showdowns
-from ofcstats.showdown import hand_starts, natural_mask
+from ofcstats.showdown import differs, hand_starts, showdown_key
 from ofcstats.store import Store
 
 _RESULT_COLUMNS = (
@@ -83,7 +83,7 @@ def _register(con: duckdb.DuckDBPyConnection, rulesets: Sequence[Ruleset], rebui
             con.execute(
                 "INSERT INTO rulesets VALUES (?, ?, ?, ?, ?, ?, NULL)",
                 [ruleset_id, ruleset.name, ruleset.description,
-                 natural_mask(ruleset.naturals), digest,
+                 showdown_key(ruleset), digest,
                  json.dumps(ruleset.to_dict(), ensure_ascii=False)])
         else:
             ruleset_id = int(row[0])
@@ -95,7 +95,7 @@ def _register(con: duckdb.DuckDBPyConnection, rulesets: Sequence[Ruleset], rebui
                     "UPDATE rulesets SET fingerprint = ?, definition = ?, description = ?, "
                     "natural_mask = ? WHERE ruleset_id = ?",
                     [digest, json.dumps(ruleset.to_dict(), ensure_ascii=False),
-                     ruleset.description, natural_mask(ruleset.naturals), ruleset_id])
+                     ruleset.description, showdown_key(ruleset), ruleset_id])
         ids[ruleset.name] = ruleset_id
     return ids, redo
 
@@ -172,7 +172,8 @@ def score_sessions(seats: pl.DataFrame, hands: pl.DataFrame, rulesets: Sequence[
                    ) -> tuple[pl.DataFrame, dict[int, pl.DataFrame]]:
     """Score whole sessions, apply their fantasyland repeat limits, and keep the showdowns
     to store: every seat for natural mask 0, and for another mask only the hands in which
-    it changes something (a seat holds one of its naturals)."""
+    it changes something (a seat holds one of its naturals, or is fouled where misses
+    are not counted)."""
     # One core is left to the thread writing the previous batch: the writes take longer.
     scored = score_with_showdowns(seats, rulesets, cores=max(1, available_cores() - 1))
     # Within a batch hands are known by their integer key, in ``hand_id`` too.
@@ -181,8 +182,9 @@ def score_sessions(seats: pl.DataFrame, hands: pl.DataFrame, rulesets: Sequence[
     for mask, rows in scored.showdowns.items():
         kept = rows
         if mask:
+            fouled = scored.showdowns[0].get_column("fouled").to_numpy()
             changed = rows.get_column("hand_id").filter(
-                (scored.natural_bits & mask) != 0).unique()
+                differs(scored.natural_bits.to_numpy(), fouled, mask)).unique()
             kept = rows.filter(pl.col("hand_id").is_in(changed.implode()))
         showdowns[mask] = kept.rename({"hand_id": "hand_key"})
     return capped.rename({"hand_id": "hand_key"}), showdowns

@@ -105,20 +105,24 @@ def fouls(seats: pl.LazyFrame) -> pl.LazyFrame:
 
 
 def _head_to_head_key(ruleset: Ruleset) -> tuple[int, ...]:
-    """What the ruleset's head-to-head points depend on; rulesets sharing it share the sum."""
+    """What the ruleset's head-to-head points depend on; rulesets sharing it share the sum:
+    the showdown key, then one coefficient per term of :attr:`showdown.Counts.terms`."""
     h = ruleset.head_to_head
-    return (showdown.natural_mask(ruleset.naturals), h.row, h.majority, h.scoop,
-            ruleset.foul_points, h.table_bonus, ruleset.surrender_points)
+    per_row = ruleset.misset == "per-row"
+    return (showdown.showdown_key(ruleset), h.row, h.majority, h.scoop,
+            ruleset.foul_points if ruleset.misset == "scoop" else 0, h.table_bonus,
+            ruleset.surrender_points, ruleset.foul_points if per_row else 0)
 
 
 def _royalty_key(ruleset: Ruleset) -> tuple[RoyaltyTable, bool, int] | None:
     if ruleset.royalties.is_empty:
         return None
-    return ruleset.royalties, ruleset.spade_bonus, showdown.natural_mask(ruleset.naturals)
+    return ruleset.royalties, ruleset.spade_bonus, showdown.showdown_key(ruleset)
 
 
 def head_to_head_points(counts: Counts, key: tuple[int, ...]) -> npt.NDArray[np.int16]:
-    """Points from rows, majorities, scoops, fouls, table bonus and surrenders (§2, §3, §5).
+    """Points from rows, majorities, scoops, fouls (per hand or per wrongly set row), table
+    bonus and surrenders (§2, §3, §5).
 
     16 bits suffice: every ruleset value is at most 1000 and, with at most three
     opponents, the counts are at most 9 rows or 3 pairs.
@@ -209,7 +213,7 @@ class Scored:
 def ruleset_results(seats: pl.DataFrame, table: SeatTable, rulesets: Sequence[Ruleset]
                     ) -> Scored:
     """One frame per ruleset, stacked; unchanged columns are shared, not copied."""
-    masks = {showdown.natural_mask(r.naturals) for r in rulesets} | {0}
+    masks = {showdown.showdown_key(r) for r in rulesets} | {0}
     counts = {0: showdown.head_to_head(table, 0)}
     for mask in masks - {0}:
         # Only hands holding a natural the ruleset pays differ from mask 0's counts; with
@@ -238,7 +242,7 @@ def ruleset_results(seats: pl.DataFrame, table: SeatTable, rulesets: Sequence[Ru
         ordered = ordered[table.order]
     shared = {name: ordered.get_column(name) for name in ("hand_id", "seat", "player")}
     shared["seat"] = shared["seat"].cast(pl.Int8)
-    fouled = pl.Series("fouled", table.fouled)
+    fouled = {mask: pl.Series("fouled", table.for_key(mask).fouled) for mask in counts}
     zeros16 = pl.Series(np.zeros(n, dtype=np.int16))
     per_mask = {
         mask: {
@@ -260,11 +264,11 @@ def ruleset_results(seats: pl.DataFrame, table: SeatTable, rulesets: Sequence[Ru
     no_royalties = dict.fromkeys(
         ("royalties", "royalty_top", "royalty_middle", "royalty_bottom", "royalty_points"),
         zeros16)
-    per_policy: dict[FantasylandPolicy, dict[str, pl.Series]] = {}
+    per_policy: dict[tuple[FantasylandPolicy, bool], dict[str, pl.Series]] = {}
     names = pl.Enum([r.name for r in rulesets])
     frames = []
     for ruleset in rulesets:
-        mask = showdown.natural_mask(ruleset.naturals)
+        mask = showdown.showdown_key(ruleset)
         key = _royalty_key(ruleset)
         h2h_key = _head_to_head_key(ruleset)
         if h2h_key not in h2h:
@@ -275,23 +279,24 @@ def ruleset_results(seats: pl.DataFrame, table: SeatTable, rulesets: Sequence[Ru
             if ruleset.naturals not in naturals:
                 naturals[ruleset.naturals] = showdown.natural_points(table, ruleset.naturals)
             points += naturals[ruleset.naturals]
-        if ruleset.fantasyland not in per_policy:
-            earned, cards = fantasyland_next(table, ruleset.fantasyland)
-            per_policy[ruleset.fantasyland] = {"fantasyland_next": pl.Series(earned),
-                                               "fantasyland_cards": pl.Series(cards)}
+        counted = not mask & showdown.MISSES_NOT_COUNTED
+        if (ruleset.fantasyland, counted) not in per_policy:
+            earned, cards = fantasyland_next(table.for_key(mask), ruleset.fantasyland)
+            per_policy[ruleset.fantasyland, counted] = {
+                "fantasyland_next": pl.Series(earned), "fantasyland_cards": pl.Series(cards)}
         columns = {
             "ruleset": pl.Series([ruleset.name], dtype=names).new_from_index(0, n),
             **shared,
             "points": pl.Series(points),
             **(per_key[key] if key is not None else no_royalties),
             **per_mask[mask],
-            "fouled": fouled,
-            **per_policy[ruleset.fantasyland],
+            "fouled": fouled[mask],
+            **per_policy[ruleset.fantasyland, counted],
         }
         frames.append(pl.DataFrame({name: columns[name].alias(name) for name in RESULT_SCHEMA}))
     showdowns = {
         mask: pl.DataFrame({"hand_id": shared["hand_id"], "seat": shared["seat"],
-                            "fouled": fouled, **columns})
+                            "fouled": fouled[mask], **columns})
         for mask, columns in per_mask.items()
     }
     return Scored(results=pl.concat(frames, how="vertical", rechunk=False),

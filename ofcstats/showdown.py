@@ -34,7 +34,7 @@ from ofcstats import evaluate
 from ofcstats.cards import TWO_OF_SPADES
 from ofcstats.errors import HandError
 from ofcstats.evaluate import Category
-from ofcstats.rules.model import Naturals, RoyaltyTable
+from ofcstats.rules.model import Naturals, RoyaltyTable, Ruleset
 from ofcstats.variants import Variant
 
 ROWS = ("top", "middle", "bottom")
@@ -42,6 +42,9 @@ VARIANT_CODES = {v.value: i for i, v in enumerate(Variant)}
 
 # Natural bits (RULES.md §4, 13-card Chinese poker).
 THREE_STRAIGHTS, THREE_FLUSHES, SIX_PAIRS, DRAGON = 1, 2, 4, 8
+# A showdown key is the natural bits a ruleset pays plus the bits of the rules that
+# change who wins a row or who is out of order; rulesets sharing a key share a showdown.
+MISSES_NOT_COUNTED = 16
 
 Int = npt.NDArray[np.int32]
 Small = npt.NDArray[np.int16]
@@ -68,6 +71,8 @@ class SeatTable:
     variant: npt.NDArray[np.int8]
     natural_bits: npt.NDArray[np.uint8]
     spade_row: npt.NDArray[np.int8]  # 0: no 2 of spades; 1, 2, 3: top, middle, bottom
+    misset_rows: Tiny  # rows set above the row below them (top over middle, middle over
+    # bottom): 0 for a hand in order
 
     @property
     def seats(self) -> int:
@@ -83,6 +88,13 @@ class SeatTable:
         """The block of hands with ``n`` seats as ``(..., hands, n)``: a view, not a copy."""
         block = values[..., self.blocks[n]]
         return block.reshape(*values.shape[:-1], -1, n)
+
+    def for_key(self, key: int) -> SeatTable:
+        """The table a showdown key plays: with misses not counted, nobody is fouled."""
+        if not key & MISSES_NOT_COUNTED:
+            return self
+        return dataclasses.replace(self, fouled=np.zeros_like(self.fouled),
+                                   misset_rows=np.zeros_like(self.misset_rows))
 
     def hands_with(self, flagged: Bool) -> tuple[SeatTable, npt.NDArray[np.intp]]:
         """The table of only the hands where some seat is ``flagged``, and where its seats
@@ -181,11 +193,13 @@ def seat_table(seats: pl.DataFrame) -> SeatTable:
         strength = np.take(strength, order, axis=1)  # C-ordered, unlike strength[:, order]
         spade_row, variant, natural_bits = spade_row[order], variant[order], natural_bits[order]
         surrendered, fantasyland = surrendered[order], fantasyland[order]
+    top_over, middle_over = strength[0] > strength[1], strength[1] > strength[2]
     return SeatTable(
         order=order,
         blocks=blocks,
         strength=strength,
-        fouled=(strength[0] > strength[1]) | (strength[1] > strength[2]),
+        fouled=top_over | middle_over,
+        misset_rows=top_over.view(np.int8) + middle_over.view(np.int8),
         surrendered=surrendered,
         fantasyland=fantasyland,
         variant=variant,
@@ -224,6 +238,21 @@ def natural_mask(rule: Naturals) -> int:
             * THREE_FLUSHES + (rule.six_pairs > 0) * SIX_PAIRS + (rule.dragon > 0) * DRAGON)
 
 
+def showdown_key(ruleset: Ruleset) -> int:
+    """Which showdown a ruleset plays: the naturals it pays, and whether misses count."""
+    return natural_mask(ruleset.naturals) | (
+        MISSES_NOT_COUNTED if ruleset.misset == "not-counted" else 0)
+
+
+def differs(natural_bits: npt.NDArray[np.uint8], fouled: Bool, key: int) -> Bool:
+    """Seats whose hand may show down otherwise under ``key`` than under key 0: a seat
+    holds a natural the key pays, or (misses not counted) is fouled."""
+    flagged = (natural_bits & key) != 0
+    if key & MISSES_NOT_COUNTED:
+        flagged |= fouled
+    return flagged
+
+
 def out_of_showdown(table: SeatTable, mask: int) -> Bool:
     """Seats that surrendered or hold a natural the ruleset pays."""
     return table.surrendered | ((table.natural_bits & mask) != 0)
@@ -239,17 +268,20 @@ class Counts:
     foul: Tiny  # opponents' fouls against live self, minus own foul against live opponents
     table_bonus: Tiny  # rows beating every opponent, collected from each, less those paid
     surrender: Tiny  # surrender payments received minus paid (all seats take part)
+    foul_rows: Tiny  # as foul, each fouled hand counted by its wrongly set rows
     row_sign: Tiny  # (3, seats): per row, wins minus losses (a fouled hand loses all)
     row_wins: Tiny  # (3, seats): per row, opponents beaten
     scoops: Tiny  # opponents beaten 3-0 (a fouled opponent included)
     scooped: Tiny
 
     @functools.cached_property
-    def terms(self) -> tuple[Small, Small, Small, Small, Small, Small]:
-        """rows, majority, scoop, foul, table_bonus and surrender in int16, the type the
-        points formula computes in (numpy is several times slower on mixed types)."""
+    def terms(self) -> tuple[Small, Small, Small, Small, Small, Small, Small]:
+        """rows, majority, scoop, foul, table_bonus, surrender and foul_rows in int16, the
+        type the points formula computes in (numpy is several times slower on mixed
+        types)."""
         return tuple(a.astype(np.int16) for a in (  # type: ignore[return-value]
-            self.rows, self.majority, self.scoop, self.foul, self.table_bonus, self.surrender))
+            self.rows, self.majority, self.scoop, self.foul, self.table_bonus, self.surrender,
+            self.foul_rows))
 
 
 # What one pair's showdown adds to each seat's counts depends only on the pair's code:
@@ -324,7 +356,7 @@ def head_to_head(table: SeatTable, mask: int, without: Counts | None = None) -> 
     the hands where some seat holds a natural the mask pays, so only those are redone.
     """
     if mask and without is not None:
-        part, where = table.hands_with((table.natural_bits & mask) != 0)
+        part, where = table.hands_with(differs(table.natural_bits, table.fouled, mask))
         if not where.size:
             return without
         redone = head_to_head(part, mask)
@@ -333,6 +365,7 @@ def head_to_head(table: SeatTable, mask: int, without: Counts | None = None) -> 
             fields[field.name] = getattr(without, field.name).copy()
             fields[field.name][..., where] = getattr(redone, field.name)
         return Counts(**fields)
+    table = table.for_key(mask)
     n_seats = table.seats
     row_sign, row_wins = np.empty((2, 3, n_seats), dtype=np.int8)
     fields = {name: np.empty(n_seats, dtype=np.int8) for name in _PAIR_FIELDS
@@ -378,9 +411,19 @@ def head_to_head(table: SeatTable, mask: int, without: Counts | None = None) -> 
         for n in table.blocks:
             gave = table.wide(table.surrendered, n).astype(np.int8)
             table.wide(surrender, n)[...] = _hand_total(gave) - n * gave
+    # Per-row misset: a live seat collects each fouled showdown opponent's wrongly set
+    # rows; a fouled seat pays its own to each live showdown opponent.
+    foul_rows = np.zeros(n_seats, dtype=np.int8)
+    if table.fouled.any():
+        for n in table.blocks:
+            show = table.wide(showing, n).astype(np.int8)
+            alive = table.wide(live, n).astype(np.int8) * show
+            wrong = table.wide(table.misset_rows, n) * show
+            table.wide(foul_rows, n)[...] = alive * _others(wrong) - wrong * _others(alive)
     return Counts(
         rows=fields["rows"], majority=fields["majority"], scoop=fields["scoop"],
         foul=fields["foul"], table_bonus=table_bonus, surrender=surrender,
+        foul_rows=foul_rows,
         row_sign=row_sign, row_wins=row_wins,
         scoops=fields["scoops"], scooped=fields["scooped"])
 
@@ -423,6 +466,7 @@ def royalty_flows(table: SeatTable, tables: Sequence[RoyaltyTable], mask: int
     has none. The 2♠ bonus is :func:`with_spade_bonus`, over these flows.
     """
     # Everything the tables share is computed once, as int16 (numpy is slow on mixed types).
+    table = table.for_key(mask)
     showing = ~out_of_showdown(table, mask)
     show = showing.astype(np.int16)
     opponents = np.empty(table.seats, dtype=np.int16)
@@ -461,6 +505,7 @@ def with_spade_bonus(table: SeatTable, plain: RoyaltyFlows, mask: int) -> Royalt
     """The flows with the 2♠ bonus: the row holding the 2♠ is exchanged a second time
     between its seat and each showdown opponent (RULES.md §4)."""
     own, collected, net = plain.own, plain.collected.copy(), plain.net.copy()
+    table = table.for_key(mask)
     showing = ~out_of_showdown(table, mask)
     for n in table.blocks:
         show = table.wide(showing, n)

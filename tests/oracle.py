@@ -80,8 +80,12 @@ def score_hand(seats: list[Seat], ruleset: Ruleset, variant: str = "pineapple") 
     """Points and facts per seat number under one ruleset."""
     h = ruleset.head_to_head
     strengths = {s.seat: s.strengths() for s in seats}
-    fouled = {s.seat: not (strengths[s.seat][0] <= strengths[s.seat][1] <= strengths[s.seat][2])
-              for s in seats}
+    # Wrongly set rows: the top over the middle, the middle over the bottom.
+    wrong_rows = {s.seat: (strengths[s.seat][0] > strengths[s.seat][1])
+                  + (strengths[s.seat][1] > strengths[s.seat][2]) for s in seats}
+    if ruleset.misset == "not-counted":  # misses not counted: rows play as set
+        wrong_rows = dict.fromkeys(wrong_rows, 0)
+    fouled = {seat: wrong > 0 for seat, wrong in wrong_rows.items()}
     natural = {s.seat: _natural(ruleset, s, variant) for s in seats}
     out_of_showdown = {s.seat: s.surrendered or natural[s.seat] > 0 for s in seats}
     royalties = {
@@ -132,9 +136,11 @@ def score_hand(seats: list[Seat], ruleset: Ruleset, variant: str = "pineapple") 
             if fouled[me] and fouled[them]:
                 pass
             elif fouled[them]:
-                res["points"] += ruleset.foul_points
+                res["points"] += ruleset.foul_points * (
+                    wrong_rows[them] if ruleset.misset == "per-row" else 1)
             elif fouled[me]:
-                res["points"] -= ruleset.foul_points
+                res["points"] -= ruleset.foul_points * (
+                    wrong_rows[me] if ruleset.misset == "per-row" else 1)
             else:
                 res["points"] += (h.row * (w - lo) + h.majority * ((w >= 2) - (lo >= 2))
                                   + h.scoop * ((w == 3) - (lo == 3)))

@@ -15,12 +15,13 @@ from polars.testing import assert_frame_equal
 from ofcstats import formats, pipeline
 from ofcstats.ingest import ingest
 from ofcstats.pipeline import Filters, rescore, scored_frame
-from ofcstats.rules import load_ruleset, load_rulesets, preset_names
+from ofcstats.rules import Ruleset, load_ruleset, load_rulesets, preset_names
 from ofcstats.score import score, score_batch
 from ofcstats.simulate import Simulation, parse_players, simulate
 from ofcstats.store import Store
 from ofcstats.variants import Variant
 
+RULESETS = Path(__file__).resolve().parent / "rulesets"
 COMPARED = ["points", "royalties", "royalty_top", "royalty_middle", "royalty_bottom",
             "royalty_points", "rows_top", "rows_middle", "rows_bottom", "wins_top",
             "wins_middle", "wins_bottom", "fouled", "scoops", "scooped"]
@@ -61,11 +62,12 @@ def loaded(tmp_path: Path, *logs: Path) -> Path:
     return db
 
 
-def test_rescore_gives_what_score_gives_under_every_ruleset(tmp_path: Path) -> None:
-    log = random_log(tmp_path / "mixed.jsonl", 1500, seed=11)
-    db = loaded(tmp_path, log)
-    rulesets = load_rulesets(preset_names())
-    with Store(db) as store:
+def rescored_against_score(tmp_path: Path, n: int, seed: int, rulesets: list[Ruleset]
+                           ) -> pl.DataFrame:
+    """A random log rescored in a store, joined to what score gives (``_direct``); the
+    :data:`COMPARED` columns must agree."""
+    log = random_log(tmp_path / "mixed.jsonl", n, seed=seed)
+    with Store(loaded(tmp_path, log)) as store:
         rescore(store, rulesets)
         stored = scored_frame(store)
     direct = score(formats.read_all([log]).seats_for_scoring(), rulesets).with_columns(
@@ -74,10 +76,28 @@ def test_rescore_gives_what_score_gives_under_every_ruleset(tmp_path: Path) -> N
     assert joined.height == direct.height == stored.height
     for column in COMPARED:
         assert (joined[column] == joined[f"{column}_direct"]).all(), column
+    return joined
+
+
+def test_rescore_gives_what_score_gives_under_every_ruleset(tmp_path: Path) -> None:
+    joined = rescored_against_score(tmp_path, 1500, 11, load_rulesets(preset_names()))
     # Before the session's repeat limit, fantasyland is what score says.
     assert (joined["fantasyland_earned"] == joined["fantasyland_next_direct"]).all()
     kept = joined.filter(pl.col("fantasyland_next"))
     assert (kept["fantasyland_cards"] == kept["fantasyland_cards_direct"]).all()
+
+
+def test_rescore_stores_the_showdowns_of_rules_that_change_them(tmp_path: Path) -> None:
+    """Misses not counted change who wins the rows of a misset hand: such rulesets get
+    showdowns of their own in the store, and rescoring gives what score gives."""
+    rulesets = [load_ruleset(str(RULESETS / name)) for name in (
+        "american-misses-not-counted.toml", "russian-misses-not-counted.toml",
+        "two-four-misset-per-row.toml", "one-six-misset-per-row.toml")]
+    rulesets.append(load_ruleset("russian"))
+    joined = rescored_against_score(tmp_path, 800, 4, rulesets)
+    unfouled = joined.filter(pl.col("ruleset") == "american-misses-not-counted")
+    assert not unfouled["fouled"].any()
+    assert joined.filter(pl.col("ruleset") == "russian")["fouled"].any()
 
 
 def test_rescore_of_simulated_sessions_matches_their_reported_points(tmp_path: Path) -> None:

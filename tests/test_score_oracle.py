@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from pathlib import Path
 
 import pytest
 from handgen import random_hand, rich_board, seats_frame
@@ -32,7 +33,12 @@ def mixed_hands(n: int, seed: int) -> list[dict]:
     return hands
 
 
-@pytest.mark.parametrize("name", preset_names())
+RULESETS = Path(__file__).resolve().parent / "rulesets"
+EXTRA = sorted(str(p) for p in RULESETS.glob("*.toml"))
+"""Rulesets with the agreements no preset plays (misses, repeat scope, ...)."""
+
+
+@pytest.mark.parametrize("name", [*preset_names(), *EXTRA])
 def test_pipeline_matches_plain_scorer(name: str) -> None:
     hands = mixed_hands(1500, seed=hash(name) % 1000)
     ruleset = load_ruleset(name)
@@ -70,7 +76,7 @@ def test_scoring_split_between_cores_equals_scoring_at_once(monkeypatch: pytest.
     from ofcstats import score as scoring  # noqa: PLC0415
 
     seats = seats_frame(mixed_hands(900, seed=5)).sample(fraction=1.0, shuffle=True, seed=1)
-    rulesets = [load_ruleset(name) for name in preset_names()]
+    rulesets = [load_ruleset(name) for name in [*preset_names(), *EXTRA]]
     keys = ["ruleset", "hand_id", "seat"]
     monkeypatch.setattr(scoring, "PARALLEL_FROM", 10**9)
     whole = scoring.score_with_showdowns(seats, rulesets)

@@ -31,7 +31,9 @@ from ofcstats.variants import Variant
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 PROGRESSIVE = str(DATA / "rulesets" / "pineapple-progressive.toml")
-STREAK = str(Path(__file__).resolve().parent / "rulesets" / "american-streak.toml")
+TEST_RULESETS = Path(__file__).resolve().parent / "rulesets"
+STREAK = str(TEST_RULESETS / "american-streak.toml")
+NOT_COUNTED = str(TEST_RULESETS / "american-misses-not-counted.toml")
 
 CASES = [
     # variant, ruleset, players, hands, timeout rate
@@ -40,6 +42,8 @@ CASES = [
     ("ofc-classic", "western", "a:safe,b:balanced,c:aggressive,d:random", 120, 0.05),
     ("ofc-turbo", "mercier-deeb", "a:aggressive,b:safe", 200, 0.05),
     ("chinese-13", "russian", "a:safe,b:balanced,c:aggressive,d:montecarlo", 40, 0.0),
+    ("chinese-13", str(TEST_RULESETS / "two-four-misset-per-row.toml"),
+     "a:random,b:balanced,c:random", 40, 0.0),
 ]
 
 
@@ -152,7 +156,8 @@ def hands_table(hands: tuple[dict, ...]) -> pl.DataFrame:
     }).with_columns(pl.col("played_at").str.to_datetime(time_zone="UTC"))
 
 
-@pytest.mark.parametrize("ruleset", ["american", PROGRESSIVE, "mercier-deeb", STREAK])
+@pytest.mark.parametrize("ruleset", ["american", PROGRESSIVE, "mercier-deeb", STREAK,
+                                     NOT_COUNTED])
 def test_fantasyland_entry_and_stay_follow_the_scorer(ruleset: str) -> None:
     """Every fantasyland the simulator deals is the one the scorer, with the session's
     repeat limits, says the previous hand earned (per game for standard, in a row for

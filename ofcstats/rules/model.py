@@ -287,6 +287,13 @@ class Naturals:
         return cls(where=where)
 
 
+MISSET_RULES = ("scoop", "per-row", "not-counted")
+"""What a misset (fouled) hand costs: ``scoop``, it loses every row and pays
+``foul_penalty`` to each live opponent; ``per-row``, it pays ``foul_penalty`` for each
+wrongly set row (a row above the one below it: top over middle, middle over bottom);
+``not-counted``, misses are not counted and the hand plays its rows as set."""
+
+
 @dataclass(frozen=True)
 class Ruleset:
     """Everything that turns the final boards of a hand into points (RULES.md §7)."""
@@ -305,6 +312,7 @@ class Ruleset:
     point_value: float = 1.0
     loss_cap: float | None = None
     path: str | None = field(default=None, compare=False)
+    misset: str = "scoop"
 
     def __post_init__(self) -> None:
         where = self.path or self.name
@@ -314,6 +322,11 @@ class Ruleset:
             _check_int(where, "foul_penalty", self.foul_penalty)
         if self.surrender is not None:
             _check_int(where, "surrender", self.surrender)
+        if self.misset not in MISSET_RULES:
+            raise _fail(where, "misset", self.misset, f"use one of {', '.join(MISSET_RULES)}")
+        if self.misset == "per-row" and self.foul_penalty is None:
+            raise _fail(where, "misset", self.misset,
+                        "needs foul_penalty: the points each wrongly set row costs")
         if not isinstance(self.spade_bonus, bool):
             raise _fail(where, "spade_bonus", self.spade_bonus, "must be true or false")
         if isinstance(self.point_value, bool) or not isinstance(self.point_value, int | float) \
@@ -327,7 +340,8 @@ class Ruleset:
 
     @property
     def foul_points(self) -> int:
-        """What a fouled seat pays each live opponent (default: the value of a scoop)."""
+        """What a fouled seat pays each live opponent (default: the value of a scoop); with
+        ``misset = "per-row"``, what it pays for each wrongly set row."""
         if self.foul_penalty is None:
             return self.head_to_head.scoop_value
         return self.foul_penalty
@@ -352,6 +366,10 @@ class Ruleset:
             parts.append("2♠ doubles its row's royalties")
         if self.naturals.played:
             parts.append("naturals paid")
+        if self.misset == "per-row":
+            parts.append(f"misset {self.foul_points} a wrong row")
+        elif self.misset == "not-counted":
+            parts.append("misses not counted")
         parts.append(f"fantasyland {self.fantasyland.name}")
         return "; ".join(parts)
 
@@ -364,6 +382,7 @@ class Ruleset:
             "variant": self.variant.value,
             "sources": list(self.sources),
             "foul_penalty": self.foul_points,
+            "misset": self.misset,
             "surrender": self.surrender_points,
             "spade_bonus": self.spade_bonus,
             "point_value": self.point_value,

@@ -228,7 +228,9 @@ class Dealer:
             self._streets(idx, state, deal, log, boards, in_fl, timeout, seen, visible)
 
         strengths = board_strengths(boards.cards)
-        foul = fouled(strengths)
+        # Where misses are not counted a misset hand plays as set, into fantasyland too.
+        foul = fouled(strengths) if self.ruleset.misset != "not-counted" \
+            else np.zeros((m, s), dtype=bool)
         qualified = qualifies(self.arrays, strengths, foul, in_fl, allowed)
         base = self.variant.fantasyland_base_cards
         entry_cards = np.full((m, s), base, dtype=np.int64)
