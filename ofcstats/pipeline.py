@@ -172,8 +172,8 @@ def score_sessions(seats: pl.DataFrame, hands: pl.DataFrame, rulesets: Sequence[
                    ) -> tuple[pl.DataFrame, dict[int, pl.DataFrame]]:
     """Score whole sessions, apply their fantasyland repeat limits, and keep the showdowns
     to store: every seat for natural mask 0, and for another mask only the hands in which
-    it changes something (a seat holds one of its naturals, or is fouled where misses
-    are not counted)."""
+    it changes something (a seat holds one of its naturals, is fouled where misses are
+    not counted, or holds a straight where straights rank in the wheel order)."""
     # One core is left to the thread writing the previous batch: the writes take longer.
     scored = score_with_showdowns(seats, rulesets, cores=max(1, available_cores() - 1))
     # Within a batch hands are known by their integer key, in ``hand_id`` too.
@@ -182,9 +182,8 @@ def score_sessions(seats: pl.DataFrame, hands: pl.DataFrame, rulesets: Sequence[
     for mask, rows in scored.showdowns.items():
         kept = rows
         if mask:
-            fouled = scored.showdowns[0].get_column("fouled").to_numpy()
             changed = rows.get_column("hand_id").filter(
-                differs(scored.natural_bits.to_numpy(), fouled, mask)).unique()
+                differs(scored.showdown_bits.to_numpy(), mask)).unique()
             kept = rows.filter(pl.col("hand_id").is_in(changed.implode()))
         showdowns[mask] = kept.rename({"hand_id": "hand_key"})
     return capped.rename({"hand_id": "hand_key"}), showdowns

@@ -199,15 +199,16 @@ class Scored:
     """Results, and what they share.
 
     ``results`` holds one block of rows per ruleset, in the order asked, each block
-    listing the same seats in the same order. ``showdowns`` maps each natural mask the
-    rulesets pay (0 always included) to that order's ``hand_id``, ``seat`` and
-    :data:`SHOWDOWN_COLUMNS`; ``natural_bits`` gives, in that order too, the naturals each
-    seat holds.
+    listing the same seats in the same order. ``showdowns`` maps each showdown key the
+    rulesets play (:func:`showdown.showdown_key`; 0 always included) to that order's
+    ``hand_id``, ``seat`` and :data:`SHOWDOWN_COLUMNS`; ``showdown_bits`` gives, in that
+    order too, what may change each seat's showdown
+    (:attr:`showdown.SeatTable.showdown_bits`): its naturals, a foul, a straight.
     """
 
     results: pl.DataFrame
     showdowns: dict[int, pl.DataFrame]
-    natural_bits: pl.Series
+    showdown_bits: pl.Series
 
 
 def ruleset_results(seats: pl.DataFrame, table: SeatTable, rulesets: Sequence[Ruleset]
@@ -300,7 +301,7 @@ def ruleset_results(seats: pl.DataFrame, table: SeatTable, rulesets: Sequence[Ru
         for mask, columns in per_mask.items()
     }
     return Scored(results=pl.concat(frames, how="vertical", rechunk=False),
-                  showdowns=showdowns, natural_bits=pl.Series(table.natural_bits))
+                  showdowns=showdowns, showdown_bits=pl.Series(table.showdown_bits))
 
 
 PARALLEL_FROM = 200_000
@@ -330,13 +331,13 @@ def _hand_parts(frame: pl.DataFrame, parts: int) -> list[pl.DataFrame]:
 
 def _stacked(parts: Sequence[Scored], rulesets: int) -> Scored:
     """The parts' results as if scored together: ruleset blocks stay whole and in order."""
-    sizes = [part.natural_bits.len() for part in parts]
+    sizes = [part.showdown_bits.len() for part in parts]
     blocks = [part.results.slice(r * size, size)
               for r in range(rulesets) for part, size in zip(parts, sizes, strict=True)]
     showdowns = {mask: pl.concat([part.showdowns[mask] for part in parts], rechunk=False)
                  for mask in parts[0].showdowns}
     return Scored(results=pl.concat(blocks, rechunk=False), showdowns=showdowns,
-                  natural_bits=pl.concat([part.natural_bits for part in parts]))
+                  showdown_bits=pl.concat([part.showdown_bits for part in parts]))
 
 
 def _score_part(frame: pl.DataFrame, rulesets: Sequence[Ruleset]) -> Scored:
@@ -356,7 +357,7 @@ def score_with_showdowns(seats: pl.LazyFrame | pl.DataFrame, rulesets: Sequence[
     frame = seats.collect() if isinstance(seats, pl.LazyFrame) else seats
     if not rulesets or frame.is_empty():
         empty = pl.DataFrame(schema=RESULT_SCHEMA)
-        return Scored(results=empty, showdowns={}, natural_bits=pl.Series([], dtype=pl.UInt8))
+        return Scored(results=empty, showdowns={}, showdown_bits=pl.Series([], dtype=pl.UInt8))
     if frame.height >= PARALLEL_FROM:
         allocator.reuse_freed_memory()  # large temporaries: reuse pages, don't refault them
     cores = available_cores() if cores is None else cores

@@ -38,13 +38,17 @@ from ofcstats.rules.model import Naturals, RoyaltyTable, Ruleset
 from ofcstats.variants import Variant
 
 ROWS = ("top", "middle", "bottom")
+_STRAIGHTS = (Category.STRAIGHT, Category.STRAIGHT_FLUSH, Category.ROYAL_FLUSH)
 VARIANT_CODES = {v.value: i for i, v in enumerate(Variant)}
 
 # Natural bits (RULES.md §4, 13-card Chinese poker).
 THREE_STRAIGHTS, THREE_FLUSHES, SIX_PAIRS, DRAGON = 1, 2, 4, 8
 # A showdown key is the natural bits a ruleset pays plus the bits of the rules that
 # change who wins a row or who is out of order; rulesets sharing a key share a showdown.
+# A seat's showdown bits say which of these can change its showdown: the naturals it
+# holds, MISSES_NOT_COUNTED when it is fouled, WHEEL when it holds a 5-card straight.
 MISSES_NOT_COUNTED = 16
+WHEEL = 32
 
 Int = npt.NDArray[np.int32]
 Small = npt.NDArray[np.int16]
@@ -90,11 +94,27 @@ class SeatTable:
         return block.reshape(*values.shape[:-1], -1, n)
 
     def for_key(self, key: int) -> SeatTable:
-        """The table a showdown key plays: with misses not counted, nobody is fouled."""
-        if not key & MISSES_NOT_COUNTED:
-            return self
-        return dataclasses.replace(self, fouled=np.zeros_like(self.fouled),
-                                   misset_rows=np.zeros_like(self.misset_rows))
+        """The table a showdown key plays: straights in the wheel order, and with misses
+        not counted nobody fouled."""
+        table = self
+        if key & WHEEL:
+            strength = table.strength.copy()
+            strength[1:] = evaluate.wheel_order()[strength[1:]]
+            top_over, middle_over = strength[0] > strength[1], strength[1] > strength[2]
+            table = dataclasses.replace(
+                table, strength=strength, fouled=top_over | middle_over,
+                misset_rows=top_over.view(np.int8) + middle_over.view(np.int8))
+        if key & MISSES_NOT_COUNTED:
+            table = dataclasses.replace(table, fouled=np.zeros_like(table.fouled),
+                                        misset_rows=np.zeros_like(table.misset_rows))
+        return table
+
+    @property
+    def showdown_bits(self) -> npt.NDArray[np.uint8]:
+        """Per seat, the showdown key bits that may change its showdown (see WHEEL)."""
+        straight = np.isin(evaluate.category(self.strength[1:]), _STRAIGHTS).any(axis=0)
+        return (self.natural_bits | (self.fouled * np.uint8(MISSES_NOT_COUNTED))
+                | (straight * np.uint8(WHEEL))).astype(np.uint8)
 
     def hands_with(self, flagged: Bool) -> tuple[SeatTable, npt.NDArray[np.intp]]:
         """The table of only the hands where some seat is ``flagged``, and where its seats
@@ -239,18 +259,17 @@ def natural_mask(rule: Naturals) -> int:
 
 
 def showdown_key(ruleset: Ruleset) -> int:
-    """Which showdown a ruleset plays: the naturals it pays, and whether misses count."""
-    return natural_mask(ruleset.naturals) | (
-        MISSES_NOT_COUNTED if ruleset.misset == "not-counted" else 0)
+    """Which showdown a ruleset plays: the naturals it pays, whether misses count, and
+    the order of straights."""
+    return (natural_mask(ruleset.naturals)
+            | (MISSES_NOT_COUNTED if ruleset.misset == "not-counted" else 0)
+            | (WHEEL if ruleset.wheel else 0))
 
 
-def differs(natural_bits: npt.NDArray[np.uint8], fouled: Bool, key: int) -> Bool:
-    """Seats whose hand may show down otherwise under ``key`` than under key 0: a seat
-    holds a natural the key pays, or (misses not counted) is fouled."""
-    flagged = (natural_bits & key) != 0
-    if key & MISSES_NOT_COUNTED:
-        flagged |= fouled
-    return flagged
+def differs(showdown_bits: npt.NDArray[np.uint8], key: int) -> Bool:
+    """Seats whose hand may show down otherwise under ``key`` than under key 0 (by their
+    :attr:`SeatTable.showdown_bits`)."""
+    return (showdown_bits & key) != 0
 
 
 def out_of_showdown(table: SeatTable, mask: int) -> Bool:
@@ -356,7 +375,7 @@ def head_to_head(table: SeatTable, mask: int, without: Counts | None = None) -> 
     the hands where some seat holds a natural the mask pays, so only those are redone.
     """
     if mask and without is not None:
-        part, where = table.hands_with(differs(table.natural_bits, table.fouled, mask))
+        part, where = table.hands_with(differs(table.showdown_bits, mask))
         if not where.size:
             return without
         redone = head_to_head(part, mask)

@@ -97,3 +97,64 @@ def test_misset_rule_is_validated_naming_key_and_value(data: dict[str, Any],
                                                         message: str) -> None:
     with pytest.raises(RulesetError, match=message):
         ruleset_from({"head_to_head": {"row": 1}, **data}, "house.toml")
+
+
+# The wheel ("Колесо"): 9-T-J-Q-K highest, then A-2-3-4-5, then T-J-Q-K-A ----------------
+
+WHEEL = str(RULESETS / "two-four-wheel.toml")
+NINE_HIGH_BOTTOM = ("4c 5c Qs", "6c 6d 7c 8c 2d", "9s Th Jd Qc Kd")
+WHEEL_BOTTOM = ("3c 4h 6h", "7d 7h 8d 9c 2h", "Ah 2s 3h 4s 5d")
+BROADWAY_BOTTOM = ("5s 6s Ks", "8h 8s 9d Jc 3s", "Ts Jh Qd Kc As")
+
+
+@pytest.mark.parametrize(("ruleset", "bottom_wins"), [
+    (WHEEL, [2, 1, 0]),  # 9-T-J-Q-K > A-2-3-4-5 > T-J-Q-K-A
+    ("two-four", [1, 0, 2]),  # the usual order: T-J-Q-K-A > 9-T-J-Q-K > A-2-3-4-5
+])
+def test_wheel_order_ranks_nine_to_king_then_ace_to_five_then_ten_to_ace(
+        ruleset: str, bottom_wins: list[int]) -> None:
+    result = play([NINE_HIGH_BOTTOM, WHEEL_BOTTOM, BROADWAY_BOTTOM], ruleset)
+    assert [result[seat]["wins_bottom"] for seat in (1, 2, 3)] == bottom_wins
+
+
+def test_wheel_order_decides_whether_a_hand_is_set_in_order() -> None:
+    """T-J-Q-K-A in the middle under 9-T-J-Q-K at the bottom: a misset in the usual order
+    (A pays 2-4's 4), in order under the wheel (A wins all three rows: 4)."""
+    a = ("2c 3c 7s", "Ts Jh Qd Kc Ad", "9s Th Jd Qc Kd")
+    b = ("2h 3h 5c", "6c 6d 7c 8c 2d", "Ah As 7d 8d 9c")
+    assert points([a, b], "two-four") == [-4, 4]
+    assert play([a, b], "two-four")[1]["fouled"]
+    assert points([a, b], WHEEL) == [4, -4]
+    assert not play([a, b], WHEEL)[1]["fouled"]
+
+
+def test_wheel_order_is_validated() -> None:
+    with pytest.raises(RulesetError, match=r"house\.toml: wheel = 'yes': must be true or false"):
+        ruleset_from({"head_to_head": {"row": 1}, "wheel": "yes"}, "house.toml")
+
+
+def test_wheel_order_plays_in_the_simulator_and_sets_in_its_order() -> None:
+    """The 13-card bots set their hands in the ruleset's order of straights: none of the
+    balanced or safe sets fouls under the wheel, and every hand scores as reported."""
+    from ofcstats.simulate import Simulation, SimulationError, parse_players  # noqa: PLC0415
+    from ofcstats.simulate import simulate as run  # noqa: PLC0415
+    from ofcstats.variants import Variant  # noqa: PLC0415
+
+    ruleset = load_ruleset(WHEEL)
+    sim = Simulation(variant=Variant.CHINESE_13, ruleset=ruleset, hands=40, seed=3,
+                     players=parse_players("a:balanced,b:safe,c:montecarlo"), rollouts=8)
+    hands = list(run(sim))
+    for hand in hands:
+        boards = [tuple(" ".join(p[row]) for row in ("top", "middle", "bottom"))
+                  for p in hand["players"]] if "top" in hand["players"][0] else [
+            tuple(" ".join(c for s in p["streets"] for c in s.get(row, []))
+                  for row in ("top", "middle", "bottom")) for p in hand["players"]]
+        result = play(boards, WHEEL)
+        assert not any(result[seat]["fouled"] for seat in (1, 2, 3))
+        assert [result[p["seat"]]["points"] for p in hand["players"]] == \
+            [p["reported_points"] for p in hand["players"]]
+    pineapple = Simulation(variant=Variant.PINEAPPLE, ruleset=ruleset, hands=5,
+                           players=parse_players("a:safe,b:safe"))
+    with pytest.raises(SimulationError, match="wheel order of straights is played in "
+                                              "chinese-13"):
+        pineapple.check()

@@ -88,11 +88,13 @@ def test_rescore_gives_what_score_gives_under_every_ruleset(tmp_path: Path) -> N
 
 
 def test_rescore_stores_the_showdowns_of_rules_that_change_them(tmp_path: Path) -> None:
-    """Misses not counted change who wins the rows of a misset hand: such rulesets get
-    showdowns of their own in the store, and rescoring gives what score gives."""
+    """Misses not counted and the wheel order of straights change who wins rows: such
+    rulesets get showdowns of their own in the store, and rescoring gives what score
+    gives."""
     rulesets = [load_ruleset(str(RULESETS / name)) for name in (
         "american-misses-not-counted.toml", "russian-misses-not-counted.toml",
-        "two-four-misset-per-row.toml", "one-six-misset-per-row.toml")]
+        "two-four-misset-per-row.toml", "one-six-misset-per-row.toml",
+        "two-four-wheel.toml", "foreign-wheel-misses-not-counted.toml")]
     rulesets.append(load_ruleset("russian"))
     joined = rescored_against_score(tmp_path, 800, 4, rulesets)
     unfouled = joined.filter(pl.col("ruleset") == "american-misses-not-counted")

@@ -34,7 +34,7 @@ T = TypeVar("T")
 _RULESET_KEYS = {
     "name", "description", "variant", "sources", "head_to_head", "royalties", "fantasyland",
     "foul_penalty", "surrender", "spade_bonus", "naturals", "point_value", "loss_cap",
-    "misset",
+    "misset", "wheel",
 }
 _HEAD_TO_HEAD_KEYS = {"row", "majority", "scoop", "table_bonus"}
 _ROYALTY_KEYS = {"name", "description", "top", "middle", "bottom"}
@@ -212,6 +212,7 @@ def ruleset_from(data: dict[str, Any], where: str) -> Ruleset:
         foul_penalty=data.get("foul_penalty"),
         surrender=data.get("surrender"),
         misset=data.get("misset", "scoop"),
+        wheel=data.get("wheel", False),
         spade_bonus=data.get("spade_bonus", False),
         naturals=Naturals(**naturals_data, where=f"{where}.naturals") if "naturals" in data
         else Naturals.default_for(variant, f"{where}.naturals"),

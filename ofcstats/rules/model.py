@@ -313,6 +313,7 @@ class Ruleset:
     loss_cap: float | None = None
     path: str | None = field(default=None, compare=False)
     misset: str = "scoop"
+    wheel: bool = False
 
     def __post_init__(self) -> None:
         where = self.path or self.name
@@ -322,6 +323,8 @@ class Ruleset:
             _check_int(where, "foul_penalty", self.foul_penalty)
         if self.surrender is not None:
             _check_int(where, "surrender", self.surrender)
+        if not isinstance(self.wheel, bool):
+            raise _fail(where, "wheel", self.wheel, "must be true or false")
         if self.misset not in MISSET_RULES:
             raise _fail(where, "misset", self.misset, f"use one of {', '.join(MISSET_RULES)}")
         if self.misset == "per-row" and self.foul_penalty is None:
@@ -370,6 +373,8 @@ class Ruleset:
             parts.append(f"misset {self.foul_points} a wrong row")
         elif self.misset == "not-counted":
             parts.append("misses not counted")
+        if self.wheel:
+            parts.append("straights in the wheel order")
         parts.append(f"fantasyland {self.fantasyland.name}")
         return "; ".join(parts)
 
@@ -383,6 +388,7 @@ class Ruleset:
             "sources": list(self.sources),
             "foul_penalty": self.foul_points,
             "misset": self.misset,
+            "wheel": self.wheel,
             "surrender": self.surrender_points,
             "spade_bonus": self.spade_bonus,
             "point_value": self.point_value,

@@ -100,6 +100,10 @@ class Simulation:
         if not 0 <= self.timeout_rate <= 1:
             raise SimulationError(f"--timeout-rate is a chance between 0 and 1, "
                                   f"not {self.timeout_rate}")
+        if self.ruleset.wheel and self.variant is not Variant.CHINESE_13:
+            raise SimulationError(
+                f"ruleset {self.ruleset.name}: the wheel order of straights is played in "
+                f"chinese-13; simulate {self.variant.value} under a ruleset without it")
         policy = self.ruleset.fantasyland
         if self.variant.has_fantasyland and policy.enters:
             most = max([self.variant.fantasyland_base_cards,
