@@ -22,6 +22,7 @@ stacking thirteen rulesets copies no data.
 from __future__ import annotations
 
 import functools
+import operator
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -106,7 +107,8 @@ def fouls(seats: pl.LazyFrame) -> pl.LazyFrame:
 
 def _head_to_head_key(ruleset: Ruleset) -> tuple[int, ...]:
     """What the ruleset's head-to-head points depend on; rulesets sharing it share the sum:
-    the showdown key, then one coefficient per term of :attr:`showdown.Counts.terms`."""
+    the showdown key, one coefficient per term of :attr:`showdown.Counts.terms`, then the
+    per-row misset penalty (:func:`showdown.foul_rows`)."""
     h = ruleset.head_to_head
     per_row = ruleset.misset == "per-row"
     return (showdown.showdown_key(ruleset), h.row, h.majority, h.scoop,
@@ -120,7 +122,9 @@ def _royalty_key(ruleset: Ruleset) -> tuple[RoyaltyTable, bool, int] | None:
     return ruleset.royalties, ruleset.spade_bonus, showdown.showdown_key(ruleset)
 
 
-def head_to_head_points(counts: Counts, key: tuple[int, ...]) -> npt.NDArray[np.int16]:
+def head_to_head_points(counts: Counts, key: tuple[int, ...],
+                        foul_rows: npt.NDArray[np.int16] | None = None
+                        ) -> npt.NDArray[np.int16]:
     """Points from rows, majorities, scoops, fouls (per hand or per wrongly set row), table
     bonus and surrenders (§2, §3, §5).
 
@@ -129,7 +133,10 @@ def head_to_head_points(counts: Counts, key: tuple[int, ...]) -> npt.NDArray[np.
     """
     points = np.zeros(counts.rows.shape, dtype=np.int16)
     scaled = np.empty_like(points)
-    for coefficient, count in zip(key[1:], counts.terms, strict=True):
+    pairs = list(zip(key[1:-1], counts.terms, strict=True))
+    if key[-1] and foul_rows is not None:
+        pairs.append((key[-1], foul_rows))
+    for coefficient, count in pairs:
         if coefficient == 1:
             points += count
         elif coefficient:
@@ -273,7 +280,8 @@ def ruleset_results(seats: pl.DataFrame, table: SeatTable, rulesets: Sequence[Ru
         key = _royalty_key(ruleset)
         h2h_key = _head_to_head_key(ruleset)
         if h2h_key not in h2h:
-            h2h[h2h_key] = head_to_head_points(counts[mask], h2h_key)
+            per_row = showdown.foul_rows(table, mask) if h2h_key[-1] else None
+            h2h[h2h_key] = head_to_head_points(counts[mask], h2h_key, per_row)
         points = (h2h[h2h_key].astype(np.int32) if key is None
                   else np.add(h2h[h2h_key], flows[key].net, dtype=np.int32))
         if ruleset.naturals.played:
@@ -300,8 +308,9 @@ def ruleset_results(seats: pl.DataFrame, table: SeatTable, rulesets: Sequence[Ru
                             "fouled": fouled[mask], **columns})
         for mask, columns in per_mask.items()
     }
+    played = functools.reduce(operator.or_, counts, 0)  # every showdown key bit in play
     return Scored(results=pl.concat(frames, how="vertical", rechunk=False),
-                  showdowns=showdowns, showdown_bits=pl.Series(table.showdown_bits))
+                  showdowns=showdowns, showdown_bits=pl.Series(table.showdown_bits(played)))
 
 
 PARALLEL_FROM = 200_000

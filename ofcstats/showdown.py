@@ -38,7 +38,6 @@ from ofcstats.rules.model import Naturals, RoyaltyTable, Ruleset
 from ofcstats.variants import Variant
 
 ROWS = ("top", "middle", "bottom")
-_STRAIGHTS = (Category.STRAIGHT, Category.STRAIGHT_FLUSH, Category.ROYAL_FLUSH)
 VARIANT_CODES = {v.value: i for i, v in enumerate(Variant)}
 
 # Natural bits (RULES.md §4, 13-card Chinese poker).
@@ -46,7 +45,7 @@ THREE_STRAIGHTS, THREE_FLUSHES, SIX_PAIRS, DRAGON = 1, 2, 4, 8
 # A showdown key is the natural bits a ruleset pays plus the bits of the rules that
 # change who wins a row or who is out of order; rulesets sharing a key share a showdown.
 # A seat's showdown bits say which of these can change its showdown: the naturals it
-# holds, MISSES_NOT_COUNTED when it is fouled, WHEEL when it holds a 5-card straight.
+# holds, MISSES_NOT_COUNTED when it is fouled, WHEEL when it holds a plain straight.
 MISSES_NOT_COUNTED = 16
 WHEEL = 32
 
@@ -109,12 +108,17 @@ class SeatTable:
                                         misset_rows=np.zeros_like(table.misset_rows))
         return table
 
-    @property
-    def showdown_bits(self) -> npt.NDArray[np.uint8]:
-        """Per seat, the showdown key bits that may change its showdown (see WHEEL)."""
-        straight = np.isin(evaluate.category(self.strength[1:]), _STRAIGHTS).any(axis=0)
-        return (self.natural_bits | (self.fouled * np.uint8(MISSES_NOT_COUNTED))
-                | (straight * np.uint8(WHEEL))).astype(np.uint8)
+    def showdown_bits(self, keys: int) -> npt.NDArray[np.uint8]:
+        """Per seat, the bits of ``keys`` (showdown keys or-ed together) that may change
+        its showdown: the naturals it holds, a foul, a 5-card straight (see WHEEL)."""
+        bits = self.natural_bits & np.uint8(keys)
+        if keys & MISSES_NOT_COUNTED:
+            bits = bits | (self.fouled.view(np.uint8) * np.uint8(MISSES_NOT_COUNTED))
+        if keys & WHEEL:  # only plain straights change places (straight flushes do not)
+            straight = (evaluate.category(self.strength[1]) == Category.STRAIGHT) \
+                | (evaluate.category(self.strength[2]) == Category.STRAIGHT)
+            bits = bits | (straight.view(np.uint8) * np.uint8(WHEEL))
+        return bits
 
     def hands_with(self, flagged: Bool) -> tuple[SeatTable, npt.NDArray[np.intp]]:
         """The table of only the hands where some seat is ``flagged``, and where its seats
@@ -287,20 +291,17 @@ class Counts:
     foul: Tiny  # opponents' fouls against live self, minus own foul against live opponents
     table_bonus: Tiny  # rows beating every opponent, collected from each, less those paid
     surrender: Tiny  # surrender payments received minus paid (all seats take part)
-    foul_rows: Tiny  # as foul, each fouled hand counted by its wrongly set rows
     row_sign: Tiny  # (3, seats): per row, wins minus losses (a fouled hand loses all)
     row_wins: Tiny  # (3, seats): per row, opponents beaten
     scoops: Tiny  # opponents beaten 3-0 (a fouled opponent included)
     scooped: Tiny
 
     @functools.cached_property
-    def terms(self) -> tuple[Small, Small, Small, Small, Small, Small, Small]:
-        """rows, majority, scoop, foul, table_bonus, surrender and foul_rows in int16, the
-        type the points formula computes in (numpy is several times slower on mixed
-        types)."""
+    def terms(self) -> tuple[Small, Small, Small, Small, Small, Small]:
+        """rows, majority, scoop, foul, table_bonus and surrender in int16, the type the
+        points formula computes in (numpy is several times slower on mixed types)."""
         return tuple(a.astype(np.int16) for a in (  # type: ignore[return-value]
-            self.rows, self.majority, self.scoop, self.foul, self.table_bonus, self.surrender,
-            self.foul_rows))
+            self.rows, self.majority, self.scoop, self.foul, self.table_bonus, self.surrender))
 
 
 # What one pair's showdown adds to each seat's counts depends only on the pair's code:
@@ -375,7 +376,7 @@ def head_to_head(table: SeatTable, mask: int, without: Counts | None = None) -> 
     the hands where some seat holds a natural the mask pays, so only those are redone.
     """
     if mask and without is not None:
-        part, where = table.hands_with(differs(table.showdown_bits, mask))
+        part, where = table.hands_with(differs(table.showdown_bits(mask), mask))
         if not where.size:
             return without
         redone = head_to_head(part, mask)
@@ -430,21 +431,28 @@ def head_to_head(table: SeatTable, mask: int, without: Counts | None = None) -> 
         for n in table.blocks:
             gave = table.wide(table.surrendered, n).astype(np.int8)
             table.wide(surrender, n)[...] = _hand_total(gave) - n * gave
-    # Per-row misset: a live seat collects each fouled showdown opponent's wrongly set
-    # rows; a fouled seat pays its own to each live showdown opponent.
-    foul_rows = np.zeros(n_seats, dtype=np.int8)
-    if table.fouled.any():
-        for n in table.blocks:
-            show = table.wide(showing, n).astype(np.int8)
-            alive = table.wide(live, n).astype(np.int8) * show
-            wrong = table.wide(table.misset_rows, n) * show
-            table.wide(foul_rows, n)[...] = alive * _others(wrong) - wrong * _others(alive)
     return Counts(
         rows=fields["rows"], majority=fields["majority"], scoop=fields["scoop"],
         foul=fields["foul"], table_bonus=table_bonus, surrender=surrender,
-        foul_rows=foul_rows,
         row_sign=row_sign, row_wins=row_wins,
         scoops=fields["scoops"], scooped=fields["scooped"])
+
+
+def foul_rows(table: SeatTable, mask: int) -> Small:
+    """The count a per-row misset penalty multiplies (``misset = "per-row"``): a live seat
+    collects each fouled showdown opponent's wrongly set rows, a fouled seat pays its own
+    to each live showdown opponent; two fouled seats exchange nothing."""
+    table = table.for_key(mask)
+    counted = np.zeros(table.seats, dtype=np.int16)
+    if not table.fouled.any():
+        return counted
+    showing = ~out_of_showdown(table, mask)
+    for n in table.blocks:
+        show = table.wide(showing, n).astype(np.int16)
+        alive = table.wide(~table.fouled, n).astype(np.int16) * show
+        wrong = table.wide(table.misset_rows, n).astype(np.int16) * show
+        table.wide(counted, n)[...] = alive * _others(wrong) - wrong * _others(alive)
+    return counted
 
 
 @dataclass
