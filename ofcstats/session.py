@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import polars as pl
 
 from ofcstats.rules.model import Ruleset
@@ -58,26 +59,52 @@ def hand_order(hands: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
     tie = ["hand_key"] if "hand_key" in columns else ["source", "line"]
     if "timed_out_hand" not in columns:
         lf = lf.with_columns(timed_out_hand=pl.lit(False))
-    ordered = lf.sort(["session_id", "played_at", *tie], nulls_last=True).with_columns(
-        order=pl.int_range(pl.len(), dtype=pl.Int64).over("session_id"),
-    )
-    fantasyland = pl.col("fantasyland_hand")
-    moves = (~fantasyland).cast(pl.Int64)
-    # The hands from one on which the button moves up to the next: a timeout in them
-    # ends the game once no fantasyland is owed (an earlier one would have ended it).
-    stretch = moves.cum_sum().over("session_id")
-    owed = fantasyland.shift(-1).over("session_id").fill_null(False)
-    timed = pl.col("timed_out_hand").cum_max().over("session_id", "_stretch")
-    # Timeouts cut the session into parts; in each, the button's orbits count from 0.
-    cut = game_ends(pl.lit(False), pl.col("_timed"), pl.col("_owed"))
-    part = cut.cast(pl.Int64).shift(1).fill_null(0).cum_sum().over("session_id")
-    moved = moves.cum_sum().over("session_id", "_part")
-    orbit_done = (moved > 0) & (moved % pl.col("n_seats").cast(pl.Int64) == 0)
-    ends = game_ends(orbit_done, pl.col("_timed"), pl.col("_owed"))
-    game = ends.cast(pl.Int64).shift(1).fill_null(0).cum_sum().over("session_id")
-    return ordered.with_columns(_stretch=stretch, _owed=owed).with_columns(
-        _timed=timed).with_columns(_part=part).with_columns(
-        game=game.cast(pl.Int64)).drop("_stretch", "_owed", "_timed", "_part")
+    ordered = lf.sort(["session_id", "played_at", *tie], nulls_last=True).collect()
+    first = np.ones(ordered.height, dtype=bool)  # a session's first hand
+    sessions = ordered.get_column("session_id")
+    if ordered.height > 1:
+        first[1:] = (sessions.slice(1) != sessions.slice(0, ordered.height - 1)).to_numpy()
+    index = np.arange(ordered.height)
+    start = np.maximum.accumulate(np.where(first, index, 0))
+    games = _games(first, start, ordered.get_column("fantasyland_hand").to_numpy(),
+                   ordered.get_column("timed_out_hand").to_numpy(),
+                   ordered.get_column("n_seats").to_numpy())
+    return ordered.with_columns(order=pl.Series(index - start, dtype=pl.Int64),
+                                game=pl.Series(games, dtype=pl.Int64)).lazy()
+
+
+def _games(first: npt.NDArray[np.bool_], start: npt.NDArray[np.int64],
+           fantasyland: npt.NDArray[np.bool_], timed_out: npt.NDArray[np.bool_],
+           n_seats: npt.NDArray[np.integer]) -> npt.NDArray[np.int64]:
+    """Game numbers within sessions, hands in play order (``first``: a session's first
+    hand, ``start``: where its session starts), cut by :func:`game_ends`."""
+    n = len(first)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    index = np.arange(n)
+    fantasyland = fantasyland.astype(bool)
+    moves = ~fantasyland
+    # The next hand is a fantasyland hand of the same session: a fantasyland is owed.
+    owed = np.zeros(n, dtype=bool)
+    owed[:-1] = fantasyland[1:] & ~first[1:]
+    # Timed out in this game: since the last hand on which the button moved (a timeout
+    # before it would have ended the game already).
+    stretch = np.maximum.accumulate(np.where(first | moves, index, 0))
+    last_timeout = np.maximum.accumulate(np.where(timed_out.astype(bool), index, -1))
+    timed = last_timeout >= stretch
+    # Timeouts cut a session into parts; in each, the button's orbits count from 0.
+    cut = game_ends(np.zeros(n, dtype=bool), timed, owed)
+    part = np.maximum.accumulate(np.where(first | np.concatenate([[False], cut[:-1]]),
+                                          index, 0))
+    counted = np.cumsum(moves)
+    moved = counted - counted[part] + moves[part]
+    orbit_done = (moved > 0) & (moved % n_seats.astype(np.int64) == 0)
+    ends = game_ends(orbit_done, timed, owed)
+    # A game starts after the hand that ended one, within the session.
+    began = np.concatenate([[0], ends[:-1]]).astype(np.int64)
+    began[first] = 0
+    total = np.cumsum(began)
+    return total - total[start]
 
 
 def fantasyland_streaks(seats: pl.DataFrame, order: pl.DataFrame) -> pl.DataFrame:

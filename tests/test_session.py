@@ -36,6 +36,12 @@ def test_a_game_is_one_button_orbit_plus_its_fantasyland_hands() -> None:
     assert three["game"].to_list() == [0, 0, 0, 1, 1, 1, 2]
 
 
+def test_no_hands_have_no_games() -> None:
+    for hands in (hands_frame([]), hands_frame([True])):
+        order = session.hand_order(hands).collect()
+        assert order["game"].to_list() == [0] * hands.height
+
+
 def test_play_order_follows_played_at_then_the_log() -> None:
     frame = hands_frame([False] * 3, played_at=["2026-01-01T10:02:00Z",
                                                  "2026-01-01T10:01:00Z", None])
