@@ -433,8 +433,8 @@ def rulesets_show(
 def _ruleset_text(ruleset: Ruleset) -> str:
     data = ruleset.to_dict()
     lines = [f"{ruleset.name}: {ruleset.description}"]
-    for key in ("variant", "sources", "foul_penalty", "misset", "surrender", "spade_bonus",
-                "point_value", "loss_cap"):
+    for key in ("variant", "sources", "foul_penalty", "misset", "wheel", "surrender",
+                "spade_bonus", "point_value", "loss_cap"):
         if key in data:
             lines.append(f"  {key}: {data[key]}")
     h = data["head_to_head"]

@@ -8,7 +8,7 @@ A hand's points are fixed by its boards; three things need the hands around it:
   fantasyland; a run of consecutive such hands is a streak.
 - **Games**: a game ("partie") is one orbit of the button, plus the fantasyland hands
   played in it, on which the button does not move, ended early by a timeout
-  (RULES.md §5, §6; :func:`game_ends`).
+  (:func:`game_ends`).
 - **Money**: points times the point value, with the per-game loss cap: a player loses
   at most ``loss_cap`` points in one game. **Decision**: what a capped loser does not
   pay is taken from the winners of that game in proportion to their winnings, so money
@@ -33,10 +33,10 @@ from ofcstats.stats import as_text
 def game_ends(orbit_done: Any, timed_out: Any, fantasyland_owed: Any) -> Any:
     """Whether a game ends right after a hand: the one definition of a game.
 
-    A game ("partie") is one orbit of the button (RULES.md §5); the button does not move
-    on a fantasyland hand, so every fantasyland lengthens the game by one hand (§6). A
-    timeout ends the game right after the hand in which a player timed out, unless a
-    fantasyland is owed: then it goes on until every fantasyland is played.
+    A game ("partie") is one orbit of the button; the button does not move on a
+    fantasyland hand, so every fantasyland lengthens the game by one hand. A timeout
+    ends the game right after the hand in which a player timed out, unless a fantasyland
+    is owed: then it goes on until every fantasyland is played (docs/rules-sources.md).
 
     ``orbit_done``: the button has gone round (this hand completes the orbit);
     ``timed_out``: some player timed out in this game; ``fantasyland_owed``: the next

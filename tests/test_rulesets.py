@@ -179,8 +179,9 @@ def test_two_rulesets_with_one_name_are_refused(tmp_path: Path) -> None:
 ])
 def test_naturals_default_for_a_chinese_13_file_without_a_naturals_table(
         tmp_path: Path, variant: str, expected: tuple[int, ...]) -> None:
-    """RULES.md §4 decision: 3 units for each natural, 13 for a dragon, in a 13-card
-    ruleset that does not say; an open-face ruleset pays none; a table given wins."""
+    """A decision (the source names no amount): 3 units for each natural, 13 for a
+    dragon, in a 13-card ruleset that does not say; an open-face ruleset pays none; a
+    table given wins."""
     body = f'variant = "{variant}"\n[head_to_head]\nrow = 1\nscoop = 3\n'
     plain = tmp_path / f"{variant}.toml"
     plain.write_text(body, encoding="utf-8")

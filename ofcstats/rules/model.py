@@ -279,9 +279,9 @@ class Naturals:
 
     @classmethod
     def default_for(cls, variant: Variant, where: str = "naturals") -> Naturals:
-        """What a ruleset file without a ``[naturals]`` table pays (RULES.md §4
-        decision): 3 units for each natural and 13 for a dragon when its variant is
-        13-card Chinese poker, where naturals are played; nothing otherwise."""
+        """What a ruleset file without a ``[naturals]`` table pays (a decision, the
+        source naming no amount): 3 units for each natural and 13 for a dragon when its
+        variant is 13-card Chinese poker, where naturals are played; nothing otherwise."""
         if variant is Variant.CHINESE_13:
             return cls(three_straights=3, three_flushes=3, six_pairs=3, dragon=13, where=where)
         return cls(where=where)
