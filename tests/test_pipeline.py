@@ -96,7 +96,7 @@ def test_rescore_stores_the_showdowns_of_rules_that_change_them(tmp_path: Path) 
         "two-four-misset-per-row.toml", "one-six-misset-per-row.toml",
         "two-four-wheel.toml", "foreign-wheel-misses-not-counted.toml")]
     rulesets.append(load_ruleset("russian"))
-    joined = rescored_against_score(tmp_path, 800, 4, rulesets)
+    joined = rescored_against_score(tmp_path, 500, 4, rulesets)
     unfouled = joined.filter(pl.col("ruleset") == "american-misses-not-counted")
     assert not unfouled["fouled"].any()
     assert joined.filter(pl.col("ruleset") == "russian")["fouled"].any()

@@ -156,8 +156,11 @@ def hands_table(hands: tuple[dict, ...]) -> pl.DataFrame:
     }).with_columns(pl.col("played_at").str.to_datetime(time_zone="UTC"))
 
 
-@pytest.mark.parametrize("ruleset", ["american", PROGRESSIVE, "mercier-deeb", STREAK,
-                                     NOT_COUNTED])
+@pytest.mark.parametrize("ruleset", [
+    "american", PROGRESSIVE, STREAK,
+    pytest.param("mercier-deeb", marks=pytest.mark.slow),
+    pytest.param(NOT_COUNTED, marks=pytest.mark.slow),
+])
 def test_fantasyland_entry_and_stay_follow_the_scorer(ruleset: str) -> None:
     """Every fantasyland the simulator deals is the one the scorer, with the session's
     repeat limits, says the previous hand earned (per game for standard, in a row for
