@@ -819,8 +819,8 @@ def rulesets_show(
 def _ruleset_text(ruleset: Ruleset) -> str:
     data = ruleset.to_dict()
     lines = [f"{ruleset.name}: {ruleset.description}"]
-    for key in ("variants", "sources", "foul_penalty", "surrender", "spade_bonus",
-                "point_value", "loss_cap"):
+    for key in ("variants", "sources", "foul_penalty", "misset", "wheel", "surrender",
+                "spade_bonus", "point_value", "loss_cap"):
         if key in data:
             value = data[key]
             text = ", ".join(map(str, value)) if isinstance(value, list) else value
@@ -853,7 +853,8 @@ def _policy_text(policy: FantasylandPolicy, indent: str = "  ") -> str:
                                                ("bottom", policy.stay_bottom)) if spec]
     lines.append(f"{indent}stay: {' or '.join(stays)} (or better), not fouled")
     limit = "no limit" if policy.repeat_limit is None else str(policy.repeat_limit)
-    lines.append(f"{indent}repeats in a row: {limit}")
+    per = "per game" if policy.repeat_scope == "game" else "in a row"
+    lines.append(f"{indent}repeats {per}: {limit}")
     if policy.entry_cards:
         cards = ", ".join(f"{k} {v}" for k, v in policy.entry_cards.items())
         lines.append(f"{indent}cards on entry (Pineapple; one fewer in classic and turbo): "

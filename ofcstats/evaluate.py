@@ -363,6 +363,34 @@ def _describe_key(key: tuple[int, ...]) -> str:
     return text
 
 
+WHEEL_STRAIGHTS = (4, 5, 6, 7, 8, 9, 10, 12, 3, 11)
+"""Straights by the rank of their high card, weakest first, in the "wheel" order of
+13-card Chinese poker: the usual order up to the queen-high straight, then T-J-Q-K-A,
+then A-2-3-4-5, and 9-T-J-Q-K highest."""
+
+
+@cache
+def wheel_order() -> npt.NDArray[np.uint16]:
+    """A lookup from every strength to its strength when straights rank in the wheel
+    order (:data:`WHEEL_STRAIGHTS`); every other strength, straight flushes included,
+    keeps its own. Each straight takes the place of another, so the categories stay.
+
+    >>> from ofcstats.cards import parse_cards
+    >>> wheel, broadway, nine = strength5([parse_cards("As 2h 3d 4c 5s"),
+    ...     parse_cards("Ts Jh Qd Kc Ad"), parse_cards("9s Th Jd Qc Kd")])
+    >>> bool(wheel_order()[nine] > wheel_order()[wheel] > wheel_order()[broadway])
+    True
+    """
+    strengths = np.arange(strength_count() + 1)
+    order = strengths.astype(np.uint16)
+    straights = strengths[(category(strengths) == Category.STRAIGHT) & (row_size(strengths) == 5)]
+    by_high = dict(zip(primary_rank(straights).tolist(), straights.tolist(), strict=True))
+    for place, high in zip(straights.tolist(), WHEEL_STRAIGHTS, strict=True):
+        order[by_high[high]] = place
+    order.flags.writeable = False
+    return order
+
+
 def weakest(spec: str) -> int:
     """The weakest strength a threshold names, for fantasyland and royalty rules.
 

@@ -34,7 +34,7 @@ from ofcstats.errors import RulesetError, StoreError
 from ofcstats.rules.load import ruleset_from
 from ofcstats.rules.model import Ruleset
 from ofcstats.score import SHOWDOWN_COLUMNS, available_cores, score_with_showdowns
-from ofcstats.showdown import hand_starts, natural_mask
+from ofcstats.showdown import differs, hand_starts, showdown_key
 from ofcstats.store import Store
 from ofcstats.variants import Variant
 
@@ -99,7 +99,7 @@ def _register(con: duckdb.DuckDBPyConnection, rulesets: Sequence[Ruleset], rebui
                 "INSERT INTO rulesets (ruleset_id, name, description, natural_mask, "
                 "fingerprint, definition, variants, scope) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 [ruleset_id, ruleset.name, ruleset.description,
-                 natural_mask(ruleset.naturals), digest, definition, declared, list(scope)])
+                 showdown_key(ruleset), digest, definition, declared, list(scope)])
         else:
             ruleset_id = int(row[0])
             if rebuild or row[1] != digest:
@@ -112,7 +112,7 @@ def _register(con: duckdb.DuckDBPyConnection, rulesets: Sequence[Ruleset], rebui
             con.execute(
                 "UPDATE rulesets SET fingerprint = ?, definition = ?, description = ?, "
                 "natural_mask = ?, variants = ?, scope = ? WHERE ruleset_id = ?",
-                [digest, definition, ruleset.description, natural_mask(ruleset.naturals),
+                [digest, definition, ruleset.description, showdown_key(ruleset),
                  declared, list(scope), ruleset_id])
         ids[ruleset.name] = ruleset_id
         scopes[ruleset.name] = scope
@@ -173,10 +173,13 @@ def read_sessions(con: duckdb.DuckDBPyConnection, session_ids: Sequence[str],
     starts = hand_starts(seats.get_column("hand_id"))
     if starts is None:  # cannot happen after the sort
         raise StoreError("the seats of a hand were read apart")
-    in_fantasyland = seats.get_column("fantasyland").to_numpy()
+    def any_seat(column: str) -> pl.Series:
+        flags = seats.get_column(column).to_numpy()
+        return pl.Series(np.logical_or.reduceat(flags, starts) if len(starts)
+                         else np.zeros(0, dtype=bool))
+
     hands = seats.select("hand_id", "session_id", "played_at", "n_seats")[starts].with_columns(
-        fantasyland_hand=pl.Series(np.logical_or.reduceat(in_fantasyland, starts)
-                                   if len(starts) else np.zeros(0, dtype=bool)),
+        fantasyland_hand=any_seat("fantasyland"), timed_out_hand=any_seat("timed_out"),
         hand_key=pl.col("hand_id"))
     return seats, hands
 
@@ -194,20 +197,18 @@ def score_sessions(seats: pl.DataFrame, hands: pl.DataFrame, rulesets: Sequence[
                    ) -> tuple[pl.DataFrame, dict[int, pl.DataFrame]]:
     """Score whole sessions, apply their fantasyland repeat limits, and keep the showdowns
     to store: every seat for natural mask 0, and for another mask only the hands in which
-    it changes something (a seat holds one of its naturals)."""
+    it changes something (a seat holds one of its naturals, is fouled where misses are
+    not counted, or holds a straight where straights rank in the wheel order)."""
     # One core is left to the thread writing the previous batch: the writes take longer.
     scored = score_with_showdowns(seats, rulesets, cores=max(1, available_cores() - 1))
     # Within a batch hands are known by their integer key, in ``hand_id`` too.
-    order = session.hand_order(hands).collect()
-    streaks = session.fantasyland_streaks(
-        seats.select("hand_id", "seat", "player", "fantasyland"), order)
-    capped = session.apply_repeat_limits(scored.results, streaks, rulesets)
+    capped = session.limit_repeats(scored.results, seats, hands, rulesets)
     showdowns = {}
     for mask, rows in scored.showdowns.items():
         kept = rows
         if mask:
             changed = rows.get_column("hand_id").filter(
-                (scored.natural_bits & mask) != 0).unique()
+                differs(scored.showdown_bits.to_numpy(), mask)).unique()
             kept = rows.filter(pl.col("hand_id").is_in(changed.implode()))
         showdowns[mask] = kept.rename({"hand_id": "hand_key"})
     return capped.rename({"hand_id": "hand_key"}), showdowns
@@ -453,7 +454,8 @@ def scored_frame(store: Store, filters: Filters = Filters(),
         hands = con.sql("""
             SELECT h.hand_key, h.session_id, h.played_at, h.n_seats, h.file_id, h.line,
                    h.variant, coalesce(h.point_value, 1) AS stake,
-                   bool_or(s.fantasyland) AS fantasyland_hand
+                   bool_or(s.fantasyland) AS fantasyland_hand,
+                   bool_or(s.timed_out) AS timed_out_hand
             FROM hands h JOIN seats s USING (hand_key)
             WHERE h.session_id IN (SELECT session_id FROM wanted_sessions)
             GROUP BY ALL

@@ -22,6 +22,7 @@ stacking thirteen rulesets copies no data.
 from __future__ import annotations
 
 import functools
+import operator
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -32,7 +33,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from ofcstats import allocator, evaluate, showdown
+from ofcstats import allocator, evaluate, session, showdown
 from ofcstats.errors import HandError, RulesetError
 from ofcstats.records import REJECTS_SCHEMA, HandBatch
 from ofcstats.rules.load import load_ruleset
@@ -105,27 +106,37 @@ def fouls(seats: pl.LazyFrame) -> pl.LazyFrame:
 
 
 def _head_to_head_key(ruleset: Ruleset) -> tuple[int, ...]:
-    """What the ruleset's head-to-head points depend on; rulesets sharing it share the sum."""
+    """What the ruleset's head-to-head points depend on; rulesets sharing it share the sum:
+    the showdown key, one coefficient per term of :attr:`showdown.Counts.terms`, then the
+    per-row misset penalty (:func:`showdown.foul_rows`)."""
     h = ruleset.head_to_head
-    return (showdown.natural_mask(ruleset.naturals), h.row, h.majority, h.scoop,
-            ruleset.foul_points, h.table_bonus, ruleset.surrender_points)
+    per_row = ruleset.misset == "per-row"
+    return (showdown.showdown_key(ruleset), h.row, h.majority, h.scoop,
+            ruleset.foul_points if ruleset.misset == "scoop" else 0, h.table_bonus,
+            ruleset.surrender_points, ruleset.foul_points if per_row else 0)
 
 
 def _royalty_key(ruleset: Ruleset) -> tuple[RoyaltyTable, bool, int] | None:
     if ruleset.royalties.is_empty:
         return None
-    return ruleset.royalties, ruleset.spade_bonus, showdown.natural_mask(ruleset.naturals)
+    return ruleset.royalties, ruleset.spade_bonus, showdown.showdown_key(ruleset)
 
 
-def head_to_head_points(counts: Counts, key: tuple[int, ...]) -> npt.NDArray[np.int16]:
-    """Points from rows, majorities, scoops, fouls, table bonus and surrenders (§2, §3, §5).
+def head_to_head_points(counts: Counts, key: tuple[int, ...],
+                        foul_rows: npt.NDArray[np.int16] | None = None
+                        ) -> npt.NDArray[np.int16]:
+    """Points from rows, majorities, scoops, fouls (per hand or per wrongly set row), table
+    bonus and surrenders (§2, §3, §5).
 
     16 bits suffice: every ruleset value is at most 1000 and, with at most three
     opponents, the counts are at most 9 rows or 3 pairs.
     """
     points = np.zeros(counts.rows.shape, dtype=np.int16)
     scaled = np.empty_like(points)
-    for coefficient, count in zip(key[1:], counts.terms, strict=True):
+    pairs = list(zip(key[1:-1], counts.terms, strict=True))
+    if key[-1] and foul_rows is not None:
+        pairs.append((key[-1], foul_rows))
+    for coefficient, count in pairs:
         if coefficient == 1:
             points += count
         elif coefficient:
@@ -195,21 +206,22 @@ class Scored:
     """Results, and what they share.
 
     ``results`` holds one block of rows per ruleset, in the order asked, each block
-    listing the same seats in the same order. ``showdowns`` maps each natural mask the
-    rulesets pay (0 always included) to that order's ``hand_id``, ``seat`` and
-    :data:`SHOWDOWN_COLUMNS`; ``natural_bits`` gives, in that order too, the naturals each
-    seat holds.
+    listing the same seats in the same order. ``showdowns`` maps each showdown key the
+    rulesets play (:func:`showdown.showdown_key`; 0 always included) to that order's
+    ``hand_id``, ``seat`` and :data:`SHOWDOWN_COLUMNS`; ``showdown_bits`` gives, in that
+    order too, what may change each seat's showdown
+    (:attr:`showdown.SeatTable.showdown_bits`): its naturals, a foul, a straight.
     """
 
     results: pl.DataFrame
     showdowns: dict[int, pl.DataFrame]
-    natural_bits: pl.Series
+    showdown_bits: pl.Series
 
 
 def ruleset_results(seats: pl.DataFrame, table: SeatTable, rulesets: Sequence[Ruleset]
                     ) -> Scored:
     """One frame per ruleset, stacked; unchanged columns are shared, not copied."""
-    masks = {showdown.natural_mask(r.naturals) for r in rulesets} | {0}
+    masks = {showdown.showdown_key(r) for r in rulesets} | {0}
     counts = {0: showdown.head_to_head(table, 0)}
     for mask in masks - {0}:
         # Only hands holding a natural the ruleset pays differ from mask 0's counts; with
@@ -238,7 +250,7 @@ def ruleset_results(seats: pl.DataFrame, table: SeatTable, rulesets: Sequence[Ru
         ordered = ordered[table.order]
     shared = {name: ordered.get_column(name) for name in ("hand_id", "seat", "player")}
     shared["seat"] = shared["seat"].cast(pl.Int8)
-    fouled = pl.Series("fouled", table.fouled)
+    fouled = {mask: pl.Series("fouled", table.for_key(mask).fouled) for mask in counts}
     zeros16 = pl.Series(np.zeros(n, dtype=np.int16))
     per_mask = {
         mask: {
@@ -260,42 +272,45 @@ def ruleset_results(seats: pl.DataFrame, table: SeatTable, rulesets: Sequence[Ru
     no_royalties = dict.fromkeys(
         ("royalties", "royalty_top", "royalty_middle", "royalty_bottom", "royalty_points"),
         zeros16)
-    per_policy: dict[FantasylandPolicy, dict[str, pl.Series]] = {}
+    per_policy: dict[tuple[FantasylandPolicy, bool], dict[str, pl.Series]] = {}
     names = pl.Enum([r.name for r in rulesets])
     frames = []
     for ruleset in rulesets:
-        mask = showdown.natural_mask(ruleset.naturals)
+        mask = showdown.showdown_key(ruleset)
         key = _royalty_key(ruleset)
         h2h_key = _head_to_head_key(ruleset)
         if h2h_key not in h2h:
-            h2h[h2h_key] = head_to_head_points(counts[mask], h2h_key)
+            per_row = showdown.foul_rows(table, mask) if h2h_key[-1] else None
+            h2h[h2h_key] = head_to_head_points(counts[mask], h2h_key, per_row)
         points = (h2h[h2h_key].astype(np.int32) if key is None
                   else np.add(h2h[h2h_key], flows[key].net, dtype=np.int32))
         if ruleset.naturals.played:
             if ruleset.naturals not in naturals:
                 naturals[ruleset.naturals] = showdown.natural_points(table, ruleset.naturals)
             points += naturals[ruleset.naturals]
-        if ruleset.fantasyland not in per_policy:
-            earned, cards = fantasyland_next(table, ruleset.fantasyland)
-            per_policy[ruleset.fantasyland] = {"fantasyland_next": pl.Series(earned),
-                                               "fantasyland_cards": pl.Series(cards)}
+        counted = not mask & showdown.MISSES_NOT_COUNTED
+        if (ruleset.fantasyland, counted) not in per_policy:
+            earned, cards = fantasyland_next(table.for_key(mask), ruleset.fantasyland)
+            per_policy[ruleset.fantasyland, counted] = {
+                "fantasyland_next": pl.Series(earned), "fantasyland_cards": pl.Series(cards)}
         columns = {
             "ruleset": pl.Series([ruleset.name], dtype=names).new_from_index(0, n),
             **shared,
             "points": pl.Series(points),
             **(per_key[key] if key is not None else no_royalties),
             **per_mask[mask],
-            "fouled": fouled,
-            **per_policy[ruleset.fantasyland],
+            "fouled": fouled[mask],
+            **per_policy[ruleset.fantasyland, counted],
         }
         frames.append(pl.DataFrame({name: columns[name].alias(name) for name in RESULT_SCHEMA}))
     showdowns = {
         mask: pl.DataFrame({"hand_id": shared["hand_id"], "seat": shared["seat"],
-                            "fouled": fouled, **columns})
+                            "fouled": fouled[mask], **columns})
         for mask, columns in per_mask.items()
     }
+    played = functools.reduce(operator.or_, counts, 0)  # every showdown key bit in play
     return Scored(results=pl.concat(frames, how="vertical", rechunk=False),
-                  showdowns=showdowns, natural_bits=pl.Series(table.natural_bits))
+                  showdowns=showdowns, showdown_bits=pl.Series(table.showdown_bits(played)))
 
 
 PARALLEL_FROM = 200_000
@@ -325,13 +340,13 @@ def _hand_parts(frame: pl.DataFrame, parts: int) -> list[pl.DataFrame]:
 
 def _stacked(parts: Sequence[Scored], rulesets: int) -> Scored:
     """The parts' results as if scored together: ruleset blocks stay whole and in order."""
-    sizes = [part.natural_bits.len() for part in parts]
+    sizes = [part.showdown_bits.len() for part in parts]
     blocks = [part.results.slice(r * size, size)
               for r in range(rulesets) for part, size in zip(parts, sizes, strict=True)]
     showdowns = {mask: pl.concat([part.showdowns[mask] for part in parts], rechunk=False)
                  for mask in parts[0].showdowns}
     return Scored(results=pl.concat(blocks, rechunk=False), showdowns=showdowns,
-                  natural_bits=pl.concat([part.natural_bits for part in parts]))
+                  showdown_bits=pl.concat([part.showdown_bits for part in parts]))
 
 
 def _score_part(frame: pl.DataFrame, rulesets: Sequence[Ruleset]) -> Scored:
@@ -351,7 +366,7 @@ def score_with_showdowns(seats: pl.LazyFrame | pl.DataFrame, rulesets: Sequence[
     frame = seats.collect() if isinstance(seats, pl.LazyFrame) else seats
     if not rulesets or frame.is_empty():
         empty = pl.DataFrame(schema=RESULT_SCHEMA)
-        return Scored(results=empty, showdowns={}, natural_bits=pl.Series([], dtype=pl.UInt8))
+        return Scored(results=empty, showdowns={}, showdown_bits=pl.Series([], dtype=pl.UInt8))
     if frame.height >= PARALLEL_FROM:
         allocator.reuse_freed_memory()  # large temporaries: reuse pages, don't refault them
     cores = available_cores() if cores is None else cores
@@ -375,15 +390,18 @@ DEFAULT_RULESET = "american"
 def score_batch(batch: HandBatch, rulesets: Sequence[Ruleset] | None = None, *,
                 own_variants: bool = False) -> ScoredBatch:
     """Score checked hands: under ``rulesets`` when given, else each hand under its own
-    ``ruleset`` field (``american`` when it has none).
+    ``ruleset`` field (``american`` when it has none). Fantasyland repeat limits are
+    applied over the batch's sessions and games, as ``rescore`` applies them.
 
     ``what_if`` marks a ruleset applied to a hand of a variant it is not played under;
     ``own_variants`` leaves such rows out. A hand naming a ruleset that does not exist is
     not scored; it comes back among ``rejects`` with the reason.
     """
     seats = batch.seats_for_scoring()
+    hands = _session_hands(batch)
     if rulesets is not None:
-        results = score(seats, rulesets).with_columns(pl.col("ruleset").cast(pl.String))
+        results = session.limit_repeats(score(seats, rulesets), seats, hands, rulesets)
+        results = results.with_columns(pl.col("ruleset").cast(pl.String))
         marked = _mark_what_ifs(_in_log_order(results, batch, rulesets), batch, rulesets)
         return ScoredBatch(results=marked.filter(~pl.col("what_if")) if own_variants
                            else marked, rejects=_no_rejects())
@@ -401,14 +419,27 @@ def score_batch(batch: HandBatch, rulesets: Sequence[Ruleset] | None = None, *,
                 pl.lit(None, dtype=pl.String).alias("raw"),
             ))
             continue
-        scored = score(seats.join(group.select("hand_id"), on="hand_id", how="semi"), [ruleset])
+        own_seats = seats.join(group.select("hand_id"), on="hand_id", how="semi")
+        own_hands = hands.join(group.select("hand_id"), on="hand_id", how="semi")
+        scored = session.limit_repeats(score(own_seats, [ruleset]), own_seats, own_hands,
+                                       [ruleset])
         frames.append(scored.with_columns(pl.col("ruleset").cast(pl.String)))
-    results = pl.concat(frames) if frames else score(seats.clear(), [])
+    results = pl.concat(frames) if frames else session.limit_repeats(
+        score(seats.clear(), []), seats.clear(), hands.clear(), [])
     used = [load_ruleset(str(name)) for name in results.get_column("ruleset").unique()]
     return ScoredBatch(
         results=_mark_what_ifs(_in_log_order(results, batch, []), batch, used),
         rejects=pl.concat(rejects).cast(REJECTS_SCHEMA) if rejects else _no_rejects(),  # type: ignore[arg-type]
     )
+
+
+def _session_hands(batch: HandBatch) -> pl.DataFrame:
+    """The batch's hands with what play order and games need (:func:`session.hand_order`):
+    whether any seat played in fantasyland, whether any timed out."""
+    flags = batch.seats.group_by("hand_id").agg(
+        fantasyland_hand=pl.col("fantasyland").any(), timed_out_hand=pl.col("timed_out").any())
+    return batch.hands.select("hand_id", "session_id", "played_at", "n_seats", "source",
+                              "line").join(flags, on="hand_id", how="left")
 
 
 def _in_log_order(results: pl.DataFrame, batch: HandBatch,

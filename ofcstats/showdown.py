@@ -34,7 +34,7 @@ from ofcstats import evaluate
 from ofcstats.cards import TWO_OF_SPADES
 from ofcstats.errors import HandError
 from ofcstats.evaluate import Category
-from ofcstats.rules.model import Naturals, RoyaltyTable
+from ofcstats.rules.model import Naturals, RoyaltyTable, Ruleset
 from ofcstats.variants import Variant
 
 ROWS = ("top", "middle", "bottom")
@@ -42,6 +42,12 @@ VARIANT_CODES = {v.value: i for i, v in enumerate(Variant)}
 
 # Natural bits (docs/rules.md §4, 13-card Chinese poker).
 THREE_STRAIGHTS, THREE_FLUSHES, SIX_PAIRS, DRAGON = 1, 2, 4, 8
+# A showdown key is the natural bits a ruleset pays plus the bits of the rules that
+# change who wins a row or who is out of order; rulesets sharing a key share a showdown.
+# A seat's showdown bits say which of these can change its showdown: the naturals it
+# holds, MISSES_NOT_COUNTED when it is fouled, WHEEL when it holds a plain straight.
+MISSES_NOT_COUNTED = 16
+WHEEL = 32
 
 Int = npt.NDArray[np.int32]
 Small = npt.NDArray[np.int16]
@@ -68,6 +74,8 @@ class SeatTable:
     variant: npt.NDArray[np.int8]
     natural_bits: npt.NDArray[np.uint8]
     spade_row: npt.NDArray[np.int8]  # 0: no 2 of spades; 1, 2, 3: top, middle, bottom
+    misset_rows: Tiny  # rows set above the row below them (top over middle, middle over
+    # bottom): 0 for a hand in order
 
     @property
     def seats(self) -> int:
@@ -83,6 +91,34 @@ class SeatTable:
         """The block of hands with ``n`` seats as ``(..., hands, n)``: a view, not a copy."""
         block = values[..., self.blocks[n]]
         return block.reshape(*values.shape[:-1], -1, n)
+
+    def for_key(self, key: int) -> SeatTable:
+        """The table a showdown key plays: straights in the wheel order, and with misses
+        not counted nobody fouled."""
+        table = self
+        if key & WHEEL:
+            strength = table.strength.copy()
+            strength[1:] = evaluate.wheel_order()[strength[1:]]
+            top_over, middle_over = strength[0] > strength[1], strength[1] > strength[2]
+            table = dataclasses.replace(
+                table, strength=strength, fouled=top_over | middle_over,
+                misset_rows=top_over.view(np.int8) + middle_over.view(np.int8))
+        if key & MISSES_NOT_COUNTED:
+            table = dataclasses.replace(table, fouled=np.zeros_like(table.fouled),
+                                        misset_rows=np.zeros_like(table.misset_rows))
+        return table
+
+    def showdown_bits(self, keys: int) -> npt.NDArray[np.uint8]:
+        """Per seat, the bits of ``keys`` (showdown keys or-ed together) that may change
+        its showdown: the naturals it holds, a foul, a 5-card straight (see WHEEL)."""
+        bits = self.natural_bits & np.uint8(keys)
+        if keys & MISSES_NOT_COUNTED:
+            bits = bits | (self.fouled.view(np.uint8) * np.uint8(MISSES_NOT_COUNTED))
+        if keys & WHEEL:  # only plain straights change places (straight flushes do not)
+            straight = (evaluate.category(self.strength[1]) == Category.STRAIGHT) \
+                | (evaluate.category(self.strength[2]) == Category.STRAIGHT)
+            bits = bits | (straight.view(np.uint8) * np.uint8(WHEEL))
+        return bits
 
     def hands_with(self, flagged: Bool) -> tuple[SeatTable, npt.NDArray[np.intp]]:
         """The table of only the hands where some seat is ``flagged``, and where its seats
@@ -181,11 +217,13 @@ def seat_table(seats: pl.DataFrame) -> SeatTable:
         strength = np.take(strength, order, axis=1)  # C-ordered, unlike strength[:, order]
         spade_row, variant, natural_bits = spade_row[order], variant[order], natural_bits[order]
         surrendered, fantasyland = surrendered[order], fantasyland[order]
+    top_over, middle_over = strength[0] > strength[1], strength[1] > strength[2]
     return SeatTable(
         order=order,
         blocks=blocks,
         strength=strength,
-        fouled=(strength[0] > strength[1]) | (strength[1] > strength[2]),
+        fouled=top_over | middle_over,
+        misset_rows=top_over.view(np.int8) + middle_over.view(np.int8),
         surrendered=surrendered,
         fantasyland=fantasyland,
         variant=variant,
@@ -222,6 +260,20 @@ def natural_mask(rule: Naturals) -> int:
     """The natural bits a ruleset pays."""
     return ((rule.three_straights > 0) * THREE_STRAIGHTS + (rule.three_flushes > 0)
             * THREE_FLUSHES + (rule.six_pairs > 0) * SIX_PAIRS + (rule.dragon > 0) * DRAGON)
+
+
+def showdown_key(ruleset: Ruleset) -> int:
+    """Which showdown a ruleset plays: the naturals it pays, whether misses count, and
+    the order of straights."""
+    return (natural_mask(ruleset.naturals)
+            | (MISSES_NOT_COUNTED if ruleset.misset == "not-counted" else 0)
+            | (WHEEL if ruleset.wheel else 0))
+
+
+def differs(showdown_bits: npt.NDArray[np.uint8], key: int) -> Bool:
+    """Seats whose hand may show down otherwise under ``key`` than under key 0 (by their
+    :attr:`SeatTable.showdown_bits`)."""
+    return (showdown_bits & key) != 0
 
 
 def out_of_showdown(table: SeatTable, mask: int) -> Bool:
@@ -324,7 +376,7 @@ def head_to_head(table: SeatTable, mask: int, without: Counts | None = None) -> 
     the hands where some seat holds a natural the mask pays, so only those are redone.
     """
     if mask and without is not None:
-        part, where = table.hands_with((table.natural_bits & mask) != 0)
+        part, where = table.hands_with(differs(table.showdown_bits(mask), mask))
         if not where.size:
             return without
         redone = head_to_head(part, mask)
@@ -333,6 +385,7 @@ def head_to_head(table: SeatTable, mask: int, without: Counts | None = None) -> 
             fields[field.name] = getattr(without, field.name).copy()
             fields[field.name][..., where] = getattr(redone, field.name)
         return Counts(**fields)
+    table = table.for_key(mask)
     n_seats = table.seats
     row_sign, row_wins = np.empty((2, 3, n_seats), dtype=np.int8)
     fields = {name: np.empty(n_seats, dtype=np.int8) for name in _PAIR_FIELDS
@@ -385,6 +438,23 @@ def head_to_head(table: SeatTable, mask: int, without: Counts | None = None) -> 
         scoops=fields["scoops"], scooped=fields["scooped"])
 
 
+def foul_rows(table: SeatTable, mask: int) -> Small:
+    """The count a per-row misset penalty multiplies (``misset = "per-row"``): a live seat
+    collects each fouled showdown opponent's wrongly set rows, a fouled seat pays its own
+    to each live showdown opponent; two fouled seats exchange nothing."""
+    table = table.for_key(mask)
+    counted = np.zeros(table.seats, dtype=np.int16)
+    if not table.fouled.any():
+        return counted
+    showing = ~out_of_showdown(table, mask)
+    for n in table.blocks:
+        show = table.wide(showing, n).astype(np.int16)
+        alive = table.wide(~table.fouled, n).astype(np.int16) * show
+        wrong = table.wide(table.misset_rows, n).astype(np.int16) * show
+        table.wide(counted, n)[...] = alive * _others(wrong) - wrong * _others(alive)
+    return counted
+
+
 @dataclass
 class RoyaltyFlows:
     """Per seat, royalties collected from all showdown opponents (per row), and the net."""
@@ -423,6 +493,7 @@ def royalty_flows(table: SeatTable, tables: Sequence[RoyaltyTable], mask: int
     has none. The 2♠ bonus is :func:`with_spade_bonus`, over these flows.
     """
     # Everything the tables share is computed once, as int16 (numpy is slow on mixed types).
+    table = table.for_key(mask)
     showing = ~out_of_showdown(table, mask)
     show = showing.astype(np.int16)
     opponents = np.empty(table.seats, dtype=np.int16)
@@ -461,6 +532,7 @@ def with_spade_bonus(table: SeatTable, plain: RoyaltyFlows, mask: int) -> Royalt
     """The flows with the 2♠ bonus: the row holding the 2♠ is exchanged a second time
     between its seat and each showdown opponent (docs/rules.md §4)."""
     own, collected, net = plain.own, plain.collected.copy(), plain.net.copy()
+    table = table.for_key(mask)
     showing = ~out_of_showdown(table, mask)
     for n in table.blocks:
         show = table.wide(showing, n)

@@ -192,7 +192,8 @@ def _seat_suspects(raw: RawBatch, ix: Index, bad: np.ndarray) -> np.ndarray:
     s_rows = _np(seats, "has_rows", fill=False)
     s_bad = seats.get_column("error").is_not_null().to_numpy() \
         | (ix.s_seat < 0) | (ix.s_seat > MAX_SEAT) | (ix.s_streets & s_rows) \
-        | (ix.s_fl & (v[ix.s_hand] == _CHINESE_13))
+        | (ix.s_fl & (v[ix.s_hand] == _CHINESE_13)) \
+        | (_np(seats, "surrendered", fill=False) & (v[ix.s_hand] != _CHINESE_13))
     s_bad |= ix.s_streets & np.where(ix.s_fl, ix.n_streets != 1,
                                      ix.n_streets != _PLAN_LEN[v[ix.s_hand]])
     bad |= (ix.per_hand < MIN_PLAYERS) | (ix.per_hand > _MAX_PLAYERS[v])
@@ -378,6 +379,12 @@ def explain(raw: RawBatch) -> pl.DataFrame:
     add(_problems(
         seats.filter(pl.col("fantasyland") & (pl.col("variant") == Variant.CHINESE_13.value)),
         pl.format("{}: fantasyland is not part of chinese-13", pl.col("label")), 5))
+    add(_problems(
+        seats.filter(pl.col("surrendered") & pl.col("variant").is_in(_VARIANT_NAMES)
+                     & (pl.col("variant") != Variant.CHINESE_13.value)),
+        pl.format("{}: surrender is a chinese-13 option, not part of {}: an open-face hand "
+                  "is played out (drop \"surrendered\")", pl.col("label"),
+                  pl.col("variant")), 5))
 
     # Card texts.
     add(_problems(cards.filter(pl.col("code").is_null()), pl.format(

@@ -29,12 +29,29 @@ class Seat:
     fantasyland: bool = False
     surrendered: bool = False
 
-    def strengths(self) -> tuple[int, int, int]:
-        return (
-            int(evaluate.strength3(np.array([self.top]))[0]),
-            int(evaluate.strength5(np.array([self.middle]))[0]),
-            int(evaluate.strength5(np.array([self.bottom]))[0]),
-        )
+    def strengths(self, wheel: bool = False) -> tuple[int, int, int]:
+        middle = int(evaluate.strength5(np.array([self.middle]))[0])
+        bottom = int(evaluate.strength5(np.array([self.bottom]))[0])
+        if wheel:
+            middle, bottom = _wheel(self.middle, middle), _wheel(self.bottom, bottom)
+        return int(evaluate.strength3(np.array([self.top]))[0]), middle, bottom
+
+
+# The "wheel" of 13-card Chinese poker: 9-T-J-Q-K the highest straight, then A-2-3-4-5,
+# then T-J-Q-K-A; the others as usual. Straights by their high card, weakest first.
+WHEEL_ORDER = ["6", "7", "8", "9", "T", "J", "Q", "A", "5", "K"]
+
+
+def _wheel(cards: list[int], strength: int) -> int:
+    """A straight's strength when straights rank in the wheel order: the strength the
+    usual order gives the straight in the same place."""
+    if Category(int(evaluate.category([strength])[0])) != Category.STRAIGHT:
+        return strength
+    ranks = sorted({c >> 2 for c in cards})
+    high = "5" if ranks == [0, 1, 2, 3, 12] else RANKS[ranks[-1]]
+    everything = np.arange(evaluate.strength_count() + 1)
+    straights = everything[evaluate.category(everything) == Category.STRAIGHT]
+    return int(straights[WHEEL_ORDER.index(high)])
 
 
 def _royalty(ruleset: Ruleset, row: str, strength: int) -> int:
@@ -79,9 +96,13 @@ def _natural(ruleset: Ruleset, seat: Seat, variant: str) -> int:
 def score_hand(seats: list[Seat], ruleset: Ruleset, variant: str = "pineapple") -> dict[int, dict]:
     """Points and facts per seat number under one ruleset."""
     h = ruleset.head_to_head
-    strengths = {s.seat: s.strengths() for s in seats}
-    fouled = {s.seat: not (strengths[s.seat][0] <= strengths[s.seat][1] <= strengths[s.seat][2])
-              for s in seats}
+    strengths = {s.seat: s.strengths(ruleset.wheel) for s in seats}
+    # Wrongly set rows: the top over the middle, the middle over the bottom.
+    wrong_rows = {s.seat: (strengths[s.seat][0] > strengths[s.seat][1])
+                  + (strengths[s.seat][1] > strengths[s.seat][2]) for s in seats}
+    if ruleset.misset == "not-counted":  # misses not counted: rows play as set
+        wrong_rows = dict.fromkeys(wrong_rows, 0)
+    fouled = {seat: wrong > 0 for seat, wrong in wrong_rows.items()}
     natural = {s.seat: _natural(ruleset, s, variant) for s in seats}
     out_of_showdown = {s.seat: s.surrendered or natural[s.seat] > 0 for s in seats}
     royalties = {
@@ -132,9 +153,11 @@ def score_hand(seats: list[Seat], ruleset: Ruleset, variant: str = "pineapple") 
             if fouled[me] and fouled[them]:
                 pass
             elif fouled[them]:
-                res["points"] += ruleset.foul_points
+                res["points"] += ruleset.foul_points * (
+                    wrong_rows[them] if ruleset.misset == "per-row" else 1)
             elif fouled[me]:
-                res["points"] -= ruleset.foul_points
+                res["points"] -= ruleset.foul_points * (
+                    wrong_rows[me] if ruleset.misset == "per-row" else 1)
             else:
                 res["points"] += (h.row * (w - lo) + h.majority * ((w >= 2) - (lo >= 2))
                                   + h.scoop * ((w == 3) - (lo == 3)))

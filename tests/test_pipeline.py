@@ -16,13 +16,13 @@ from polars.testing import assert_frame_equal
 from ofcstats import formats, pipeline
 from ofcstats.ingest import ingest
 from ofcstats.pipeline import Filters, scored_frame
-from ofcstats.rules import load_ruleset, load_rulesets, preset_names
-from ofcstats.rules.model import Ruleset
-from ofcstats.score import score
+from ofcstats.rules import Ruleset, load_ruleset, load_rulesets, preset_names
+from ofcstats.score import score, score_batch
 from ofcstats.simulate import Simulation, parse_players, simulate
 from ofcstats.store import Store
 from ofcstats.variants import Variant
 
+RULESETS = Path(__file__).resolve().parent / "rulesets"
 COMPARED = ["points", "royalties", "royalty_top", "royalty_middle", "royalty_bottom",
             "royalty_points", "rows_top", "rows_middle", "rows_bottom", "wins_top",
             "wins_middle", "wins_bottom", "fouled", "scoops", "scooped"]
@@ -69,11 +69,12 @@ def loaded(tmp_path: Path, *logs: Path) -> Path:
     return db
 
 
-def test_rescore_gives_what_score_gives_under_every_ruleset(tmp_path: Path) -> None:
-    log = random_log(tmp_path / "mixed.jsonl", 1500, seed=11)
-    db = loaded(tmp_path, log)
-    rulesets = load_rulesets(preset_names())
-    with Store(db) as store:
+def rescored_against_score(tmp_path: Path, n: int, seed: int, rulesets: list[Ruleset]
+                           ) -> pl.DataFrame:
+    """A random log rescored in a store, joined to what score gives (``_direct``); the
+    :data:`COMPARED` columns must agree."""
+    log = random_log(tmp_path / "mixed.jsonl", n, seed=seed)
+    with Store(loaded(tmp_path, log)) as store:
         rescore(store, rulesets)
         stored = scored_frame(store)
     direct = score(formats.read_all([log]).seats_for_scoring(), rulesets).with_columns(
@@ -82,10 +83,30 @@ def test_rescore_gives_what_score_gives_under_every_ruleset(tmp_path: Path) -> N
     assert joined.height == direct.height == stored.height
     for column in COMPARED:
         assert (joined[column] == joined[f"{column}_direct"]).all(), column
+    return joined
+
+
+def test_rescore_gives_what_score_gives_under_every_ruleset(tmp_path: Path) -> None:
+    joined = rescored_against_score(tmp_path, 1500, 11, load_rulesets(preset_names()))
     # Before the session's repeat limit, fantasyland is what score says.
     assert (joined["fantasyland_earned"] == joined["fantasyland_next_direct"]).all()
     kept = joined.filter(pl.col("fantasyland_next"))
     assert (kept["fantasyland_cards"] == kept["fantasyland_cards_direct"]).all()
+
+
+def test_rescore_stores_the_showdowns_of_rules_that_change_them(tmp_path: Path) -> None:
+    """Misses not counted and the wheel order of straights change who wins rows: such
+    rulesets get showdowns of their own in the store, and rescoring gives what score
+    gives."""
+    rulesets = [load_ruleset(str(RULESETS / name)) for name in (
+        "american-misses-not-counted.toml", "russian-misses-not-counted.toml",
+        "two-four-misset-per-row.toml", "one-six-misset-per-row.toml",
+        "two-four-wheel.toml", "foreign-wheel-misses-not-counted.toml")]
+    rulesets.append(load_ruleset("russian"))
+    joined = rescored_against_score(tmp_path, 500, 4, rulesets)
+    unfouled = joined.filter(pl.col("ruleset") == "american-misses-not-counted")
+    assert not unfouled["fouled"].any()
+    assert joined.filter(pl.col("ruleset") == "russian")["fouled"].any()
 
 
 def test_rescore_of_simulated_sessions_matches_their_reported_points(tmp_path: Path) -> None:
@@ -193,6 +214,52 @@ def test_repeat_limits_apply_within_a_session_and_restart_with_the_next(
     unlimited = frame.filter(pl.col("ruleset") == "mercier-deeb")
     assert unlimited["fantasyland_next"].all()
     assert unlimited["fantasyland_earned"].all()
+
+
+def _timeout_session(timed_out_on: int | None) -> list[dict]:
+    """Three seats, one session: ann plays fantasyland on hands 1, 2, 4 and 5, and her
+    boards always earn entry or a stay; bob times out on ``timed_out_on``."""
+    boards = {"ann": ("As Ah Ad", "2c 3d 4h 5c 6d", "9c 9d 9h Ts Tc"),
+              "bob": ("2d 3c 4d", "7s 7h 8c 9s Jd", "Kc Kd Kh Qs Qc"),
+              "cat": ("2h 3h 5h", "6s 7c 8d Js Qd", "5s 5d 6h 8s Jc")}
+    ann_in = [False, True, True, False, True, True]
+    hands = []
+    for i, in_fl in enumerate(ann_in):
+        players = []
+        for seat, (name, (top, middle, bottom)) in enumerate(boards.items(), start=1):
+            player = {"seat": seat, "name": name, "top": top.split(),
+                      "middle": middle.split(), "bottom": bottom.split()}
+            if name == "ann":
+                player["fantasyland"] = in_fl
+            if name == "bob" and i == timed_out_on:
+                player["timed_out"] = True
+            players.append(player)
+        hands.append({"format": "ofc-hand/1", "hand_id": f"t-{i}", "session_id": "t",
+                      "variant": "ofc-classic", "played_at": f"2026-01-0{1 + i}T10:00:00Z",
+                      "players": players})
+    return hands
+
+
+@pytest.mark.parametrize(("timed_out_on", "games", "stays"), [
+    (None, [0, 0, 0, 0, 0, 0], [False, True, False, False, False, False]),
+    (1, [0, 0, 0, 1, 1, 1], [False, True, False, False, True, False]),
+])
+def test_a_timeout_ends_the_game_and_restarts_the_repeat_limit_in_rescore_and_score(
+        tmp_path: Path, timed_out_on: int | None, games: list[int], stays: list[bool]) -> None:
+    """Without a timeout the six hands are one game of three seats (two button moves),
+    and ann's second run of fantasyland may not repeat: the game's one repeat is spent.
+    Bob's timeout on hand 1, while ann holds fantasyland, ends the game after the
+    fantasyland owed (hand 2): ann's second run is in a new game and may repeat."""
+    log = write_jsonl(tmp_path / "timeout.jsonl", _timeout_session(timed_out_on))
+    with Store(loaded(tmp_path, log)) as store:
+        rescore(store, [load_ruleset("american")])
+        frame = scored_frame(store, Filters(players=["ann"])).sort("hand_id")
+    assert frame["game"].to_list() == games
+    assert frame["fantasyland_stayed"].to_list() == stays
+    per_file = score_batch(formats.read_all([log]), [load_ruleset("american")]).results
+    ann = per_file.filter(pl.col("player") == "ann").sort("hand_id")
+    assert ann["fantasyland_stayed"].to_list() == stays
+    assert ann["fantasyland_next"].to_list() == frame["fantasyland_next"].to_list()
 
 
 def test_scored_frame_filters_and_names_missing_rulesets(tmp_path: Path) -> None:

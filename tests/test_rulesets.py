@@ -90,11 +90,12 @@ def test_classic_chinese_bonuses_are_an_optional_table() -> None:
 
 
 def test_fantasyland_policies_of_section_6_including_progressive() -> None:
-    assert set(policy_names()) == {"standard", "unlimited", "bottom-top-only", "none",
-                                   "progressive"}
+    assert set(policy_names()) == {"standard", "standard-streak", "unlimited",
+                                   "bottom-top-only", "none", "progressive"}
     standard = load_policy("standard")
     assert (standard.entry, standard.stay_top, standard.stay_middle, standard.stay_bottom,
-            standard.repeat_limit) == ("QQ", "222", "full_house", "quads", 1)
+            standard.repeat_limit, standard.repeat_scope) == ("QQ", "222", "full_house",
+                                                              "quads", 1, "game")
     assert load_policy("unlimited").repeat_limit is None
     assert load_policy("bottom-top-only").stay_middle is None
     assert not load_policy("none").enters
@@ -170,3 +171,22 @@ def test_two_rulesets_with_one_name_are_refused(tmp_path: Path) -> None:
     path.write_text('name = "american"\n[head_to_head]\nrow = 1\n', encoding="utf-8")
     with pytest.raises(RulesetError, match="both call themselves 'american'"):
         load_rulesets(["american", str(path)])
+
+
+@pytest.mark.parametrize(("variant", "expected"), [
+    ("chinese-13", (3, 3, 3, 13)),
+    ("pineapple", (0, 0, 0, 0)),
+])
+def test_naturals_default_for_a_chinese_13_file_without_a_naturals_table(
+        tmp_path: Path, variant: str, expected: tuple[int, ...]) -> None:
+    """A decision (the source names no amount): 3 units for each natural, 13 for a
+    dragon, in a 13-card ruleset that does not say; an open-face ruleset pays none; a
+    table given wins."""
+    body = f'variant = "{variant}"\n[head_to_head]\nrow = 1\nscoop = 3\n'
+    plain = tmp_path / f"{variant}.toml"
+    plain.write_text(body, encoding="utf-8")
+    n = load_ruleset(str(plain)).naturals
+    assert (n.three_straights, n.three_flushes, n.six_pairs, n.dragon) == expected
+    stated = tmp_path / f"{variant}-none.toml"
+    stated.write_text(body + "[naturals]\ndragon = 0\n", encoding="utf-8")
+    assert not load_ruleset(str(stated)).naturals.played

@@ -11,9 +11,11 @@ from ofcstats.rules.model import Ruleset
 
 
 def hands_frame(fantasyland_hands: list[bool], n_seats: int = 2,
-                played_at: list[str | None] | None = None) -> pl.DataFrame:
+                played_at: list[str | None] | None = None,
+                timed_out: list[bool] | None = None) -> pl.DataFrame:
     n = len(fantasyland_hands)
     return pl.DataFrame({
+        "timed_out_hand": timed_out or [False] * n,
         "hand_id": [f"h{i}" for i in range(n)],
         "session_id": ["s1"] * n,
         "played_at": played_at or [None] * n,
@@ -34,6 +36,12 @@ def test_a_game_is_one_button_orbit_plus_its_fantasyland_hands() -> None:
     assert three["game"].to_list() == [0, 0, 0, 1, 1, 1, 2]
 
 
+def test_no_hands_have_no_games() -> None:
+    for hands in (hands_frame([]), hands_frame([True])):
+        order = session.hand_order(hands).collect()
+        assert order["game"].to_list() == [0] * hands.height
+
+
 def test_play_order_follows_played_at_then_the_log() -> None:
     frame = hands_frame([False] * 3, played_at=["2026-01-01T10:02:00Z",
                                                  "2026-01-01T10:01:00Z", None])
@@ -41,8 +49,9 @@ def test_play_order_follows_played_at_then_the_log() -> None:
     assert order["hand_id"].to_list() == ["h1", "h0", "h2"]
 
 
-def _streaks(flags: list[bool]) -> pl.DataFrame:
-    hands = hands_frame(flags)
+def _streaks(flags: list[bool], n_seats: int = 2,
+             timed_out: list[bool] | None = None) -> pl.DataFrame:
+    hands = hands_frame(flags, n_seats=n_seats, timed_out=timed_out)
     seats = pl.DataFrame({"hand_id": hands["hand_id"], "seat": [1] * len(flags),
                           "player": ["ann"] * len(flags), "fantasyland": flags})
     order = session.hand_order(hands).collect()
@@ -59,13 +68,7 @@ def test_fantasyland_streak_counts_hands_in_a_row_in_fantasyland() -> None:
 def test_standard_allows_one_repeat_in_a_row_unlimited_any(ruleset: str, kept: list[bool]
                                                            ) -> None:
     # Hand 0 earns entry; hands 1-3 are played in fantasyland and each earns a stay.
-    streaks = _streaks([False, True, True, True])
-    results = pl.DataFrame({
-        "ruleset": [ruleset] * 4, "hand_id": streaks["hand_id"], "seat": [1] * 4,
-        "fantasyland_next": [True] * 4, "fantasyland_cards": [13] * 4,
-    }, schema_overrides={"fantasyland_cards": pl.Int8})
-    capped = session.apply_repeat_limits(results, streaks, [load_ruleset(ruleset)]
-                                         ).sort("hand_id")
+    capped = _capped([False, True, True, True], [load_ruleset(ruleset)])
     assert capped["fantasyland_entered"].to_list() == [True, False, False, False]
     # Hand 1 is the first fantasyland: staying makes hand 2 the one repeat standard
     # allows; hand 2 may not stay again. Unlimited keeps every stay.
@@ -74,9 +77,118 @@ def test_standard_allows_one_repeat_in_a_row_unlimited_any(ruleset: str, kept: l
         [0] * kept.count(False)
 
 
-def _money(points: dict[str, list[int]], ruleset: Ruleset) -> pl.DataFrame:
+def _games(flags: list[bool], n_seats: int = 2) -> list[int]:
+    return session.hand_order(hands_frame(flags, n_seats=n_seats)).collect()["game"].to_list()
+
+
+def _capped(flags: list[bool], rulesets: list[Ruleset], n_seats: int = 2,
+            timed_out: list[bool] | None = None) -> pl.DataFrame:
+    """Every hand earns fantasyland for the next (entry or stay); one player, seat 1."""
+    streaks = _streaks(flags, n_seats, timed_out)
+    n = len(flags)
+    results = pl.concat([pl.DataFrame({
+        "ruleset": [r.name] * n, "hand_id": streaks["hand_id"], "seat": [1] * n,
+        "fantasyland_next": [True] * n, "fantasyland_cards": [13] * n,
+    }, schema_overrides={"fantasyland_cards": pl.Int8}) for r in rulesets])
+    return session.apply_repeat_limits(results, streaks, rulesets)
+
+
+def _with_policy(policy: str) -> Ruleset:
+    from dataclasses import replace  # noqa: PLC0415
+
+    from ofcstats.rules import load_policy  # noqa: PLC0415
+    return replace(load_ruleset("american"), name=f"american-{policy}",
+                   fantasyland=load_policy(policy))
+
+
+def test_fantasyland_repeat_scope_game_counts_every_repeat_in_the_game() -> None:
+    """A player repeats (hand 2), leaves (hand 3 earns no stay: it is the second repeat),
+    is out on hand 4, re-enters and plays fantasyland on hand 5, all in one game of four
+    seats. "One repeat per game" refuses a stay on hand 5; "one in a row" allows it."""
+    flags = [False, True, True, False, True, False]
+    game, streak = _with_policy("standard"), _with_policy("standard-streak")
+    capped = _capped(flags, [game, streak], n_seats=4)
+    assert _games(flags, n_seats=4) == [0] * 6
+    by = {name: frame for (name,), frame in capped.partition_by("ruleset", as_dict=True)
+          .items()}
+    assert by[game.name]["fantasyland_stayed"].to_list() == [False, True, False, False,
+                                                             False, False]
+    assert by[streak.name]["fantasyland_stayed"].to_list() == [False, True, False, False,
+                                                               True, False]
+    # Both readings let the player enter again on hand 3 (a seat out of fantasyland).
+    assert by[game.name]["fantasyland_entered"].to_list()[3] is True
+
+
+def test_fantasyland_repeat_scope_game_starts_afresh_in_the_next_game() -> None:
+    """Two seats: hands 0-3 are one game (two button moves, two fantasyland hands); the
+    repeat on hand 2 uses the game's one; in the next game (hand 4 on) the player may
+    repeat again."""
+    flags = [False, True, True, False, False, True, True]
+    assert _games(flags) == [0, 0, 0, 0, 1, 1, 1]
+    capped = _capped(flags, [_with_policy("standard")])
+    assert capped["fantasyland_stayed"].to_list() == [False, True, False, False, False,
+                                                      True, False]
+
+
+def test_fantasyland_repeat_scope_is_validated() -> None:
+    from ofcstats.errors import RulesetError  # noqa: PLC0415
+    from ofcstats.rules.load import policy_from  # noqa: PLC0415
+    with pytest.raises(RulesetError, match=r"x.toml: repeat_scope = 'session': use one of "
+                                           r"game, streak"):
+        policy_from({"entry": "QQ", "repeat_limit": 1, "repeat_scope": "session"}, "x.toml")
+    assert policy_from({"entry": "QQ"}, "y.toml").repeat_scope == "game"
+
+
+def test_a_timeout_ends_the_game_right_after_its_hand() -> None:
+    """Three seats: a timeout on the second hand ends the game there; the next game is a
+    full orbit again."""
+    order = session.hand_order(hands_frame(
+        [False] * 6, n_seats=3, timed_out=[False, True, False, False, False, False])
+    ).collect()
+    assert order["game"].to_list() == [0, 0, 1, 1, 1, 2]
+
+
+def test_a_timeout_with_fantasyland_owed_ends_the_game_after_every_fantasyland() -> None:
+    """A timeout on hand 1 while another player earned fantasyland: the game goes on
+    through the fantasyland hands (2 and 3, a stay), and ends after them."""
+    order = session.hand_order(hands_frame(
+        [False, False, True, True, False, False], n_seats=3,
+        timed_out=[False, True, False, False, False, False])).collect()
+    assert order["game"].to_list() == [0, 0, 0, 0, 1, 1]
+    # A timeout in a fantasyland hand ends the game after it, as in any other.
+    order = session.hand_order(hands_frame(
+        [False, True, False, False, False], n_seats=3,
+        timed_out=[False, True, False, False, False])).collect()
+    assert order["game"].to_list() == [0, 0, 1, 1, 1]
+
+
+def test_game_ends_is_the_one_rule_for_numpy_and_polars() -> None:
+    import numpy as np  # noqa: PLC0415
+    done = np.array([True, True, False, False, True])
+    timed = np.array([False, True, True, False, False])
+    owed = np.array([False, False, False, False, True])
+    assert session.game_ends(done, timed, owed).tolist() == [True, True, True, False, False]
+    frame = pl.DataFrame({"d": done, "t": timed, "o": owed})
+    ends = session.game_ends(pl.col("d"), pl.col("t"), pl.col("o")).alias("ends")
+    assert frame.select(ends)["ends"].to_list() == [True, True, True, False, False]
+
+
+def test_a_timeout_caps_the_loss_per_shortened_game() -> None:
+    """The loss cap applies per game, and a timeout makes a game end early: the same
+    points lose less when a timeout splits them over two games."""
+    ruleset = Ruleset(**{**load_ruleset("american").__dict__, "loss_cap": 10})
+    points = {"ann": [-8, -8, -8, -8], "bob": [8, 8, 8, 8]}
+    plain = _money(points, ruleset)
+    timed = _money(points, ruleset, timed_out=[True, False, False, False])
+    assert plain.filter(pl.col("player") == "ann")["settled_points"].to_list() == [-10, -10]
+    assert timed.filter(pl.col("player") == "ann")["settled_points"].to_list() == \
+        [-8, -10, -8]
+
+
+def _money(points: dict[str, list[int]], ruleset: Ruleset,
+           timed_out: list[bool] | None = None) -> pl.DataFrame:
     n = len(next(iter(points.values())))
-    hands = hands_frame([False] * n, n_seats=len(points))
+    hands = hands_frame([False] * n, n_seats=len(points), timed_out=timed_out)
     order = session.hand_order(hands).collect()
     results = pl.DataFrame([
         {"ruleset": ruleset.name, "hand_id": f"h{i}", "seat": s + 1, "player": player,

@@ -14,7 +14,7 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from ofcstats import formats
+from ofcstats import formats, session
 from ofcstats.cards import parse_cards
 from ofcstats.cli import app
 from ofcstats.rules import load_ruleset
@@ -31,6 +31,9 @@ from ofcstats.variants import Variant
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 PROGRESSIVE = str(DATA / "rulesets" / "pineapple-progressive.toml")
+TEST_RULESETS = Path(__file__).resolve().parent / "rulesets"
+STREAK = str(TEST_RULESETS / "american-streak.toml")
+NOT_COUNTED = str(TEST_RULESETS / "american-misses-not-counted.toml")
 
 CASES = [
     # variant, ruleset, players, hands, timeout rate
@@ -39,6 +42,8 @@ CASES = [
     ("ofc-classic", "western", "a:safe,b:balanced,c:aggressive,d:random", 120, 0.05),
     ("ofc-turbo", "mercier-deeb", "a:aggressive,b:safe", 200, 0.05),
     ("chinese-13", "russian", "a:safe,b:balanced,c:aggressive,d:montecarlo", 40, 0.0),
+    ("chinese-13", str(TEST_RULESETS / "two-four-misset-per-row.toml"),
+     "a:random,b:balanced,c:random", 40, 0.0),
 ]
 
 
@@ -112,7 +117,8 @@ def streaks(hands: tuple[dict, ...]) -> list[int]:
 
 
 def scored(hands: tuple[dict, ...], ruleset: str) -> dict[tuple[str, int], dict]:
-    """Each seat's pipeline result, keyed by hand id and seat."""
+    """Each seat's pipeline result, keyed by hand id and seat, with the session's
+    fantasyland repeat limits applied as rescoring applies them."""
     rows = []
     for hand in hands:
         for p in hand["players"]:
@@ -122,37 +128,52 @@ def scored(hands: tuple[dict, ...], ruleset: str) -> dict[tuple[str, int], dict]
                     board[row] += street.get(row, [])
             rows.append({"hand_id": hand["hand_id"], "variant": hand["variant"],
                          "seat": p["seat"], "player": p["name"],
-                         "fantasyland": p["fantasyland"], "timed_out": False,
+                         "fantasyland": p["fantasyland"],
+                         "timed_out": p.get("timed_out", False),
                          "surrendered": False, **board})
     frame = pl.DataFrame(rows).with_columns(
         pl.col("seat").cast(pl.Int8),
         *[pl.col(r).map_elements(parse_cards, return_dtype=pl.List(pl.Int64))
           .list.to_array(n).cast(pl.Array(pl.UInt8, n))
           for r, n in (("top", 3), ("middle", 5), ("bottom", 5))])
-    results = score(frame, [load_ruleset(ruleset)])
+    rulesets = [load_ruleset(ruleset)]
+    results = session.limit_repeats(score(frame, rulesets), frame, hands_table(hands), rulesets)
     return {(r["hand_id"], r["seat"]): r for r in results.iter_rows(named=True)}
 
 
-@pytest.mark.parametrize("ruleset", ["american", PROGRESSIVE])
+def hands_table(hands: tuple[dict, ...]) -> pl.DataFrame:
+    """The hands as :func:`session.hand_order` takes them, in log order."""
+    return pl.DataFrame({
+        "hand_id": [h["hand_id"] for h in hands],
+        "session_id": [h["session_id"] for h in hands],
+        "played_at": [h["played_at"] for h in hands],
+        "source": ["log"] * len(hands),
+        "line": list(range(1, len(hands) + 1)),
+        "n_seats": [len(h["players"]) for h in hands],
+        "fantasyland_hand": [any(p["fantasyland"] for p in h["players"]) for h in hands],
+        "timed_out_hand": [any(p.get("timed_out", False) for p in h["players"])
+                           for h in hands],
+    }).with_columns(pl.col("played_at").str.to_datetime(time_zone="UTC"))
+
+
+@pytest.mark.parametrize("ruleset", [
+    "american", PROGRESSIVE, STREAK,
+    pytest.param("mercier-deeb", marks=pytest.mark.slow),
+    pytest.param(NOT_COUNTED, marks=pytest.mark.slow),
+])
 def test_fantasyland_entry_and_stay_follow_the_scorer(ruleset: str) -> None:
+    """Every fantasyland the simulator deals is the one the scorer, with the session's
+    repeat limits, says the previous hand earned (per game for standard, in a row for
+    progressive, none for unlimited)."""
     hands = fantasyland_run(ruleset)
     results = scored(hands, ruleset)
-    limit = load_ruleset(ruleset).fantasyland.repeat_limit
     entries = stays = 0
     for game in by_session(hands).values():
         for hand, after in pairwise(game):
             for p, q in zip(hand["players"], after["players"], strict=True):
                 result = results[(hand["hand_id"], p["seat"])]
-                allowed = True
-                if p["fantasyland"] and limit is not None:
-                    run = 1
-                    for earlier in reversed(game[: game.index(hand)]):
-                        if not earlier["players"][p["seat"] - 1]["fantasyland"]:
-                            break
-                        run += 1
-                    allowed = run <= limit
-                expected = result["fantasyland_next"] and allowed
-                assert q["fantasyland"] == expected, (hand["hand_id"], p["seat"])
+                assert q["fantasyland"] == result["fantasyland_next"], (hand["hand_id"],
+                                                                         p["seat"])
                 if q["fantasyland"]:
                     dealt = len(q["streets"][0]["dealt"])
                     want = 14 if p["fantasyland"] else result["fantasyland_cards"]
@@ -163,10 +184,19 @@ def test_fantasyland_entry_and_stay_follow_the_scorer(ruleset: str) -> None:
         last = game[-1]
         if last is not hands[-1]:
             for p in last["players"]:
-                assert not results[(last["hand_id"], p["seat"])]["fantasyland_next"] \
-                    or p["fantasyland"]
+                assert not results[(last["hand_id"], p["seat"])]["fantasyland_next"]
     assert entries > 50
     assert stays > 5
+
+
+def test_standard_fantasyland_repeats_once_per_game_not_once_in_a_row() -> None:
+    """Under standard (one repeat per game) no seat plays two repeats in one game."""
+    most = 0
+    for game in by_session(fantasyland_run("american")).values():
+        for seat in range(len(game[0]["players"])):
+            flags = [h["players"][seat]["fantasyland"] for h in game]
+            most = max(most, sum(a and b for a, b in pairwise(flags)))
+    assert most == 1
 
 
 def test_repeat_limit_caps_fantasyland_runs() -> None:
@@ -379,3 +409,49 @@ def test_sample_data_is_small_valid_and_scores_as_reported() -> None:
         styles |= {style for extra in hands["extra"] for style in json.loads(extra)["bots"]
                    .values()}
     assert styles == {"random", "safe", "balanced", "aggressive", "montecarlo"}
+
+
+@cache
+def timeout_run() -> tuple[dict, ...]:
+    sim = sim_of("pineapple", "american", "a:aggressive,b:aggressive,c:aggressive", 600,
+                 timeout=0.06, seed=9)
+    return tuple(hands_of(sim))
+
+
+def test_a_timeout_ends_the_simulated_game_after_every_fantasyland_owed() -> None:
+    """After the hand in which a seat timed out only fantasyland hands follow in that game;
+    so some games are cut short. One session for the whole run gives, by
+    :func:`session.hand_order`, exactly the simulator's games."""
+    hands = timeout_run()
+    short = 0
+    for game in by_session(hands).values():
+        timed = [i for i, h in enumerate(game) if any(p.get("timed_out") for p in h["players"])]
+        if timed:
+            assert all(any(p["fantasyland"] for p in h["players"])
+                       for h in game[timed[0] + 1:])
+        moves = sum(not any(p["fantasyland"] for p in h["players"]) for h in game)
+        short += game[-1] is not hands[-1] and moves < len(game[0]["players"])
+    assert short >= 5
+    merged = hands_table(hands).with_columns(session_id=pl.lit("all"))
+    games = session.hand_order(merged).collect().sort("order")["game"].to_list()
+    sessions = [h["session_id"] for h in hands]
+    assert games == [len(dict.fromkeys(sessions[: i + 1])) - 1 for i in range(len(hands))]
+
+
+def test_score_command_applies_games_and_repeat_limits_per_file(tmp_path: Path) -> None:
+    """``ofcstats score`` gives the fantasyland each next hand was played with, timeouts
+    and the repeat limit per game included."""
+    hands = timeout_run()
+    path = tmp_path / "timeouts.jsonl"
+    path.write_text("".join(json.dumps(h) + "\n" for h in hands), encoding="utf-8")
+    result = CliRunner().invoke(app, ["score", str(path), "-r", "american", "-f", "jsonl"])
+    assert result.exit_code == 0, result.output
+    rows = {(r["hand_id"], r["seat"]): r for r in map(json.loads, result.stdout.splitlines())}
+    checked = 0
+    for game in by_session(hands).values():
+        for hand, after in pairwise(game):
+            for p, q in zip(hand["players"], after["players"], strict=True):
+                assert rows[(hand["hand_id"], p["seat"])]["fantasyland_next"] == \
+                    q["fantasyland"]
+                checked += q["fantasyland"]
+    assert checked > 10

@@ -231,6 +231,21 @@ def test_fantasyland_is_not_part_of_chinese_13() -> None:
     assert only(hand) == "hand c1: seat 1: fantasyland is not part of chinese-13"
 
 
+@pytest.mark.parametrize("variant", ["pineapple", "ofc-classic", "ofc-turbo"])
+def test_surrender_is_rejected_in_an_open_face_hand(variant: str) -> None:
+    """Surrender is a 13-card Chinese poker option: an OFC hand is played out."""
+    hand = random_hand(random.Random(4), "o1", variant, 2)
+    hand["players"][1]["surrendered"] = True
+    assert only(hand) == (f"hand o1: seat 2: surrender is a chinese-13 option, not part of "
+                          f"{variant}: an open-face hand is played out (drop \"surrendered\")")
+
+
+def test_surrender_is_accepted_in_a_chinese_13_hand() -> None:
+    hand = random_hand(random.Random(4), "c2", "chinese-13", 3)
+    hand["players"][0]["surrendered"] = True
+    assert reasons(hand) == []
+
+
 def test_a_text_that_is_not_a_card() -> None:
     deck = list(DECK)
     deck[3] = "Zz"
@@ -382,7 +397,7 @@ def mutate(hand: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     """One random small change, to a hand valid before it."""
     hand = copy.deepcopy(hand)
     seat = rng.choice(hand["players"])
-    choice = rng.randrange(9)
+    choice = rng.randrange(10)
     streets = seat.get("streets")
     if choice == 0 and streets:
         street = rng.choice(streets)
@@ -402,6 +417,8 @@ def mutate(hand: dict[str, Any], rng: random.Random) -> dict[str, Any]:
         seat["fantasyland"] = not seat.get("fantasyland", False)
     elif choice == 6:
         hand["variant"] = rng.choice(["pineapple", "ofc-classic", "ofc-turbo", "chinese-13"])
+    elif choice == 8:
+        seat["surrendered"] = True
     elif choice == 7 and streets:
         a, b = rng.sample(range(len(streets)), 2) if len(streets) > 1 else (0, 0)
         streets[a], streets[b] = streets[b], streets[a]

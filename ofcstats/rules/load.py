@@ -35,11 +35,12 @@ _RULESET_KEYS = {
     "name", "description", "variant", "variants", "sources", "head_to_head", "royalties",
     "fantasyland",
     "foul_penalty", "surrender", "spade_bonus", "naturals", "point_value", "loss_cap",
+    "misset", "wheel",
 }
 _HEAD_TO_HEAD_KEYS = {"row", "majority", "scoop", "table_bonus"}
 _ROYALTY_KEYS = {"name", "description", "top", "middle", "bottom"}
-_POLICY_KEYS = {"name", "description", "entry", "stay", "repeat_limit", "entry_cards",
-                "in_sources"}
+_POLICY_KEYS = {"name", "description", "entry", "stay", "repeat_limit", "repeat_scope",
+                "entry_cards", "in_sources"}
 _STAY_KEYS = {"top", "middle", "bottom"}
 _NATURAL_KEYS = {"three_straights", "three_flushes", "six_pairs", "dragon"}
 
@@ -135,6 +136,7 @@ def policy_from(data: dict[str, Any], where: str) -> FantasylandPolicy:
         stay_middle=stay.get("middle"),
         stay_bottom=stay.get("bottom"),
         repeat_limit=repeat,
+        repeat_scope=data.get("repeat_scope", "game"),
         entry_cards=_table(data, "entry_cards", where),
         in_sources=bool(data.get("in_sources", True)),
         where=where,
@@ -205,8 +207,11 @@ def ruleset_from(data: dict[str, Any], where: str) -> Ruleset:
         fantasyland=policy,
         foul_penalty=data.get("foul_penalty"),
         surrender=data.get("surrender"),
+        misset=data.get("misset", "scoop"),
+        wheel=data.get("wheel", False),
         spade_bonus=data.get("spade_bonus", False),
-        naturals=Naturals(**naturals_data, where=f"{where}.naturals"),
+        naturals=Naturals(**naturals_data, where=f"{where}.naturals") if "naturals" in data
+        else Naturals.default_for(variants, f"{where}.naturals"),
         point_value=data.get("point_value"),
         loss_cap=data.get("loss_cap"),
         path=where,

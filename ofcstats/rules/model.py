@@ -177,6 +177,10 @@ class RoyaltyTable:
         return not any(v for t in (self.top, self.middle, self.bottom) for v in t.values())
 
 
+REPEAT_SCOPES = ("game", "streak")
+"""What a fantasyland repeat limit counts over (see :class:`FantasylandPolicy`)."""
+
+
 @dataclass(frozen=True)
 class FantasylandPolicy:
     """When a seat enters and stays in fantasyland, and how many cards it gets (docs/rules.md §6).
@@ -185,8 +189,12 @@ class FantasylandPolicy:
     pair of queens or better on top. ``entry_cards`` (the ``progressive`` policy) maps the
     top hand that earned entry to the cards dealt, counted as in Pineapple; in classic and
     turbo a seat gets one card fewer, having no discard. A policy without it deals the
-    variant's flat count (13, or 14 in Pineapple). ``repeat_limit`` is how many fantasylands
-    in a row may follow the first (``None``: no limit).
+    variant's flat count (13, or 14 in Pineapple). ``repeat_limit`` is how many repeats
+    (a fantasyland hand right after the same seat's fantasyland hand) a seat may play
+    (``None``: no limit), counted over ``repeat_scope``: ``"game"``, every repeat in one
+    game counts, however the seat got back into fantasyland (the sources: one repeat per
+    game); ``"streak"``, only the repeats of the current run of fantasyland hands count,
+    so a seat that leaves and re-enters may repeat again in the same game.
     """
 
     name: str
@@ -197,6 +205,7 @@ class FantasylandPolicy:
     stay_bottom: str | None = None
     repeat_limit: int | None = None
     entry_cards: Mapping[str, int] = field(default_factory=dict)
+    repeat_scope: str = "game"
     in_sources: bool = True
     where: str = field(default="fantasyland", repr=False, compare=False)
 
@@ -223,6 +232,9 @@ class FantasylandPolicy:
             raise _fail(self.where, "stay", "...", "a policy without entry cannot have stay rules")
         if self.repeat_limit is not None:
             _check_int(self.where, "repeat_limit", self.repeat_limit)
+        if self.repeat_scope not in REPEAT_SCOPES:
+            raise _fail(self.where, "repeat_scope", self.repeat_scope,
+                        f"use one of {', '.join(REPEAT_SCOPES)}")
         for key, value in self.entry_cards.items():
             try:
                 _top_hand(key)
@@ -234,7 +246,7 @@ class FantasylandPolicy:
 
     def __hash__(self) -> int:
         return hash((self.name, self.entry, self.stay_top, self.stay_middle, self.stay_bottom,
-                     self.repeat_limit, tuple(self.entry_cards.items())))
+                     self.repeat_limit, tuple(self.entry_cards.items()), self.repeat_scope))
 
     @property
     def enters(self) -> bool:
@@ -276,6 +288,24 @@ class Naturals:
         """True when any natural pays."""
         return any((self.three_straights, self.three_flushes, self.six_pairs, self.dragon))
 
+    @classmethod
+    def default_for(cls, variants: Variant | tuple[Variant, ...], where: str = "naturals"
+                    ) -> Naturals:
+        """What a ruleset file without a ``[naturals]`` table pays (a decision, the
+        source naming no amount): 3 units for each natural and 13 for a dragon when it is
+        played under 13-card Chinese poker, where naturals are played; nothing otherwise."""
+        played = variants if isinstance(variants, tuple) else (variants,)
+        if Variant.CHINESE_13 in played:
+            return cls(three_straights=3, three_flushes=3, six_pairs=3, dragon=13, where=where)
+        return cls(where=where)
+
+
+MISSET_RULES = ("scoop", "per-row", "not-counted")
+"""What a misset (fouled) hand costs: ``scoop``, it loses every row and pays
+``foul_penalty`` to each live opponent; ``per-row``, it pays ``foul_penalty`` for each
+wrongly set row (a row above the one below it: top over middle, middle over bottom);
+``not-counted``, misses are not counted and the hand plays its rows as set."""
+
 
 @dataclass(frozen=True)
 class Ruleset:
@@ -295,6 +325,8 @@ class Ruleset:
     point_value: float | None = None
     loss_cap: float | None = None
     path: str | None = field(default=None, compare=False)
+    misset: str = "scoop"
+    wheel: bool = False
 
     def __post_init__(self) -> None:
         where = self.path or self.name
@@ -310,6 +342,13 @@ class Ruleset:
             _check_int(where, "foul_penalty", self.foul_penalty)
         if self.surrender is not None:
             _check_int(where, "surrender", self.surrender)
+        if not isinstance(self.wheel, bool):
+            raise _fail(where, "wheel", self.wheel, "must be true or false")
+        if self.misset not in MISSET_RULES:
+            raise _fail(where, "misset", self.misset, f"use one of {', '.join(MISSET_RULES)}")
+        if self.misset == "per-row" and self.foul_penalty is None:
+            raise _fail(where, "misset", self.misset,
+                        "needs foul_penalty: the points each wrongly set row costs")
         if not isinstance(self.spade_bonus, bool):
             raise _fail(where, "spade_bonus", self.spade_bonus, "must be true or false")
         if self.point_value is not None and not _positive(self.point_value):
@@ -324,7 +363,8 @@ class Ruleset:
 
     @property
     def foul_points(self) -> int:
-        """What a fouled seat pays each live opponent (default: the value of a scoop)."""
+        """What a fouled seat pays each live opponent (default: the value of a scoop); with
+        ``misset = "per-row"``, what it pays for each wrongly set row."""
         if self.foul_penalty is None:
             return self.head_to_head.scoop_value
         return self.foul_penalty
@@ -349,6 +389,12 @@ class Ruleset:
             parts.append("2♠ doubles its row's royalties")
         if self.naturals.played:
             parts.append("naturals paid")
+        if self.misset == "per-row":
+            parts.append(f"misset {self.foul_points} a wrong row")
+        elif self.misset == "not-counted":
+            parts.append("misses not counted")
+        if self.wheel:
+            parts.append("straights in the wheel order")
         parts.append(f"fantasyland {self.fantasyland.name}")
         return "; ".join(parts)
 
@@ -361,6 +407,8 @@ class Ruleset:
             "variants": [v.value for v in self.variants],
             "sources": list(self.sources),
             "foul_penalty": self.foul_points,
+            "misset": self.misset,
+            "wheel": self.wheel,
             "surrender": self.surrender_points,
             "spade_bonus": self.spade_bonus,
         }
@@ -380,6 +428,7 @@ class Ruleset:
             policy["stay"] = {k: v for k, v in (("top", f.stay_top), ("middle", f.stay_middle),
                                                 ("bottom", f.stay_bottom)) if v is not None}
             policy["repeat_limit"] = "none" if f.repeat_limit is None else f.repeat_limit
+            policy["repeat_scope"] = f.repeat_scope
             if f.entry_cards:
                 policy["entry_cards"] = dict(f.entry_cards)
         data["fantasyland"] = policy

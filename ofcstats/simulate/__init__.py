@@ -102,6 +102,10 @@ class Simulation:
         if not 0 <= self.timeout_rate <= 1:
             raise SimulationError(f"--timeout-rate is a chance between 0 and 1, "
                                   f"not {self.timeout_rate}")
+        if self.ruleset.wheel and self.variant is not Variant.CHINESE_13:
+            raise SimulationError(
+                f"ruleset {self.ruleset.name}: the wheel order of straights is played in "
+                f"chinese-13; simulate {self.variant.value} under a ruleset without it")
         policy = self.ruleset.fantasyland
         if self.variant.has_fantasyland and policy.enters:
             most = max([self.variant.fantasyland_base_cards,
@@ -162,7 +166,11 @@ def _play(sim: Simulation, progress: Callable[[int, int], None] | None,
     series = math.ceil(sim.hands / (GAMES_PER_SERIES * seats))
     written, games, block = start.hands, start.games, start.block
     while written < sim.hands:
-        tables = min(MAX_TABLES, series - block * MAX_TABLES)
+        # Timeouts end games early, so the tables first planned may fall short: then as
+        # many more as the hands still wanted would need at full length.
+        planned = series - block * MAX_TABLES
+        tables = min(MAX_TABLES, planned if planned > 0 else
+                     math.ceil((sim.hands - written) / (GAMES_PER_SERIES * seats)))
         dealer = Dealer(sim.variant, sim.ruleset, arrays, _bots(sim, block),
                         np.random.default_rng([sim.seed, block, 0]), sim.timeout_rate)
 

@@ -37,12 +37,16 @@ def _sets() -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[n
             layout.index5[bottom.ravel()])
 
 
-def greedy(cards: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
+def greedy(cards: npt.NDArray[np.uint8], wheel: bool = False) -> npt.NDArray[np.uint8]:
     """The plain set of each 13-card hand as a board: strongest five at the bottom,
-    strongest five of the rest in the middle, the last three on top (always legal)."""
+    strongest five of the rest in the middle, the last three on top (always legal);
+    ``wheel``: straights ranked in the wheel order."""
     layout = _layout(13)
     m = cards.shape[0]
-    s5 = evaluate.strength5(cards[:, layout.five].reshape(-1, 5)).reshape(m, -1).astype(np.int32)
+    s5 = evaluate.strength5(cards[:, layout.five].reshape(-1, 5))
+    if wheel:
+        s5 = evaluate.wheel_order()[s5]
+    s5 = s5.reshape(m, -1).astype(np.int32)
     bottom = np.argmax(s5, axis=1)
     b_mask = layout.mask5[bottom]
     apart = (layout.mask5[None, :] & b_mask[:, None]) == 0
@@ -57,14 +61,18 @@ def greedy(cards: npt.NDArray[np.uint8]) -> npt.NDArray[np.uint8]:
 
 
 @cache
-def reference() -> tuple[npt.NDArray[np.float32], ...]:
-    """Per row, the share of reference rows each strength beats (ties count half)."""
+def reference(wheel: bool = False) -> tuple[npt.NDArray[np.float32], ...]:
+    """Per row, the share of reference rows each strength beats (ties count half);
+    ``wheel``: strengths with straights in the wheel order."""
     rng = np.random.default_rng(20261129)
     hands = np.argsort(rng.random((4000, 52)), axis=1)[:, :13].astype(np.uint8)
-    boards = greedy(hands)
+    boards = greedy(hands, wheel)
     count = evaluate.strength_count() + 1
     rows = (evaluate.strength3(boards[:, 0:3]), evaluate.strength5(boards[:, 3:8]),
             evaluate.strength5(boards[:, 8:13]))
+    if wheel:
+        order = evaluate.wheel_order()
+        rows = (rows[0], order[rows[1]], order[rows[2]])
     out = []
     for strengths in rows:
         ordered = np.sort(strengths)
@@ -82,10 +90,10 @@ def scored_sets(cards: npt.NDArray[np.uint8], arrays: RulesetArrays,
     subset indices: ``(72072,)`` and ``(3, 72072)``."""
     layout = _layout(13)
     t, mid, b = _sets()
-    s5 = evaluate.strength5(cards[layout.five]).astype(np.intp)
+    s5 = arrays.five(evaluate.strength5(cards[layout.five])).astype(np.intp)
     s3 = evaluate.strength3(cards[layout.three]).astype(np.intp)
     st, sm, sb = s3[t], s5[mid], s5[b]
-    top_u, mid_u, bot_u = reference()
+    top_u, mid_u, bot_u = reference(arrays.wheel)
     score = (weights[0] * top_u[st] + weights[1] * mid_u[sm] + weights[2] * bot_u[sb]
              + weights[3] * (arrays.royalty[TOP][st] + arrays.royalty[MIDDLE][sm]
                              + arrays.royalty[BOTTOM][sb]))

@@ -2,7 +2,9 @@
 
 A *series* is one table's run of games; a game lasts one orbit of the button (docs/rules.md
 §5), lengthened by one hand for every fantasyland (the button does not move on a
-fantasyland hand, §6), so a game never ends with a fantasyland still owed. The series
+fantasyland hand, §6), so a game never ends with a fantasyland still owed; a timeout
+ends it early. :func:`ofcstats.session.game_ends` says where a game ends, here as in
+scoring. The series
 of a block are played in lockstep: hand by hand, street by street, seat by seat, each
 decision made for every table at once.
 """
@@ -16,6 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ofcstats.rules.model import Ruleset
+from ofcstats.session import game_ends
 from ofcstats.simulate.bots import Bot, place_all
 from ofcstats.simulate.scoring import RulesetArrays, board_strengths, fouled, qualifies
 from ofcstats.simulate.state import Boards, Turn
@@ -79,6 +82,8 @@ class _Series:
     games: npt.NDArray[np.int64]  # games finished
     fl_cards: npt.NDArray[np.int64]  # (T, S) cards in fantasyland next hand, 0 for none
     fl_streak: npt.NDArray[np.int64]  # (T, S) fantasyland hands in a row, next one counted
+    fl_repeats: npt.NDArray[np.int64]  # (T, S) repeats played in the game, next one counted
+    timed: npt.NDArray[np.bool_]  # (T,) someone timed out in this game
 
 
 def auto_rows(filled: npt.NDArray[np.int8], count: int, discards: int) -> npt.NDArray[np.int8]:
@@ -106,8 +111,8 @@ class Dealer:
         self.rng = rng
         self.timeout_rate = timeout_rate
         self.seats = len(bots)
-        limit = ruleset.fantasyland.repeat_limit
-        self.repeat_limit = limit
+        self.repeat_limit = ruleset.fantasyland.repeat_limit
+        self.per_game = ruleset.fantasyland.repeat_scope == "game"
         self.entry_steps = ruleset.fantasyland.entry_card_steps(variant)
 
     def play(self, tables: int, games: int,
@@ -120,34 +125,49 @@ class Dealer:
         state = _Series(button=np.full(tables, s - 1), orbit=np.zeros(tables, np.int64),
                         games=np.zeros(tables, np.int64),
                         fl_cards=np.zeros((tables, s), np.int64),
-                        fl_streak=np.zeros((tables, s), np.int64))
+                        fl_streak=np.zeros((tables, s), np.int64),
+                        fl_repeats=np.zeros((tables, s), np.int64),
+                        timed=np.zeros(tables, dtype=bool))
         records: list[list[HandRecord]] = [[] for _ in range(tables)]
         played = 0
         while True:
             idx = np.flatnonzero(state.games < games)
             if not idx.size:
                 return records
-            hands, next_fl = self._hand(idx, state)
+            hands, next_fl, timed = self._hand(idx, state)
             for i, t in enumerate(idx):
                 hands[i].game = int(state.games[t])
                 hands[i].first = not records[t] or records[t][-1].game != hands[i].game
                 records[t].append(hands[i])
-            self._advance(idx, state, next_fl)
+            self._advance(idx, state, next_fl, timed)
             played += idx.size
             if progress is not None:
                 progress(played)
 
+    def _may_stay(self, state: _Series, idx: npt.NDArray[np.intp]) -> npt.NDArray[np.bool_]:
+        """(tables, seats): whether a seat in fantasyland may stay after this hand, by the
+        repeat limit counted per game or in a row (as :func:`session.apply_repeat_limits`)."""
+        if self.repeat_limit is None:
+            return np.ones((idx.size, self.seats), dtype=bool)
+        if self.per_game:
+            return state.fl_repeats[idx] < self.repeat_limit
+        return state.fl_streak[idx] <= self.repeat_limit
+
     def _advance(self, idx: npt.NDArray[np.intp], state: _Series,
-                 next_fl: npt.NDArray[np.int64]) -> None:
+                 next_fl: npt.NDArray[np.int64], timed: npt.NDArray[np.bool_]) -> None:
         """Button, orbit and games after a hand (docs/rules.md §5, §6)."""
         in_fl = state.fl_cards[idx] > 0
         entering = next_fl > 0
         state.fl_streak[idx] = np.where(entering, np.where(in_fl, state.fl_streak[idx] + 1, 1),
                                         0)
+        state.fl_repeats[idx] += in_fl & entering
         state.fl_cards[idx] = next_fl
         owed = entering.any(axis=1)
-        ends = ~owed & (state.orbit[idx] == self.seats - 1)
+        state.timed[idx] |= timed
+        ends = game_ends(state.orbit[idx] == self.seats - 1, state.timed[idx], owed)
         moves = ~owed & ~ends
+        state.fl_repeats[idx[ends]] = 0
+        state.timed[idx[ends]] = False
         state.button[idx] = np.where(moves, (state.button[idx] + 1) % self.seats,
                                      np.where(ends, self.seats - 1, state.button[idx]))
         state.orbit[idx] = np.where(moves, state.orbit[idx] + 1,
@@ -161,8 +181,10 @@ class Dealer:
         return np.where(late, when, streets)
 
     def _hand(self, idx: npt.NDArray[np.intp],
-              state: _Series) -> tuple[list[HandRecord], npt.NDArray[np.int64]]:
+              state: _Series
+              ) -> tuple[list[HandRecord], npt.NDArray[np.int64], npt.NDArray[np.bool_]]:
         m, s = idx.size, self.seats
+        allowed = self._may_stay(state, idx)
         deck = np.argsort(self.rng.random((m, 52)), axis=1).astype(np.uint8)
         cursor = np.zeros(m, dtype=np.int64)
         boards = Boards.empty(m, s)
@@ -186,8 +208,7 @@ class Dealer:
             for count in np.unique(fl_cards[:, seat][in_fl[:, seat]]):
                 tables = np.flatnonzero(fl_cards[:, seat] == count)
                 cards = deal(tables, int(count))
-                may_stay = (np.ones(tables.size, dtype=bool) if self.repeat_limit is None
-                            else state.fl_streak[idx[tables], seat] <= self.repeat_limit)
+                may_stay = allowed[tables, seat]
                 actions = self.bots[seat].set_fantasyland(cards, self.arrays, may_stay)
                 late = timeout[tables, seat] < len(streets)
                 if late.any():
@@ -207,11 +228,10 @@ class Dealer:
             self._streets(idx, state, deal, log, boards, in_fl, timeout, seen, visible)
 
         strengths = board_strengths(boards.cards)
-        foul = fouled(strengths)
-        streak = state.fl_streak[idx]
-        may_stay = np.ones((m, s), dtype=bool) if self.repeat_limit is None \
-            else streak <= self.repeat_limit
-        qualified = qualifies(self.arrays, strengths, foul, in_fl, may_stay)
+        # Where misses are not counted a misset hand plays as set, into fantasyland too.
+        foul = fouled(strengths) if self.ruleset.misset != "not-counted" \
+            else np.zeros((m, s), dtype=bool)
+        qualified = qualifies(self.arrays, strengths, foul, in_fl, allowed)
         base = self.variant.fantasyland_base_cards
         entry_cards = np.full((m, s), base, dtype=np.int64)
         for threshold, cards_dealt in self.entry_steps:
@@ -222,7 +242,7 @@ class Dealer:
         hands = [HandRecord(game=0, button=int(state.button[t]), fantasyland=in_fl[i],
                             timed_out=timed_out[i], boards=boards.cards[i], log=step, row=i)
                  for i, t in enumerate(idx)]
-        return hands, next_fl
+        return hands, next_fl, np.asarray(timed_out.any(axis=1), dtype=bool)
 
     def _streets(self, idx: npt.NDArray[np.intp], state: _Series,
                  deal: Callable[[npt.NDArray[np.intp], int], npt.NDArray[np.uint8]],

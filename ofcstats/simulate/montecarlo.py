@@ -329,8 +329,8 @@ def thirteen_by_rollouts(bot: MonteCarloBot, cards: npt.NDArray[np.uint8],
         top = np.argsort(-score)[:keep]
         mine = np.stack([
             evaluate.strength3(hand[layout.three[sets[0, top]]]),
-            evaluate.strength5(hand[layout.five[sets[1, top]]]),
-            evaluate.strength5(hand[layout.five[sets[2, top]]])]).astype(np.intp)
+            arrays.five(evaluate.strength5(hand[layout.five[sets[1, top]]])),
+            arrays.five(evaluate.strength5(hand[layout.five[sets[2, top]]]))]).astype(np.intp)
         rest = np.setdiff1d(np.arange(52, dtype=np.uint8), hand)
         order = np.argsort(bot.rng.random((n, rest.size)), axis=1)
         total = np.zeros(keep, dtype=np.float64)
@@ -339,8 +339,9 @@ def thirteen_by_rollouts(bot: MonteCarloBot, cards: npt.NDArray[np.uint8],
             np.int32)[:, :, None]
         for o in range(opponents):
             dealt = rest[order[:, 13 * o:13 * (o + 1)]]
-            board = chinese.greedy(dealt)
+            board = chinese.greedy(dealt, arrays.wheel)
             theirs = board_strengths(board).astype(np.intp).T  # (3, n)
+            theirs[1:] = arrays.five(theirs[1:])
             their_roy = np.stack([arrays.royalty[r][theirs[r]] for r in range(3)]).astype(
                 np.int32)
             their_foul = np.zeros((1, n), dtype=bool)

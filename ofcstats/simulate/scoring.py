@@ -39,6 +39,12 @@ class RulesetArrays:
     foul_points: int
     spade_bonus: bool
     has_fantasyland: bool
+    wheel: bool = False  # straights rank in the wheel order (13-card Chinese poker)
+
+    def five(self, strengths: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        """5-card row strengths as this ruleset ranks them (the wheel order of straights
+        reorders them; the scorer does the same, :func:`ofcstats.evaluate.wheel_order`)."""
+        return evaluate.wheel_order()[strengths] if self.wheel else strengths
 
 
 @cache
@@ -64,7 +70,7 @@ def ruleset_arrays(ruleset: Ruleset, variant: Variant) -> RulesetArrays:
         stay=stay,  # type: ignore[arg-type]
         row=h.row, majority=h.majority, scoop=h.scoop, table_bonus=h.table_bonus,
         foul_points=ruleset.foul_points, spade_bonus=ruleset.spade_bonus,
-        has_fantasyland=has_fl,
+        has_fantasyland=has_fl, wheel=ruleset.wheel,
     )
 
 
