@@ -84,7 +84,6 @@ class Summary:
 
     hands: int
     decisions: int
-    skipped: int  # seats already reviewed under the same settings
 
 
 @cache
@@ -107,16 +106,15 @@ def resolve_ruleset(played: str | None, variant: Variant, asked: str | None) -> 
     return _ruleset(DEFAULT_RULESET)
 
 
-def positions(frame: pl.DataFrame, players: Sequence[str] | None,
+def positions(frame: pl.DataFrame, seats: set[tuple[int, int]] | None,
               asked: str | None) -> list[Position]:
     """Every logged street of the seats of ``frame`` (one row per seat, every seat of a
-    hand present, placements as lists) that belong to ``players`` (None: all).
+    hand present, placements as lists) listed in ``seats`` as (hand key, seat) (None: all).
 
     13-card Chinese poker hands and seats logged without their streets have no
     decisions to review and are left out.
     """
     out: list[Position] = []
-    wanted = None if players is None else set(players)
     for (hand_key,), hand in frame.group_by("hand_key", maintain_order=True):
         variant = Variant(hand["variant"][0])
         if not variant.has_fantasyland:
@@ -125,7 +123,8 @@ def positions(frame: pl.DataFrame, players: Sequence[str] | None,
         boards = np.array([[*t, *m, *b] for t, m, b in zip(
             hand["top"], hand["middle"], hand["bottom"], strict=True)], dtype=np.uint8)
         for i, row in enumerate(hand.iter_rows(named=True)):
-            if row["streets"] is None or (wanted is not None and row["player"] not in wanted):
+            if row["streets"] is None or (seats is not None
+                                          and (hand_key, row["seat"]) not in seats):
                 continue
             opponents = np.delete(boards, i, axis=0)
             streets = np.array(row["streets"], dtype=np.int64)
@@ -177,22 +176,23 @@ def run(store: Store, selection: Selection = Selection(), settings: Settings = S
         name = None
     where, params = selection.where()
     todo = store.con.sql(f"""
-        SELECT DISTINCT h.hand_key FROM hands h JOIN seats s USING (hand_key)
+        SELECT h.hand_key, s.seat FROM hands h JOIN seats s USING (hand_key)
         JOIN seat_placements p USING (hand_key, seat)
         WHERE {where} AND h.variant <> 'chinese-13' AND NOT EXISTS (
             SELECT 1 FROM decisions d WHERE d.hand_key = s.hand_key AND d.seat = s.seat
               AND d.rollouts = ? AND d.seed = ? AND d.fantasyland_value = ?
               AND d.screen = ? AND d.reviewed_as = ?)
-        ORDER BY h.hand_key
+        ORDER BY h.hand_key, s.seat
     """, params=[*params, settings.rollouts, settings.seed, settings.fantasyland_value,
                  settings.screen or 0, name or ""]).fetchall()
-    keys = [k for (k,) in todo]
+    pending = {(int(k), int(seat)) for k, seat in todo}
+    keys = sorted({k for k, _ in pending})
     done = decisions = 0
     if progress is not None:
         progress(0, len(keys))
     for start in range(0, len(keys), _HANDS_AT_ONCE):
         batch = keys[start:start + _HANDS_AT_ONCE]
-        found = positions(_frame(store, batch), selection.players, settings.ruleset)
+        found = positions(_frame(store, batch), pending, settings.ruleset)
         verdicts = review(found, rollouts=settings.rollouts, seed=settings.seed,
                           fantasyland_value=settings.fantasyland_value,
                           screen=settings.screen)
@@ -213,7 +213,7 @@ def run(store: Store, selection: Selection = Selection(), settings: Settings = S
         decisions += len(verdicts)
         if progress is not None:
             progress(done, len(keys))
-    return Summary(hands=len(keys), decisions=decisions, skipped=0)
+    return Summary(hands=len(keys), decisions=decisions)
 
 
 def _rows(verdicts: Sequence[Verdict], settings: Settings, reviewed_as: str) -> pl.DataFrame:
