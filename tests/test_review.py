@@ -169,7 +169,8 @@ def test_decisions_cover_every_street_and_resume(simulated: Path, tmp_path: Path
         frame = decisions_frame(store, Selection(), settings)
         streets = store.con.sql("SELECT count(DISTINCT (hand_key, seat, street)) "
                                 "FROM placements").fetchall()[0][0]
-    assert first.decisions > 0 and again.decisions == 0
+    assert first.decisions > 0
+    assert again.decisions == 0
     assert rest.decisions == streets - first.decisions
     assert frame.height == streets
     assert (frame["ev_loss"] >= 0).all()
@@ -221,7 +222,8 @@ def test_review_and_replay_commands(simulated: Path, tmp_path: Path) -> None:
     result = runner.invoke(app, ["replay", hand_id, "-o", str(page_path), *args])
     assert result.exit_code == 0, result.output
     text = page_path.read_text()
-    assert "<b>x</b>" not in text and "&lt;b&gt;x&lt;/b&gt;" in text
+    assert "<b>x</b>" not in text
+    assert "&lt;b&gt;x&lt;/b&gt;" in text
     page = _Page()
     page.feed(text)
     assert page.tags.count("table") == 3  # one a seat

@@ -45,7 +45,6 @@ from ofcstats.simulate.montecarlo import _final_strengths, _fouls, _royalties, p
 from ofcstats.simulate.scoring import (
     RulesetArrays,
     board_strengths,
-    fouled,
     pair_points,
     qualifies,
     ruleset_arrays,
@@ -177,7 +176,7 @@ class _Opponents:
             boards[d, :p.opponents.shape[0]] = p.opponents
             present[d, :p.opponents.shape[0]] = True
         strength = np.moveaxis(board_strengths(boards), -1, 0).astype(np.intp)
-        foul = fouled(np.moveaxis(strength, 0, -1))
+        foul = _fouls(strength)
         royalty = _royalties(arrays, strength, foul)
         return cls(strength, foul, royalty, present)
 
@@ -195,7 +194,7 @@ def _score(arrays: RulesetArrays, strength: npt.NDArray[np.intp], foul: npt.NDAr
         points = pair_points(arrays, strength, opp.strength[:, decision, o], foul,
                              opp.foul[decision, o], roy, opp.royalty[:, decision, o])
         total += np.where(opp.present[decision, o], points, 0)
-    reach = qualifies(arrays, strength.T, foul, in_fantasyland)
+    reach = qualifies(arrays, strength.T.astype(np.int32), foul, in_fantasyland)
     return total + fantasyland_value * reach, reach, roy.sum(axis=0)
 
 
@@ -258,6 +257,33 @@ class _Street:
         return out
 
 
+def _boards(positions: Sequence[Position]) -> tuple[npt.NDArray[np.int64],
+                                                     npt.NDArray[np.int8]]:
+    """Row keys and card counts ``(D, 3)`` of the boards before the street."""
+    keys = np.zeros((len(positions), 3), dtype=np.int64)
+    filled = np.zeros((len(positions), 3), dtype=np.int8)
+    for d, p in enumerate(positions):
+        np.add.at(keys[d], p.board_rows, CARD_KEYS[p.board])
+        filled[d] = np.bincount(p.board_rows, minlength=3)[:3]
+    return keys, filled
+
+
+def _draws(positions: Sequence[Position], n: int, future: int,
+           seed: int) -> npt.NDArray[np.uint8]:
+    """``(D, n, future)``: each decision's later cards in ``n`` rollouts, drawn from the
+    cards neither seen by the player nor on an opponent's final board."""
+    draws = np.zeros((len(positions), n, future), dtype=np.uint8)
+    if future:
+        for d, p in enumerate(positions):
+            hidden = p.seen.copy()
+            hidden[p.opponents.ravel()] = True
+            deck = np.flatnonzero(~hidden).astype(np.uint8)
+            rng = decision_rng(seed, p.hand_id, p.seat, p.street)
+            order = np.argsort(rng.random((n, deck.size)), axis=1)[:, :future]
+            draws[d] = deck[order]
+    return draws
+
+
 def _streets(positions: Sequence[Position], arrays: RulesetArrays, rollouts: int, seed: int,
              fantasyland_value: float, screen: int | None) -> list[Verdict]:
     """Positions of one variant street: every fitting candidate, rolled out."""
@@ -271,27 +297,15 @@ def _streets(positions: Sequence[Position], arrays: RulesetArrays, rollouts: int
     onehot = pattern_onehot(k, discards).reshape(k, -1, 3)
     d_count = len(positions)
 
-    keys = np.zeros((d_count, 3), dtype=np.int64)
-    filled = np.zeros((d_count, 3), dtype=np.int8)
-    for d, p in enumerate(positions):
-        np.add.at(keys[d], p.board_rows, CARD_KEYS[p.board])
-        filled[d] = np.bincount(p.board_rows, minlength=3)[:3]
-    fits = ((filled[:, None, :] + counts[None]) <= _SIZES).all(axis=2)  # (D, P)
+    keys, filled = _boards(positions)
+    fits = np.asarray(((filled[:, None, :] + counts[None]) <= _SIZES).all(axis=2),
+                      dtype=bool)  # (D, P)
     chosen = np.array([_pattern_of(p.chosen) for p in positions])
     if not fits[np.arange(d_count), chosen].all():
         bad = positions[int(np.flatnonzero(~fits[np.arange(d_count), chosen])[0])]
         raise ValueError(f"hand {bad.hand_id} seat {bad.seat} street {bad.street}: the "
                          "logged placement does not fit the board")
-    # Later cards of each decision: n draws of the cards it may still get.
-    draws = np.zeros((d_count, n, future), dtype=np.uint8)
-    if future:
-        for d, p in enumerate(positions):
-            hidden = p.seen.copy()
-            hidden[p.opponents.ravel()] = True
-            deck = np.flatnonzero(~hidden).astype(np.uint8)
-            rng = decision_rng(seed, p.hand_id, p.seat, p.street)
-            order = np.argsort(rng.random((n, deck.size)), axis=1)[:, :future]
-            draws[d] = deck[order]
+    draws = _draws(positions, n, future, seed)
     added = np.einsum("dk,kpr->dpr", CARD_KEYS[np.stack([p.dealt for p in positions])]
                       .astype(np.float64), onehot).astype(np.int64)
     street = _Street(later, keys, filled, added, counts, draws, _Opponents.of(positions, arrays),
@@ -350,7 +364,6 @@ def _fantasyland(positions: Sequence[Position], arrays: RulesetArrays,
                  fantasyland_value: float) -> list[Verdict]:
     """Fantasyland sets: the exact best set by royalties and the stay, and the chosen
     one, priced against the opponents' final boards (the better of the two is best)."""
-    verdicts: list[Verdict] = []
     by_size: dict[int, list[int]] = {}
     for i, p in enumerate(positions):
         by_size.setdefault(p.dealt.size, []).append(i)
@@ -377,14 +390,14 @@ def _fantasyland(positions: Sequence[Position], arrays: RulesetArrays,
             best = solved[j] if better else chosen[j]
             kind = None
             if better:
-                kind = _mistake(*(np.array([values[0][x][j], values[1][x][j]], dtype=float)
-                                  for x in (1, 2, 3)), chosen[j], solved[j], p.dealt)
+                pair = [np.array([values[0][x][j], values[1][x][j]], dtype=float)
+                        for x in (1, 2, 3)]
+                kind = _mistake(pair[0], pair[1], pair[2], chosen[j], solved[j], p.dealt)
             done[members[j]] = Verdict(
                 position=p, best=best.astype(np.int8), ev_chosen=float(mine),
                 ev_best=float(max(mine, theirs)), se_chosen=0.0, candidates=2, rollouts=0,
                 mistake=kind)
-    verdicts = [done[i] for i in range(len(positions))]
-    return verdicts
+    return [done[i] for i in range(len(positions))]
 
 
 def _board_of(cards: npt.NDArray[np.uint8], actions: npt.NDArray[np.int8]

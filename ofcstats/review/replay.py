@@ -115,9 +115,10 @@ def render(hand: dict[str, object], seats: pl.DataFrame, decisions: pl.DataFrame
     return "\n".join(parts) + "\n"
 
 
-def page(store: Store, hand_id: str, settings: Settings = Settings()) -> str:
+def page(store: Store, hand_id: str, settings: Settings | None = None) -> str:
     """The replay page of a stored hand, reviewing it first if it was not yet reviewed
     under ``settings``."""
+    settings = settings or Settings()
     found = store.con.sql("SELECT hand_id, session_id, variant, played_at, hand_key FROM hands "
                           "WHERE hand_id = ?", params=[hand_id]).fetchall()
     if not found:

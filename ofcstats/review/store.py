@@ -19,8 +19,8 @@ import polars as pl
 from ofcstats.errors import OfcstatsError
 from ofcstats.review.core import (
     DEFAULT_ROLLOUTS,
-    DEFAULT_SEED,
     DEFAULT_SCREEN,
+    DEFAULT_SEED,
     FANTASYLAND_VALUE,
     Position,
     Verdict,
@@ -62,7 +62,8 @@ class Selection:
 
     def where(self, hands: str = "h", seats: str = "s") -> tuple[str, list[object]]:
         """A SQL condition on ``hands`` and ``seats`` aliases, and its parameters."""
-        where, params = ["true"], []
+        where: list[str] = ["true"]
+        params: list[object] = []
         for column, values in ((f"{hands}.hand_id", self.hand_ids),
                                (f"{hands}.session_id", self.sessions),
                                (f"{seats}.player", self.players)):
@@ -160,10 +161,12 @@ def _frame(store: Store, hand_keys: Sequence[int]) -> pl.DataFrame:
     """, params=[list(hand_keys)]).pl()
 
 
-def run(store: Store, selection: Selection = Selection(), settings: Settings = Settings(),
+def run(store: Store, selection: Selection | None = None, settings: Settings | None = None,
         progress: Callable[[int, int], None] | None = None) -> Summary:
     """Review the selected seats not yet reviewed under ``settings``, into ``decisions``;
     ``progress(done, total)`` counts hands."""
+    selection = selection or Selection()
+    settings = settings or Settings()
     if settings.rollouts < 1:
         raise ReviewError(f"--rollouts must be at least 1, not {settings.rollouts}")
     if settings.ruleset is not None:

@@ -29,9 +29,11 @@ def placement_text(dealt: Sequence[int], rows: Sequence[int]) -> str:
     return " | ".join(parts)
 
 
-def decisions_frame(store: Store, selection: Selection = Selection(),
-                    settings: Settings = Settings()) -> pl.DataFrame:
+def decisions_frame(store: Store, selection: Selection | None = None,
+                    settings: Settings | None = None) -> pl.DataFrame:
     """The stored decisions of the selected hands and seats under ``settings``."""
+    selection = selection or Selection()
+    settings = settings or Settings()
     where, params = selection.where("d", "d")
     return store.con.sql(f"""
         SELECT * FROM decisions_named d
