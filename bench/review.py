@@ -21,7 +21,8 @@ from pathlib import Path
 import numpy as np
 
 from ofcstats.ingest import ingest
-from ofcstats.review.store import Selection, Settings, run as review_run
+from ofcstats.review.store import Selection, Settings
+from ofcstats.review.store import run as review_run
 from ofcstats.rules import load_ruleset
 from ofcstats.simulate import Simulation, parse_players, write_jsonl
 from ofcstats.simulate.bots import DEFAULT_STAY_BONUS

@@ -706,7 +706,10 @@ ReviewRulesetOption = Annotated[str | None, typer.Option(
     "ruleset each hand was played under if it is played under the hand's variant, else "
     "american.", show_default=False)]
 FantasylandValueOption = Annotated[float, typer.Option(
-    "--fantasyland-value", help="Points a board reaching fantasyland is worth on top.")]
+    "--fantasyland-value", help="Points per opponent a board reaching fantasyland is worth "
+    "on top of its score.")]
+# The review's defaults are written out here (its modules load the simulator, a slow
+# import); a test checks they are those of ofcstats.review.core.
 ScreenOption = Annotated[int, typer.Option(
     "--screen", help="Value every candidate on a first few rollouts and only this many "
     "best (and the play made) on all of them; 0: every candidate on every rollout.")]
@@ -732,7 +735,7 @@ def review(
     ruleset: ReviewRulesetOption = None,
     rollouts: RolloutsOption = 100,
     seed: ReviewSeedOption = 0,
-    fantasyland_value: FantasylandValueOption = 8.0,
+    fantasyland_value: FantasylandValueOption = 14.0,
     screen: ScreenOption = 6,
     output: FormatOption = TableFormat.table,
     mistakes: Annotated[bool, typer.Option(
@@ -789,7 +792,7 @@ def replay(
     ruleset: ReviewRulesetOption = None,
     rollouts: RolloutsOption = 100,
     seed: ReviewSeedOption = 0,
-    fantasyland_value: FantasylandValueOption = 8.0,
+    fantasyland_value: FantasylandValueOption = 14.0,
     screen: ScreenOption = 6,
 ) -> None:
     """Write one hand as an HTML page: each street of each seat on its board, the play

@@ -230,3 +230,17 @@ def test_review_and_replay_commands(simulated: Path, tmp_path: Path) -> None:
     assert "<b>x</b>" in "".join(page.text)  # the name reads as written
     assert runner.invoke(app, ["replay", "nope", "-o", str(page_path), *args]).exit_code == 2
     assert runner.invoke(app, ["review", *args, "--rollouts", "0"]).exit_code == 2
+
+
+def test_command_defaults_are_the_library_defaults() -> None:
+    import inspect  # noqa: PLC0415
+
+    from ofcstats import cli  # noqa: PLC0415
+    from ofcstats.review import core  # noqa: PLC0415
+
+    for command in (cli.review, cli.replay):
+        params = inspect.signature(command).parameters
+        assert params["rollouts"].default == core.DEFAULT_ROLLOUTS
+        assert params["seed"].default == core.DEFAULT_SEED
+        assert params["fantasyland_value"].default == core.FANTASYLAND_VALUE
+        assert params["screen"].default == core.DEFAULT_SCREEN

@@ -13,7 +13,7 @@ many as the street discards. Each candidate is valued by Monte Carlo rollouts:
   most, the worst cards discarded, the last street exactly);
 - the finished board is scored against each opponent's final board as logged (rows,
   scoops, fouls, royalties; the table bonus and spade bonus are left out), plus
-  ``fantasyland_value`` points when it reaches fantasyland.
+  ``fantasyland_value`` points per opponent when it reaches fantasyland.
 
 Every candidate of a decision sees the same samples (common random numbers), so the
 differences between candidates are far sharper than their spread. A street with no
@@ -55,17 +55,18 @@ from ofcstats.variants import Variant
 
 DEFAULT_ROLLOUTS = 100
 DEFAULT_SEED = 0
-FANTASYLAND_VALUE = 8.0
-"""Points a board that reaches fantasyland is worth on top of its own score: the mean
-points a seat wins in a fantasyland hand over a normal one (see ``docs/review.md`` for
-how it was measured)."""
+FANTASYLAND_VALUE = 14.0
+"""Points per opponent a board that reaches fantasyland is worth on top of its own
+score: the mean points a seat wins from each opponent in its fantasyland hand, where a
+seat in a normal hand wins none on average (measured by ``bench/fantasyland_value.py``
+on simulated Pineapple hands under american; see ``docs/review.md``)."""
 
 MISTAKES = ("foul", "fantasyland", "royalties", "discard", "rows")
 """Kinds of mistake, in the order they are tested: fouls risked, fantasyland chances
 given up, royalties missed, the wrong card discarded, and otherwise row points."""
 
 _SIZES = np.array([3, 5, 5])
-_BOARDS_AT_ONCE = 120_000  # boards (candidates x rollouts) played out per array step
+_BOARDS_AT_ONCE = 60_000  # boards (candidates x rollouts) played out per array step
 _MARGIN = 0.02  # rates within this of each other count as the same
 SCREEN_ROLLOUTS = 12
 """Rollouts every candidate gets when screening (the first of the decision's draws)."""
@@ -195,7 +196,8 @@ def _score(arrays: RulesetArrays, strength: npt.NDArray[np.intp], foul: npt.NDAr
                              opp.foul[decision, o], roy, opp.royalty[:, decision, o])
         total += np.where(opp.present[decision, o], points, 0)
     reach = qualifies(arrays, strength.T.astype(np.int32), foul, in_fantasyland)
-    return total + fantasyland_value * reach, reach, roy.sum(axis=0)
+    opponents = opp.present[decision].sum(axis=1)
+    return total + fantasyland_value * opponents * reach, reach, roy.sum(axis=0)
 
 
 @cache
@@ -371,9 +373,8 @@ def _fantasyland(positions: Sequence[Position], arrays: RulesetArrays,
     for members in by_size.values():
         group = [positions[i] for i in members]
         cards = np.stack([p.dealt for p in group])
-        # Royalties are collected from each opponent, the stay is worth its value once.
-        bonus = np.array([fantasyland_value / max(1, p.opponents.shape[0]) for p in group])
-        solved = best_sets(cards, arrays, bonus)
+        # Royalties and the stay are both worth their value from each opponent.
+        solved = best_sets(cards, arrays, fantasyland_value)
         chosen = np.stack([p.chosen for p in group])
         opp = _Opponents.of(group, arrays)
         values = []
