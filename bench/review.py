@@ -4,7 +4,8 @@
   (random, balanced and aggressive seats), decisions written to the ``decisions``
   table: at the default settings (100 rollouts, the best 6 candidates of a 12-rollout
   screen valued on all 100) next to the baseline that values every candidate on every
-  rollout; target 150 decisions/s.
+  rollout; target 150 decisions/s. The default is timed in one process and in two
+  (``--jobs 2``, the time to start the workers included).
 - The exact fantasyland search (:func:`ofcstats.simulate.fantasyland.best_sets`) on
   random hands of 14 to 17 cards, seconds per hand; targets: under a second for 14
   cards, a few seconds for 17.
@@ -32,20 +33,21 @@ from ofcstats.store import Store
 from ofcstats.variants import Variant
 
 REVIEWS = [
-    # label, settings, hands (full, quick), target decisions/s
-    ("default (screen 6 of 12 rollouts)", Settings(), (300, 20), 150),
-    ("baseline: every candidate", Settings(screen=None), (100, 8), None),
+    # label, settings, jobs, hands (full, quick), target decisions/s
+    ("default (screen 6 of 12 rollouts)", Settings(), 1, (300, 20), 150),
+    ("default, --jobs 2", Settings(), 2, (300, 20), 150),
+    ("baseline: every candidate", Settings(screen=None), 1, (100, 8), None),
 ]
 FANTASYLAND = [(14, 20, 1.0), (15, 8, None), (16, 4, None), (17, 2, 5.0)]  # cards, hands, target
 
 
-def _store(directory: Path, hands: int) -> Path:
+def _store(directory: Path, hands: int, tag: str = "") -> Path:
     sim = Simulation(variant=Variant.PINEAPPLE, ruleset=load_ruleset("american"),
                      players=parse_players("a:random,b:balanced,c:aggressive"), hands=hands,
                      seed=2)
-    log = directory / f"review{hands}.jsonl"
+    log = directory / f"review{hands}{tag}.jsonl"
     write_jsonl(sim, log)
-    db = directory / f"review{hands}.duckdb"
+    db = directory / f"review{hands}{tag}.duckdb"  # a fresh store for each row
     ingest([log], db)
     return db
 
@@ -59,12 +61,12 @@ def run(quick: bool) -> None:
             review_run(store, Selection(), Settings(rollouts=10))
         print(f"{'review':36s} {'hands':>6s} {'decisions':>9s} {'seconds':>8s} "
               f"{'dec/s':>7s} {'target':>6s}")
-        for label, settings, (full, small), target in REVIEWS:
+        for row, (label, settings, jobs, (full, small), target) in enumerate(REVIEWS):
             hands = small if quick else full
-            db = _store(directory, hands)
+            db = _store(directory, hands, f"-{row}")
             with Store(db) as store:
                 start = time.perf_counter()
-                summary = review_run(store, Selection(), settings)
+                summary = review_run(store, Selection(), settings, jobs=jobs)
                 seconds = time.perf_counter() - start
             rate = summary.decisions / seconds
             verdict = "(quick)" if quick else "" if target is None else \

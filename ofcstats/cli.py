@@ -741,6 +741,9 @@ def review(
     mistakes: Annotated[bool, typer.Option(
         "--mistakes", help="CSV: print the biggest mistakes instead of the summary.")]
         = False,
+    jobs: Annotated[int, typer.Option(
+        "--jobs", "-j", help="Processes sharing the rollouts (the numbers do not change).")]
+        = 1,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """What each logged placement cost: every legal alternative of each street valued by
@@ -762,7 +765,7 @@ def review(
         try:
             with progress_bar("review", _on_terminal(quiet or output is not TableFormat.table)
                               ) as update:
-                reviewing.run(store, selection, settings, update)
+                reviewing.run(store, selection, settings, update, jobs=jobs)
             frame = summary.decisions_frame(store, selection, settings)
         except OfcstatsError as error:
             raise fail(str(error)) from None

@@ -175,10 +175,10 @@ def test_decisions_cover_every_street_and_resume(simulated: Path, tmp_path: Path
     assert frame.height == streets
     assert (frame["ev_loss"] >= 0).all()
     assert (frame["ev_loss"] - (frame["ev_best"] - frame["ev_chosen"])).abs().max() < 1e-9
-    # Resuming gives the numbers a review in one go gives.
+    # Resuming gives the numbers a review in one go gives, in one process or two.
     with Store(simulated) as store:
         store.con.execute("DELETE FROM decisions WHERE seed = 9")
-        run(store, Selection(), settings)
+        run(store, Selection(), settings, jobs=2)
         whole = decisions_frame(store, Selection(), settings)
     cols = ["hand_id", "seat", "street", "ev_chosen", "ev_best", "best"]
     assert frame.select(cols).equals(whole.select(cols))

@@ -8,8 +8,11 @@ the same seed gives the same numbers.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+import multiprocessing
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
 from datetime import datetime
 from functools import cache
 
@@ -28,6 +31,8 @@ from ofcstats.review.core import (
 )
 from ofcstats.rules import load_ruleset
 from ofcstats.rules.model import Ruleset
+from ofcstats.simulate.scoring import ruleset_arrays
+from ofcstats.simulate.tables import row_tables
 from ofcstats.store import Store
 from ofcstats.variants import Variant
 
@@ -88,8 +93,13 @@ class Summary:
 
 
 @cache
-def _ruleset(name: str) -> Ruleset:
-    return load_ruleset(name)
+def _ruleset(source: str) -> Ruleset:
+    ruleset = load_ruleset(source)
+    _SOURCES[id(ruleset)] = source
+    return ruleset
+
+
+_SOURCES: dict[int, str] = {}  # what each loaded ruleset was loaded from, by its id
 
 
 def resolve_ruleset(played: str | None, variant: Variant, asked: str | None) -> Ruleset:
@@ -162,11 +172,14 @@ def _frame(store: Store, hand_keys: Sequence[int]) -> pl.DataFrame:
 
 
 def run(store: Store, selection: Selection | None = None, settings: Settings | None = None,
-        progress: Callable[[int, int], None] | None = None) -> Summary:
+        progress: Callable[[int, int], None] | None = None, jobs: int = 1) -> Summary:
     """Review the selected seats not yet reviewed under ``settings``, into ``decisions``;
-    ``progress(done, total)`` counts hands."""
+    ``progress(done, total)`` counts hands. ``jobs`` > 1 shares the rollouts among that
+    many processes (the numbers do not change: each decision is seeded on its own)."""
     selection = selection or Selection()
     settings = settings or Settings()
+    if jobs < 1:
+        raise ReviewError(f"--jobs must be at least 1, not {jobs}")
     if settings.rollouts < 1:
         raise ReviewError(f"--rollouts must be at least 1, not {settings.rollouts}")
     if settings.ruleset is not None:
@@ -193,30 +206,87 @@ def run(store: Store, selection: Selection | None = None, settings: Settings | N
     done = decisions = 0
     if progress is not None:
         progress(0, len(keys))
-    for start in range(0, len(keys), _HANDS_AT_ONCE):
-        batch = keys[start:start + _HANDS_AT_ONCE]
-        found = positions(_frame(store, batch), pending, settings.ruleset)
-        verdicts = review(found, rollouts=settings.rollouts, seed=settings.seed,
-                          fantasyland_value=settings.fantasyland_value,
-                          screen=settings.screen)
-        rows = _rows(verdicts, settings, name or "")
-        with store.transaction():
-            store.con.register("new_decisions", rows.to_arrow())
-            try:
-                store.con.execute("""
-                    DELETE FROM decisions d USING new_decisions n
-                    WHERE d.hand_key = n.hand_key AND d.seat = n.seat AND d.street = n.street
-                      AND d.reviewed_as = n.reviewed_as AND d.rollouts = n.rollouts
-                      AND d.seed = n.seed AND d.fantasyland_value = n.fantasyland_value
-                      AND d.screen = n.screen""")
-                store.con.execute("INSERT INTO decisions BY NAME SELECT * FROM new_decisions")
-            finally:
-                store.con.unregister("new_decisions")
-        done += len(batch)
-        decisions += len(verdicts)
-        if progress is not None:
-            progress(done, len(keys))
+    with _pool(jobs if len(keys) > 1 else 1) as pool:
+        for start in range(0, len(keys), _HANDS_AT_ONCE):
+            batch = keys[start:start + _HANDS_AT_ONCE]
+            found = positions(_frame(store, batch), pending, settings.ruleset)
+            verdicts = _review(found, settings, pool, jobs)
+            _write(store, verdicts, settings, name or "")
+            done += len(batch)
+            decisions += len(verdicts)
+            if progress is not None:
+                progress(done, len(keys))
     return Summary(hands=len(keys), decisions=decisions)
+
+
+@contextmanager
+def _pool(jobs: int) -> Iterator[ProcessPoolExecutor | None]:
+    """Worker processes (started fresh, not forked: the store's threads stay here)."""
+    if jobs == 1:
+        yield None
+        return
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=_warm) as pool:
+        yield pool
+
+
+def _warm() -> None:
+    """Build the lookup tables in a worker before its first batch."""
+    row_tables()
+    ruleset_arrays(_ruleset(DEFAULT_RULESET), Variant.PINEAPPLE)
+
+
+def _review(found: list[Position], settings: Settings, pool: ProcessPoolExecutor | None,
+            jobs: int) -> list[Verdict]:
+    """Verdicts of ``found`` in order, shared among the workers of ``pool`` if any."""
+    options = (settings.rollouts, settings.seed, settings.fantasyland_value, settings.screen)
+    try:
+        if pool is None:
+            return _review_part(found, None, options)
+        # Rulesets do not pickle: they travel as what they were loaded from. Every job
+        # takes every jobs-th position, so each gets some of every street.
+        bare = [replace(p, ruleset=None) for p in found]  # type: ignore[arg-type]
+        sources = [_SOURCES[id(p.ruleset)] for p in found]
+        parts = list(pool.map(_review_part, [bare[j::jobs] for j in range(jobs)],
+                              [sources[j::jobs] for j in range(jobs)], [options] * jobs))
+    except ValueError as error:
+        raise ReviewError(str(error)) from None
+    out: list[Verdict] = [None] * len(found)  # type: ignore[list-item]
+    for j, part in enumerate(parts):
+        out[j::jobs] = [replace(v, position=p) for v, p in zip(part, found[j::jobs], strict=True)]
+    return out
+
+
+def _review_part(found: list[Position], sources: list[str] | None,
+                 options: tuple[int, int, float, int | None]) -> list[Verdict]:
+    """:func:`review` in a worker: positions without their rulesets (loaded here from
+    ``sources``) give verdicts without them; or, with no sources, as they are."""
+    rollouts, seed, value, screen = options
+    if sources is not None:
+        found = [replace(p, ruleset=_ruleset(s)) for p, s in zip(found, sources, strict=True)]
+    verdicts = review(found, rollouts=rollouts, seed=seed, fantasyland_value=value,
+                      screen=screen)
+    if sources is not None:
+        verdicts = [replace(v, position=replace(v.position, ruleset=None))  # type: ignore[arg-type]
+                    for v in verdicts]
+    return verdicts
+
+
+def _write(store: Store, verdicts: list[Verdict], settings: Settings, name: str) -> None:
+    """Replace the verdicts' rows under the same settings, in one transaction."""
+    rows = _rows(verdicts, settings, name)
+    with store.transaction():
+        store.con.register("new_decisions", rows.to_arrow())
+        try:
+            store.con.execute("""
+                DELETE FROM decisions d USING new_decisions n
+                WHERE d.hand_key = n.hand_key AND d.seat = n.seat AND d.street = n.street
+                  AND d.reviewed_as = n.reviewed_as AND d.rollouts = n.rollouts
+                  AND d.seed = n.seed AND d.fantasyland_value = n.fantasyland_value
+                  AND d.screen = n.screen""")
+            store.con.execute("INSERT INTO decisions BY NAME SELECT * FROM new_decisions")
+        finally:
+            store.con.unregister("new_decisions")
 
 
 def _rows(verdicts: Sequence[Verdict], settings: Settings, reviewed_as: str) -> pl.DataFrame:
