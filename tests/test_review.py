@@ -4,6 +4,8 @@ the review and replay commands."""
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 from functools import cache
 from html.parser import HTMLParser
 from pathlib import Path
@@ -228,6 +230,14 @@ def test_review_and_replay_commands(simulated: Path, tmp_path: Path) -> None:
     page.feed(text)
     assert page.tags.count("table") == 3  # one a seat
     assert "<b>x</b>" in "".join(page.text)  # the name reads as written
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is not None:  # as a browser reads it: the DOM after parsing
+        dom = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu",
+                              "--dump-dom", page_path.as_uri()], capture_output=True,
+                             text=True, timeout=120, check=True).stdout
+        assert dom.count('<table class="street">') == 3
+        assert "&lt;b&gt;x&lt;/b&gt;" in dom
+        assert dom.count('class="card') >= 3 * 17
     assert runner.invoke(app, ["replay", "nope", "-o", str(page_path), *args]).exit_code == 2
     assert runner.invoke(app, ["review", *args, "--rollouts", "0"]).exit_code == 2
 
