@@ -747,7 +747,8 @@ def review(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """What each logged placement cost: every legal alternative of each street valued by
-    rollouts, the EV loss of the play made, per player with the ten biggest mistakes.
+    rollouts, the EV loss of the play made, per variant and player with the ten biggest
+    mistakes.
 
     Decisions go to the decisions table; hands already reviewed under the same settings
     are not reviewed again, so an interrupted review resumes.
@@ -779,11 +780,15 @@ def review(
     elif output is TableFormat.csv:
         sys.stdout.write((biggest if mistakes else players).write_csv())
     else:
-        _print_table(players, output, [
-            c for c in players.columns if c not in ("ci_low", "ci_high", "mistakes")])
-        typer.echo("\nBiggest mistakes (replay one with ofcstats replay HAND_ID):")
-        _print_table(biggest, output, ["player", "hand_id", "seat", "street", "mistake",
-                                       "ev_loss", "chosen", "best"])
+        for index, ((variant,), part) in enumerate(players.group_by("variant",
+                                                                    maintain_order=True)):
+            shown = part.select([c for c in part.columns if not part[c].is_null().all()])
+            typer.echo(("\n" if index else "") + str(variant))
+            _print_table(shown, output, [c for c in shown.columns if c not in (
+                "variant", "ci_low", "ci_high", "mistakes")])
+            typer.echo("\nBiggest mistakes (replay one with ofcstats replay HAND_ID):")
+            _print_table(biggest.filter(pl.col("variant") == variant), output, [
+                "player", "hand_id", "seat", "street", "mistake", "ev_loss", "chosen", "best"])
 
 
 @app.command()

@@ -254,3 +254,23 @@ def test_command_defaults_are_the_library_defaults() -> None:
         assert params["seed"].default == core.DEFAULT_SEED
         assert params["fantasyland_value"].default == core.FANTASYLAND_VALUE
         assert params["screen"].default == core.DEFAULT_SCREEN
+
+
+def test_report_shows_the_decisions_per_variant(simulated: Path, tmp_path: Path) -> None:
+    from ofcstats import report  # noqa: PLC0415
+    from ofcstats.pipeline import Filters, rescore  # noqa: PLC0415
+
+    db = tmp_path / "report.duckdb"
+    db.write_bytes(simulated.read_bytes())
+    with Store(db) as store:
+        rescore(store, [AMERICAN])
+        store.con.execute("DELETE FROM decisions")
+        assert report.collect(store).decisions is None
+        run(store, Selection(players=["mc"]), Settings())
+        data = report.collect(store, Filters(players=["mc"]))
+    assert data.decisions is not None
+    assert data.decisions["player"].to_list() == ["mc"]
+    section = "\n".join(report._decisions_section(data))
+    assert '<h2 id="decisions">Decisions</h2>' in section
+    assert "<h3>pineapple</h3>" in section
+    assert "mean EV loss" in section

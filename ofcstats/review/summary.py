@@ -51,12 +51,15 @@ def street_label(street: pl.Expr, fantasyland: pl.Expr) -> pl.Expr:
 
 
 def player_summary(frame: pl.DataFrame) -> pl.DataFrame:
-    """Per player: decisions, mean and total EV loss with a 95% interval of the mean,
-    the mean loss per decision of each street, and the total loss by kind of mistake."""
+    """Per variant and player: decisions, mean and total EV loss with a 95% interval of
+    the mean, the mean loss per decision of each street, and the total loss by kind of
+    mistake. Variants are never mixed: their streets differ."""
+    keys = ["variant", "player"]
     if frame.is_empty():
-        return pl.DataFrame(schema={"player": pl.String, "decisions": pl.UInt32,
-                                    "mean_ev_loss": pl.Float64, "total_ev_loss": pl.Float64})
-    base = frame.group_by("player").agg(
+        return pl.DataFrame(schema={"variant": pl.String, "player": pl.String,
+                                    "decisions": pl.UInt32, "mean_ev_loss": pl.Float64,
+                                    "total_ev_loss": pl.Float64})
+    base = frame.group_by(keys).agg(
         decisions=pl.len(), mean_ev_loss=pl.col("ev_loss").mean(),
         total_ev_loss=pl.col("ev_loss").sum(), sd=pl.col("ev_loss").std(),
         mistakes=(pl.col("ev_loss") > 0).sum())
@@ -66,29 +69,31 @@ def player_summary(frame: pl.DataFrame) -> pl.DataFrame:
     labelled = frame.with_columns(label=street_label(pl.col("street"), pl.col("fantasyland")))
     streets = sorted(labelled["label"].unique().to_list(),
                      key=lambda s: (s == "fantasyland_set", len(s), s))
-    by_street = labelled.pivot("label", index="player", values="ev_loss",
-                               aggregate_function="mean").select("player", *streets)
+    by_street = labelled.pivot("label", index=keys, values="ev_loss",
+                               aggregate_function="mean").select(*keys, *streets)
     kinds = frame.filter(pl.col("mistake").is_not_null())
-    by_kind = frame.select("player").unique()
+    by_kind = frame.select(keys).unique()
     for kind in MISTAKES:
-        part = kinds.filter(pl.col("mistake") == kind).group_by("player").agg(
+        part = kinds.filter(pl.col("mistake") == kind).group_by(keys).agg(
             pl.col("ev_loss").sum().alias(f"loss_{kind}"))
-        by_kind = by_kind.join(part, on="player", how="left")
-    return (base.join(by_street, on="player", how="left")
-            .join(by_kind.fill_null(0.0), on="player", how="left").sort("player"))
+        by_kind = by_kind.join(part, on=keys, how="left")
+    return (base.join(by_street, on=keys, how="left")
+            .join(by_kind.fill_null(0.0), on=keys, how="left").sort(keys))
 
 
 def biggest_mistakes(frame: pl.DataFrame, count: int = 10) -> pl.DataFrame:
-    """Each player's ``count`` costliest decisions, with the hand ids to replay them."""
+    """Each player's ``count`` costliest decisions in each variant, with the hand ids to
+    replay them."""
     if frame.is_empty():
-        return pl.DataFrame(schema={"player": pl.String, "hand_id": pl.String})
+        return pl.DataFrame(schema={"variant": pl.String, "player": pl.String,
+                                    "hand_id": pl.String})
     top = (frame.filter(pl.col("ev_loss") > 0)
-           .sort(["player", "ev_loss", "hand_id", "seat", "street"],
-                 descending=[False, True, False, False, False])
-           .group_by("player", maintain_order=True).head(count))
+           .sort(["variant", "player", "ev_loss", "hand_id", "seat", "street"],
+                 descending=[False, False, True, False, False, False])
+           .group_by(["variant", "player"], maintain_order=True).head(count))
     chosen = [placement_text(d, r) for d, r in zip(top["dealt"], top["chosen"], strict=True)]
     best = [placement_text(d, r) for d, r in zip(top["dealt"], top["best"], strict=True)]
     return top.select(
-        "player", "hand_id", "seat", "street", "fantasyland", "mistake", "ev_chosen",
+        "variant", "player", "hand_id", "seat", "street", "fantasyland", "mistake", "ev_chosen",
         "ev_best", "ev_loss").with_columns(chosen=pl.Series(chosen, dtype=pl.String),
                                            best=pl.Series(best, dtype=pl.String))
