@@ -118,8 +118,8 @@ def test_rollouts_converge_within_the_reported_interval() -> None:
         dealt = " ".join(cards[13:18])
         chosen = rng.choice(patterns_first_street())
         positions.append(position("pineapple", 0, {}, dealt, list(chosen), [opponent]))
-    default = review(positions, rollouts=100, seed=1, screen=None)
-    many = review(positions, rollouts=1000, seed=2, screen=None)
+    default = review(positions, rollouts=100, seed=1)
+    many = review(positions, rollouts=1000, seed=2)
     inside = [abs(m.ev_chosen - d.ev_chosen) <= 1.96 * d.se_chosen
               for d, m in zip(default, many, strict=True)]
     assert sum(inside) >= 9  # a 95% interval: most of the dozen, by far
