@@ -89,7 +89,7 @@ class Position:
     ruleset: Ruleset
     dealt: npt.NDArray[np.uint8]  # (k,)
     chosen: npt.NDArray[np.int8]  # (k,) rows 0..3
-    board: npt.NDArray[np.uint8]  # cards placed before, by row: (3 lists as codes) flat
+    board: npt.NDArray[np.uint8]  # the cards placed on earlier streets
     board_rows: npt.NDArray[np.int8]  # row of each card of ``board``
     seen: npt.NDArray[np.bool_]  # (52,) the player's own cards so far, dealt ones included
     opponents: npt.NDArray[np.uint8]  # (O, 13) opponents' final boards as logged
@@ -140,11 +140,14 @@ def review(positions: Sequence[Position], *, rollouts: int = DEFAULT_ROLLOUTS,
     """
     if rollouts < 1:
         raise ValueError(f"rollouts must be at least 1, not {rollouts}")
-    groups: dict[tuple[Variant, int, Ruleset], list[int]] = {}
+    # A group shares its candidates: the same street of a variant, the same cards dealt
+    # and discarded (a seat that timed out may have been placed otherwise), one ruleset.
+    groups: dict[tuple[Variant, int, int, int, Ruleset], list[int]] = {}
     for i, p in enumerate(positions):
-        groups.setdefault((p.variant, p.index, p.ruleset), []).append(i)
+        groups.setdefault((p.variant, p.index, p.dealt.size, p.discards, p.ruleset),
+                          []).append(i)
     out: list[Verdict | None] = [None] * len(positions)
-    for (variant, index, ruleset), members in groups.items():
+    for (variant, index, _, _, ruleset), members in groups.items():
         arrays = ruleset_arrays(ruleset, variant)
         chosen = [positions[i] for i in members]
         if index < 0:
