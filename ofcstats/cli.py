@@ -1103,3 +1103,132 @@ def cli_reference_command(
 def main() -> None:
     """Console entry point."""
     app()
+
+
+RolloutsOption = Annotated[int, typer.Option(
+    "--rollouts", help="Rollouts per candidate placement.")]
+ReviewSeedOption = Annotated[int, typer.Option(
+    "--seed", help="Seed of the rollouts: the same seed gives the same numbers.")]
+ReviewRulesetOption = Annotated[str | None, typer.Option(
+    "--ruleset", "-r", help="Score candidates under this preset or TOML file. Default: the "
+    "ruleset each hand was played under if it is played under the hand's variant, else "
+    "american.", show_default=False)]
+FantasylandValueOption = Annotated[float, typer.Option(
+    "--fantasyland-value", help="Points per opponent a board reaching fantasyland is worth "
+    "on top of its score.")]
+# The review's defaults are written out here (its modules load the simulator, a slow
+# import); a test checks they are those of ofcstats.review.core.
+ScreenOption = Annotated[int, typer.Option(
+    "--screen", help="Value every candidate on a first few rollouts and only this many "
+    "best (and the play made) on all of them; 0: every candidate on every rollout.")]
+
+
+def _review_settings(ruleset: str | None, rollouts: int, seed: int, fantasyland_value: float,
+                     screen: int) -> object:
+    from ofcstats.review.store import Settings  # noqa: PLC0415
+
+    if rollouts < 1:
+        raise fail(f"--rollouts must be at least 1, not {rollouts}")
+    if screen < 0:
+        raise fail(f"--screen must be 0 or more, not {screen}")
+    return Settings(ruleset=ruleset, rollouts=rollouts, seed=seed,
+                    fantasyland_value=fantasyland_value, screen=screen or None)
+
+
+@app.command()
+def review(
+    db: DbOption = None,
+    player: PlayerOption = None,
+    session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
+    ruleset: ReviewRulesetOption = None,
+    rollouts: RolloutsOption = 100,
+    seed: ReviewSeedOption = 0,
+    fantasyland_value: FantasylandValueOption = 14.0,
+    screen: ScreenOption = 6,
+    output: FormatOption = TableFormat.table,
+    mistakes: Annotated[bool, typer.Option(
+        "--mistakes", help="CSV: print the biggest mistakes instead of the summary.")]
+        = False,
+    jobs: Annotated[int, typer.Option(
+        "--jobs", "-j", help="Processes sharing the rollouts (the numbers do not change).")]
+        = 1,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+) -> None:
+    """What each logged placement cost: every legal alternative of each street valued by
+    rollouts, the EV loss of the play made, per variant and player with the ten biggest
+    mistakes.
+
+    Decisions go to the decisions table; hands already reviewed under the same settings
+    are not reviewed again, so an interrupted review resumes.
+
+    Example: ofcstats review --player alice --db club.duckdb
+    """
+    from ofcstats.review import store as reviewing  # noqa: PLC0415
+    from ofcstats.review import summary  # noqa: PLC0415
+
+    settings = _review_settings(ruleset, rollouts, seed, fantasyland_value, screen)
+    assert isinstance(settings, reviewing.Settings)
+    selection = reviewing.Selection(players=player or None, sessions=session or None,
+                                    since=_utc(since), until=_utc(until))
+    with _open_existing(db) as store:
+        try:
+            with progress_bar("review", _on_terminal(quiet or output is not TableFormat.table)
+                              ) as update:
+                reviewing.run(store, selection, settings, update, jobs=jobs)
+            frame = summary.decisions_frame(store, selection, settings)
+        except OfcstatsError as error:
+            raise fail(str(error)) from None
+    if frame.is_empty():
+        raise fail("no decisions to review: no hands with logged streets match the filters", 1)
+    players = summary.player_summary(frame)
+    biggest = summary.biggest_mistakes(frame)
+    if output is TableFormat.json:
+        typer.echo(json.dumps({"players": players.to_dicts(), "mistakes": biggest.to_dicts()},
+                              indent=2, default=str))
+    elif output is TableFormat.csv:
+        sys.stdout.write((biggest if mistakes else players).write_csv())
+    else:
+        for index, ((variant,), part) in enumerate(players.group_by("variant",
+                                                                    maintain_order=True)):
+            shown = part.select([c for c in part.columns if not part[c].is_null().all()])
+            typer.echo(("\n" if index else "") + str(variant))
+            _print_table(shown, output, [c for c in shown.columns if c not in (
+                "variant", "ci_low", "ci_high", "mistakes")])
+            typer.echo("\nBiggest mistakes (replay one with ofcstats replay HAND_ID):")
+            _print_table(biggest.filter(pl.col("variant") == variant), output, [
+                "player", "hand_id", "seat", "street", "mistake", "ev_loss", "chosen", "best"])
+
+
+@app.command()
+def replay(
+    hand_id: Annotated[str, typer.Argument(help="The hand's id.", show_default=False)],
+    output: Annotated[Path, typer.Option("--output", "-o", help="The HTML file to write.")]
+        = Path("hand.html"),
+    db: DbOption = None,
+    ruleset: ReviewRulesetOption = None,
+    rollouts: RolloutsOption = 100,
+    seed: ReviewSeedOption = 0,
+    fantasyland_value: FantasylandValueOption = 14.0,
+    screen: ScreenOption = 6,
+) -> None:
+    """Write one hand as an HTML page: each street of each seat on its board, the play
+    made and the best candidate side by side with their expected points.
+
+    Example: ofcstats replay sim0-00001-01 -o hand.html --db club.duckdb
+    """
+    from ofcstats.review import replay as replaying  # noqa: PLC0415
+
+    settings = _review_settings(ruleset, rollouts, seed, fantasyland_value, screen)
+    with _open_existing(db) as store:
+        try:
+            text = replaying.page(store, hand_id, settings)  # type: ignore[arg-type]
+        except OfcstatsError as error:
+            raise fail(str(error)) from None
+    temporary = output.with_name(output.name + ".partial")
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        temporary.replace(output)
+    except OSError as error:
+        temporary.unlink(missing_ok=True)
+        raise fail(f"{output}: {error.strerror}") from None
+    typer.echo(f"hand {hand_id} -> {output.resolve()}")

@@ -12,6 +12,8 @@ Tables (documented for users in ``docs/database.md``):
 - ``cards``: the 52 card codes with their text, for joins.
 - ``rulesets``, ``results``, ``showdowns`` and their progress tables (versions 2, 3): what
   ``ofcstats rescore`` writes; the ``results_named`` view puts them together by name.
+- ``decisions`` (version 5): what ``ofcstats review`` writes, one row per logged street
+  of a seat; the ``decisions_named`` view adds the hand's id, session and time.
 
 Migrations are an ordered list of ``(version, step)``, a step being SQL or a function
 of the connection; :meth:`Store.migrate` applies the missing ones in order, each in
@@ -332,11 +334,44 @@ LEFT JOIN showdowns m ON m.hand_key = x.hand_key AND m.seat = x.seat
 """
 
 
+_V5 = """
+-- What each logged placement cost (ofcstats review): one row per street of a seat and
+-- review settings. Rows are 0 top, 1 middle, 2 bottom, 3 discard, one per dealt card.
+CREATE TABLE decisions (
+    hand_key BIGINT NOT NULL,
+    seat UTINYINT NOT NULL,
+    player VARCHAR NOT NULL,
+    street UTINYINT NOT NULL,        -- the street number as logged
+    fantasyland BOOLEAN NOT NULL,    -- a fantasyland set (every card at once)
+    ruleset VARCHAR NOT NULL,        -- the ruleset the candidates were scored under
+    reviewed_as VARCHAR NOT NULL,    -- the --ruleset asked for; '' for each hand's own
+    dealt UTINYINT[] NOT NULL,
+    chosen UTINYINT[] NOT NULL,      -- the row of each dealt card, as played
+    best UTINYINT[] NOT NULL,        -- ... in the best candidate
+    ev_chosen DOUBLE NOT NULL,       -- expected points of the play made
+    ev_best DOUBLE NOT NULL,
+    ev_loss DOUBLE NOT NULL,         -- ev_best - ev_chosen, never negative
+    se_chosen DOUBLE NOT NULL,       -- standard error of ev_chosen (0: valued exactly)
+    candidates INTEGER NOT NULL,     -- legal placements compared
+    mistake VARCHAR,                 -- foul, fantasyland, royalties, discard, rows; NULL: none
+    exact BOOLEAN NOT NULL,          -- valued without sampling (nothing left to deal)
+    rollouts INTEGER NOT NULL,       -- rollouts per candidate asked for
+    screen INTEGER NOT NULL,         -- candidates kept after screening; 0: no screening
+    seed BIGINT NOT NULL,
+    fantasyland_value DOUBLE NOT NULL
+);
+
+CREATE VIEW decisions_named AS
+SELECT h.hand_id, h.session_id, h.played_at, h.variant, d.*
+FROM decisions d JOIN hands h USING (hand_key);
+"""
+
 MIGRATIONS: list[tuple[int, str, Sequence[Step]]] = [
     (1, "hands, seats, placements, ingested files, rejects", (_V1, _fill_cards)),
     (2, "rulesets, scored sessions and results of rescoring", (_V2,)),
     (3, "results and showdowns in INTEGER columns, for faster writes", (_V3,)),
     (4, "rulesets know their variants; results say which rows are what-ifs", (_V4,)),
+    (5, "decisions: what each logged placement cost, from ofcstats review", (_V5,)),
 ]
 """``(version, description, steps)`` in order; a later stage appends, never edits."""
 

@@ -41,6 +41,9 @@ class ReportData:
     differences: pl.DataFrame  # reported points that differ from the re-score
     database: str = ""
     filters: dict[str, str] = field(default_factory=dict)
+    # EV loss per variant and player from ``ofcstats review`` (default settings); None
+    # when nothing was reviewed
+    decisions: pl.DataFrame | None = None
     generated_at: datetime = field(default_factory=lambda: datetime.now(UTC))
 
     @property
@@ -84,7 +87,48 @@ def collect(store: Store, filters: pipeline.Filters | None = None,
                       players=analysis.player_table(store, scored, filters, seed=seed),
                       rulesets=stats.ruleset_stats(scored),
                       differences=stats.reported_differences(scored),
-                      database=str(store.path), filters=shown)
+                      database=str(store.path), filters=shown,
+                      decisions=_decisions(store, filters))
+
+
+def _decisions(store: Store, filters: pipeline.Filters) -> pl.DataFrame | None:
+    """The review's EV loss per variant and player, for the hands the filters keep."""
+    from ofcstats.review.store import Selection  # noqa: PLC0415 (loads the simulator)
+    from ofcstats.review.summary import decisions_frame, player_summary  # noqa: PLC0415
+
+    if not store.count("decisions"):
+        return None
+    frame = decisions_frame(store, Selection(players=filters.players,
+                                             sessions=filters.sessions,
+                                             since=filters.since, until=filters.until))
+    if filters.variants is not None:
+        frame = frame.filter(pl.col("variant").is_in(list(filters.variants)))
+    return None if frame.is_empty() else player_summary(frame)
+
+
+def _decisions_section(data: ReportData) -> list[str]:
+    """EV loss per player and street, a table per variant (``ofcstats review``)."""
+    parts = ["<h2 id=\"decisions\">Decisions</h2>"]
+    if data.decisions is None:
+        return [*parts, "<p>No decisions reviewed for these hands: run <code>ofcstats "
+                "review</code> to see what each placement cost.</p>"]
+    parts.append("<p>Expected points given up per decision against the best legal "
+                 "placement, valued by rollouts of the rest of the hand against the "
+                 "opponents' final boards (100 rollouts, fantasyland worth 14 points per "
+                 "opponent); 95% interval of the mean over decisions. "
+                 "<code>ofcstats replay HAND_ID</code> shows a hand street by street.</p>")
+    for (variant,), part in data.decisions.group_by("variant", maintain_order=True):
+        streets = [c for c in part.columns if (c.startswith("street_")
+                                                or c == "fantasyland_set")
+                   and not part[c].is_null().all()]
+        parts.append(f"<h3>{html.escape(str(variant))}</h3>")
+        parts.append(_table(part, [
+            ("player", "player"), ("decisions", "decisions"),
+            ("mean_ev_loss", "mean EV loss"), ("ci_low", "95% low"), ("ci_high", "95% high"),
+            *((c, c.replace("_", " ")) for c in streets),
+            ("loss_foul", "lost to fouls"), ("loss_fantasyland", "lost: fantasyland"),
+            ("total_ev_loss", "total EV loss")]))
+    return parts
 
 
 def _titled(variant: str, figure: Figure) -> Figure:
@@ -281,11 +325,13 @@ def render_html(data: ReportData, images: dict[str, str]) -> str:
         f"<p class=\"meta\">Generated {esc(data.generated_at.strftime('%Y-%m-%d %H:%M UTC'))}"
         f" from {esc(data.database)}: {hands:,} hands in {sessions:,} sessions, "
         f"{len(data.variants)} variant(s). Filters: {esc(filters)}.</p>",
-        f"<nav><ul>{contents}<li><a href=\"#checks\">Checks against the logs</a></li>"
+        f"<nav><ul>{contents}<li><a href=\"#decisions\">Decisions</a></li>"
+        "<li><a href=\"#checks\">Checks against the logs</a></li>"
         "<li><a href=\"#methodology\">Methodology</a></li></ul></nav>",
     ]
     for variant in data.variants:
         parts += _variant_section(data, variant, images)
+    parts += _decisions_section(data)
     parts.append("<h2 id=\"checks\">Checks against the logs</h2>")
     if data.differences.is_empty():
         parts.append("<p>Every logged <code>reported_points</code> agrees with the re-score "

@@ -1,0 +1,137 @@
+"""A hand replayed street by street as a self-contained HTML page.
+
+Each seat's streets in order: the board after the play made and after the best
+candidate side by side, the cards dealt, and the expected points of both. Every text
+that comes from a log (hand id, player names) is escaped; the page needs no network.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+import polars as pl
+
+from ofcstats.cards import RANKS
+from ofcstats.review.store import ReviewError, Selection, Settings, run
+from ofcstats.review.summary import decisions_frame, placement_text
+from ofcstats.store import Store
+
+_SUIT = {0: ("&clubs;", "black"), 1: ("&diams;", "red"), 2: ("&hearts;", "red"),
+         3: ("&spades;", "black")}
+_STYLE = """
+body { font-family: system-ui, sans-serif; margin: 1.5rem; color: #222; }
+h1 { font-size: 1.4rem; } h2 { font-size: 1.15rem; margin-top: 2rem; }
+table.street { border-collapse: collapse; margin: .5rem 0 1rem; }
+table.street td, table.street th { border: 1px solid #ccc; padding: .35rem .6rem;
+  vertical-align: top; text-align: left; }
+.card { display: inline-block; min-width: 2.1em; padding: .1em .2em; margin: .08em;
+  border: 1px solid #888; border-radius: .25em; background: #fff; text-align: center;
+  font-weight: 600; }
+.card.red { color: #c00; } .card.black { color: #111; }
+.card.new { background: #fff6c8; } .card.empty { border-style: dashed; color: #bbb; }
+.card.gone { text-decoration: line-through; opacity: .6; }
+.board div { white-space: nowrap; }
+.loss { font-weight: 700; color: #a00; } .ok { color: #070; }
+"""
+
+
+def card_html(code: int | None, *extra: str) -> str:
+    """One card as a span (an empty slot when ``code`` is None)."""
+    if code is None:
+        return '<span class="card empty">&middot;</span>'
+    symbol, colour = _SUIT[code % 4]
+    classes = " ".join(("card", colour, *extra))
+    return f'<span class="{classes}">{RANKS[code // 4]}{symbol}</span>'
+
+
+def board_html(before: Sequence[tuple[int, int]], dealt: Sequence[int],
+               rows: Sequence[int]) -> str:
+    """A board: the cards placed before (code, row), the street's cards highlighted in
+    the rows given, discards struck through below."""
+    sizes = (3, 5, 5)
+    lines = []
+    for row in range(3):
+        old = [card_html(c) for c, r in before if r == row]
+        new = [card_html(c, "new") for c, r in zip(dealt, rows, strict=True) if r == row]
+        empty = [card_html(None)] * (sizes[row] - len(old) - len(new))
+        lines.append(f"<div>{''.join(old + new + empty)}</div>")
+    gone = [card_html(c, "gone") for c, r in zip(dealt, rows, strict=True) if r == 3]
+    if gone:
+        lines.append(f"<div>discard {''.join(gone)}</div>")
+    return f'<div class="board">{"".join(lines)}</div>'
+
+
+def render(hand: dict[str, object], seats: pl.DataFrame, decisions: pl.DataFrame) -> str:
+    """The page of one hand: ``hand`` (hand_id, session_id, variant, played_at),
+    ``seats`` (seat, player, fantasyland, streets, cards, rows), ``decisions`` (as
+    stored, for this hand)."""
+    e = html.escape
+    title = f"Hand {hand['hand_id']}"
+    parts = [
+        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+        f"<title>{e(title)}</title><style>{_STYLE}</style></head><body>",
+        f"<h1>{e(title)}</h1>",
+        f"<p>Session {e(str(hand['session_id']))} &middot; {e(str(hand['variant']))}"
+        f" &middot; {e(str(hand['played_at'] or ''))}"
+        f" &middot; reviewed under {e(str(hand['ruleset']))}</p>",
+    ]
+    by_street = {(int(r["seat"]), int(r["street"])): r for r in decisions.iter_rows(named=True)}
+    for seat in seats.iter_rows(named=True):
+        flag = " (fantasyland)" if seat["fantasyland"] else ""
+        parts.append(f"<h2>Seat {int(seat['seat'])}: {e(str(seat['player']))}{flag}</h2>")
+        if seat["streets"] is None:
+            parts.append("<p>Only the final board was logged.</p>")
+            continue
+        streets, cards = list(seat["streets"]), list(seat["cards"])
+        rows = [r - 1 for r in seat["rows"]]
+        placed: list[tuple[int, int]] = []
+        parts.append('<table class="street"><tr><th>Street</th><th>Dealt</th>'
+                     "<th>Played</th><th>Best</th><th>EV loss</th></tr>")
+        for street in dict.fromkeys(streets):
+            now = [i for i, s in enumerate(streets) if s == street]
+            dealt = [cards[i] for i in now]
+            chosen = [rows[i] for i in now]
+            verdict = by_street.get((int(seat["seat"]), int(street)))
+            if verdict is None:
+                best_cell, loss_cell, ev_played = "not reviewed", "", ""
+            else:
+                best = list(verdict["best"])
+                ev_played = f"<br>EV {verdict['ev_chosen']:+.2f}"
+                best_cell = (board_html(placed, dealt, best)
+                             + f"{e(placement_text(dealt, best))}<br>EV {verdict['ev_best']:+.2f}")
+                loss = float(verdict["ev_loss"])
+                kind = f" ({e(str(verdict['mistake']))})" if verdict["mistake"] else ""
+                loss_cell = (f'<span class="loss">{loss:.2f}{kind}</span>' if loss > 0
+                             else '<span class="ok">0</span>')
+            parts.append(
+                f"<tr><td>{int(street)}</td><td>{''.join(card_html(c) for c in dealt)}</td>"
+                f"<td>{board_html(placed, dealt, chosen)}{e(placement_text(dealt, chosen))}"
+                f"{ev_played}</td><td>{best_cell}</td><td>{loss_cell}</td></tr>")
+            placed += [(c, r) for c, r in zip(dealt, chosen, strict=True) if r < 3]
+        parts.append("</table>")
+    parts.append("<p>EV: expected points of the placement against the other seats' final "
+                 "boards, the later streets played out by rollouts.</p></body></html>")
+    return "\n".join(parts) + "\n"
+
+
+def page(store: Store, hand_id: str, settings: Settings | None = None) -> str:
+    """The replay page of a stored hand, reviewing it first if it was not yet reviewed
+    under ``settings``."""
+    settings = settings or Settings()
+    found = store.con.sql("SELECT hand_id, session_id, variant, played_at, hand_key FROM hands "
+                          "WHERE hand_id = ?", params=[hand_id]).fetchall()
+    if not found:
+        raise ReviewError(f"no hand {hand_id!r} in {store.path}: see ofcstats db info")
+    run(store, Selection(hand_ids=[hand_id]), settings)
+    hand_key = found[0][4]
+    seats = store.con.sql("""
+        SELECT s.seat, s.player, s.fantasyland, p.streets, p.cards, p.rows
+        FROM seats s LEFT JOIN seat_placements p USING (hand_key, seat)
+        WHERE s.hand_key = ? ORDER BY s.seat""", params=[hand_key]).pl()
+    decisions = decisions_frame(store, Selection(hand_ids=[hand_id]), settings)
+    rulesets = sorted(set(decisions["ruleset"].to_list())) if decisions.height else ["-"]
+    hand = dict(zip(("hand_id", "session_id", "variant", "played_at"), found[0][:4],
+                    strict=True))
+    hand["ruleset"] = ", ".join(rulesets)
+    return render(hand, seats, decisions)

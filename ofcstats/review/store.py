@@ -1,0 +1,320 @@
+"""Reviewing stored hands: positions from the store, verdicts into ``decisions``.
+
+:func:`run` reviews the seats of the chosen hands that have no decisions yet under the
+same settings (ruleset, rollouts, seed, fantasyland value), a batch of hands at a time,
+each batch in its own transaction: an interrupted review resumes where it stopped, and
+the same seed gives the same numbers.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from datetime import datetime
+from functools import cache
+
+import numpy as np
+import polars as pl
+
+from ofcstats.errors import OfcstatsError
+from ofcstats.review.core import (
+    DEFAULT_ROLLOUTS,
+    DEFAULT_SCREEN,
+    DEFAULT_SEED,
+    FANTASYLAND_VALUE,
+    Position,
+    Verdict,
+    review,
+)
+from ofcstats.rules import load_ruleset
+from ofcstats.rules.model import Ruleset
+from ofcstats.simulate.scoring import ruleset_arrays
+from ofcstats.simulate.tables import row_tables
+from ofcstats.store import Store
+from ofcstats.variants import Variant
+
+DEFAULT_RULESET = "american"
+_HANDS_AT_ONCE = 400  # hands per transaction
+
+
+class ReviewError(OfcstatsError, ValueError):
+    """A review that cannot be run as asked; the message says what to change."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a review's numbers depend on besides the hands."""
+
+    ruleset: str | None = None  # None: each hand's own ruleset where it fits the variant
+    rollouts: int = DEFAULT_ROLLOUTS
+    seed: int = DEFAULT_SEED
+    fantasyland_value: float = FANTASYLAND_VALUE
+    screen: int | None = DEFAULT_SCREEN  # None: every candidate on every rollout
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which hands and seats to review (None: no filter)."""
+
+    players: Sequence[str] | None = None
+    sessions: Sequence[str] | None = None
+    hand_ids: Sequence[str] | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+
+    def where(self, hands: str = "h", seats: str = "s") -> tuple[str, list[object]]:
+        """A SQL condition on ``hands`` and ``seats`` aliases, and its parameters."""
+        where: list[str] = ["true"]
+        params: list[object] = []
+        for column, values in ((f"{hands}.hand_id", self.hand_ids),
+                               (f"{hands}.session_id", self.sessions),
+                               (f"{seats}.player", self.players)):
+            if values is not None:
+                where.append(f"{column} IN (SELECT unnest(?))")
+                params.append(list(values))
+        if self.since is not None:
+            where.append(f"{hands}.played_at >= ?")
+            params.append(self.since)
+        if self.until is not None:
+            where.append(f"{hands}.played_at < ?")
+            params.append(self.until)
+        return " AND ".join(where), params
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What :func:`run` did."""
+
+    hands: int
+    decisions: int
+
+
+@cache
+def _ruleset(source: str) -> Ruleset:
+    ruleset = load_ruleset(source)
+    _SOURCES[id(ruleset)] = source
+    return ruleset
+
+
+_SOURCES: dict[int, str] = {}  # what each loaded ruleset was loaded from, by its id
+
+
+def resolve_ruleset(played: str | None, variant: Variant, asked: str | None) -> Ruleset:
+    """The ruleset a hand is reviewed under: the one asked for, else the one it was
+    played under when that ruleset is played under the hand's variant, else american."""
+    if asked is not None:
+        return _ruleset(asked)
+    if played:
+        try:
+            ruleset = _ruleset(played)
+        except OfcstatsError:
+            ruleset = None
+        if ruleset is not None and ruleset.plays(variant):
+            return ruleset
+    return _ruleset(DEFAULT_RULESET)
+
+
+def positions(frame: pl.DataFrame, seats: set[tuple[int, int]] | None,
+              asked: str | None) -> list[Position]:
+    """Every logged street of the seats of ``frame`` (one row per seat, every seat of a
+    hand present, placements as lists) listed in ``seats`` as (hand key, seat) (None: all).
+
+    13-card Chinese poker hands and seats logged without their streets have no
+    decisions to review and are left out.
+    """
+    out: list[Position] = []
+    for (hand_key,), hand in frame.group_by("hand_key", maintain_order=True):
+        variant = Variant(hand["variant"][0])
+        if not variant.has_fantasyland:
+            continue
+        ruleset = resolve_ruleset(hand["ruleset"][0], variant, asked)
+        boards = np.array([[*t, *m, *b] for t, m, b in zip(
+            hand["top"], hand["middle"], hand["bottom"], strict=True)], dtype=np.uint8)
+        for i, row in enumerate(hand.iter_rows(named=True)):
+            if row["streets"] is None or (seats is not None
+                                          and (hand_key, row["seat"]) not in seats):
+                continue
+            opponents = np.delete(boards, i, axis=0)
+            streets = np.array(row["streets"], dtype=np.int64)
+            cards = np.array(row["cards"], dtype=np.uint8)
+            rows = (np.array(row["rows"], dtype=np.int8) - 1).astype(np.int8)
+            numbers = list(dict.fromkeys(streets.tolist()))
+            seen = np.zeros(52, dtype=bool)
+            for number, street in enumerate(numbers):
+                now = streets == street
+                before = streets < street
+                seen[cards[now]] = True
+                placed = before & (rows < 3)
+                index = -1 if row["fantasyland"] else number
+                if index >= len(variant.streets):
+                    raise ReviewError(f"hand {row['hand_id']} seat {row['seat']}: more "
+                                      f"streets than {variant.value} deals")
+                out.append(Position(
+                    hand_key=int(hand_key), hand_id=row["hand_id"], seat=int(row["seat"]),
+                    player=row["player"], street=int(street), index=index, variant=variant,
+                    ruleset=ruleset, dealt=cards[now], chosen=rows[now], board=cards[placed],
+                    board_rows=rows[placed], seen=seen.copy(), opponents=opponents))
+    return out
+
+
+def _frame(store: Store, hand_keys: Sequence[int]) -> pl.DataFrame:
+    return store.con.sql("""
+        SELECT h.hand_key, h.hand_id, h.variant, h.ruleset, s.seat, s.player,
+               s.fantasyland, s.top, s.middle, s.bottom, p.streets, p.cards, p.rows
+        FROM hands h JOIN seats s USING (hand_key)
+        LEFT JOIN seat_placements p USING (hand_key, seat)
+        WHERE h.hand_key IN (SELECT unnest(?))
+        ORDER BY h.hand_key, s.seat
+    """, params=[list(hand_keys)]).pl()
+
+
+def run(store: Store, selection: Selection | None = None, settings: Settings | None = None,
+        progress: Callable[[int, int], None] | None = None, jobs: int = 1) -> Summary:
+    """Review the selected seats not yet reviewed under ``settings``, into ``decisions``;
+    ``progress(done, total)`` counts hands. ``jobs`` > 1 shares the rollouts among that
+    many processes (the numbers do not change: each decision is seeded on its own)."""
+    selection = selection or Selection()
+    settings = settings or Settings()
+    if jobs < 1:
+        raise ReviewError(f"--jobs must be at least 1, not {jobs}")
+    if settings.rollouts < 1:
+        raise ReviewError(f"--rollouts must be at least 1, not {settings.rollouts}")
+    if settings.ruleset is not None:
+        try:
+            asked = _ruleset(settings.ruleset)
+        except OfcstatsError as error:
+            raise ReviewError(str(error)) from None
+        name: str | None = asked.name
+    else:
+        name = None
+    where, params = selection.where()
+    todo = store.con.sql(f"""
+        SELECT h.hand_key, s.seat FROM hands h JOIN seats s USING (hand_key)
+        JOIN seat_placements p USING (hand_key, seat)
+        WHERE {where} AND h.variant <> 'chinese-13' AND NOT EXISTS (
+            SELECT 1 FROM decisions d WHERE d.hand_key = s.hand_key AND d.seat = s.seat
+              AND d.rollouts = ? AND d.seed = ? AND d.fantasyland_value = ?
+              AND d.screen = ? AND d.reviewed_as = ?)
+        ORDER BY h.hand_key, s.seat
+    """, params=[*params, settings.rollouts, settings.seed, settings.fantasyland_value,
+                 settings.screen or 0, name or ""]).fetchall()
+    pending = {(int(k), int(seat)) for k, seat in todo}
+    keys = sorted({k for k, _ in pending})
+    done = decisions = 0
+    if progress is not None:
+        progress(0, len(keys))
+    with _pool(jobs if len(keys) > 1 else 1) as pool:
+        for start in range(0, len(keys), _HANDS_AT_ONCE):
+            batch = keys[start:start + _HANDS_AT_ONCE]
+            found = positions(_frame(store, batch), pending, settings.ruleset)
+            verdicts = _review(found, settings, pool, jobs)
+            _write(store, verdicts, settings, name or "")
+            done += len(batch)
+            decisions += len(verdicts)
+            if progress is not None:
+                progress(done, len(keys))
+    return Summary(hands=len(keys), decisions=decisions)
+
+
+@contextmanager
+def _pool(jobs: int) -> Iterator[ProcessPoolExecutor | None]:
+    """Worker processes (started fresh, not forked: the store's threads stay here)."""
+    if jobs == 1:
+        yield None
+        return
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"),
+                             initializer=_warm) as pool:
+        yield pool
+
+
+def _warm() -> None:
+    """Build the lookup tables in a worker before its first batch."""
+    row_tables()
+    ruleset_arrays(_ruleset(DEFAULT_RULESET), Variant.PINEAPPLE)
+
+
+def _review(found: list[Position], settings: Settings, pool: ProcessPoolExecutor | None,
+            jobs: int) -> list[Verdict]:
+    """Verdicts of ``found`` in order, shared among the workers of ``pool`` if any."""
+    options = (settings.rollouts, settings.seed, settings.fantasyland_value, settings.screen)
+    try:
+        if pool is None:
+            return _review_part(found, None, options)
+        # Rulesets do not pickle: they travel as what they were loaded from. Every job
+        # takes every jobs-th position, so each gets some of every street.
+        bare = [replace(p, ruleset=None) for p in found]  # type: ignore[arg-type]
+        sources = [_SOURCES[id(p.ruleset)] for p in found]
+        parts = list(pool.map(_review_part, [bare[j::jobs] for j in range(jobs)],
+                              [sources[j::jobs] for j in range(jobs)], [options] * jobs))
+    except ValueError as error:
+        raise ReviewError(str(error)) from None
+    out: list[Verdict] = [None] * len(found)  # type: ignore[list-item]
+    for j, part in enumerate(parts):
+        out[j::jobs] = [replace(v, position=p) for v, p in zip(part, found[j::jobs], strict=True)]
+    return out
+
+
+def _review_part(found: list[Position], sources: list[str] | None,
+                 options: tuple[int, int, float, int | None]) -> list[Verdict]:
+    """:func:`review` in a worker: positions without their rulesets (loaded here from
+    ``sources``) give verdicts without them; or, with no sources, as they are."""
+    rollouts, seed, value, screen = options
+    if sources is not None:
+        found = [replace(p, ruleset=_ruleset(s)) for p, s in zip(found, sources, strict=True)]
+    verdicts = review(found, rollouts=rollouts, seed=seed, fantasyland_value=value,
+                      screen=screen)
+    if sources is not None:
+        verdicts = [replace(v, position=replace(v.position, ruleset=None))  # type: ignore[arg-type]
+                    for v in verdicts]
+    return verdicts
+
+
+def _write(store: Store, verdicts: list[Verdict], settings: Settings, name: str) -> None:
+    """Replace the verdicts' rows under the same settings, in one transaction."""
+    rows = _rows(verdicts, settings, name)
+    with store.transaction():
+        store.con.register("new_decisions", rows.to_arrow())
+        try:
+            store.con.execute("""
+                DELETE FROM decisions d USING new_decisions n
+                WHERE d.hand_key = n.hand_key AND d.seat = n.seat AND d.street = n.street
+                  AND d.reviewed_as = n.reviewed_as AND d.rollouts = n.rollouts
+                  AND d.seed = n.seed AND d.fantasyland_value = n.fantasyland_value
+                  AND d.screen = n.screen""")
+            store.con.execute("INSERT INTO decisions BY NAME SELECT * FROM new_decisions")
+        finally:
+            store.con.unregister("new_decisions")
+
+
+def _rows(verdicts: Sequence[Verdict], settings: Settings, reviewed_as: str) -> pl.DataFrame:
+    def codes(values: list[np.ndarray]) -> pl.Series:
+        return pl.Series([v.astype(int).tolist() for v in values], dtype=pl.List(pl.UInt8))
+
+    p = [v.position for v in verdicts]
+    return pl.DataFrame({
+        "hand_key": pl.Series([x.hand_key for x in p], dtype=pl.Int64),
+        "seat": pl.Series([x.seat for x in p], dtype=pl.UInt8),
+        "player": [x.player for x in p],
+        "street": pl.Series([x.street for x in p], dtype=pl.UInt8),
+        "fantasyland": pl.Series([x.fantasyland for x in p], dtype=pl.Boolean),
+        "ruleset": [x.ruleset.name for x in p],
+        "reviewed_as": [reviewed_as] * len(p),
+        "dealt": codes([x.dealt for x in p]),
+        "chosen": codes([x.chosen for x in p]),
+        "best": codes([v.best for v in verdicts]),
+        "ev_chosen": pl.Series([v.ev_chosen for v in verdicts], dtype=pl.Float64),
+        "ev_best": pl.Series([v.ev_best for v in verdicts], dtype=pl.Float64),
+        "ev_loss": pl.Series([v.ev_loss for v in verdicts], dtype=pl.Float64),
+        "se_chosen": pl.Series([v.se_chosen for v in verdicts], dtype=pl.Float64),
+        "candidates": pl.Series([v.candidates for v in verdicts], dtype=pl.Int32),
+        "mistake": pl.Series([v.mistake for v in verdicts], dtype=pl.String),
+        "exact": pl.Series([v.rollouts == 0 for v in verdicts], dtype=pl.Boolean),
+        "rollouts": pl.Series([settings.rollouts] * len(p), dtype=pl.Int32),
+        "screen": pl.Series([settings.screen or 0] * len(p), dtype=pl.Int32),
+        "seed": pl.Series([settings.seed] * len(p), dtype=pl.Int64),
+        "fantasyland_value": pl.Series([settings.fantasyland_value] * len(p),
+                                       dtype=pl.Float64),
+    })

@@ -1,0 +1,99 @@
+"""Reading the ``decisions`` table back: per player EV loss, and the biggest mistakes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from ofcstats.cards import format_card
+from ofcstats.review.core import MISTAKES
+from ofcstats.review.store import Selection, Settings
+from ofcstats.store import Store
+
+ROW_NAMES = ("top", "middle", "bottom", "discard")
+Z95 = 1.959964
+
+
+def placement_text(dealt: Sequence[int], rows: Sequence[int]) -> str:
+    """``top Ah Kd | bottom 7c | discard 2s``: where each dealt card went, by row.
+
+    >>> placement_text([51, 47, 20, 0], [0, 0, 2, 3])
+    'top As Ks | bottom 7c | discard 2c'
+    """
+    parts = []
+    for row, name in enumerate(ROW_NAMES):
+        cards = [format_card(c) for c, r in zip(dealt, rows, strict=True) if r == row]
+        if cards:
+            parts.append(f"{name} {' '.join(cards)}")
+    return " | ".join(parts)
+
+
+def decisions_frame(store: Store, selection: Selection | None = None,
+                    settings: Settings | None = None) -> pl.DataFrame:
+    """The stored decisions of the selected hands and seats under ``settings``."""
+    selection = selection or Selection()
+    settings = settings or Settings()
+    where, params = selection.where("d", "d")
+    return store.con.sql(f"""
+        SELECT * FROM decisions_named d
+        WHERE {where} AND d.rollouts = ? AND d.seed = ? AND d.fantasyland_value = ?
+          AND d.screen = ? AND d.reviewed_as = ?
+        ORDER BY d.hand_key, d.seat, d.street
+    """, params=[*params, settings.rollouts, settings.seed, settings.fantasyland_value,
+                 settings.screen or 0, settings.ruleset or ""]).pl()
+
+
+def street_label(street: pl.Expr, fantasyland: pl.Expr) -> pl.Expr:
+    """``street_1`` ... or ``fantasyland_set``."""
+    return pl.when(fantasyland).then(pl.lit("fantasyland_set")).otherwise(
+        pl.lit("street_") + street.cast(pl.String))
+
+
+def player_summary(frame: pl.DataFrame) -> pl.DataFrame:
+    """Per variant and player: decisions, mean and total EV loss with a 95% interval of
+    the mean, the mean loss per decision of each street, and the total loss by kind of
+    mistake. Variants are never mixed: their streets differ."""
+    keys = ["variant", "player"]
+    if frame.is_empty():
+        return pl.DataFrame(schema={"variant": pl.String, "player": pl.String,
+                                    "decisions": pl.UInt32, "mean_ev_loss": pl.Float64,
+                                    "total_ev_loss": pl.Float64})
+    base = frame.group_by(keys).agg(
+        decisions=pl.len(), mean_ev_loss=pl.col("ev_loss").mean(),
+        total_ev_loss=pl.col("ev_loss").sum(), sd=pl.col("ev_loss").std(),
+        mistakes=(pl.col("ev_loss") > 0).sum())
+    half = Z95 * pl.col("sd").fill_null(0) / pl.col("decisions").sqrt()
+    base = base.with_columns(ci_low=pl.col("mean_ev_loss") - half,
+                             ci_high=pl.col("mean_ev_loss") + half).drop("sd")
+    labelled = frame.with_columns(label=street_label(pl.col("street"), pl.col("fantasyland")))
+    streets = sorted(labelled["label"].unique().to_list(),
+                     key=lambda s: (s == "fantasyland_set", len(s), s))
+    by_street = labelled.pivot("label", index=keys, values="ev_loss",
+                               aggregate_function="mean").select(*keys, *streets)
+    kinds = frame.filter(pl.col("mistake").is_not_null())
+    by_kind = frame.select(keys).unique()
+    for kind in MISTAKES:
+        part = kinds.filter(pl.col("mistake") == kind).group_by(keys).agg(
+            pl.col("ev_loss").sum().alias(f"loss_{kind}"))
+        by_kind = by_kind.join(part, on=keys, how="left")
+    return (base.join(by_street, on=keys, how="left")
+            .join(by_kind.fill_null(0.0), on=keys, how="left").sort(keys))
+
+
+def biggest_mistakes(frame: pl.DataFrame, count: int = 10) -> pl.DataFrame:
+    """Each player's ``count`` costliest decisions in each variant, with the hand ids to
+    replay them."""
+    if frame.is_empty():
+        return pl.DataFrame(schema={"variant": pl.String, "player": pl.String,
+                                    "hand_id": pl.String})
+    top = (frame.filter(pl.col("ev_loss") > 0)
+           .sort(["variant", "player", "ev_loss", "hand_id", "seat", "street"],
+                 descending=[False, False, True, False, False, False])
+           .group_by(["variant", "player"], maintain_order=True).head(count))
+    chosen = [placement_text(d, r) for d, r in zip(top["dealt"], top["chosen"], strict=True)]
+    best = [placement_text(d, r) for d, r in zip(top["dealt"], top["best"], strict=True)]
+    return top.select(
+        "variant", "player", "hand_id", "seat", "street", "fantasyland", "mistake", "ev_chosen",
+        "ev_best", "ev_loss").with_columns(chosen=pl.Series(chosen, dtype=pl.String),
+                                           best=pl.Series(best, dtype=pl.String))

@@ -1,0 +1,276 @@
+"""Decision review: positions with a known best play, convergence, the decisions table,
+the review and replay commands."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from functools import cache
+from html.parser import HTMLParser
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+from ofcstats.cards import parse_cards
+from ofcstats.cli import app
+from ofcstats.ingest import ingest
+from ofcstats.review.core import Position, review
+from ofcstats.review.store import Selection, Settings, run
+from ofcstats.review.summary import biggest_mistakes, decisions_frame, player_summary
+from ofcstats.rules import load_ruleset
+from ofcstats.simulate import Player, Simulation, write_jsonl
+from ofcstats.store import Store
+from ofcstats.variants import Variant
+
+runner = CliRunner()
+AMERICAN = load_ruleset("american")
+TOP, MIDDLE, BOTTOM, DISCARD = 0, 1, 2, 3
+
+
+def position(variant: str, index: int, board: dict[int, str], dealt: str, chosen: list[int],
+             opponents: list[str], *, seen_extra: str = "") -> Position:
+    """A position from text: the board before (row -> cards), the dealt cards and the
+    rows chosen, the opponents' final boards as 13 cards each."""
+    board_cards = [c for row in (0, 1, 2) for c in parse_cards(board.get(row, ""))]
+    board_rows = [row for row in (0, 1, 2) for _ in parse_cards(board.get(row, ""))]
+    cards = np.array(parse_cards(dealt), dtype=np.uint8)
+    seen = np.zeros(52, dtype=bool)
+    seen[board_cards + cards.tolist() + parse_cards(seen_extra)] = True
+    return Position(
+        hand_key=1, hand_id="h1", seat=1, player="p", street=index + 1, index=index,
+        variant=Variant(variant), ruleset=AMERICAN, dealt=cards,
+        chosen=np.array(chosen, dtype=np.int8), board=np.array(board_cards, dtype=np.uint8),
+        board_rows=np.array(board_rows, dtype=np.int8), seen=seen,
+        opponents=np.array([parse_cards(o) for o in opponents], dtype=np.uint8))
+
+
+OPPONENT = "2d 3h 4s 5d 6h 8s 9d Jh 7d 7h Th Ts Td"  # a plain board: high card, pair, trips
+
+
+def test_forced_last_card_has_one_candidate_and_no_loss() -> None:
+    p = position("ofc-classic", 8, {0: "2c 3c 4c", 1: "5c 6c 7c 8c", 2: "9c Tc Jc Qc Kc"},
+                 "Ac", [MIDDLE], [OPPONENT])
+    (verdict,) = review([p])
+    assert verdict.candidates == 1
+    assert verdict.rollouts == 0
+    assert verdict.ev_loss == 0
+    assert verdict.best.tolist() == [MIDDLE]
+
+
+def test_foul_avoided_by_one_placement_is_found() -> None:
+    # Top QQ and middle KK with one slot each: a queen on top makes trips over a pair
+    # of kings (a foul); only the ace on top and a queen in the middle stay legal.
+    board = {0: "Qh Qd", 1: "Kh Kd 5s 6c", 2: "7c 8c 9c Tc Jc"}
+    chosen = [TOP, MIDDLE, DISCARD]  # Qs on top: a foul
+    p = position("pineapple", 4, board, "Qs Qc Ac", chosen, [OPPONENT])
+    (verdict,) = review([p])
+    assert verdict.best[2] == TOP  # the ace goes on top
+    assert sorted(verdict.best[:2].tolist()) == [MIDDLE, DISCARD]
+    assert verdict.ev_loss > 0
+    assert verdict.mistake == "foul"
+    # The play that avoids the foul costs nothing.
+    (good,) = review([position("pineapple", 4, board, "Qs Qc Ac", [MIDDLE, DISCARD, TOP],
+                               [OPPONENT])])
+    assert good.ev_loss == 0
+
+
+def test_fantasyland_with_a_unique_best_set_is_solved() -> None:
+    # Trips aces on top (royalty and stay), four kings in the middle, a straight flush
+    # at the bottom: the one set worth 22 + 10 + 15 royalties and a stay.
+    cards = "Ah Ad Ac Ks Kh Kd Kc 2h 2s 3s 4s 5s 6s 9d"
+    chosen = [MIDDLE] * 3 + [BOTTOM] * 2 + [TOP] * 2 + [DISCARD] + [MIDDLE] * 2 + [BOTTOM] * 3 \
+        + [TOP]  # aces and kings split: a much weaker, still legal set
+    p = position("pineapple", -1, {}, cards, chosen, [OPPONENT])
+    (verdict,) = review([p])
+    best = verdict.best.tolist()
+    assert best[:3] == [TOP] * 3
+    assert best[3:7] == [MIDDLE] * 4
+    assert best[8:13] == [BOTTOM] * 5
+    assert verdict.ev_loss > 20
+    (again,) = review([position("pineapple", -1, {}, cards, best, [OPPONENT])])
+    assert again.ev_loss == 0
+
+
+def test_same_seed_same_numbers_whatever_is_reviewed_alongside() -> None:
+    board = {0: "Qh", 1: "Kh Kd", 2: "7c 8c"}
+    a = position("pineapple", 1, board, "Qs Qc Ac", [TOP, MIDDLE, DISCARD], [OPPONENT])
+    b = position("pineapple", 1, {0: "2c", 1: "3c 3d", 2: "Ah Ad"}, "4c 5c 6c",
+                 [MIDDLE, BOTTOM, DISCARD], [OPPONENT])
+    alone = review([a], seed=3)[0]
+    together = review([b, a], seed=3)[1]
+    assert (alone.ev_chosen, alone.ev_best) == (together.ev_chosen, together.ev_best)
+    other = review([a], seed=4)[0]
+    assert other.ev_chosen != alone.ev_chosen
+
+
+def test_rollouts_converge_within_the_reported_interval() -> None:
+    rng = np.random.default_rng(5)
+    positions = []
+    for _ in range(12):
+        deck = rng.permutation(52).astype(int)
+        code = " ".join(f"{'23456789TJQKA'[c // 4]}{'cdhs'[c % 4]}" for c in deck)
+        cards = code.split()
+        opponent = " ".join(cards[:13])
+        dealt = " ".join(cards[13:18])
+        chosen = rng.choice(patterns_first_street())
+        positions.append(position("pineapple", 0, {}, dealt, list(chosen), [opponent]))
+    default = review(positions, rollouts=100, seed=1)
+    many = review(positions, rollouts=1000, seed=2)
+    inside = [abs(m.ev_chosen - d.ev_chosen) <= 1.96 * d.se_chosen
+              for d, m in zip(default, many, strict=True)]
+    assert sum(inside) >= 9  # a 95% interval: most of the dozen, by far
+    assert all(abs(m.ev_chosen - d.ev_chosen) <= 4 * d.se_chosen
+               for d, m in zip(default, many, strict=True))
+
+
+def patterns_first_street() -> np.ndarray:
+    from ofcstats.simulate.tables import patterns  # noqa: PLC0415
+
+    return patterns(5, 0)
+
+
+@cache
+def _simulated(folder: Path) -> Path:
+    sim = Simulation(variant=Variant.PINEAPPLE, ruleset=AMERICAN, hands=24, seed=11,
+                     rollouts=40, players=[Player("rand", "random"), Player("bal", "balanced"),
+                                           Player("mc", "montecarlo")])
+    log = folder / "sim.jsonl"
+    write_jsonl(sim, log)
+    db = folder / "sim.duckdb"
+    ingest([log], db)
+    return db
+
+
+@pytest.fixture(scope="module")
+def simulated(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _simulated(tmp_path_factory.mktemp("review"))
+
+
+def test_random_player_loses_more_than_balanced_and_montecarlo(simulated: Path) -> None:
+    settings = Settings(rollouts=40)
+    with Store(simulated) as store:
+        run(store, Selection(), settings)
+        table = player_summary(decisions_frame(store, Selection(), settings))
+    loss = dict(zip(table["player"], table["mean_ev_loss"], strict=True))
+    assert loss["rand"] > loss["bal"]
+    assert loss["rand"] > loss["mc"]
+
+
+def test_decisions_cover_every_street_and_resume(simulated: Path, tmp_path: Path) -> None:
+    settings = Settings(rollouts=20, seed=9)
+    copy = tmp_path / "copy.duckdb"
+    copy.write_bytes(simulated.read_bytes())
+    with Store(copy) as store:
+        first = run(store, Selection(players=["bal"]), settings)
+        again = run(store, Selection(players=["bal"]), settings)
+        rest = run(store, Selection(), settings)
+        frame = decisions_frame(store, Selection(), settings)
+        streets = store.con.sql("SELECT count(DISTINCT (hand_key, seat, street)) "
+                                "FROM placements").fetchall()[0][0]
+    assert first.decisions > 0
+    assert again.decisions == 0
+    assert rest.decisions == streets - first.decisions
+    assert frame.height == streets
+    assert (frame["ev_loss"] >= 0).all()
+    assert (frame["ev_loss"] - (frame["ev_best"] - frame["ev_chosen"])).abs().max() < 1e-9
+    # Resuming gives the numbers a review in one go gives, in one process or two.
+    with Store(simulated) as store:
+        store.con.execute("DELETE FROM decisions WHERE seed = 9")
+        run(store, Selection(), settings, jobs=2)
+        whole = decisions_frame(store, Selection(), settings)
+    cols = ["hand_id", "seat", "street", "ev_chosen", "ev_best", "best"]
+    assert frame.select(cols).equals(whole.select(cols))
+    top = biggest_mistakes(frame)
+    assert top.group_by("player").len()["len"].max() <= 10
+    assert top["ev_loss"].min() > 0
+
+
+class _Page(HTMLParser):
+    """Tags and text of a page, as a browser's parser sees them."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append(tag)
+
+    def handle_data(self, data: str) -> None:
+        self.text.append(data)
+
+
+def test_review_and_replay_commands(simulated: Path, tmp_path: Path) -> None:
+    db = tmp_path / "cli.duckdb"
+    db.write_bytes(simulated.read_bytes())
+    with Store(db) as store:  # a name a page must escape
+        store.con.execute("UPDATE seats SET player = '<b>x</b>' WHERE player = 'rand'")
+    args = ["--db", str(db), "--rollouts", "20", "--seed", "1"]
+    result = runner.invoke(app, ["review", *args, "--format", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert {r["player"] for r in data["players"]} == {"<b>x</b>", "bal", "mc"}
+    assert all(r["decisions"] > 0 and r["total_ev_loss"] >= 0 for r in data["players"])
+    csv = runner.invoke(app, ["review", *args, "--format", "csv", "--player", "mc"])
+    assert pl.read_csv(csv.stdout.encode())["player"].to_list() == ["mc"]
+    table = runner.invoke(app, ["review", *args])
+    assert "Biggest mistakes" in table.stdout
+    hand_id = data["mistakes"][0]["hand_id"]
+    page_path = tmp_path / "hand.html"
+    result = runner.invoke(app, ["replay", hand_id, "-o", str(page_path), *args])
+    assert result.exit_code == 0, result.output
+    text = page_path.read_text()
+    assert "<b>x</b>" not in text
+    assert "&lt;b&gt;x&lt;/b&gt;" in text
+    page = _Page()
+    page.feed(text)
+    assert page.tags.count("table") == 3  # one a seat
+    assert "<b>x</b>" in "".join(page.text)  # the name reads as written
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is not None:  # as a browser reads it: the DOM after parsing
+        dom = subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu",
+                              "--dump-dom", page_path.as_uri()], capture_output=True,
+                             text=True, timeout=120, check=True).stdout
+        assert dom.count('<table class="street">') == 3
+        assert "&lt;b&gt;x&lt;/b&gt;" in dom
+        assert dom.count('class="card') >= 3 * 17
+    assert runner.invoke(app, ["replay", "nope", "-o", str(page_path), *args]).exit_code == 2
+    assert runner.invoke(app, ["review", *args, "--rollouts", "0"]).exit_code == 2
+
+
+def test_command_defaults_are_the_library_defaults() -> None:
+    import inspect  # noqa: PLC0415
+
+    from ofcstats import cli  # noqa: PLC0415
+    from ofcstats.review import core  # noqa: PLC0415
+
+    for command in (cli.review, cli.replay):
+        params = inspect.signature(command).parameters
+        assert params["rollouts"].default == core.DEFAULT_ROLLOUTS
+        assert params["seed"].default == core.DEFAULT_SEED
+        assert params["fantasyland_value"].default == core.FANTASYLAND_VALUE
+        assert params["screen"].default == core.DEFAULT_SCREEN
+
+
+def test_report_shows_the_decisions_per_variant(simulated: Path, tmp_path: Path) -> None:
+    from ofcstats import report  # noqa: PLC0415
+    from ofcstats.pipeline import Filters, rescore  # noqa: PLC0415
+
+    db = tmp_path / "report.duckdb"
+    db.write_bytes(simulated.read_bytes())
+    with Store(db) as store:
+        rescore(store, [AMERICAN])
+        store.con.execute("DELETE FROM decisions")
+        assert report.collect(store).decisions is None
+        run(store, Selection(players=["mc"]), Settings())
+        data = report.collect(store, Filters(players=["mc"]))
+    assert data.decisions is not None
+    assert data.decisions["player"].to_list() == ["mc"]
+    section = "\n".join(report._decisions_section(data))
+    assert '<h2 id="decisions">Decisions</h2>' in section
+    assert "<h3>pineapple</h3>" in section
+    assert "mean EV loss" in section
