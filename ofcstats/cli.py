@@ -1170,14 +1170,15 @@ def review(
     assert isinstance(settings, reviewing.Settings)
     selection = reviewing.Selection(players=player or None, sessions=session or None,
                                     since=_utc(since), until=_utc(until))
-    with _open_existing(db) as store:
+    # Written to: the decisions table keeps what was reviewed.
+    with _open_existing(db, read_only=False) as store:
         try:
             with progress_bar("review", _on_terminal(quiet or output is not TableFormat.table)
                               ) as update:
                 reviewing.run(store, selection, settings, update, jobs=jobs)
             frame = summary.decisions_frame(store, selection, settings)
         except OfcstatsError as error:
-            raise fail(str(error)) from None
+            raise fail_with(error) from None
     if frame.is_empty():
         raise fail("no decisions to review: no hands with logged streets match the filters", 1)
     players = summary.player_summary(frame)
@@ -1223,7 +1224,7 @@ def replay(
         try:
             text = replaying.page(store, hand_id, settings)  # type: ignore[arg-type]
         except OfcstatsError as error:
-            raise fail(str(error)) from None
+            raise fail_with(error) from None
     temporary = output.with_name(output.name + ".partial")
     try:
         temporary.write_text(text, encoding="utf-8")

@@ -97,10 +97,11 @@ COMMANDS = {
     "score": ["score", "log.jsonl", "-f", "csv", "-o", "scored.csv"],
     "sql": ["sql", "SELECT player, count(*) AS seats FROM seats GROUP BY 1", "--db",
             "club.duckdb"],
+    "review": ["review", "--db", "club.duckdb", "--player", "ann", "--rollouts", "10"],
 }
 UNITS = {"simulate": b"hands", "rescore": b"hands", "compare": b"rows", "players": b"rows",
          "player": b"rows", "report": b"steps", "export": b"tables", "sql": b"rows",
-         "ingest": b"kB", "score": b"kB"}
+         "ingest": b"kB", "score": b"kB", "review": b"hands"}
 
 
 @pytest.mark.parametrize("name", list(COMMANDS))
