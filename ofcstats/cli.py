@@ -216,6 +216,11 @@ PlayerOption = Annotated[list[str] | None, typer.Option(
     show_default=False, callback=split_list, metavar="NAMES")]
 
 
+OutputPathOption = Annotated[Path | None, typer.Option(
+    "--output", "-o", help="Write the table to this file. Default: stdout.",
+    show_default=False)]
+
+
 FormatOption = Annotated[TableFormat, typer.Option("--format", "-f", help="Output format.")]
 
 
@@ -327,20 +332,20 @@ Update = Callable[[int, int | None], None]
 """A progress callback: ``(done, total)``, the total ``None`` while unknown."""
 
 
-def _print_by_variant(frame: pl.DataFrame, output: TableFormat, columns: list[str],
-                      hands: dict[str, int] | None = None) -> None:
+def by_variant_text(frame: pl.DataFrame, output: TableFormat, columns: list[str],
+                    hands: dict[str, int] | None = None) -> str:
     """A table per variant (CSV and JSON: one table, every row naming its variant)."""
     if output is not TableFormat.table:
-        _print_table(frame, output, ["variant", *columns])
-        return
+        return frame_text(frame, output, ["variant", *columns])
     if "money" in frame.columns:
         frame = frame.with_columns(pl.col("money").map_elements(
             analysis.money_text, return_dtype=pl.String))
     frame = analysis.labelled(frame)
-    for index, ((variant,), part) in enumerate(frame.group_by("variant", maintain_order=True)):
+    parts = []
+    for (variant,), part in frame.group_by("variant", maintain_order=True):
         count = f": {hands[str(variant)]:,} hands" if hands and str(variant) in hands else ""
-        sys.stdout.write(("\n" if index else "") + f"{variant}{count}\n")
-        _print_table(part, output, columns)
+        parts.append(f"{variant}{count}\n" + frame_text(part, output, columns))
+    return "\n".join(parts)
 
 
 @contextmanager
@@ -927,6 +932,7 @@ def compare(
     output: FormatOption = TableFormat.table,
     session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
     variant: VariantOption = None, player: PlayerOption = None, quiet: QuietOption = False,
+    output_path: OutputPathOption = None,
 ) -> None:
     """Compare scoring systems side by side, one table per variant: volatility, royalties,
     fouls, fantasyland, and how fast skill shows (rulesets ranked by the skill signal).
@@ -936,13 +942,16 @@ def compare(
 
     Example: ofcstats compare --db club.duckdb --variant pineapple
     """
+    if output_path is not None:
+        writable_file(output_path, "table")
     frame = _analysed(db, _filters(ruleset, session, since, until, variant, player),
                       stats.RULESET_COLUMNS, quiet=quiet)
     table = stats.ruleset_stats(frame)
     hands = dict(table.group_by("variant").agg(pl.col("hands").max()).iter_rows())
-    _print_by_variant(table, output, [
+    emit(by_variant_text(table, output, [
         "skill_rank", "ruleset", "hands", "sd", "mean_abs_points", "royalty_share",
-        "foul_rate", "fantasyland_entry_rate", "skill_signal", "hands_to_tell_apart"], hands)
+        "foul_rate", "fantasyland_entry_rate", "skill_signal", "hands_to_tell_apart"], hands),
+        output_path)
 
 
 @app.command()
@@ -954,7 +963,7 @@ def players(
     output: FormatOption = TableFormat.table,
     session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
     variant: VariantOption = None, player: PlayerOption = None,
-    quiet: QuietOption = False,
+    quiet: QuietOption = False, output_path: OutputPathOption = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the session bootstrap.")] = 7,
 ) -> None:
     """Every player's results under one ruleset per variant: points, spread, 95%
@@ -962,6 +971,8 @@ def players(
 
     Example: ofcstats players --ruleset pokerstars --db club.duckdb
     """
+    if output_path is not None:
+        writable_file(output_path, "table")
     filters = _filters([ruleset] if ruleset else None, session, since, until, variant, player)
     with reading(db, filters) as store:
         # Only the rulesets shown are read: one per variant.
@@ -973,11 +984,11 @@ def players(
                                        pl.col("ruleset").cast(pl.String)).is_in(
             [{"variant": v, "ruleset": r} for v, r in shown.items()]))
         table = _player_table(store, frame, filters, seed)
-    _print_by_variant(table.sort(["variant", "total", "player"], descending=[False, True, False]),
-                      output, [
-        "player", "ruleset", "hands", "total", "mean", "sd", "ci_low", "ci_high", "boot_low",
-        "boot_high", "money", "foul_rate", "fantasyland_entry_rate", "fantasyland_stay_rate",
-        "scoop_rate", "hands_for_1"])
+    emit(by_variant_text(
+        table.sort(["variant", "total", "player"], descending=[False, True, False]), output, [
+            "player", "ruleset", "hands", "total", "mean", "sd", "ci_low", "ci_high",
+            "boot_low", "boot_high", "money", "foul_rate", "fantasyland_entry_rate",
+            "fantasyland_stay_rate", "scoop_rate", "hands_for_1"]), output_path)
 
 
 @app.command()
@@ -990,6 +1001,7 @@ def player(
     output: FormatOption = TableFormat.table,
     session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
     variant: VariantOption = None, quiet: QuietOption = False,
+    output_path: OutputPathOption = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the session bootstrap.")] = 7,
 ) -> None:
     """One player under every scored ruleset, per variant: results, money as the table
@@ -998,21 +1010,24 @@ def player(
 
     Example: ofcstats player alice --db club.duckdb
     """
+    if output_path is not None:
+        writable_file(output_path, "table")
     filters = _filters(ruleset, session, since, until, variant, [name])
     with reading(db, filters) as store:
         frame = _scored(store, filters, list(dict.fromkeys(
             [*analysis.PLAYER_COLUMNS, *stats.DIFFERENCE_COLUMNS])), quiet=quiet)
         table = _player_table(store, frame, filters, seed)
-    _print_by_variant(table.sort(["variant", "mean", "ruleset"], descending=[False, True, False]),
-                      output, [
-        "ruleset", "hands", "total", "mean", "sd", "ci_low", "ci_high", "money",
-        "foul_rate", "fantasyland_entry_rate", "fantasyland_stay_rate", "royalties_top",
-        "royalties_middle", "royalties_bottom", "scoop_rate"])
+    text = by_variant_text(
+        table.sort(["variant", "mean", "ruleset"], descending=[False, True, False]), output, [
+            "ruleset", "hands", "total", "mean", "sd", "ci_low", "ci_high", "money",
+            "foul_rate", "fantasyland_entry_rate", "fantasyland_stay_rate", "royalties_top",
+            "royalties_middle", "royalties_bottom", "scoop_rate"])
     differences = stats.reported_differences(frame)
     if output is TableFormat.table and not differences.is_empty():
-        typer.echo(f"\n{differences.height} seat(s) where the logged points differ from the "
-                   "re-score under the ruleset played:")
-        _print_table(differences, output, differences.columns)
+        text += (f"\n{differences.height} seat(s) where the logged points differ from the "
+                 "re-score under the ruleset played:\n"
+                 + frame_text(differences, output, differences.columns))
+    emit(text, output_path)
 
 
 @app.command()

@@ -255,3 +255,12 @@ def test_players_under_a_named_ruleset_shows_the_variants_it_is_played_under(
     data = json.loads(_run("players", "--db", str(database), "--ruleset", "russian", "-f",
                            "json"))
     assert {(r["variant"], r["ruleset"]) for r in data} == {("chinese-13", "russian")}
+
+
+@pytest.mark.parametrize("command", [["compare"], ["players"], ["player", "ann"]])
+def test_analysis_commands_write_their_table_to_a_file(database: Path, tmp_path: Path,
+                                                       command: list[str]) -> None:
+    target = tmp_path / "out.csv"
+    assert _run(*command, "--db", str(database), "-f", "csv", "-o", str(target)) == ""
+    shown = _run(*command, "--db", str(database), "-f", "csv")
+    assert target.read_text(encoding="utf-8") == shown
