@@ -7,6 +7,7 @@ import json
 import random
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pytest
 import zstandard
@@ -277,3 +278,84 @@ def test_slow_and_fast_readers_give_the_same_frames(tmp_path: Path) -> None:
     assert_frame_equal(a.hands.select(HAND_COLUMNS), b.hands.select(HAND_COLUMNS))
     assert_frame_equal(a.seats, b.seats)
     assert_frame_equal(a.placements, b.placements)
+
+
+def _odd_lines(seed: int) -> list[str]:
+    """Hands written compactly and as Python writes JSON, and with every oddity the
+    fast reader must hand over to the general one: strange cards, nulls, empty lists and
+    street objects, repeated and unknown keys, wrong types, escapes, spaces."""
+    rng = random.Random(seed)
+    hands = pineapple_hands(30, seed) + [final_rows(h) for h in boards_hands(20, seed + 1)]
+    lines: list[str] = []
+    for i, hand in enumerate(hands):
+        compact = json.dumps(hand, separators=(",", ":"))
+        lines.append(compact if i % 2 else json.dumps(hand))
+    base = json.dumps(hands[0], separators=(",", ":"))
+    first_card = hands[0]["players"][0]["streets"][0]["dealt"][0]
+    rows = json.dumps(hands[40], separators=(",", ":"))
+    top = hands[40]["players"][0]["top"][0]
+    swaps = [
+        (base, f'"{first_card}"', '"10h"'), (base, f'"{first_card}"', '"Zz"'),
+        (base, f'"{first_card}"', "5"), (base, f'"{first_card}"', "null"),
+        (base, f'"{first_card}"', f'"{first_card.lower()}"'),
+        (base, '"discard":', '"discard":null,"x":'), (base, '{"dealt":', '{},{"dealt":'),
+        (base, '{"dealt":', '{"dealt":[],"dealt":'),
+        (base, '"streets":', '"avatar":{"a":[1]},"streets":'),
+        (base, '"format":', '"table":"t\\u00e9","format":'),
+        (base, '"seat":1', '"seat":1.5'), (base, '"seat":1', '"seat":"1"'),
+        (base, '"seat":1', '"seat":1.0'), (base, '"seat":1', '"seat":1e0'),
+        (base, '"seat":1', '"seat":99999999999999999999'),
+        (base, '"button":', '"button":true,"b":'), (base, '"name":"', '"name":"a\\"b'),
+        (base, '"name":"', '"name":"\\u00e9'), (base, '"hand_id":"', '"hand_id":"x\\\\'),
+        (base, '"hand_id":"h0"', '"hand_id":7'), (base, '"players":', '"players":null,"p":'),
+        (base, '"players":[', '"players":[1,'), (base, '"streets":[', '"streets":[ '),
+        (base, '"streets":[', '"top":["As"],"streets":['), (base, '"dealt":[', '"dealt" :['),
+        (base, '"variant":"pineapple"', '"variant":null'),
+        (base, '"format":"ofc-hand/1"', '"format":"ofc-hand/2"'),
+        (rows, f'"{top}"', '"10h"'), (rows, '"top":[', '"top":null,"t":['),
+        (rows, '"middle":[', '"middle":[],"m":['),
+    ]
+    odd = [line.replace(old, new, 1) for line, old, new in swaps]
+    odd += [rows.replace('"top":[', '"top":"', 1).replace('"middle"', '"x","middle"', 1),
+            base[:-5], "[1,2]", '"hand"', "{}", base + " ", "\t" + base]
+    for line in odd:
+        lines.insert(rng.randrange(len(lines) + 1), line)
+    return lines
+
+
+def test_fast_and_general_readers_agree_line_for_line() -> None:
+    """Whatever the fast reader reads must come out exactly as the general reader would
+    have it; whatever it cannot read, it hands over, so rejects and reasons are the same."""
+    import duckdb  # noqa: PLC0415
+
+    from ofcstats.formats import ofc_hand  # noqa: PLC0415
+    from ofcstats.formats.lines import LineBatch  # noqa: PLC0415
+    from ofcstats.validate import validate  # noqa: PLC0415
+
+    for seed in (1, 2):
+        lines = _odd_lines(seed)
+        batch = LineBatch(first_line=1, data="".join(line + "\n" for line in lines).encode())
+        con = duckdb.connect()
+        fast = validate(ofc_hand.parse_batch(batch, "t.jsonl", con), con)
+        general = validate(ofc_hand.parse_batch(batch, "t.jsonl", con, fast_reader=False), con)
+        assert fast.hands.height > 40
+        assert fast.rejects.height > 20
+        assert_frame_equal(fast.hands, general.hands)
+        assert_frame_equal(fast.seats, general.seats)
+        assert_frame_equal(fast.placements, general.placements)
+        assert_frame_equal(fast.rejects, general.rejects)
+
+
+def test_the_fast_reader_takes_compact_and_spaced_lines_and_hands_over_the_rest() -> None:
+    from ofcstats.formats import ofc_hand  # noqa: PLC0415
+    from ofcstats.formats.lines import LineBatch  # noqa: PLC0415
+
+    hand = pineapple_hands(1, seed=3)[0]
+    lines = [json.dumps(hand, separators=(",", ":")), json.dumps(hand),
+             json.dumps(hand, indent=None).replace('"dealt": [', '"dealt" : ['),
+             json.dumps(dict(hand, table="t1"))]
+    batch = LineBatch(first_line=1, data="".join(line + "\n" for line in lines).encode())
+    frames, slow = ofc_hand._decoded(batch, np.arange(4))
+    assert frames is not None
+    assert frames[0].get_column("line").to_list() == [1, 2]
+    assert slow.tolist() == [2, 3]

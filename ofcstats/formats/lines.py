@@ -25,7 +25,8 @@ import zstandard
 BATCH_BYTES = 16 << 20
 _WHITESPACE = b" \t\r\n"
 _BOM = b"\xef\xbb\xbf"
-_MAYBE_BLANK = (b"\n\n", b"\n ", b"\n\t", b"\n\r")
+_IS_WHITESPACE = np.zeros(256, dtype=bool)
+_IS_WHITESPACE[np.frombuffer(_WHITESPACE, dtype=np.uint8)] = True
 
 
 @dataclass(frozen=True)
@@ -72,16 +73,13 @@ class LineBatch:
     @cached_property
     def blank(self) -> np.ndarray:
         """A boolean per line: nothing but whitespace."""
-        data = self.data
-        if not (data[:1].isspace() or any(p in data for p in _MAYBE_BLANK)):
-            return np.zeros(len(self), dtype=bool)  # no line starts with whitespace
         view = np.frombuffer(self.data, dtype=np.uint8)
         starts = self.starts[:-1]
         lengths = np.diff(self.starts) - 1
         first = np.where(lengths > 0, view[np.minimum(starts, max(len(view) - 1, 0))], 32) \
             if len(view) else np.zeros(0, dtype=np.uint8)
         # Only a line that starts with whitespace can be blank: look closer at those.
-        maybe = np.flatnonzero(np.isin(first, np.frombuffer(_WHITESPACE, dtype=np.uint8)))
+        maybe = np.flatnonzero(_IS_WHITESPACE[first])
         out = np.zeros(len(self), dtype=bool)
         for i in maybe:
             out[i] = not self.data[int(self.starts[i]):int(self.starts[i + 1])].strip()
