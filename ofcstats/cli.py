@@ -278,19 +278,26 @@ def ingest(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")]
         = False,
+    load_changed: Annotated[bool, typer.Option(
+        "--load-changed", help="Load a file that changed since it was loaded (not just "
+        "grew); by default it is reported and left out.")] = False,
 ) -> None:
     """Load hand logs into the database, each file in one transaction.
 
-    Loading the same hands again adds nothing; a different hand under a stored id is
-    rejected as a conflict. Rejected hands are kept, with the reason, in the rejects
-    table. Exit code 1 when anything was rejected.
+    A file already loaded (same content, any name) is skipped; one that grew loads its
+    new lines only; one that changed otherwise is reported and left out. Loading the same
+    hands again adds nothing; a different hand under a stored id is rejected as a
+    conflict. Rejected hands are kept, with the reason, in the rejects table. Exit code 1
+    when anything was rejected or left out.
 
     Example: ofcstats ingest logs/ --db club.duckdb
     """
     database = db or ingesting.default_database()
     try:
         with progress_bar("ingest", _on_terminal(quiet or as_json), in_bytes=True) as update:
-            summary = ingesting.ingest(paths, database, format_name, progress=update)
+            summary = ingesting.ingest(paths, database, format_name, progress=update,
+                                       load_changed=load_changed,
+                                       on_wait=lambda note: typer.echo(note, err=True))
     except OfcstatsError as error:
         raise fail(str(error)) from None
     if as_json:
@@ -304,9 +311,10 @@ def ingest(
 def _print_summary(summary: ingesting.IngestSummary) -> None:
     files = len(summary.files)
     conflicts = f" ({summary.conflicts} conflicts)" if summary.conflicts else ""
-    typer.echo(f"{files} file{'s' if files != 1 else ''}: {summary.hands:,} hands loaded, "
-               f"{summary.duplicates:,} duplicates skipped, {summary.rejected:,} rejected"
-               f"{conflicts} in {summary.seconds:.1f}s -> {summary.database}")
+    skipped = f" ({summary.skipped} already loaded, skipped)" if summary.skipped else ""
+    typer.echo(f"{files} file{'s' if files != 1 else ''}{skipped}: {summary.hands:,} hands "
+               f"loaded, {summary.duplicates:,} duplicates skipped, {summary.rejected:,} "
+               f"rejected{conflicts} in {summary.seconds:.1f}s -> {summary.database}")
     for reject in summary.first_rejects:
         where = reject.path if reject.line is None else f"{reject.path}:{reject.line}"
         typer.echo(f"{where}: {reject.reason}", err=True)

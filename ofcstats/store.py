@@ -20,8 +20,10 @@ its own transaction, and records it in ``schema_version``.
 
 from __future__ import annotations
 
+import re
+import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -285,15 +287,40 @@ LEFT JOIN showdowns m ON m.hand_key = x.hand_key AND m.seat = x.seat
 """
 
 
+# Version 4: what loading needs to skip a file already loaded, continue a file that has
+# grown and notice one that has changed. The content hash is BLAKE3 (several times
+# faster than SHA-256, so a file already loaded is recognised in well under a second per
+# million hands); ``sha256`` stays for the loads made before.
+_V4 = """
+ALTER TABLE ingested_files ADD COLUMN content_hash VARCHAR;
+ALTER TABLE ingested_files ADD COLUMN lines BIGINT;
+ALTER TABLE ingested_files ADD COLUMN first_line BIGINT;
+"""
+
+
 MIGRATIONS: list[tuple[int, str, Sequence[Step]]] = [
     (1, "hands, seats, placements, ingested files, rejects", (_V1, _fill_cards)),
     (2, "rulesets, scored sessions and results of rescoring", (_V2,)),
     (3, "results and showdowns in INTEGER columns, for faster writes", (_V3,)),
+    (4, "content hash, lines and first line of each file load", (_V4,)),
 ]
 """``(version, description, steps)`` in order; a later stage appends, never edits."""
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 DEFAULT_DB = "ofcstats.duckdb"
+
+
+@dataclass(frozen=True)
+class FileLoad:
+    """A finished load of a file, as ``ingested_files`` records it."""
+
+    file_id: int
+    path: str
+    size: int
+    content_hash: str
+    lines: int  # complete lines the file had (a last line without a newline not counted)
+    first_line: int
+    finished_at: datetime
 
 
 @dataclass(frozen=True)
@@ -337,15 +364,43 @@ def _per_seat(placements: pl.DataFrame) -> pa.Table:
                      "cards": lists("card"), "rows": lists("row")})
 
 
+def _lock_holder(message: str) -> str | None:
+    """The process named by DuckDB's "could not set lock" error, or None for any other."""
+    if "Could not set lock" not in message and "Conflicting lock" not in message:
+        return None
+    found = re.search(r"\(PID (\d+)\)", message)
+    return f"PID {found.group(1)}" if found else "unknown process"
+
+
 class Store:
     """A DuckDB database file holding hands; opening it brings its schema up to date."""
 
-    def __init__(self, path: Path | str, *, read_only: bool = False) -> None:
+    def __init__(self, path: Path | str, *, read_only: bool = False, wait: float = 0.0,
+                 on_wait: Callable[[str], None] | None = None) -> None:
+        """Open (or create) the database. When another process has it open for writing,
+        wait up to ``wait`` seconds for it to let go (``on_wait`` is told once), then
+        fail saying which process holds it."""
         self.path = Path(path)
-        try:
-            self.con = duckdb.connect(str(path), read_only=read_only)
-        except duckdb.Error as error:
-            raise StoreError(f"{path}: cannot open the database: {error}") from None
+        deadline = time.monotonic() + wait
+        told = False
+        while True:
+            try:
+                self.con = duckdb.connect(str(path), read_only=read_only)
+                break
+            except duckdb.Error as error:
+                holder = _lock_holder(str(error))
+                if holder is None:
+                    raise StoreError(f"{path}: cannot open the database: {error}") from None
+                if time.monotonic() >= deadline:
+                    waited = f" (waited {wait:.0f}s)" if wait else ""
+                    raise StoreError(
+                        f"{path}: the database is in use by another process ({holder})"
+                        f"{waited}; run this again when that one has finished") from None
+                if on_wait is not None and not told:
+                    on_wait(f"{path}: the database is in use by another process ({holder}); "
+                            f"waiting up to {wait:.0f}s for it to finish")
+                    told = True
+                time.sleep(0.25)
         if not read_only:
             self.migrate()
         self._next_key: int | None = None
@@ -416,30 +471,70 @@ class Store:
         try:
             yield
         except BaseException:
-            self.con.execute("ROLLBACK")
+            # After a failed write (a full disk, say) DuckDB may refuse even this; the
+            # transaction is then undone when the database is next opened.
+            with suppress(duckdb.Error):
+                self.con.execute("ROLLBACK")
             self._next_key = None
             raise
         self.con.execute("COMMIT")
 
     # Loading (call inside a transaction).
 
-    def begin_file(self, path: str, fmt: str | None, size: int | None) -> int:
+    def begin_file(self, path: str, fmt: str | None, size: int | None,
+                   first_line: int = 1) -> int:
         """Record the start of a file load; returns its ``file_id``."""
         row = self.con.execute(
             "SELECT coalesce(max(file_id), 0) + 1 FROM ingested_files").fetchall()[0]
         file_id = int(row[0]) if row else 1
         self.con.execute(
-            "INSERT INTO ingested_files (file_id, path, format, size, started_at) "
-            "VALUES (?, ?, ?, ?, current_timestamp)", [file_id, path, fmt, size])
+            "INSERT INTO ingested_files (file_id, path, format, size, first_line, started_at) "
+            "VALUES (?, ?, ?, ?, ?, current_timestamp)", [file_id, path, fmt, size, first_line])
         return file_id
 
-    def finish_file(self, file_id: int, sha256: str | None, *, hands: int, duplicates: int,
-                    conflicts: int, rejected: int) -> None:
+    def finish_file(self, file_id: int, content_hash: str | None, *, hands: int,
+                    duplicates: int, conflicts: int, rejected: int,
+                    lines: int | None = None) -> None:
         """Record the counts of a file load."""
         self.con.execute(
-            "UPDATE ingested_files SET sha256 = ?, hands = ?, duplicates = ?, conflicts = ?, "
-            "rejected = ?, finished_at = current_timestamp WHERE file_id = ?",
-            [sha256, hands, duplicates, conflicts, rejected, file_id])
+            "UPDATE ingested_files SET content_hash = ?, lines = ?, hands = ?, duplicates = ?, "
+            "conflicts = ?, rejected = ?, finished_at = current_timestamp WHERE file_id = ?",
+            [content_hash, lines, hands, duplicates, conflicts, rejected, file_id])
+
+    def load_with_content(self, content_hash: str) -> FileLoad | None:
+        """The earliest finished load of a file with this content, if any."""
+        return self._load("content_hash = ?", [content_hash], "file_id")
+
+    def last_load_of(self, paths: Sequence[str]) -> FileLoad | None:
+        """The latest finished load of a file at any of these paths, if any."""
+        return self._load("path IN (SELECT unnest(?))", [list(paths)], "file_id DESC")
+
+    def _load(self, where: str, params: list[object], order: str) -> FileLoad | None:
+        row = self.con.execute(f"""
+            SELECT file_id, path, size, content_hash, coalesce(lines, 0),
+                   coalesce(first_line, 1), finished_at
+            FROM ingested_files
+            WHERE finished_at IS NOT NULL AND content_hash IS NOT NULL AND {where}
+            ORDER BY {order} LIMIT 1""", params).fetchall()
+        if not row:
+            return None
+        file_id, path, size, content_hash, lines, first_line, finished = row[0]
+        return FileLoad(file_id=int(file_id), path=str(path), size=int(size or 0),
+                        content_hash=str(content_hash), lines=int(lines),
+                        first_line=int(first_line), finished_at=finished)
+
+    def loaded_sizes(self) -> set[int]:
+        """Sizes of the files loaded so far (only a file of one of these sizes can have
+        been loaded before with the same content)."""
+        return {int(size) for (size,) in self.con.execute(
+            "SELECT DISTINCT size FROM ingested_files WHERE content_hash IS NOT NULL "
+            "AND finished_at IS NOT NULL AND size IS NOT NULL").fetchall()}
+
+    def forget_rejects_from(self, file_id: int, line: int) -> None:
+        """Drop a load's rejects from ``line`` on (a last line cut short, read again now
+        that the file has grown)."""
+        self.con.execute("DELETE FROM rejects WHERE file_id = ? AND line >= ?",
+                         [file_id, line])
 
     def add(self, batch: HandBatch, file_id: int) -> tuple[Added, pl.DataFrame]:
         """Store a batch's hands; a hand id already stored is skipped when it is the same
@@ -516,16 +611,6 @@ class Store:
             """, [file_id])
         finally:
             self.con.unregister("new_rejects")
-
-    def forget_repeated_rejects(self, file_id: int, sha256: str) -> None:
-        """Drop this load's rejects already stored by an earlier load of the same content,
-        so loading a file again adds nothing."""
-        self.con.execute("""
-            DELETE FROM rejects r WHERE r.file_id = ? AND EXISTS (
-                SELECT 1 FROM rejects o JOIN ingested_files f USING (file_id)
-                WHERE f.sha256 = ? AND o.file_id <> ?
-                  AND o.line IS NOT DISTINCT FROM r.line AND o.reason = r.reason)
-        """, [file_id, sha256, file_id])
 
     def count(self, table: str) -> int:
         """Rows in a table."""

@@ -43,9 +43,11 @@ def test_loading_the_same_file_again_adds_nothing(tmp_path: Path) -> None:
     assert (first.hands, first.duplicates, first.rejected) == (40, 0, 1)
     before = counts(db)
     again = ingest([path], db)
-    assert (again.hands, again.duplicates, again.conflicts) == (0, 40, 0)
-    after = counts(db)
-    assert after == before | {"ingested_files": 2}
+    assert (again.hands, again.duplicates, again.conflicts, again.skipped) == (0, 0, 0, 1)
+    assert again.files[0].skipped is not None
+    assert again.files[0].skipped.startswith(f"already loaded (from {path}, ")
+    assert again.clean
+    assert counts(db) == before
 
 
 def test_the_same_hands_in_another_file_are_duplicates(tmp_path: Path) -> None:
@@ -147,7 +149,8 @@ def test_cli_ingest_prints_a_summary_and_json(tmp_path: Path) -> None:
     assert result.stdout.startswith("1 file: 4 hands loaded, 0 duplicates skipped, 0 rejected")
     again = runner.invoke(app, ["ingest", str(path), "--db", str(db), "--json"])
     summary = json.loads(again.stdout)
-    assert (summary["hands"], summary["duplicates"], summary["files"]) == (0, 4, 1)
+    assert (summary["hands"], summary["skipped"], summary["files"]) == (0, 1, 1)
+    assert again.exit_code == 0
 
 
 def test_cli_ingest_exits_1_and_names_file_and_line_when_something_is_rejected(

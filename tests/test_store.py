@@ -196,12 +196,17 @@ def test_version_3_keeps_the_results_of_a_version_2_store(tmp_path: Path,
     older = tmp_path / "older.duckdb"
     migrate = Store.migrate
     monkeypatch.setattr(Store, "migrate", lambda self: migrate(self, MIGRATIONS[:2]))
-    ingest([log], older)
+    Store(older).close()
     monkeypatch.undo()
     con = duckdb.connect(str(older))
     con.execute(f"ATTACH '{current}' AS current (READ_ONLY)")
-    for table in ("rulesets", "scored_sessions", "showdown_sessions", "showdowns"):
+    for table in ("hands", "seats", "seat_placements", "rejects", "rulesets",
+                  "scored_sessions", "showdown_sessions", "showdowns"):
         con.execute(f"INSERT INTO {table} SELECT * FROM current.{table}")
+    con.execute("""
+        INSERT INTO ingested_files SELECT file_id, path, sha256, size, format, hands,
+            duplicates, conflicts, rejected, started_at, finished_at
+        FROM current.ingested_files""")
     con.execute("""
         INSERT INTO results SELECT ruleset_id, hand_key, seat, points, royalty_top,
             royalty_middle, royalty_bottom, royalty_points, fantasyland_earned,
