@@ -263,15 +263,15 @@ class _Run:
     def job(self, path: Path, size: int, progress: Callable[[int], None]) -> _Job:
         job = _Job(path=path, size=size)
         try:
-            job.format = self.format_name or formats.detect(path)
             self._look_up(job)
+            if job.problem or job.skipped:
+                return job
+            job.format = self.format_name or formats.detect(path)
         except (HandError, OSError) as error:
             job.problem = _reason(error, path)
             job.empty = "the file is empty" in job.problem
             if job.empty:
                 job.problem = None
-            return job
-        if job.problem or job.skipped:
             return job
         if job.content_hash is None:
             job.digest = blake3.blake3()
@@ -305,7 +305,7 @@ class _Run:
             job.start, job.first_line = _resume_point(path, last)
             job.continues = last
             return
-        if not self.load_changed:
+        if not self.load_changed and last.lines > 0:  # (no lines then: nothing to merge)
             job.changed = True
             job.problem = (
                 f"the file has changed since it was loaded ({last.finished_at:%Y-%m-%d %H:%M},"
@@ -386,9 +386,10 @@ def _ingest_file(store: Store, job: _Job, result: FileSummary, summary: IngestSu
     except (OfcstatsError, OSError) as error:
         result = FileSummary(path=str(path), size=job.size, format=job.format,
                              first_line=job.first_line)
+        # Not recorded as loaded: the next run reads the file again.
         return _file_problem(store, path, result,
                              f"{_reason(error, path)}; nothing from this file was loaded",
-                             summary, started)
+                             summary, started, loaded=False)
     result.seconds = time.perf_counter() - started
     return result
 
@@ -469,10 +470,11 @@ def _rejects_of(store: Store, file_id: int) -> int:
 
 
 def _file_problem(store: Store, path: Path, result: FileSummary, reason: str,
-                  summary: IngestSummary, started: float, *, empty: bool = False
-                  ) -> FileSummary:
+                  summary: IngestSummary, started: float, *, empty: bool = False,
+                  loaded: bool = True) -> FileSummary:
     """Record a file that could not be read: an empty file loads nothing and is no
-    reject; any other problem is one reject for the whole file."""
+    reject; any other problem is one reject for the whole file. With ``loaded`` its
+    content counts as loaded (a later run skips it); a failure mid-file does not."""
     result.problem = None if empty else reason
     with store.transaction():
         file_id = store.begin_file(str(path), result.format, result.size)
@@ -481,8 +483,8 @@ def _file_problem(store: Store, path: Path, result: FileSummary, reason: str,
             result.rejected = 1
             if len(summary.first_rejects) < FIRST_REASONS:
                 summary.first_rejects.append(Reject(str(path), None, None, reason))
-        store.finish_file(file_id, _content_hash(path), hands=0, duplicates=0, conflicts=0,
-                          rejected=result.rejected)
+        store.finish_file(file_id, _content_hash(path) if loaded else None, hands=0,
+                          duplicates=0, conflicts=0, rejected=result.rejected)
     result.seconds = time.perf_counter() - started
     return result
 

@@ -142,6 +142,8 @@ def test_a_failure_mid_file_rolls_that_file_back(tmp_path: Path,
     assert calls["n"] == 3
     assert summary.files[0].problem == "disk full; nothing from this file was loaded"
     assert counts(db)["hands"] == 10
+    monkeypatch.setattr(Store, "add", real_add)
+    assert ingest([big], db).hands == 300, "a file that failed is read again, not skipped"
 
 
 def test_cli_ingest_prints_a_summary_and_json(tmp_path: Path) -> None:
@@ -338,6 +340,16 @@ def test_a_changed_file_is_reported_not_merged(tmp_path: Path) -> None:
     loaded = ingest([path], db, load_changed=True)
     assert (loaded.hands, loaded.clean) == (12, True)
     assert ingest([path], db).skipped == 1
+
+
+def test_a_file_that_could_not_be_read_loads_when_replaced_by_a_log(tmp_path: Path) -> None:
+    db = tmp_path / "x.duckdb"
+    path = tmp_path / "a.jsonl"
+    path.write_bytes(bytes(range(256)))
+    assert ingest([path], db).files[0].problem == "a binary file, not a hand log"
+    assert ingest([path], db).skipped == 1, "the same bytes: reported once, then skipped"
+    write_jsonl(path, hands(7, 39))
+    assert ingest([path], db).hands == 7
 
 
 def test_compressed_files_load_like_plain_ones(tmp_path: Path) -> None:
