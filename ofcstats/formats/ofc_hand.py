@@ -1,9 +1,10 @@
 """The native ``ofc-hand/1`` JSON Lines format (FORMAT.md), parsed column-wise.
 
-A batch of lines is decoded in one call by msgspec into typed structures, strict about
-types (``"seat": 2.5`` or ``"fantasyland": "yes"`` fails the decode instead of being
-guessed); each seat's card lists stay raw bytes, read by :mod:`ofcstats.formats.scan`
-with numpy, so no Python object is made per card. A line that fails the decode, or
+The lines of a batch are decoded by msgspec (one C loop over the batch, each line a
+document of its own) into typed structures, strict about types (``"seat": 2.5`` or
+``"fantasyland": "yes"`` fails the decode instead of being guessed); each seat's card
+lists stay raw bytes, read by :mod:`ofcstats.formats.scan` with numpy, so no Python
+object is made per card. A line that fails the decode, or
 whose cards are not in the compact form the scan reads, goes to Arrow's JSON reader
 with the format's schema (as strict), and a batch that fails there is split in halves
 until the good parts read; the few lines left over go through DuckDB's JSON functions,
@@ -256,7 +257,7 @@ def _frames(hands: list[_Hand], lines: np.ndarray
     positions in ``hands`` of those whose cards the scan would not read."""
     n = len(hands)
     seat_lists = list(map(attrgetter("players"), hands))
-    has_players = np.fromiter(map(_is_list, seat_lists), dtype=bool, count=n)
+    has_players = np.fromiter(map(_given, seat_lists), dtype=bool, count=n)
     per_hand = np.zeros(n, dtype=np.int64)
     truthy = np.fromiter(map(bool, seat_lists), dtype=bool, count=n)
     per_hand[truthy] = np.fromiter(map(len, filter(None, seat_lists)), dtype=np.int64,
@@ -302,7 +303,7 @@ def _frames(hands: list[_Hand], lines: np.ndarray
             _cards(streets, rows, seat_hand, seat_index)), np.zeros(0, dtype=np.int64)
 
 
-def _is_list(value: object) -> bool:
+def _given(value: object) -> bool:
     return value is not None
 
 
