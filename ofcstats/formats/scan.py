@@ -30,7 +30,7 @@ from ofcstats.records import KIND_NAMES, NOT_A_CARD, exclusive_cumsum
 _QUOTE, _BACKSLASH = ord('"'), ord("\\")
 _GAP_BYTES = 8
 _CARD, _KEY = 0, 1
-_KEY_KIND = np.full(16 * 256, -1, dtype=np.int64)  # kind by (length, first letter)
+_KEY_KIND = np.full(16 * 256, -1, dtype=np.int8)  # kind by (length, first letter)
 for _k, _name in enumerate(KIND_NAMES):
     _KEY_KIND[len(_name) * 256 + ord(_name[0])] = _k
 _POPCOUNT = np.array([bin(i).count("1") for i in range(32)], dtype=np.int64)
@@ -184,7 +184,7 @@ def _roles(view: np.ndarray, t: _Tokens, start: np.ndarray, end: np.ndarray,
     t_first[t.first[t.count > 0]] = True
     t_last = np.zeros(m, dtype=bool)
     t_last[(t.first + t.count - 1)[t.count > 0]] = True
-    gap_start = np.empty(m, dtype=np.int64)
+    gap_start = np.empty(m, dtype=np.int32)
     gap_start[1:] = t.closes[:-1] + 1
     gap_start[t_first] = start[t.owner[t_first]]
     before = _gap_class(view, gap_start, t.opens - gap_start, gaps)
@@ -205,10 +205,8 @@ def _key_kinds(view: np.ndarray, key_start: np.ndarray, key_length: np.ndarray
     """Keys: one of the five names, told apart by length and first letter, then the
     other letters compared; -1 for any other key."""
     kind_of_key = _KEY_KIND[np.minimum(key_length, 15) * 256 + view[key_start]]
-    order = np.argsort(kind_of_key, kind="stable")
-    bounds = np.searchsorted(kind_of_key[order], np.arange(len(KIND_NAMES) + 1))
     for k, name in enumerate(KIND_NAMES):
-        hit = order[bounds[k]:bounds[k + 1]]
+        hit = np.flatnonzero(kind_of_key == k)
         hit_start = key_start[hit]
         wrong = np.zeros(len(hit), dtype=bool)
         for b, byte in enumerate(name.encode()[1:], start=1):
@@ -240,7 +238,8 @@ def _street_layout(t: _Tokens, key_at: np.ndarray, kind_of_key: np.ndarray,
     keys = np.bincount(street_row, minlength=len(bits))
     repeated = np.flatnonzero((bits >= len(_POPCOUNT))
                               | (_POPCOUNT[np.minimum(bits, len(_POPCOUNT) - 1)] != keys)) + 1
-    bad_token[key_at[np.isin(street_of_key, repeated)]] = True
+    if len(repeated):
+        bad_token[key_at[np.isin(street_of_key, repeated)]] = True
     return per_value, card_street, card_kind, pos
 
 
@@ -277,8 +276,8 @@ def _gap_class(view: np.ndarray, at: np.ndarray, length: np.ndarray,
     Gaps are told apart by their length and first and last bytes, then the bytes in
     between are compared for the few classes that have any."""
     last = view[np.maximum(at + length - 1, 0)]
-    key = (np.minimum(length, _GAP_BYTES).astype(np.int64) << 16) \
-        | (view[np.minimum(at, len(view) - 1)].astype(np.int64) << 8) | last
+    key = (np.minimum(length, _GAP_BYTES).astype(np.int32) << 16) \
+        | (view[np.minimum(at, len(view) - 1)].astype(np.int32) << 8) | last
     out = _LUTS[id(gaps)][key]
     out[(length <= 0) | (length > _GAP_BYTES)] = len(gaps)
     long_gaps = np.flatnonzero(length > 2)
