@@ -269,7 +269,8 @@ def simulate(
 @app.command()
 def ingest(
     paths: Annotated[list[Path], typer.Argument(
-        help="Log files, or directories to search for them (recursively).",
+        help="Log files, directories to search for them (recursively), or patterns such "
+        "as 'logs/**/*.jsonl.gz'.",
         show_default=False)],
     db: DbOption = None,
     format_name: Annotated[str | None, typer.Option(

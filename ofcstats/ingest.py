@@ -14,6 +14,7 @@ mid-file leaves the database as before that file.
 from __future__ import annotations
 
 import contextlib
+import glob
 import os
 import queue
 import threading
@@ -132,10 +133,18 @@ def default_database() -> Path:
 def collect_paths(paths: Iterable[Path]) -> list[Path]:
     """Files named, and log files under directories named (recursively, in name order);
     each file once. A directory contributes files ending in .jsonl, .ndjson, .json or
-    .csv, optionally followed by .gz or .zst; hidden files are skipped."""
+    .csv, optionally followed by .gz or .zst; hidden files are skipped. A name that is
+    no file but a pattern (``logs/2026-*.jsonl.gz``, ``**`` for any depth) stands for
+    what it matches, in name order."""
     found: list[Path] = []
     seen: set[Path] = set()
+    expanded: list[Path] = []
     for path in paths:
+        if not path.exists() and any(c in str(path) for c in "*?["):
+            expanded += sorted(Path(p) for p in glob.glob(str(path), recursive=True))
+        else:
+            expanded.append(path)
+    for path in expanded:
         if path.is_dir():
             inside = sorted(p for p in path.rglob("*") if p.is_file() and _is_log(p)
                             and not any(part.startswith(".") for part in p.relative_to(path).parts))

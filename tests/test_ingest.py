@@ -281,6 +281,19 @@ def test_the_same_content_under_another_name_is_skipped_without_reading_it(
     assert counts(db)["ingested_files"] == before["ingested_files"] + 1
 
 
+def test_a_pattern_loads_the_files_it_matches(tmp_path: Path) -> None:
+    for name in ("2026-01.jsonl", "2026-02.jsonl", "2025-12.jsonl"):
+        write_jsonl(tmp_path / name, hands(3, len(name), prefix=name))
+    (tmp_path / "sub").mkdir()
+    write_jsonl(tmp_path / "sub" / "2026-03.jsonl", hands(3, 9, prefix="sub"))
+    assert collect_paths([tmp_path / "2026-*.jsonl"]) == [tmp_path / "2026-01.jsonl",
+                                                         tmp_path / "2026-02.jsonl"]
+    everything = collect_paths([tmp_path / "**" / "2026-*.jsonl"])
+    assert [p.name for p in everything] == ["2026-01.jsonl", "2026-02.jsonl", "2026-03.jsonl"]
+    summary = ingest([tmp_path / "**" / "2026-*.jsonl"], tmp_path / "x.duckdb")
+    assert (len(summary.files), summary.hands) == (3, 9)
+
+
 def test_two_files_with_the_same_content_in_one_run_load_once(tmp_path: Path) -> None:
     text = write_jsonl(tmp_path / "a.jsonl", hands(10, 31)).read_bytes()
     (tmp_path / "b.jsonl").write_bytes(text)
