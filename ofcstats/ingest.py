@@ -411,24 +411,22 @@ def _plain(path: Path) -> bool:
 
 
 def _hash(path: Path, prefix: int | None) -> tuple[str, str | None]:
-    """The BLAKE3 hash of the file's bytes, and of its first ``prefix`` bytes (on all
-    cores, from the file mapped into memory when no prefix is wanted)."""
+    """The BLAKE3 hash of the file's bytes, and of its first ``prefix`` bytes; read in
+    blocks into one buffer (memory stays flat), each block hashed on all cores."""
     digest = blake3.blake3(max_threads=blake3.blake3.AUTO)
-    if prefix is None:
-        if _size(path):  # (an empty file cannot be mapped)
-            digest.update_mmap(path)
-        return digest.hexdigest(), None
     head = None
     done = 0
+    buffer = bytearray(_HASH_CHUNK)
+    view = memoryview(buffer)
     with path.open("rb", buffering=0) as f:
         while True:
             want = _HASH_CHUNK if prefix is None or done >= prefix else \
                 min(_HASH_CHUNK, prefix - done)
-            chunk = f.read(want)
-            if not chunk:
+            n = f.readinto(view[:want])
+            if not n:
                 break
-            digest.update(chunk)
-            done += len(chunk)
+            digest.update(view[:n])
+            done += n
             if prefix is not None and done == prefix:
                 head = digest.copy().hexdigest()
     return digest.hexdigest(), head
