@@ -359,3 +359,30 @@ def test_the_fast_reader_takes_compact_and_spaced_lines_and_hands_over_the_rest(
     assert frames is not None
     assert frames[0].get_column("line").to_list() == [1, 2]
     assert slow.tolist() == [2, 3]
+
+
+def test_the_scan_reads_compact_streets_and_fails_every_other_form() -> None:
+    from ofcstats.formats.scan import scan_cards, scan_streets  # noqa: PLC0415
+
+    good = [b'[{"dealt":["Ah","Kd","2c"],"top":["Ah"],"discard":["Kd"],"middle":["2c"]},'
+            b'{"dealt":[],"top":[]}]',
+            b'[{"dealt": ["Qs"], "bottom": ["Qs"]}, {"dealt": ["2d"], "top": ["2d"]}]',
+            b"null", b"[]"]
+    bad = [b"[{}]", b'[{"dealt":["Ah"],"dealt":["Kd"]}]', b'[{"dealt":["10h"]}]',
+           b'[{"dealt" :["Ah"]}]', b'[{"deal":["Ah"]}]', b'[{"dxxxx":["Ah"]}]',
+           b'[{"dealt":["A\\"h"]}]', b'"[]"', b'[{"top":["Qs"],"x":1}]', b'[{"top":null}]',
+           b'[{"top":["Qs",null]}]', b'[["Qs"]]', b'{"dealt":["Ah"]}', b'[{"top":["Zz"]}]']
+    scanned = scan_streets(good + bad)
+    assert scanned.ok.tolist() == [True] * len(good) + [False] * len(bad)
+    assert scanned.null.tolist() == [False, False, True, False] + [False] * len(bad)
+    assert scanned.count.tolist()[:4] == [2, 2, 0, 0]
+    assert [(int(v), int(s), int(k), int(p), int(c)) for v, s, k, p, c in zip(
+        scanned.value, scanned.street, scanned.kind, scanned.pos, scanned.code, strict=True)] \
+        == [(0, 1, 0, 0, 50), (0, 1, 0, 1, 45), (0, 1, 0, 2, 0), (0, 1, 1, 0, 50),
+            (0, 1, 4, 0, 45), (0, 1, 2, 0, 0), (1, 1, 0, 0, 43), (1, 1, 3, 0, 43),
+            (1, 2, 0, 0, 1), (1, 2, 1, 0, 1)]
+    rows = scan_cards([b'["Ah","2c"]', b'["ah", "2C"]', b"[]", b"null", b'["Ah" ]',
+                       b'["Xx"]', b'"Ah"'], 2)
+    assert rows.ok.tolist() == [True, True, True, True, False, False, False]
+    assert rows.code.tolist() == [50, 0, 50, 0]
+    assert set(rows.kind.tolist()) == {2}
