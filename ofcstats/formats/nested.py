@@ -18,12 +18,12 @@ import pyarrow.compute as pc
 from ofcstats.cards import RANKS, SUITS, spellings
 from ofcstats.records import NOT_A_CARD, RAW_CARDS_SCHEMA, exclusive_cumsum
 
-RANK_OF_BYTE = np.full(256, NOT_A_CARD, dtype=np.uint8)
-SUIT_OF_BYTE = np.full(256, NOT_A_CARD, dtype=np.uint8)
+_RANK = np.full(256, NOT_A_CARD, dtype=np.uint8)
+_SUIT = np.full(256, NOT_A_CARD, dtype=np.uint8)
 for _i, _r in enumerate(RANKS):
-    RANK_OF_BYTE[ord(_r)] = RANK_OF_BYTE[ord(_r.lower())] = _i
+    _RANK[ord(_r)] = _RANK[ord(_r.lower())] = _i
 for _i, _s in enumerate(SUITS):
-    SUIT_OF_BYTE[ord(_s)] = SUIT_OF_BYTE[ord(_s.upper())] = _i
+    _SUIT[ord(_s)] = _SUIT[ord(_s.upper())] = _i
 _SPELLINGS = spellings()
 _SPELLING_TEXTS = pa.array(list(_SPELLINGS), pa.string())
 _SPELLING_CODES = np.array(list(_SPELLINGS.values()), dtype=np.uint8)
@@ -51,7 +51,7 @@ def card_codes(texts: pa.Array) -> np.ndarray:
         two &= np.asarray(texts.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
     codes = np.full(n, NOT_A_CARD, dtype=np.uint8)
     where = offsets[:-1][two]
-    rank, suit = RANK_OF_BYTE[data[where]], SUIT_OF_BYTE[data[where + 1]]
+    rank, suit = _RANK[data[where]], _SUIT[data[where + 1]]
     codes[two] = np.where((rank != NOT_A_CARD) & (suit != NOT_A_CARD), rank * 4 + suit,
                           NOT_A_CARD)
     # Rare spellings ("10h", "A♠", lower case ranks are above) go through a hash lookup.

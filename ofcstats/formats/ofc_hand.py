@@ -1,33 +1,24 @@
 """The native ``ofc-hand/1`` JSON Lines format (FORMAT.md), parsed column-wise.
 
-The lines of a batch are decoded by msgspec (one C loop over the batch, each line a
-document of its own) into typed structures, strict about types (``"seat": 2.5`` or
-``"fantasyland": "yes"`` fails the decode instead of being guessed); each seat's card
-lists stay raw bytes, read by :mod:`ofcstats.formats.scan` with numpy, so no Python
-object is made per card. A line that fails the decode, or
-whose cards are not in the compact form the scan reads, goes to Arrow's JSON reader
-with the format's schema (as strict), and a batch that fails there is split in halves
-until the good parts read; the few lines left over go through DuckDB's JSON functions,
-which read any JSON and say what is wrong with each line. All ways yield the same frames.
+A batch of lines goes to Arrow's JSON reader in one call with the format's schema,
+which is strict: ``"seat": 2.5`` or ``"fantasyland": "yes"`` fails the read instead of
+being guessed. A batch that fails is split in halves until the good parts read; the
+few lines left over go through DuckDB's JSON functions, which read any JSON and say
+what is wrong with each line. Both ways yield the same frames.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from itertools import chain, compress
-from operator import attrgetter
-from typing import Annotated
 
 import duckdb
-import msgspec
 import numpy as np
 import polars as pl
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pajson
 
-from ofcstats.formats import nested, scan
+from ofcstats.formats import nested
 from ofcstats.formats.lines import LineBatch
 from ofcstats.records import (
     KIND_NAMES,
@@ -38,7 +29,6 @@ from ofcstats.records import (
     RawBatch,
     conform,
     empty,
-    exclusive_cumsum,
 )
 
 NAME = "ofc-hand"
@@ -89,20 +79,18 @@ def read_arrow(data: bytes, parse: pajson.ParseOptions, expected_rows: int) -> p
     return table.combine_chunks()
 
 
-def split_read(batch: LineBatch, parse: pajson.ParseOptions, only: np.ndarray | None = None
+def split_read(batch: LineBatch, parse: pajson.ParseOptions
                ) -> tuple[list[tuple[np.ndarray, pa.Table]], np.ndarray, pl.DataFrame]:
-    """Read a batch's non-blank UTF-8 lines (or the lines ``only`` lists, all of them
-    such lines) with Arrow, halving failing pieces.
+    """Read a batch's non-blank UTF-8 lines with Arrow, halving failing pieces.
 
     Returns the pieces that read (line indices, table), the indices of lines left for
     a line-by-line reader, and the lines that are not UTF-8 (``line``, ``raw``).
     """
+    keep = ~batch.blank
     bad = batch.not_utf8
-    if only is None:
-        indices = readable(batch)
-        whole = len(indices) == len(batch)
-    else:
-        indices, whole, bad = only, False, np.zeros(0, dtype=np.int64)
+    keep[bad] = False
+    indices = np.flatnonzero(keep)
+    whole = len(bad) == 0
     good: list[tuple[np.ndarray, pa.Table]] = []
     left: list[np.ndarray] = []
     stack = [indices]
@@ -125,210 +113,19 @@ def split_read(batch: LineBatch, parse: pajson.ParseOptions, only: np.ndarray | 
     return good, rest, not_utf8
 
 
-def readable(batch: LineBatch) -> np.ndarray:
-    """Indices of the batch's lines that are neither blank nor bad UTF-8."""
-    keep = ~batch.blank
-    keep[batch.not_utf8] = False
-    return np.flatnonzero(keep)
-
-
-def parse_batch(batch: LineBatch, source: str, con: duckdb.DuckDBPyConnection, *,
-                fast_reader: bool = True) -> RawBatch:
-    """Parse one batch of lines: every non-blank line becomes a hand or a reject.
-    (``fast_reader=False`` sends every line the general way, for tests.)"""
-    indices = readable(batch)
-    fast, slow = _decoded(batch, indices) if fast_reader else (None, indices)
-    parts = [fast] if fast is not None else []
-    not_utf8 = pl.DataFrame({"line": (batch.not_utf8 + batch.first_line).astype(np.int64),
-                             "raw": batch.texts(batch.not_utf8)},
-                            schema={"line": pl.Int64, "raw": pl.String})
-    good: list[tuple[np.ndarray, pa.Table]] = []
-    rest = np.zeros(0, dtype=np.int64)
-    if len(slow):
-        good, rest, _ = split_read(batch, _PARSE, slow)
-    parts += [_from_arrow(table, batch.first_line + piece, batch, piece, con)
-              for piece, table in good]
+def parse_batch(batch: LineBatch, source: str, con: duckdb.DuckDBPyConnection) -> RawBatch:
+    """Parse one batch of lines: every non-blank line becomes a hand or a reject."""
+    good, rest, not_utf8 = split_read(batch, _PARSE)
+    parts = [_from_arrow(table, batch.first_line + piece, batch, piece, con)
+             for piece, table in good]
     rejects = [_rejects(source, not_utf8, pl.lit("line is not UTF-8 text"))]
     if len(rest):
-        line_by_line, line_rejects = _from_duckdb(batch, rest, source, con)
-        parts.append(line_by_line)
-        rejects.append(line_rejects)
+        slow, slow_rejects = _from_duckdb(batch, rest, source, con)
+        parts.append(slow)
+        rejects.append(slow_rejects)
     hands, seats, cards = combine(parts)
     return RawBatch(source=source, lines=batch, hands=hands, seats=seats, cards=cards,
                     rejects=pl.concat(rejects))
-
-
-# The fast reader: msgspec for the hand and its seats, the scan for the cards.
-
-_Int64 = Annotated[int, msgspec.Meta(ge=-(1 << 63), le=(1 << 63) - 1)]
-_NULL = msgspec.Raw(b"null")
-
-
-class _Player(msgspec.Struct, gc=False):
-    seat: _Int64 | None = None
-    name: str | None = None
-    fantasyland: bool | None = None
-    timed_out: bool | None = None
-    surrendered: bool | None = None
-    reported_points: float | None = None
-    top: msgspec.Raw = _NULL
-    middle: msgspec.Raw = _NULL
-    bottom: msgspec.Raw = _NULL
-    streets: msgspec.Raw = _NULL
-
-
-class _Hand(msgspec.Struct, forbid_unknown_fields=True, gc=False):  # Arrow keeps unknown keys
-    format: str | None = None
-    hand_id: str | None = None
-    session_id: str | None = None
-    played_at: str | None = None
-    variant: str | None = None
-    ruleset: str | None = None
-    point_value: float | None = None
-    button: _Int64 | None = None
-    players: list[_Player] | None = None
-
-
-_DECODER = msgspec.json.Decoder(_Hand)
-_MAX_FAILED = 64  # lines failing the decode in one batch before the rest goes to Arrow
-
-
-def _decoded(batch: LineBatch, indices: np.ndarray
-             ) -> tuple[tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame] | None, np.ndarray]:
-    """The frames of the lines the fast reader reads, and the indices of the others."""
-    if not len(indices):
-        return None, indices
-    if len(indices) == len(batch):
-        lines = batch.data.split(b"\n")[:-1]
-    else:
-        starts = batch.starts
-        lines = [batch.data[int(starts[i]):int(starts[i + 1]) - 1] for i in indices]
-    hands, failed = _decode(lines)
-    decoded = np.ones(len(lines), dtype=bool)
-    decoded[sorted(failed)] = False
-    read = indices[decoded]
-    frames, refused = _frames(hands, read + batch.first_line)
-    if len(refused):  # lines whose cards the scan turned away: read the others again
-        keep = np.ones(len(hands), dtype=bool)
-        keep[refused] = False
-        hands = list(compress(hands, keep))
-        frames, _ = _frames(hands, read[keep] + batch.first_line)
-        read = read[keep]
-    slow = np.setdiff1d(indices, read)
-    return (frames if hands else None), slow
-
-
-def _decode(lines: list[bytes]) -> tuple[list[_Hand], set[int]]:
-    """Decode each line as a document of its own, the lines in runs of one call each; a
-    run that fails is halved until the failing lines are found (after a few, the rest of
-    the batch is set aside too). Returns the hands of the lines that decoded, in order,
-    and the indices of the others."""
-    decoded: list[_Hand] = []
-    failed: set[int] = set()
-
-    def run(lo: int, hi: int) -> None:
-        if len(failed) >= _MAX_FAILED:
-            failed.update(range(lo, hi))
-            return
-        try:
-            hands = list(map(_DECODER.decode, lines[lo:hi]))
-        except (msgspec.ValidationError, msgspec.DecodeError):
-            if hi - lo == 1:
-                failed.add(lo)
-                return
-            mid = (lo + hi) // 2
-            run(lo, mid)
-            run(mid, hi)
-            return
-        decoded.extend(hands)
-
-    if lines:
-        run(0, len(lines))
-    return decoded, failed
-
-
-def _strings(items: Sequence[object], name: str) -> pl.Series:
-    return pl.Series(name, list(map(attrgetter(name), items)), dtype=pl.String)
-
-
-def _frames(hands: list[_Hand], lines: np.ndarray
-            ) -> tuple[tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame], np.ndarray]:
-    """The raw frames of decoded hands (``lines``: their line numbers), and the
-    positions in ``hands`` of those whose cards the scan would not read."""
-    n = len(hands)
-    seat_lists = list(map(attrgetter("players"), hands))
-    has_players = np.fromiter(map(_given, seat_lists), dtype=bool, count=n)
-    per_hand = np.zeros(n, dtype=np.int64)
-    truthy = np.fromiter(map(bool, seat_lists), dtype=bool, count=n)
-    per_hand[truthy] = np.fromiter(map(len, filter(None, seat_lists)), dtype=np.int64,
-                                   count=int(truthy.sum()))
-    players: list[_Player] = list(chain.from_iterable(filter(None, seat_lists)))
-    seat_hand = np.repeat(np.arange(n, dtype=np.int64), per_hand)
-    seat_index = np.arange(len(players), dtype=np.int64) - np.repeat(
-        exclusive_cumsum(per_hand), per_hand) + 1
-    streets = scan.scan_streets(list(map(attrgetter("streets"), players)))
-    rows = [scan.scan_cards(list(map(attrgetter(name), players)), KIND_NAMES.index(name))
-            for name in _ROWS]
-    seat_ok = streets.ok & rows[0].ok & rows[1].ok & rows[2].ok
-    if not seat_ok.all():
-        return (empty(RAW_HANDS_SCHEMA), empty(RAW_SEATS_SCHEMA), empty(RAW_CARDS_SCHEMA)), \
-            np.unique(seat_hand[~seat_ok])
-
-    frame = pl.DataFrame([_strings(hands, name) for name in
-                          ("format", "hand_id", "session_id", "played_at", "variant", "ruleset")])
-    hands_frame = frame.with_columns(
-        hand=pl.int_range(n, dtype=pl.Int64),
-        line=pl.Series(lines, dtype=pl.Int64),
-        n_lines=pl.lit(1, dtype=pl.Int64),
-        point_value=pl.Series(list(map(attrgetter("point_value"), hands)), dtype=pl.Float64),
-        button=pl.Series(list(map(attrgetter("button"), hands)), dtype=pl.Int64),
-        extra=pl.lit(None, dtype=pl.String),
-        error=hand_errors(pl.Series(has_players)),
-    )
-    has_rows = ~(rows[0].null & rows[1].null & rows[2].null)
-    seats = pl.DataFrame({
-        "hand": seat_hand, "seat_index": seat_index,
-        "seat": pl.Series(list(map(attrgetter("seat"), players)), dtype=pl.Int64),
-        "player": _strings(players, "name"),
-        **{flag: pl.Series(list(map(attrgetter(flag), players)), dtype=pl.Boolean)
-           for flag in ("fantasyland", "timed_out", "surrendered")},
-        "reported_points": pl.Series(list(map(attrgetter("reported_points"), players)),
-                                     dtype=pl.Float64),
-        "has_streets": ~streets.null, "n_streets": streets.count, "has_rows": has_rows,
-    }).with_columns(
-        pl.col("fantasyland", "timed_out", "surrendered").fill_null(False),
-        error=seat_errors(),
-    )
-    return (conform(hands_frame, RAW_HANDS_SCHEMA), conform(seats, RAW_SEATS_SCHEMA),
-            _cards(streets, rows, seat_hand, seat_index)), np.zeros(0, dtype=np.int64)
-
-
-def _given(value: object) -> bool:
-    return value is not None
-
-
-def _cards(streets: scan.Scan, rows: list[scan.Scan], seat_hand: np.ndarray,
-           seat_index: np.ndarray) -> pl.DataFrame:
-    """The cards frame in its order: kind by kind, a kind's street cards before the
-    final rows given, each in seat, street and list order."""
-    pieces: list[tuple[scan.Scan, np.ndarray]] = []
-    for kind, name in enumerate(KIND_NAMES):
-        pieces.append((streets, np.flatnonzero(streets.kind == kind)))
-        if name in _ROWS:
-            row = rows[_ROWS.index(name)]
-            pieces.append((row, np.arange(len(row.code))))
-    value = np.concatenate([s.value[i] for s, i in pieces])
-    columns = {
-        "hand": seat_hand[value], "seat_index": seat_index[value],
-        "street": np.concatenate([s.street[i] for s, i in pieces]),
-        "kind": np.concatenate([s.kind[i] for s, i in pieces]),
-        "pos": np.concatenate([s.pos[i] for s, i in pieces]),
-        "code": np.concatenate([s.code[i] for s, i in pieces]),
-    }
-    frame = pl.DataFrame({name: pl.Series(name, values, dtype=RAW_CARDS_SCHEMA[name])
-                          for name, values in columns.items()})
-    return frame.with_columns(text=pl.lit(None, dtype=pl.String))
-
 
 
 def combine(parts: list[tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]]
