@@ -1,19 +1,26 @@
-"""Ingest throughput: 3-player Pineapple hands with streets, ofc-hand/1 into DuckDB.
+"""Ingest throughput: 3-player Pineapple hands, ofc-hand/1 into DuckDB, both log forms.
 
-The hand file is generated here, column-wise (numpy deals, polars writes the JSON),
-and cached under ``out/bench/``; the load runs as ``ofcstats ingest`` in a child
-process so its peak RSS is the ingest's own. ``--quick`` loads 50,000 hands.
+Two files of the same hands are generated here, column-wise (numpy deals, polars writes
+the JSON), and cached under ``out/bench/``: street by street (what apps and the
+simulator write) and final rows only. Each is loaded by ``ofcstats ingest`` in a child
+process (so its peak RSS is the ingest's own), next to what merely parsing the same file
+costs: Python's ``json.loads`` line by line, and DuckDB's ``read_json`` into a table.
+Then the street file again (a file already loaded is skipped), and compressed
+(``.gz``, ``.zst``). ``--quick`` uses 50,000 hands instead of 1,000,000.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
+import shutil
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import polars as pl
+import zstandard
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "out" / "bench"
@@ -119,37 +126,127 @@ def write_pineapple_file(path: Path, n: int, seed: int = 7, chunk: int = 50_000)
     return path
 
 
-def run(quick: bool) -> None:
-    """Generate (or reuse) the hand file, ingest it into a new database, print a table."""
-    sys.path.insert(0, str(Path(__file__).parent))
+def final_rows_file(street_file: Path, path: Path) -> Path:
+    """The same hands with each seat's final rows only (the streets' placements summed
+    up), written a chunk at a time."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".partial")
+    with street_file.open("rb") as src, partial.open("wb") as out:
+        while chunk := src.readlines(64 << 20):
+            frame = pl.DataFrame({"line": [c.rstrip(b"\n").decode() for c in chunk]})
+            rows = frame.select(pl.col("line").str.json_decode(_STREET_HAND)).unnest("line")
+            seats = rows.with_row_index("i").explode("players").unnest("players").select(
+                "i", "seat", "name",
+                *[pl.col("streets").list.eval(
+                    pl.element().struct.field(row).explode().drop_nulls()).alias(row)
+                  for row in ("top", "middle", "bottom")])
+            players = seats.group_by("i", maintain_order=True).agg(
+                pl.struct("seat", "name", "top", "middle", "bottom").alias("players"))
+            hands = rows.drop("players").with_row_index("i").join(players, on="i").drop("i")
+            out.write(hands.write_ndjson().encode())
+    partial.rename(path)
+    return path
+
+
+_CARDS = pl.List(pl.String)
+_STREET_HAND = pl.Struct({
+    "format": pl.String, "hand_id": pl.String, "session_id": pl.String,
+    "played_at": pl.String, "variant": pl.String, "button": pl.Int64,
+    "players": pl.List(pl.Struct({"seat": pl.Int64, "name": pl.String, "streets": pl.List(
+        pl.Struct(dict.fromkeys(_KINDS, _CARDS)))})),
+})
+
+_JSON_LOADS = """
+import json, sys
+with open(sys.argv[1], "rb") as f:
+    for line in f:
+        json.loads(line)
+"""
+_DUCKDB_READ_JSON = """
+import duckdb, sys
+con = duckdb.connect()
+con.execute("CREATE TABLE raw AS SELECT * FROM read_json(?, format='newline_delimited')",
+            [sys.argv[1]])
+"""
+
+
+def _ingest(path: Path, db: Path, fresh: bool = True) -> tuple[float, int, dict[str, object]]:
     from timing import timed_child  # noqa: PLC0415 - a sibling script
 
-    n = QUICK if quick else FULL
-    path = OUT / f"pineapple-3p-{n}.jsonl"
-    if not path.exists():
-        started = time.perf_counter()
-        write_pineapple_file(path, n)
-        print(f"generated {path.relative_to(ROOT)} in {time.perf_counter() - started:.1f}s")
-    db = OUT / f"ingest-{n}.duckdb"
-    for stale in (db, db.with_name(db.name + ".wal")):
-        stale.unlink(missing_ok=True)
+    if fresh:
+        for stale in (db, db.with_name(db.name + ".wal")):
+            stale.unlink(missing_ok=True)
     command = [str(Path(sys.executable).parent / "ofcstats"), "ingest", str(path),
                "--db", str(db), "--json", "--quiet"]
     seconds, peak_kb, stdout = timed_child(command)
-    summary = json.loads(stdout)
-    size_mb = path.stat().st_size / 1e6
-    rows = [
-        ("hands loaded", f"{summary['hands']:,}"),
-        ("file size", f"{size_mb:,.0f} MB ({path.stat().st_size / n:,.0f} bytes a hand)"),
-        ("wall time (process)", f"{seconds:.1f} s"),
-        ("hands/s", f"{summary['hands'] / seconds:,.0f}"),
-        ("MB/s", f"{size_mb / seconds:,.0f}"),
-        ("peak RSS", f"{peak_kb / 1024:,.0f} MB"),
-        ("database size", f"{db.stat().st_size / 1e6:,.0f} MB"),
-    ]
-    width = max(len(k) for k, _ in rows)
-    for key, value in rows:
-        print(f"  {key:<{width}}  {value}")
+    return seconds, peak_kb, json.loads(stdout)
+
+
+def _parse_only(script: str, path: Path) -> tuple[float, int]:
+    from timing import timed_child  # noqa: PLC0415 - a sibling script
+
+    seconds, peak_kb, _ = timed_child([sys.executable, "-c", script, str(path)])
+    return seconds, peak_kb
+
+
+def _compressed(path: Path, suffix: str) -> Path:
+    target = path.with_name(path.name + suffix)
+    if not target.exists():
+        partial = target.with_name(target.name + ".partial")
+        with path.open("rb") as src, partial.open("wb") as raw:
+            if suffix == ".gz":
+                with gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=6) as out:
+                    shutil.copyfileobj(src, out, 8 << 20)
+            else:
+                zstandard.ZstdCompressor(level=3).copy_stream(src, raw)
+        partial.rename(target)
+    return target
+
+
+def run(quick: bool) -> None:
+    """Generate (or reuse) the files, load each into a new database, print a table."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    n = QUICK if quick else FULL
+    streets = OUT / f"pineapple-3p-{n}.jsonl"
+    rows = OUT / f"pineapple-3p-{n}-final-rows.jsonl"
+    started = time.perf_counter()
+    if not streets.exists():
+        write_pineapple_file(streets, n)
+    if not rows.exists():
+        final_rows_file(streets, rows)
+    if time.perf_counter() - started > 1:
+        print(f"generated the files in {time.perf_counter() - started:.1f}s")
+    lines = []
+    for label, path in (("street by street", streets), ("final rows", rows)):
+        size_mb = path.stat().st_size / 1e6
+        db = OUT / f"ingest-{path.stem}.duckdb"
+        seconds, peak_kb, summary = _ingest(path, db)
+        assert summary["hands"] == n, summary
+        loads, _ = _parse_only(_JSON_LOADS, path)
+        duck, duck_kb = _parse_only(_DUCKDB_READ_JSON, path)
+        lines.append(f"{label}: {size_mb:,.0f} MB, {path.stat().st_size / n:,.0f} bytes a hand")
+        lines.append(f"  ofcstats ingest         {seconds:6.1f} s  {n / seconds:>9,.0f} hands/s  "
+                     f"{size_mb / seconds:5,.0f} MB/s  peak RSS {peak_kb / 1024:,.0f} MB  "
+                     f"(database {db.stat().st_size / 1e6:,.0f} MB)")
+        lines.append(f"  json.loads, per line    {loads:6.1f} s  {n / loads:>9,.0f} hands/s  "
+                     f"{size_mb / loads:5,.0f} MB/s  (parse only, nothing kept)")
+        lines.append(f"  DuckDB read_json        {duck:6.1f} s  {n / duck:>9,.0f} hands/s  "
+                     f"{size_mb / duck:5,.0f} MB/s  peak RSS {duck_kb / 1024:,.0f} MB  "
+                     "(to a table, types guessed, nothing checked)")
+        if path == streets:
+            again, _, skipped = _ingest(path, db, fresh=False)
+            assert skipped["skipped"] == 1, skipped
+            lines.append(f"  ingest again (skipped)  {again:6.1f} s  whole process: start, "
+                         "hash the file, look it up")
+    for suffix in (".gz", ".zst"):
+        packed = _compressed(streets, suffix)
+        seconds, peak_kb, summary = _ingest(packed, OUT / f"ingest-{packed.name}.duckdb")
+        assert summary["hands"] == n, summary
+        lines.append(f"street by street{suffix:<4}     {seconds:6.1f} s  {n / seconds:>9,.0f} "
+                     f"hands/s  ({packed.stat().st_size / 1e6:,.0f} MB on disk)  peak RSS "
+                     f"{peak_kb / 1024:,.0f} MB")
+    for line in lines:
+        print(f"  {line}")
 
 
 if __name__ == "__main__":

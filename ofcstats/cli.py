@@ -552,7 +552,8 @@ def simulate(
 @app.command()
 def ingest(
     paths: Annotated[list[Path], typer.Argument(
-        help="Log files, or directories to search for them (recursively).",
+        help="Log files, directories to search for them (recursively), or patterns such "
+        "as 'logs/**/*.jsonl.gz'.",
         show_default=False)],
     db: DbOption = None,
     input_format: Annotated[str | None, typer.Option(
@@ -563,13 +564,18 @@ def ingest(
     quiet: QuietOption = False,
     wait: WaitOption = None,
     as_json: JsonFlag = False,
+    load_changed: Annotated[bool, typer.Option(
+        "--load-changed", help="Load a file that changed since it was loaded (not just "
+        "grew); by default it is reported and left out.")] = False,
 ) -> None:
     """Load hand logs into the database, each file in one transaction.
 
-    Loading the same hands again adds nothing; a different hand under a stored id is
-    rejected as a conflict. Rejected hands are kept, with the reason, in the rejects
-    table. Exit code 1 when anything was rejected; 2, with nothing created, when an
-    input is missing.
+    A file already loaded (same content, any name) is skipped; one that grew loads its
+    new lines only; one that changed otherwise is reported and left out. Loading the same
+    hands again adds nothing; a different hand under a stored id is rejected as a
+    conflict. Rejected hands are kept, with the reason, in the rejects table. Exit code 1
+    when anything was rejected or left out; 2, with nothing created, when an input is
+    missing.
 
     Example: ofcstats ingest logs/ --db club.duckdb
     """
@@ -581,7 +587,8 @@ def ingest(
         with progress_bar("ingest", _on_terminal(quiet or shown is SummaryFormat.json),
                           in_bytes=True) as update:
             summary = ingesting.ingest(paths, database, input_format, progress=update,
-                                       wait=wait)
+                                       load_changed=load_changed, wait=wait,
+                                       on_wait=lambda note: typer.echo(note, err=True))
     except OfcstatsError as error:
         raise fail_with(error) from None
     if shown is SummaryFormat.json:
@@ -606,9 +613,10 @@ def _summary_format(output: str, as_json: bool) -> SummaryFormat:
 def _print_summary(summary: ingesting.IngestSummary) -> None:
     files = len(summary.files)
     conflicts = f" ({summary.conflicts} conflicts)" if summary.conflicts else ""
-    typer.echo(f"{files} file{'s' if files != 1 else ''}: {summary.hands:,} hands loaded, "
-               f"{summary.duplicates:,} duplicates skipped, {summary.rejected:,} rejected"
-               f"{conflicts} in {summary.seconds:.1f}s -> {summary.database}")
+    skipped = f" ({summary.skipped} already loaded, skipped)" if summary.skipped else ""
+    typer.echo(f"{files} file{'s' if files != 1 else ''}{skipped}: {summary.hands:,} hands "
+               f"loaded, {summary.duplicates:,} duplicates skipped, {summary.rejected:,} "
+               f"rejected{conflicts} in {summary.seconds:.1f}s -> {summary.database}")
     for reject in summary.first_rejects:
         where = reject.path if reject.line is None else f"{reject.path}:{reject.line}"
         typer.echo(f"{where}: {reject.reason}", err=True)

@@ -1,15 +1,20 @@
 """Ingest: log files into the store, each file in one transaction.
 
-Parsing and checking run on worker threads a few batches ahead of the inserts (Arrow,
-numpy, Polars and DuckDB release the interpreter lock, so they overlap on two cores);
-the queues between them hold a few batches, so the Python side's memory does not grow
-with the file. A crash or kill mid-file leaves the database as before that file.
+Before a file is read its content is looked up: a file whose content (BLAKE3 hash,
+whatever its name or path) is already loaded is skipped; a file loaded before at the
+same path that has only grown (lines appended) loads its new lines only; one that has
+changed otherwise is reported and not loaded. Parsing and checking run on worker
+threads a few batches ahead of the inserts (Arrow, numpy, Polars and DuckDB release the
+interpreter lock, so they overlap on two cores), and the next file starts being read
+while the last batches of the one before are stored; the queues between them hold a few
+batches, so the Python side's memory does not grow with the file. A crash or kill
+mid-file leaves the database as before that file.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
+import glob
 import os
 import queue
 import threading
@@ -19,20 +24,24 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
+import blake3
+import duckdb
 import polars as pl
 
 from ofcstats import formats
-from ofcstats.errors import HandError, OfcstatsError, UsageError
-from ofcstats.formats.lines import BATCH_BYTES
+from ofcstats.errors import HandError, OfcstatsError, StoreError, UsageError
+from ofcstats.formats.lines import BATCH_BYTES, Tally
 from ofcstats.paths import writable_file
 from ofcstats.records import HandBatch, reject_rows
-from ofcstats.store import DEFAULT_DB, Store
+from ofcstats.store import DEFAULT_DB, FileLoad, Store
 
 LOG_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv")
 COMPRESSED_SUFFIXES = (".gz", ".zst")
 FIRST_REASONS = 10
 APPEND_HANDS = 40_000  # hands per insert: about one DuckDB row group of seats
 PARSE_WORKERS = 2  # batches parsed at once; with the inserts, enough for two cores
+LOCK_WAIT = 600.0  # seconds to wait for another process to finish with the database
+_HASH_CHUNK = 8 << 20
 
 Progress = Callable[[int, int], None]
 """Called with (bytes read so far, bytes in all files)."""
@@ -55,12 +64,14 @@ class FileSummary:
     path: str
     format: str | None = None
     size: int = 0
-    sha256: str | None = None
+    content_hash: str | None = None  # BLAKE3 of the file's bytes as on disk
     hands: int = 0
     duplicates: int = 0
     conflicts: int = 0
     rejected: int = 0
     problem: str | None = None  # why the file as a whole was not (fully) read
+    skipped: str | None = None  # why the file was not read at all: its content is loaded
+    first_line: int = 1  # the first line read (after the lines of an earlier load)
     seconds: float = 0.0
 
 
@@ -94,6 +105,11 @@ class IngestSummary:
         return sum(f.rejected for f in self.files)
 
     @property
+    def skipped(self) -> int:
+        """Files not read because their content was already loaded."""
+        return sum(f.skipped is not None for f in self.files)
+
+    @property
     def clean(self) -> bool:
         """Nothing rejected and every file read."""
         return self.rejected == 0 and not any(f.problem for f in self.files)
@@ -103,7 +119,8 @@ class IngestSummary:
         return {
             "database": self.database, "files": len(self.files), "hands": self.hands,
             "duplicates": self.duplicates, "conflicts": self.conflicts,
-            "rejected": self.rejected, "seconds": round(self.seconds, 3),
+            "rejected": self.rejected, "skipped": self.skipped,
+            "seconds": round(self.seconds, 3),
             "per_file": [asdict(f) for f in self.files],
             "first_rejects": [asdict(r) for r in self.first_rejects],
         }
@@ -117,10 +134,18 @@ def default_database() -> Path:
 def collect_paths(paths: Iterable[Path]) -> list[Path]:
     """Files named, and log files under directories named (recursively, in name order);
     each file once. A directory contributes files ending in .jsonl, .ndjson, .json or
-    .csv, optionally followed by .gz or .zst; hidden files are skipped."""
+    .csv, optionally followed by .gz or .zst; hidden files are skipped. A name that is
+    no file but a pattern (``logs/2026-*.jsonl.gz``, ``**`` for any depth) stands for
+    what it matches, in name order."""
     found: list[Path] = []
     seen: set[Path] = set()
+    expanded: list[Path] = []
     for path in paths:
+        if not path.exists() and any(c in str(path) for c in "*?["):
+            expanded += sorted(Path(p) for p in glob.glob(str(path), recursive=True))
+        else:
+            expanded.append(path)
+    for path in expanded:
         if path.is_dir():
             inside = sorted(p for p in path.rglob("*") if p.is_file() and _is_log(p)
                             and not any(part.startswith(".") for part in p.relative_to(path).parts))
@@ -157,14 +182,18 @@ def _is_log(path: Path) -> bool:
 
 def ingest(paths: Iterable[Path], database: Path | str | None = None,
            format_name: str | None = None, progress: Progress | None = None,
-           batch_bytes: int = BATCH_BYTES, first_reasons: int = FIRST_REASONS,
-           wait: float | None = None) -> IngestSummary:
+           batch_bytes: int = BATCH_BYTES, first_reasons: int = FIRST_REASONS, *,
+           load_changed: bool = False, wait: float | None = None,
+           on_wait: Callable[[str], None] | None = None) -> IngestSummary:
     """Load log files (and directories of them) into the store at ``database``.
 
     Inputs are checked before the database is opened: a path that does not exist, a
     directory without logs or a database that cannot be created is a
-    :class:`~ofcstats.errors.UsageError`, and nothing is created. ``wait``: seconds to
-    wait for a database another program holds (see :class:`~ofcstats.store.Store`).
+    :class:`~ofcstats.errors.UsageError`, and nothing is created. ``load_changed`` loads
+    a file that changed since it was loaded at the same path (its hands then meet the
+    stored ones as any file's do); by default it is only reported. ``wait``: seconds to
+    wait for a database another program holds (see :class:`~ofcstats.store.Store`;
+    ``on_wait`` is told when the waiting starts).
     """
     started = time.perf_counter()
     if format_name is not None:
@@ -174,52 +203,202 @@ def ingest(paths: Iterable[Path], database: Path | str | None = None,
     db = Path(database) if database is not None else default_database()
     check_inputs(paths, files, db)
     sizes = [_size(p) for p in files]
-    total = sum(sizes)
     summary = IngestSummary(database=str(db))
-    done_before = 0
-    with Store(db, wait=wait) as store:
-        for path, size in zip(files, sizes, strict=True):
-            def file_progress(done: int, base: int = done_before) -> None:
-                if progress is not None:
-                    progress(base + done, total)
-
-            result = _ingest_file(store, path, size, format_name, file_progress, batch_bytes,
-                                  summary, first_reasons)
-            summary.files.append(result)
-            done_before += size
-            if progress is not None:
-                progress(done_before, total)
+    report = _Progress(progress, sum(sizes))
+    with Store(db, wait=wait, on_wait=on_wait) as store, contextlib.ExitStack() as readers:
+        run = _Run(store, format_name, batch_bytes, load_changed)
+        ahead: _Job | None = None
+        for index, (path, size) in enumerate(zip(files, sizes, strict=True)):
+            if ahead is None:
+                job = run.job(path, size, report.part(index))
+                if job.reader is not None:
+                    readers.callback(job.reader.close)
+            else:
+                job, ahead = ahead, None
+            if index + 1 < len(files) and not run.pending_like(sizes[index + 1]):
+                # The next file starts being read while this one's last batches are stored.
+                ahead = run.job(files[index + 1], sizes[index + 1], report.part(index + 1))
+                if ahead.reader is not None:
+                    readers.callback(ahead.reader.close)
+            summary.files.append(_do(store, job, db, summary, first_reasons))
+            run.done(job, summary.files[-1])
+            report.finish(index, size)
         if summary.hands:
-            store.compact()
+            _guarded(store.compact, db, None)
     summary.seconds = time.perf_counter() - started
     return summary
 
 
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return 0
+class _Progress:
+    """Bytes read of all files, summed over the files being read at once."""
+
+    def __init__(self, progress: Progress | None, total: int) -> None:
+        self.progress, self.total = progress, total
+        self.done: dict[int, int] = {}
+        self.lock = threading.Lock()
+
+    def part(self, index: int) -> Callable[[int], None]:
+        def update(done: int) -> None:
+            self.set(index, done)
+        return update
+
+    def set(self, index: int, done: int) -> None:
+        if self.progress is None:
+            return
+        with self.lock:
+            self.done[index] = max(done, self.done.get(index, 0))
+            self.progress(sum(self.done.values()), self.total)
+
+    def finish(self, index: int, size: int) -> None:
+        self.set(index, size)
 
 
-def _ingest_file(store: Store, path: Path, size: int, format_name: str | None,
-                 progress: Callable[[int], None], batch_bytes: int, summary: IngestSummary,
-                 first_reasons: int) -> FileSummary:
+@dataclass
+class _Job:
+    """One file to do: load it (from a line on), skip it, or report it."""
+
+    path: Path
+    size: int
+    format: str | None = None
+    problem: str | None = None  # the file cannot be read (or changed): report, load nothing
+    changed: bool = False  # it changed since it was loaded: reported, nothing recorded
+    empty: bool = False
+    skipped: str | None = None
+    content_hash: str | None = None  # known before reading when the file was looked up
+    start: int = 0
+    first_line: int = 1
+    continues: FileLoad | None = None
+    reader: _Ahead[HandBatch] | None = None
+    digest: blake3.blake3 | None = None
+    tally: Tally = field(default_factory=Tally)
+
+
+class _Run:
+    """What an ingest run decides per file, and the contents loaded so far in the run."""
+
+    def __init__(self, store: Store, format_name: str | None, batch_bytes: int,
+                 load_changed: bool) -> None:
+        self.store, self.format_name, self.batch_bytes = store, format_name, batch_bytes
+        self.load_changed = load_changed
+        self.sizes = store.loaded_sizes()
+        self.hashes: dict[str, str] = {}  # content hash -> path, for files of this run
+        self.pending: set[int] = set()  # sizes of files being read, hashes not yet known
+
+    def pending_like(self, size: int) -> bool:
+        """Whether a file of this size must wait for the one being read (it may be the
+        same content)."""
+        return size in self.pending
+
+    def job(self, path: Path, size: int, progress: Callable[[int], None]) -> _Job:
+        job = _Job(path=path, size=size)
+        try:
+            self._look_up(job)
+            if job.problem or job.skipped:
+                return job
+            job.format = self.format_name or formats.detect(path)
+        except (HandError, OSError) as error:
+            job.problem = _reason(error, path)
+            job.empty = "the file is empty" in job.problem
+            if job.empty:
+                job.problem = None
+            return job
+        if job.content_hash is None:
+            job.digest = blake3.blake3()
+            self.pending.add(size)
+        job.reader = _ahead(formats.read(
+            path, job.format, progress, self.batch_bytes, job.digest, workers=PARSE_WORKERS,
+            start=job.start, first_line=job.first_line, tally=job.tally))
+        return job
+
+    def _look_up(self, job: _Job) -> None:
+        """Skip a file whose content is loaded; continue one that grew; report one that
+        changed. The file is hashed first only when one of these can be."""
+        path, size = job.path, job.size
+        last = self.store.last_load_of(sorted({str(path), str(path.resolve())}))
+        if size not in self.sizes and last is None:
+            return  # no load of this size, none at this path: nothing to look for
+        grew = last is not None and 0 < last.size < size and _plain(path)
+        content, prefix = _hash(path, last.size if grew and last else None)
+        if content in self.hashes:
+            job.skipped = f"the same content as {self.hashes[content]}, loaded just before"
+            return
+        found = self.store.load_with_content(content)
+        if found is not None:
+            job.skipped = (f"already loaded (from {found.path}, "
+                           f"{found.finished_at:%Y-%m-%d %H:%M})")
+            return
+        job.content_hash = content
+        if last is None:
+            return
+        if grew and prefix == last.content_hash:
+            job.start, job.first_line = _resume_point(path, last)
+            job.continues = last
+            return
+        if not self.load_changed and last.lines > 0:  # (no lines then: nothing to merge)
+            job.changed = True
+            job.problem = (
+                f"the file has changed since it was loaded ({last.finished_at:%Y-%m-%d %H:%M},"
+                f" {last.size:,} bytes; now {size:,}), and not just by lines added at its end;"
+                " nothing from it was loaded: to load it anyway use --load-changed (stored"
+                " hands are skipped, different hands under stored ids are rejected)")
+
+    def done(self, job: _Job, result: FileSummary) -> None:
+        self.pending.discard(job.size)
+        if job.content_hash is None and result.content_hash is not None:
+            job.content_hash = result.content_hash
+        if job.content_hash is not None and result.problem is None:
+            self.hashes[job.content_hash] = str(job.path)
+        self.sizes.add(job.size)
+
+
+def _do(store: Store, job: _Job, db: Path, summary: IngestSummary, first_reasons: int
+        ) -> FileSummary:
+    """Carry out one job and say what it did."""
     started = time.perf_counter()
-    result = FileSummary(path=str(path), size=size)
+    result = FileSummary(path=str(job.path), format=job.format, size=job.size,
+                         first_line=job.first_line, skipped=job.skipped)
+    if job.skipped:
+        return result
+    if job.changed:
+        result.problem = job.problem
+        if len(summary.first_rejects) < FIRST_REASONS:
+            summary.first_rejects.append(Reject(str(job.path), None, None, result.problem or ""))
+        return result
+    if job.problem is not None or job.empty or job.reader is None:
+        return _guarded(lambda: _file_problem(store, job.path, result, job.problem or "",
+                                              summary, started, empty=job.empty),
+                        db, job.path)
+    return _guarded(lambda: _ingest_file(store, job, result, summary, first_reasons, started),
+                    db, job.path)
+
+
+def _guarded(action: Callable[[], T], db: Path, path: Path | None) -> T:
+    """Run a database action; a failure to write (a full disk, say) becomes one clear
+    error. DuckDB undoes the file's transaction, now or when the database next opens."""
     try:
-        result.format = format_name or formats.detect(path)
-    except (HandError, OSError) as error:
-        return _file_problem(store, path, result, _reason(error, path), summary, started,
-                             empty="the file is empty" in str(error))
-    digest = hashlib.sha256()
+        return action()
+    except duckdb.Error as error:
+        first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        full = any(s in first for s in ("No space left", "File too large", "Disk quota"))
+        what = f" while loading {path}" if path is not None else ""
+        hint = "free some disk space, then run this again" if full else \
+            "run this again (with --debug for details)"
+        raise StoreError(
+            f"{db}: could not write to the database{what}: {first}; the database is as it "
+            f"was before {'that file' if path is not None else 'this step'}: {hint}") from error
+
+
+def _ingest_file(store: Store, job: _Job, result: FileSummary, summary: IngestSummary,
+                 first_reasons: int, started: float) -> FileSummary:
+    path = job.path
+    assert job.reader is not None
     try:
         with store.transaction():
-            file_id = store.begin_file(str(path), result.format, size)
-            batches = formats.read(path, result.format, progress, batch_bytes, digest,
-                                   workers=PARSE_WORKERS)
+            file_id = store.begin_file(str(path), job.format, job.size, job.first_line)
+            if job.continues is not None:
+                store.forget_rejects_from(job.continues.file_id, job.first_line)
             pending = HandBatch()
-            for batch in _ahead(batches):
+            for batch in job.reader:
                 # Appends of a few row groups each let DuckDB write them out before the
                 # commit instead of keeping them in memory.
                 pending = formats.merge(pending, batch)
@@ -227,19 +406,73 @@ def _ingest_file(store: Store, path: Path, size: int, format_name: str | None,
                     _store(store, pending, file_id, result, summary, first_reasons)
                     pending = HandBatch()
             _store(store, pending, file_id, result, summary, first_reasons)
-            result.sha256 = digest.hexdigest()
-            store.forget_repeated_rejects(file_id, result.sha256)
+            content = job.content_hash or (job.digest.hexdigest() if job.digest else None)
+            result.content_hash = content
             result.rejected = _rejects_of(store, file_id)
-            store.finish_file(file_id, result.sha256, hands=result.hands,
+            store.finish_file(file_id, content, hands=result.hands,
                               duplicates=result.duplicates, conflicts=result.conflicts,
-                              rejected=result.rejected)
+                              rejected=result.rejected, lines=job.tally.lines)
     except (OfcstatsError, OSError) as error:
-        result = FileSummary(path=str(path), size=size, format=result.format)
+        result = FileSummary(path=str(path), size=job.size, format=job.format,
+                             first_line=job.first_line)
+        # Not recorded as loaded: the next run reads the file again.
         return _file_problem(store, path, result,
                              f"{_reason(error, path)}; nothing from this file was loaded",
-                             summary, started)
+                             summary, started, loaded=False)
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _plain(path: Path) -> bool:
+    """A file that is not compressed (only those are continued from where a load ended)."""
+    with path.open("rb") as f:
+        magic = f.read(4)
+    return magic[:2] != b"\x1f\x8b" and magic != b"\x28\xb5\x2f\xfd"
+
+
+def _hash(path: Path, prefix: int | None) -> tuple[str, str | None]:
+    """The BLAKE3 hash of the file's bytes, and of its first ``prefix`` bytes; read in
+    blocks into one buffer (memory stays flat), each block hashed on all cores."""
+    digest = blake3.blake3(max_threads=blake3.blake3.AUTO)
+    head = None
+    done = 0
+    buffer = bytearray(_HASH_CHUNK)
+    view = memoryview(buffer)
+    with path.open("rb", buffering=0) as f:
+        while True:
+            want = _HASH_CHUNK if prefix is None or done >= prefix else \
+                min(_HASH_CHUNK, prefix - done)
+            n = f.readinto(view[:want])
+            if not n:
+                break
+            digest.update(view[:n])
+            done += n
+            if prefix is not None and done == prefix:
+                head = digest.copy().hexdigest()
+    return digest.hexdigest(), head
+
+
+def _resume_point(path: Path, last: FileLoad) -> tuple[int, int]:
+    """Where a grown file's new lines start: after the last newline of what was loaded
+    (a last line cut short then is read again, whole), and that line's number."""
+    end = last.size
+    with path.open("rb") as f:
+        while end > 0:
+            begin = max(0, end - (1 << 20))
+            f.seek(begin)
+            block = f.read(end - begin)
+            cut = block.rfind(b"\n")
+            if cut >= 0:
+                return begin + cut + 1, last.lines + 1
+            end = begin
+    return 0, 1
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def _store(store: Store, batch: HandBatch, file_id: int, result: FileSummary,
@@ -269,10 +502,11 @@ def _rejects_of(store: Store, file_id: int) -> int:
 
 
 def _file_problem(store: Store, path: Path, result: FileSummary, reason: str,
-                  summary: IngestSummary, started: float, *, empty: bool = False
-                  ) -> FileSummary:
+                  summary: IngestSummary, started: float, *, empty: bool = False,
+                  loaded: bool = True) -> FileSummary:
     """Record a file that could not be read: an empty file loads nothing and is no
-    reject; any other problem is one reject for the whole file."""
+    reject; any other problem is one reject for the whole file. With ``loaded`` its
+    content counts as loaded (a later run skips it); a failure mid-file does not."""
     result.problem = None if empty else reason
     with store.transaction():
         file_id = store.begin_file(str(path), result.format, result.size)
@@ -281,19 +515,15 @@ def _file_problem(store: Store, path: Path, result: FileSummary, reason: str,
             result.rejected = 1
             if len(summary.first_rejects) < FIRST_REASONS:
                 summary.first_rejects.append(Reject(str(path), None, None, reason))
-        store.finish_file(file_id, _sha256(path), hands=0, duplicates=0, conflicts=0,
-                          rejected=result.rejected)
+        store.finish_file(file_id, _content_hash(path) if loaded else None, hands=0,
+                          duplicates=0, conflicts=0, rejected=result.rejected)
     result.seconds = time.perf_counter() - started
     return result
 
 
-def _sha256(path: Path) -> str | None:
+def _content_hash(path: Path) -> str | None:
     try:
-        digest = hashlib.sha256()
-        with path.open("rb") as f:
-            while chunk := f.read(1 << 20):
-                digest.update(chunk)
-        return digest.hexdigest()
+        return _hash(path, None)[0]
     except OSError:
         return None
 
@@ -311,44 +541,60 @@ T = TypeVar("T")
 _DONE = object()
 
 
-def _ahead(items: Iterator[T], depth: int = 2) -> Iterator[T]:
-    """Run ``items`` on a worker thread, at most ``depth`` items ahead of the caller.
+class _Ahead(Iterator[T]):
+    """Run ``items`` on a worker thread, started at once, at most ``depth`` items ahead
+    of the caller.
 
-    An error in the worker is raised in the caller; when the caller stops early, the
-    worker stops at its next item.
+    An error in the worker is raised in the caller; :meth:`close` (also when the caller
+    stops early) stops the worker at its next item.
     """
-    handoff: queue.Queue[object] = queue.Queue(maxsize=depth)
-    stop = threading.Event()
 
-    def work() -> None:
+    def __init__(self, items: Iterator[T], depth: int = 2) -> None:
+        self.items = items
+        self.handoff: queue.Queue[object] = queue.Queue(maxsize=depth)
+        self.stop = threading.Event()
+        self.finished = False
+        self.worker = threading.Thread(target=self._work, name="ofcstats-parse", daemon=True)
+        self.worker.start()
+
+    def _work(self) -> None:
         try:
-            with contextlib.closing(items):  # type: ignore[type-var]
-                for item in items:
-                    while not stop.is_set():
+            with contextlib.closing(self.items):  # type: ignore[type-var]
+                for item in self.items:
+                    while not self.stop.is_set():
                         try:
-                            handoff.put(item, timeout=0.1)
+                            self.handoff.put(item, timeout=0.1)
                             break
                         except queue.Full:
                             continue
-                    if stop.is_set():
+                    if self.stop.is_set():
                         return
-            handoff.put(_DONE)
+            self.handoff.put(_DONE)
         except BaseException as error:  # handed to the caller, who raises it
-            handoff.put(error)
+            self.handoff.put(error)
 
-    worker = threading.Thread(target=work, name="ofcstats-parse", daemon=True)
-    worker.start()
-    try:
-        while True:
-            item = handoff.get()
-            if item is _DONE:
-                return
-            if isinstance(item, BaseException):
-                raise item
-            yield item  # type: ignore[misc]
-    finally:
-        stop.set()
-        while worker.is_alive():
+    def __next__(self) -> T:
+        if self.finished:
+            raise StopIteration
+        item = self.handoff.get()
+        if item is _DONE:
+            self.close()
+            raise StopIteration
+        if isinstance(item, BaseException):
+            self.close()
+            raise item
+        return item  # type: ignore[return-value]
+
+    def close(self) -> None:
+        """Stop the worker and wait for it."""
+        self.finished = True
+        self.stop.set()
+        while self.worker.is_alive():
             with contextlib.suppress(queue.Empty):
-                handoff.get(timeout=0.1)
-        worker.join()
+                self.handoff.get(timeout=0.1)
+        self.worker.join()
+
+
+def _ahead(items: Iterator[T], depth: int = 2) -> _Ahead[T]:
+    """See :class:`_Ahead`."""
+    return _Ahead(items, depth)

@@ -26,7 +26,7 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -366,17 +366,43 @@ SELECT h.hand_id, h.session_id, h.played_at, h.variant, d.*
 FROM decisions d JOIN hands h USING (hand_key);
 """
 
+
+# Version 6: what loading needs to skip a file already loaded, continue a file that has
+# grown and notice one that has changed. The content hash is BLAKE3 (several times
+# faster than SHA-256, so a file already loaded is recognised in well under a second per
+# million hands); ``sha256`` stays for the loads made before.
+_V6 = """
+ALTER TABLE ingested_files ADD COLUMN content_hash VARCHAR;
+ALTER TABLE ingested_files ADD COLUMN lines BIGINT;
+ALTER TABLE ingested_files ADD COLUMN first_line BIGINT;
+"""
+
+
 MIGRATIONS: list[tuple[int, str, Sequence[Step]]] = [
     (1, "hands, seats, placements, ingested files, rejects", (_V1, _fill_cards)),
     (2, "rulesets, scored sessions and results of rescoring", (_V2,)),
     (3, "results and showdowns in INTEGER columns, for faster writes", (_V3,)),
     (4, "rulesets know their variants; results say which rows are what-ifs", (_V4,)),
     (5, "decisions: what each logged placement cost, from ofcstats review", (_V5,)),
+    (6, "content hash, lines and first line of each file load", (_V6,)),
 ]
 """``(version, description, steps)`` in order; a later stage appends, never edits."""
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 DEFAULT_DB = "ofcstats.duckdb"
+
+
+@dataclass(frozen=True)
+class FileLoad:
+    """A finished load of a file, as ``ingested_files`` records it."""
+
+    file_id: int
+    path: str
+    size: int
+    content_hash: str
+    lines: int  # complete lines the file had (a last line without a newline not counted)
+    first_line: int
+    finished_at: datetime
 
 
 @dataclass(frozen=True)
@@ -460,15 +486,18 @@ class Store:
     ``read_only`` opens it for reading alone: any number of readers may share it, and a
     reader never changes it (an out-of-date schema is then an error naming the command
     that upgrades it). When another program holds the file, opening waits up to ``wait``
-    seconds (default :func:`lock_wait`) for it, then says who holds it.
+    seconds (default :func:`lock_wait`) for it (``on_wait`` is told once, when the
+    waiting starts), then says who holds it.
     """
 
     def __init__(self, path: Path | str, *, read_only: bool = False,
-                 wait: float | None = None) -> None:
+                 wait: float | None = None,
+                 on_wait: Callable[[str], None] | None = None) -> None:
         self.path = Path(path)
         patience = lock_wait(wait)
         deadline = time.monotonic() + patience
         pause = 0.05
+        told = False
         while True:
             try:
                 self.con = duckdb.connect(str(path), read_only=read_only)
@@ -479,6 +508,10 @@ class Store:
                                      f"{str(error).splitlines()[0]}") from None
                 if time.monotonic() >= deadline:
                     raise StoreError(_locked_message(self.path, error, patience)) from None
+                if on_wait is not None and not told:
+                    on_wait(f"{path}: the database is in use by another program; waiting up "
+                            f"to {patience:g} s for it")
+                    told = True
                 time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
                 pause = min(pause * 2, 1.0)
         if read_only:
@@ -560,30 +593,70 @@ class Store:
         try:
             yield
         except BaseException:
-            self.con.execute("ROLLBACK")
+            # After a failed write (a full disk, say) DuckDB may refuse even this; the
+            # transaction is then undone when the database is next opened.
+            with suppress(duckdb.Error):
+                self.con.execute("ROLLBACK")
             self._next_key = None
             raise
         self.con.execute("COMMIT")
 
     # Loading (call inside a transaction).
 
-    def begin_file(self, path: str, fmt: str | None, size: int | None) -> int:
+    def begin_file(self, path: str, fmt: str | None, size: int | None,
+                   first_line: int = 1) -> int:
         """Record the start of a file load; returns its ``file_id``."""
         row = self.con.execute(
             "SELECT coalesce(max(file_id), 0) + 1 FROM ingested_files").fetchall()[0]
         file_id = int(row[0]) if row else 1
         self.con.execute(
-            "INSERT INTO ingested_files (file_id, path, format, size, started_at) "
-            "VALUES (?, ?, ?, ?, current_timestamp)", [file_id, path, fmt, size])
+            "INSERT INTO ingested_files (file_id, path, format, size, first_line, started_at) "
+            "VALUES (?, ?, ?, ?, ?, current_timestamp)", [file_id, path, fmt, size, first_line])
         return file_id
 
-    def finish_file(self, file_id: int, sha256: str | None, *, hands: int, duplicates: int,
-                    conflicts: int, rejected: int) -> None:
+    def finish_file(self, file_id: int, content_hash: str | None, *, hands: int,
+                    duplicates: int, conflicts: int, rejected: int,
+                    lines: int | None = None) -> None:
         """Record the counts of a file load."""
         self.con.execute(
-            "UPDATE ingested_files SET sha256 = ?, hands = ?, duplicates = ?, conflicts = ?, "
-            "rejected = ?, finished_at = current_timestamp WHERE file_id = ?",
-            [sha256, hands, duplicates, conflicts, rejected, file_id])
+            "UPDATE ingested_files SET content_hash = ?, lines = ?, hands = ?, duplicates = ?, "
+            "conflicts = ?, rejected = ?, finished_at = current_timestamp WHERE file_id = ?",
+            [content_hash, lines, hands, duplicates, conflicts, rejected, file_id])
+
+    def load_with_content(self, content_hash: str) -> FileLoad | None:
+        """The earliest finished load of a file with this content, if any."""
+        return self._load("content_hash = ?", [content_hash], "file_id")
+
+    def last_load_of(self, paths: Sequence[str]) -> FileLoad | None:
+        """The latest finished load of a file at any of these paths, if any."""
+        return self._load("path IN (SELECT unnest(?))", [list(paths)], "file_id DESC")
+
+    def _load(self, where: str, params: list[object], order: str) -> FileLoad | None:
+        row = self.con.execute(f"""
+            SELECT file_id, path, size, content_hash, coalesce(lines, 0),
+                   coalesce(first_line, 1), finished_at
+            FROM ingested_files
+            WHERE finished_at IS NOT NULL AND content_hash IS NOT NULL AND {where}
+            ORDER BY {order} LIMIT 1""", params).fetchall()
+        if not row:
+            return None
+        file_id, path, size, content_hash, lines, first_line, finished = row[0]
+        return FileLoad(file_id=int(file_id), path=str(path), size=int(size or 0),
+                        content_hash=str(content_hash), lines=int(lines),
+                        first_line=int(first_line), finished_at=finished)
+
+    def loaded_sizes(self) -> set[int]:
+        """Sizes of the files loaded so far (only a file of one of these sizes can have
+        been loaded before with the same content)."""
+        return {int(size) for (size,) in self.con.execute(
+            "SELECT DISTINCT size FROM ingested_files WHERE content_hash IS NOT NULL "
+            "AND finished_at IS NOT NULL AND size IS NOT NULL").fetchall()}
+
+    def forget_rejects_from(self, file_id: int, line: int) -> None:
+        """Drop a load's rejects from ``line`` on (a last line cut short, read again now
+        that the file has grown)."""
+        self.con.execute("DELETE FROM rejects WHERE file_id = ? AND line >= ?",
+                         [file_id, line])
 
     def add(self, batch: HandBatch, file_id: int) -> tuple[Added, pl.DataFrame]:
         """Store a batch's hands; a hand id already stored is skipped when it is the same
@@ -660,16 +733,6 @@ class Store:
             """, [file_id])
         finally:
             self.con.unregister("new_rejects")
-
-    def forget_repeated_rejects(self, file_id: int, sha256: str) -> None:
-        """Drop this load's rejects already stored by an earlier load of the same content,
-        so loading a file again adds nothing."""
-        self.con.execute("""
-            DELETE FROM rejects r WHERE r.file_id = ? AND EXISTS (
-                SELECT 1 FROM rejects o JOIN ingested_files f USING (file_id)
-                WHERE f.sha256 = ? AND o.file_id <> ?
-                  AND o.line IS NOT DISTINCT FROM r.line AND o.reason = r.reason)
-        """, [file_id, sha256, file_id])
 
     def count(self, table: str) -> int:
         """Rows in a table."""

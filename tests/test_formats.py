@@ -277,3 +277,4 @@ def test_slow_and_fast_readers_give_the_same_frames(tmp_path: Path) -> None:
     assert_frame_equal(a.hands.select(HAND_COLUMNS), b.hands.select(HAND_COLUMNS))
     assert_frame_equal(a.seats, b.seats)
     assert_frame_equal(a.placements, b.placements)
+

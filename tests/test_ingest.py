@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import importlib.util
 import json
 import random
@@ -11,11 +12,13 @@ import sys
 from pathlib import Path
 
 import pytest
+import zstandard
 from handgen import random_hand, write_jsonl
 from typer.testing import CliRunner
 
 from ofcstats import ingest as ingesting
 from ofcstats.cli import app
+from ofcstats.errors import StoreError
 from ofcstats.ingest import collect_paths, ingest
 from ofcstats.store import Store
 
@@ -43,9 +46,11 @@ def test_loading_the_same_file_again_adds_nothing(tmp_path: Path) -> None:
     assert (first.hands, first.duplicates, first.rejected) == (40, 0, 1)
     before = counts(db)
     again = ingest([path], db)
-    assert (again.hands, again.duplicates, again.conflicts) == (0, 40, 0)
-    after = counts(db)
-    assert after == before | {"ingested_files": 2}
+    assert (again.hands, again.duplicates, again.conflicts, again.skipped) == (0, 0, 0, 1)
+    assert again.files[0].skipped is not None
+    assert again.files[0].skipped.startswith(f"already loaded (from {path}, ")
+    assert again.clean
+    assert counts(db) == before
 
 
 def test_the_same_hands_in_another_file_are_duplicates(tmp_path: Path) -> None:
@@ -137,6 +142,8 @@ def test_a_failure_mid_file_rolls_that_file_back(tmp_path: Path,
     assert calls["n"] == 3
     assert summary.files[0].problem == "disk full; nothing from this file was loaded"
     assert counts(db)["hands"] == 10
+    monkeypatch.setattr(Store, "add", real_add)
+    assert ingest([big], db).hands == 300, "a file that failed is read again, not skipped"
 
 
 def test_cli_ingest_prints_a_summary_and_json(tmp_path: Path) -> None:
@@ -147,7 +154,8 @@ def test_cli_ingest_prints_a_summary_and_json(tmp_path: Path) -> None:
     assert result.stdout.startswith("1 file: 4 hands loaded, 0 duplicates skipped, 0 rejected")
     again = runner.invoke(app, ["ingest", str(path), "--db", str(db), "--json"])
     summary = json.loads(again.stdout)
-    assert (summary["hands"], summary["duplicates"], summary["files"]) == (0, 4, 1)
+    assert (summary["hands"], summary["skipped"], summary["files"]) == (0, 1, 1)
+    assert again.exit_code == 0
 
 
 def test_cli_ingest_exits_1_and_names_file_and_line_when_something_is_rejected(
@@ -251,3 +259,211 @@ def test_progress_counts_bytes_of_all_files_up_to_the_total(tmp_path: Path) -> N
     done = [d for d, _ in seen]
     assert done == sorted(done)
     assert done[-1] == total
+
+
+def test_the_same_content_under_another_name_is_skipped_without_reading_it(
+        tmp_path: Path) -> None:
+    db = tmp_path / "x.duckdb"
+    first = write_jsonl(tmp_path / "a.jsonl", hands(30, 30))
+    ingest([first], db)
+    before = counts(db)
+    copy = tmp_path / "elsewhere" / "renamed.jsonl"
+    copy.parent.mkdir()
+    copy.write_bytes(first.read_bytes())
+    zipped = tmp_path / "a.jsonl.gz"
+    zipped.write_bytes(gzip.compress(first.read_bytes()))
+    summary = ingest([copy, zipped, copy.parent], db)
+    assert [f.skipped is not None for f in summary.files] == [True, False]
+    assert summary.files[1].duplicates == 30  # other bytes on disk: read, hands known
+    again = ingest([zipped], db)
+    assert again.skipped == 1
+    assert counts(db)["hands"] == before["hands"]
+    assert counts(db)["ingested_files"] == before["ingested_files"] + 1
+
+
+def test_a_pattern_loads_the_files_it_matches(tmp_path: Path) -> None:
+    for name in ("2026-01.jsonl", "2026-02.jsonl", "2025-12.jsonl"):
+        write_jsonl(tmp_path / name, hands(3, len(name), prefix=name))
+    (tmp_path / "sub").mkdir()
+    write_jsonl(tmp_path / "sub" / "2026-03.jsonl", hands(3, 9, prefix="sub"))
+    assert collect_paths([tmp_path / "2026-*.jsonl"]) == [tmp_path / "2026-01.jsonl",
+                                                         tmp_path / "2026-02.jsonl"]
+    everything = collect_paths([tmp_path / "**" / "2026-*.jsonl"])
+    assert [p.name for p in everything] == ["2026-01.jsonl", "2026-02.jsonl", "2026-03.jsonl"]
+    summary = ingest([tmp_path / "**" / "2026-*.jsonl"], tmp_path / "x.duckdb")
+    assert (len(summary.files), summary.hands) == (3, 9)
+
+
+def test_two_files_with_the_same_content_in_one_run_load_once(tmp_path: Path) -> None:
+    text = write_jsonl(tmp_path / "a.jsonl", hands(10, 31)).read_bytes()
+    (tmp_path / "b.jsonl").write_bytes(text)
+    summary = ingest([tmp_path], tmp_path / "x.duckdb")
+    assert (summary.hands, summary.skipped, summary.duplicates) == (10, 1, 0)
+    assert summary.files[1].skipped == f"the same content as {tmp_path / 'a.jsonl'}, " \
+        "loaded just before"
+
+
+def test_a_grown_file_loads_only_its_new_lines_numbered_on(tmp_path: Path) -> None:
+    db = tmp_path / "x.duckdb"
+    path = write_jsonl(tmp_path / "live.jsonl", hands(20, 32))
+    ingest([path], db)
+    more = hands(15, 33, prefix="later")
+    with path.open("a", encoding="utf-8") as f:
+        f.write("".join(json.dumps(h) + "\n" for h in more[:10]) + '{"format": "ofc-hand/1"\n')
+    grown = ingest([path], db)
+    assert grown.files[0].first_line == 21
+    assert (grown.hands, grown.duplicates, grown.rejected) == (10, 0, 1)
+    assert grown.first_rejects[0].line == 31
+    with Store(db) as store:
+        lines = store.con.sql("SELECT line FROM hands WHERE hand_id LIKE 'later%' "
+                              "ORDER BY line").fetchall()
+        assert [line for (line,) in lines] == list(range(21, 31))
+    # Grown again, after a last line that was cut short when it was read.
+    with path.open("a", encoding="utf-8") as f:
+        f.write(json.dumps(more[10])[:40])
+    ingest([path], db)
+    with path.open("a", encoding="utf-8") as f:
+        f.write(json.dumps(more[10])[40:] + "\n" + json.dumps(more[11]) + "\n")
+    last = ingest([path], db)
+    assert (last.files[0].first_line, last.hands, last.rejected) == (32, 2, 0)
+    with Store(db) as store:
+        rejects = store.con.sql("SELECT line FROM rejects ORDER BY line").fetchall()
+    assert rejects == [(31,)], "the cut-short line's reject went when it was read whole"
+    assert counts(db)["hands"] == 32
+
+
+def test_a_changed_file_is_reported_not_merged(tmp_path: Path) -> None:
+    db = tmp_path / "x.duckdb"
+    path = write_jsonl(tmp_path / "day.jsonl", hands(12, 34))
+    ingest([path], db)
+    before = counts(db)
+    rewritten = hands(12, 35, prefix="other")
+    write_jsonl(path, rewritten)
+    summary = ingest([path], db)
+    assert not summary.clean
+    problem = summary.files[0].problem
+    assert problem is not None
+    assert problem.startswith("the file has changed since it was loaded")
+    assert "--load-changed" in problem
+    assert counts(db) == before, "nothing loaded, nothing recorded"
+    assert ingest([path], db).files[0].problem == problem, "reported again next time"
+    result = runner.invoke(app, ["ingest", str(path), "--db", str(db)])
+    assert result.exit_code == 1
+    assert f"{path}: the file has changed since it was loaded" in result.stderr
+    loaded = ingest([path], db, load_changed=True)
+    assert (loaded.hands, loaded.clean) == (12, True)
+    assert ingest([path], db).skipped == 1
+
+
+def test_a_file_that_could_not_be_read_loads_when_replaced_by_a_log(tmp_path: Path) -> None:
+    db = tmp_path / "x.duckdb"
+    path = tmp_path / "a.jsonl"
+    path.write_bytes(bytes(range(256)))
+    assert ingest([path], db).files[0].problem == "a binary file, not a hand log"
+    assert ingest([path], db).skipped == 1, "the same bytes: reported once, then skipped"
+    write_jsonl(path, hands(7, 39))
+    assert ingest([path], db).hands == 7
+
+
+def test_compressed_files_load_like_plain_ones(tmp_path: Path) -> None:
+    plain = write_jsonl(tmp_path / "p.jsonl", hands(25, 36))
+    (tmp_path / "z.jsonl.zst").write_bytes(zstandard.ZstdCompressor().compress(
+        write_jsonl(tmp_path / "raw.txt", hands(25, 37, prefix="z")).read_bytes()))
+    (tmp_path / "g.jsonl.gz").write_bytes(gzip.compress(
+        write_jsonl(tmp_path / "raw.txt", hands(25, 38, prefix="g")).read_bytes()))
+    summary = ingest([tmp_path], tmp_path / "x.duckdb")
+    assert [Path(f.path).name for f in summary.files] == ["g.jsonl.gz", "p.jsonl",
+                                                          "z.jsonl.zst"]
+    assert [f.hands for f in summary.files] == [25, 25, 25]
+    assert plain.exists()
+
+
+def test_many_files_read_ahead_still_load_in_order_one_transaction_each(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for k in range(6):
+        write_jsonl(tmp_path / f"{k}.jsonl", hands(15, 40 + k, prefix=f"f{k}-"))
+    (tmp_path / "6.jsonl").write_text(json.dumps(hands(1, 40, prefix="f0-")[0] | {
+        "players": []}) + "\n", encoding="utf-8")  # a conflict with 0.jsonl's first hand
+    db = tmp_path / "x.duckdb"
+    summary = ingest([tmp_path], db, batch_bytes=4 << 10)
+    assert [f.hands for f in summary.files] == [15] * 6 + [0]
+    assert summary.files[6].rejected == 1
+    with Store(db) as store:
+        files = store.con.sql("SELECT path, hands FROM ingested_files ORDER BY file_id"
+                              ).fetchall()
+    assert [Path(p).name for p, _ in files] == [f"{k}.jsonl" for k in range(7)]
+
+
+_HOLD = """
+import sys, time
+from ofcstats.store import Store
+with Store(sys.argv[1]):
+    print("holding", flush=True)
+    time.sleep(float(sys.argv[2]))
+"""
+
+
+@pytest.mark.slow
+def test_a_second_ingest_waits_for_the_first_or_says_who_holds_the_database(
+        tmp_path: Path) -> None:
+    db = tmp_path / "x.duckdb"
+    path = write_jsonl(tmp_path / "a.jsonl", hands(5, 50))
+    holder = subprocess.Popen([sys.executable, "-c", _HOLD, str(db), "2"],
+                              stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None
+    assert holder.stdout.readline().strip() == "holding"
+    notes: list[str] = []
+    summary = ingest([path], db, wait=30, on_wait=notes.append)
+    assert summary.hands == 5
+    assert len(notes) == 1
+    assert f"(PID {holder.pid})" in notes[0]
+    holder.wait(timeout=30)
+    holder.stdout.close()
+
+    holder = subprocess.Popen([sys.executable, "-c", _HOLD, str(db), "30"],
+                              stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None
+    try:
+        assert holder.stdout.readline().strip() == "holding"
+        with pytest.raises(StoreError, match=rf"in use by another process \(PID {holder.pid}\)"
+                           r" \(waited 1s\); run this again when that one has finished"):
+            ingest([path], db, wait=1)
+    finally:
+        holder.kill()
+        holder.wait()
+        holder.stdout.close()
+
+
+_FULL_DISK = """
+import resource, signal, sys
+from pathlib import Path
+from ofcstats.errors import StoreError
+from ofcstats.ingest import ingest
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails, as on a full disk
+limit = Path(sys.argv[2]).stat().st_size + (1 << 20)
+resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+try:
+    ingest([Path(sys.argv[1])], sys.argv[2])
+except StoreError as error:
+    print(error)
+    sys.exit(2)
+"""
+
+
+@pytest.mark.slow
+def test_a_full_disk_is_one_clear_error_and_the_database_is_intact(tmp_path: Path) -> None:
+    db = tmp_path / "x.duckdb"
+    ingest([write_jsonl(tmp_path / "first.jsonl", hands(20, 51, "f"))], db)
+    before = counts(db)
+    big = tmp_path / "big.jsonl"
+    _bench_generator().write_pineapple_file(big, 20_000)  # type: ignore[attr-defined]
+    child = subprocess.run([sys.executable, "-c", _FULL_DISK, str(big), str(db)],
+                           capture_output=True, text=True, timeout=300, check=False)
+    assert child.returncode == 2, child.stderr[-2000:]
+    message = child.stdout.strip()
+    assert message.startswith(f"{db}: could not write to the database while loading {big}: ")
+    assert message.endswith("the database is as it was before that file: free some disk "
+                            "space, then run this again")
+    assert "Traceback" not in child.stderr
+    assert counts(db) == before
+    assert ingest([big], db).hands == 20_000

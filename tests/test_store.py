@@ -196,11 +196,12 @@ def test_version_3_keeps_the_results_of_a_version_2_store(tmp_path: Path,
     older = tmp_path / "older.duckdb"
     migrate = Store.migrate
     monkeypatch.setattr(Store, "migrate", lambda self: migrate(self, MIGRATIONS[:2]))
-    ingest([log], older)
+    Store(older).close()
     monkeypatch.undo()
     con = duckdb.connect(str(older))
     con.execute(f"ATTACH '{current}' AS current (READ_ONLY)")
-    for table in ("scored_sessions", "showdown_sessions", "showdowns"):
+    for table in ("hands", "seats", "seat_placements", "rejects",
+                  "scored_sessions", "showdown_sessions", "showdowns"):
         con.execute(f"INSERT INTO {table} SELECT * FROM current.{table}")
     # A version 2 ruleset knows one variant, by the key its definition had then.
     con.execute("""
@@ -209,6 +210,10 @@ def test_version_3_keeps_the_results_of_a_version_2_store(tmp_path: Path,
                                                      'variant', variants[-1])),
             scored_at
         FROM current.rulesets""")
+    con.execute("""
+        INSERT INTO ingested_files SELECT file_id, path, sha256, size, format, hands,
+            duplicates, conflicts, rejected, started_at, finished_at
+        FROM current.ingested_files""")
     con.execute("""
         INSERT INTO results SELECT ruleset_id, hand_key, seat, points, royalty_top,
             royalty_middle, royalty_bottom, royalty_points, fantasyland_earned,

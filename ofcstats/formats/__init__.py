@@ -8,7 +8,6 @@ validates each batch, so every format reaches the store through the same checks.
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -21,7 +20,14 @@ import polars as pl
 
 from ofcstats.errors import HandError
 from ofcstats.formats import boards_csv, chipzen, ofc_hand
-from ofcstats.formats.lines import BATCH_BYTES, LineBatch, read_head, read_line_batches
+from ofcstats.formats.lines import (
+    BATCH_BYTES,
+    Digest,
+    LineBatch,
+    Tally,
+    read_head,
+    read_line_batches,
+)
 from ofcstats.records import REJECTS_SCHEMA, HandBatch, RawBatch, reject_rows
 from ofcstats.validate import validate
 
@@ -61,8 +67,12 @@ def read(
     format_name: str | None = None,
     progress: Callable[[int], None] | None = None,
     batch_bytes: int = BATCH_BYTES,
-    digest: hashlib._Hash | None = None,
+    digest: Digest | None = None,
     workers: int = 1,
+    *,
+    start: int = 0,
+    first_line: int = 1,
+    tally: Tally | None = None,
 ) -> Iterator[HandBatch]:
     """Parse and validate a file batch by batch, in order; rejects travel inside each
     batch.
@@ -70,10 +80,12 @@ def read(
     ``progress`` gets the bytes of the file read so far; ``digest`` is fed the file's
     bytes as they are read. With ``workers`` > 1, that many batches are parsed at once
     on threads (Arrow, numpy and Polars release the interpreter lock while they work).
+    ``start``, ``first_line`` and ``tally`` are as :func:`read_line_batches` takes them.
     """
     module = format_module(format_name or detect(path))
     source = str(path)
-    lines = read_line_batches(path, progress, batch_bytes, digest)
+    lines = read_line_batches(path, progress, batch_bytes, digest, start=start,
+                              first_line=first_line, tally=tally)
     if hasattr(module, "read_batches") or workers <= 1:
         con = duckdb.connect()
         try:

@@ -9,14 +9,13 @@ text is decoded line by line only for the few lines that end up in a reject.
 from __future__ import annotations
 
 import gzip
-import hashlib
 import io
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -25,7 +24,8 @@ import zstandard
 BATCH_BYTES = 16 << 20
 _WHITESPACE = b" \t\r\n"
 _BOM = b"\xef\xbb\xbf"
-_MAYBE_BLANK = (b"\n\n", b"\n ", b"\n\t", b"\n\r")
+_IS_WHITESPACE = np.zeros(256, dtype=bool)
+_IS_WHITESPACE[np.frombuffer(_WHITESPACE, dtype=np.uint8)] = True
 
 
 @dataclass(frozen=True)
@@ -72,16 +72,13 @@ class LineBatch:
     @cached_property
     def blank(self) -> np.ndarray:
         """A boolean per line: nothing but whitespace."""
-        data = self.data
-        if not (data[:1].isspace() or any(p in data for p in _MAYBE_BLANK)):
-            return np.zeros(len(self), dtype=bool)  # no line starts with whitespace
         view = np.frombuffer(self.data, dtype=np.uint8)
         starts = self.starts[:-1]
         lengths = np.diff(self.starts) - 1
         first = np.where(lengths > 0, view[np.minimum(starts, max(len(view) - 1, 0))], 32) \
             if len(view) else np.zeros(0, dtype=np.uint8)
         # Only a line that starts with whitespace can be blank: look closer at those.
-        maybe = np.flatnonzero(np.isin(first, np.frombuffer(_WHITESPACE, dtype=np.uint8)))
+        maybe = np.flatnonzero(_IS_WHITESPACE[first])
         out = np.zeros(len(self), dtype=bool)
         for i in maybe:
             out[i] = not self.data[int(self.starts[i]):int(self.starts[i + 1])].strip()
@@ -107,10 +104,23 @@ class LineBatch:
         return np.array(bad, dtype=np.int64)
 
 
+class Digest(Protocol):
+    """A hash fed the file's bytes (hashlib's or BLAKE3's)."""
+
+    def update(self, data: bytes | memoryview, /) -> object: ...
+
+
+@dataclass
+class Tally:
+    """What reading a file came to: its complete lines (newline-terminated) so far."""
+
+    lines: int = 0
+
+
 class _Hashing(io.RawIOBase):
     """A read-only file wrapper that feeds every byte read to a hash and counts them."""
 
-    def __init__(self, raw: io.FileIO, digest: hashlib._Hash | None) -> None:
+    def __init__(self, raw: io.FileIO, digest: Digest | None) -> None:
         self.raw, self.digest, self.done = raw, digest, 0
 
     def readable(self) -> bool:
@@ -146,18 +156,27 @@ def read_head(path: Path, size: int = 64 << 10) -> bytes:
 
 def read_line_batches(
     path: Path, progress: Callable[[int], None] | None = None, batch_bytes: int = BATCH_BYTES,
-    digest: hashlib._Hash | None = None,
+    digest: Digest | None = None, *, start: int = 0, first_line: int = 1,
+    tally: Tally | None = None,
 ) -> Iterator[LineBatch]:
     """Yield the file's lines in batches; a last line without a newline is still a line.
 
     ``progress`` receives the count of file bytes (compressed, as on disk) read so far;
     ``digest`` is updated with those bytes, so a file is hashed in the same pass.
+    ``start`` (a plain file's byte offset, at a line's start) and ``first_line`` (that
+    line's number) read only the lines from there on; ``tally`` gets the count of
+    complete lines.
     """
-    line_no = 1
+    line_no = first_line
     pending = b""
     problem = None
+    if tally is not None:
+        tally.lines = first_line - 1
     with path.open("rb", buffering=0) as plain:
+        if start:
+            plain.seek(start)
         counted = _Hashing(plain, digest)
+        counted.done = start
         raw = io.BufferedReader(counted, buffer_size=1 << 20)
         stream = _decompressed(raw)
         while True:
@@ -169,7 +188,7 @@ def read_line_batches(
                 block = b""
             if not block:
                 break
-            if line_no == 1 and not pending and block.startswith(_BOM):
+            if line_no == 1 and not start and not pending and block.startswith(_BOM):
                 block = block[len(_BOM):]  # a byte order mark is not part of the first line
             cut = block.rfind(b"\n")
             if cut < 0:
@@ -180,6 +199,8 @@ def read_line_batches(
             pending = block[cut + 1 :]
             batch = LineBatch(first_line=line_no, data=data)
             line_no += len(batch)
+            if tally is not None:
+                tally.lines = line_no - 1
             yield batch
             if progress is not None:
                 progress(counted.done)
