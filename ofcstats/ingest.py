@@ -141,7 +141,7 @@ def collect_paths(paths: Iterable[Path]) -> list[Path]:
     seen: set[Path] = set()
     expanded: list[Path] = []
     for path in paths:
-        if not path.exists() and any(c in str(path) for c in "*?["):
+        if is_pattern(path):
             expanded += sorted(Path(p) for p in glob.glob(str(path), recursive=True))
         else:
             expanded.append(path)
@@ -159,10 +159,19 @@ def collect_paths(paths: Iterable[Path]) -> list[Path]:
     return found
 
 
+def is_pattern(path: Path) -> bool:
+    """A name that is no file but a pattern such as ``logs/2026-*.jsonl``."""
+    return not path.exists() and any(c in str(path) for c in "*?[")
+
+
 def check_inputs(paths: list[Path], files: list[Path], database: Path) -> None:
-    """Raise :class:`UsageError` for a missing input, a directory holding no logs, or a
-    database file that cannot be made where it is asked for."""
+    """Raise :class:`UsageError` for a missing input, a pattern or a directory holding no
+    logs, or a database file that cannot be made where it is asked for."""
     for path in paths:
+        if is_pattern(path):
+            if not glob.glob(str(path), recursive=True):
+                raise UsageError(f"{path}: no file matches this pattern")
+            continue
         if not path.exists():
             raise UsageError(f"{path}: no such file or directory")
         if path.is_dir() and not any(f.is_relative_to(path) for f in files):

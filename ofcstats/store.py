@@ -464,14 +464,19 @@ def lock_wait(seconds: float | None = None) -> float:
         raise StoreError(f"OFCSTATS_LOCK_WAIT={text!r} is not a number of seconds") from None
 
 
+def _holder(error: duckdb.Error) -> str:
+    """The program (and process id) DuckDB's lock error names."""
+    found = _LOCK_HOLDER.search(str(error))
+    if not found:
+        return "another program"
+    pid = found.group("pid")
+    return f"{found.group('program')} (PID {pid})" if pid else found.group("program")
+
+
 def _locked_message(path: Path, error: duckdb.Error, waited: float) -> str:
     """The lock error in a line: who holds the database and what to do."""
-    found = _LOCK_HOLDER.search(str(error))
-    holder = "another program"
-    if found:
-        pid = found.group("pid")
-        holder = f"{found.group('program')} (PID {pid})" if pid else found.group("program")
-    return (f"{path}: the database is in use by {holder}; waited {waited:g} s. Close that "
+    return (f"{path}: the database is in use by {_holder(error)}; waited {waited:g} s. "
+            f"Close that "
             f"program or its connection (a notebook: con.close()), or wait longer with "
             f"--wait SECONDS or $OFCSTATS_LOCK_WAIT")
 
@@ -509,8 +514,8 @@ class Store:
                 if time.monotonic() >= deadline:
                     raise StoreError(_locked_message(self.path, error, patience)) from None
                 if on_wait is not None and not told:
-                    on_wait(f"{path}: the database is in use by another program; waiting up "
-                            f"to {patience:g} s for it")
+                    on_wait(f"{path}: the database is in use by {_holder(error)}; waiting "
+                            f"up to {patience:g} s for it")
                     told = True
                 time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
                 pause = min(pause * 2, 1.0)

@@ -425,8 +425,8 @@ def test_a_second_ingest_waits_for_the_first_or_says_who_holds_the_database(
     assert holder.stdout is not None
     try:
         assert holder.stdout.readline().strip() == "holding"
-        with pytest.raises(StoreError, match=rf"in use by another process \(PID {holder.pid}\)"
-                           r" \(waited 1s\); run this again when that one has finished"):
+        with pytest.raises(StoreError, match=rf"in use by \S+ \(PID {holder.pid}\); waited 1 s"
+                           r"\. Close that program"):
             ingest([path], db, wait=1)
     finally:
         holder.kill()
