@@ -28,18 +28,14 @@ def _games(store: Store, filters: pipeline.Filters) -> pl.DataFrame:
     """Every hand of the sessions the filters keep, with its game under each kind of
     stake: ``game_fixed`` (the ruleset sets the stake: only a change of variant ends a
     game early) and ``game_logged`` (a change of the logged stake does too)."""
-    where: list[str] = ["true"]
-    params: list[object] = []
-    for column, values in (("h.session_id", filters.sessions), ("h.variant", filters.variants)):
-        if values is not None:
-            where.append(f"{column} IN ({', '.join('?' * len(values))})" if values
-                         else "false")
-            params.extend(values)
+    # Whole sessions: players and times are picked after the games are settled.
+    where, params = filters.sql({"session_id": "h.session_id", "variant": "h.variant"},
+                                times=None)
     hands = store.con.sql(f"""
         SELECT h.hand_key, h.session_id, h.played_at, h.n_seats, h.variant, h.point_value,
                bool_or(s.fantasyland) AS fantasyland_hand
         FROM hands h JOIN seats s USING (hand_key)
-        WHERE {' AND '.join(where)}
+        WHERE {where}
         GROUP BY ALL
     """, params=params).pl().with_columns(
         logged_stake=pl.col("point_value").fill_null(1.0))
@@ -230,22 +226,12 @@ def shown_rulesets(store: Store, filters: pipeline.Filters, chosen: str | None =
     """:func:`played_rulesets` from the store's tables, before any result is read: the
     hands the filters keep, by variant and the ruleset they were played under. With
     ``chosen``, only the variants scored under it."""
-    where: list[str] = ["true"]
-    params: list[object] = []
-    for column, values in (("h.session_id", filters.sessions), ("h.variant", filters.variants),
-                           ("s.player", filters.players)):
-        if values is not None:
-            where.append(f"{column} IN ({', '.join('?' * len(values))})" if values
-                         else "false")
-            params.extend(values)
-    for bound, operator in ((filters.since, ">="), (filters.until, "<")):
-        if bound is not None:
-            where.append(f"h.played_at {operator} ?")
-            params.append(bound)
+    where, params = filters.sql({"session_id": "h.session_id", "variant": "h.variant",
+                                 "player": "s.player"}, times="h.played_at")
     con = store.con
     played = con.execute(f"""
         SELECT h.variant, h.ruleset, count(DISTINCT h.hand_key) AS hands
-        FROM hands h JOIN seats s USING (hand_key) WHERE {' AND '.join(where)}
+        FROM hands h JOIN seats s USING (hand_key) WHERE {where}
         GROUP BY ALL ORDER BY ALL
     """, params).fetchall()
     defined = con.execute("SELECT name, variants, scope FROM rulesets").fetchall()

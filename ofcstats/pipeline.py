@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -373,6 +373,31 @@ class Filters:
     since: datetime | None = None
     until: datetime | None = None
 
+    def sql(self, columns: Mapping[str, str] | None = None, *, times: str | None = "played_at"
+            ) -> tuple[str, list[object]]:
+        """The filters as a SQL condition with its parameters. ``columns`` names the column
+        of each filter (``ruleset``, ``session_id``, ``player``, ``variant``; a filter
+        left out of it is not applied); ``times`` the time column (None: no time filter)."""
+        names = {"ruleset": "ruleset", "session_id": "session_id", "player": "player",
+                 "variant": "variant"} if columns is None else columns
+        asked = {"ruleset": self.rulesets, "session_id": self.sessions,
+                 "player": self.players, "variant": self.variants}
+        where: list[str] = ["true"]
+        params: list[object] = []
+        for key, column in names.items():
+            values = asked[key]
+            if values is not None:
+                # A list of values, not a subquery: DuckDB then filters the tables under
+                # the view before joining them (a ruleset's rows in seconds, not all rows).
+                where.append(f"{column} IN ({', '.join('?' * len(values))})" if values
+                             else "false")
+                params.extend(values)
+        for bound, operator in ((self.since, ">="), (self.until, "<")):
+            if bound is not None and times is not None:
+                where.append(f"{times} {operator} ?")
+                params.append(bound)
+        return " AND ".join(where), params
+
 
 REPEATED_COLUMNS = ("ruleset", "player", "session_id", "variant", "played_ruleset")
 """Columns of ``results_named`` whose few distinct strings repeat on every row."""
@@ -422,29 +447,13 @@ def scored_frame(store: Store, filters: Filters = Filters(),
         if missing:
             raise StoreError(f"not scored under {', '.join(missing)}: run "
                              f"ofcstats rescore --ruleset {missing[0]}")
-    where: list[str] = ["true"]
-    params: list[object] = []
-    for column, values in (("ruleset", filters.rulesets), ("session_id", filters.sessions),
-                           ("player", filters.players), ("variant", filters.variants)):
-        if values is not None:
-            # A list of values, not a subquery: DuckDB then filters the tables under the
-            # view before joining them (a ruleset's rows in seconds, not the whole table).
-            where.append(f"{column} IN ({', '.join('?' * len(values))})" if values
-                         else "false")
-            params.extend(values)
-    if filters.since is not None:
-        where.append("played_at >= ?")
-        params.append(filters.since)
-    if filters.until is not None:
-        where.append("played_at < ?")
-        params.append(filters.until)
+    where, params = filters.sql()
     in_order = columns is None or "order" in columns or "game" in columns
     wanted = "*" if columns is None else ", ".join(
         f'"{name}"' for name in dict.fromkeys(
             [*(c for c in columns if c not in ("order", "game")),
              *(("hand_key", "session_id") if in_order else ())]))
-    relation = con.sql(f"SELECT {wanted} FROM results_named WHERE {' AND '.join(where)}",
-                       params=params)
+    relation = con.sql(f"SELECT {wanted} FROM results_named WHERE {where}", params=params)
     frame = _categorical_frame(relation, progress=progress) if categorical else relation.pl()
     if frame.is_empty() or not in_order:
         return frame
