@@ -41,7 +41,7 @@ from rich.progress import (
 from rich.text import Text
 from typer.exceptions import TyperException
 
-from ofcstats import analysis, formats, pipeline, stats
+from ofcstats import analysis, formats, pipeline, sanitize, stats
 from ofcstats import ingest as ingesting
 from ofcstats.errors import OfcstatsError, StoreError, UsageError
 from ofcstats.paths import writable_directory, writable_file
@@ -247,7 +247,7 @@ def report_rejects(rejects: pl.DataFrame) -> None:
     """Each reject on stderr as ``FILE:LINE: reason``."""
     for source, line, reason in rejects.select("source", "line", "reason").iter_rows():
         where = f"{source}:{line}" if line is not None else str(source)
-        typer.echo(f"{where}: {reason}", err=True)
+        typer.echo(sanitize.visible(f"{where}: {reason}"), err=True)
 
 
 def emit(text: str, path: Path | None = None) -> None:
@@ -270,15 +270,15 @@ def _json(frame: pl.DataFrame) -> str:
 def frame_text(frame: pl.DataFrame, output: OutputFormat | TableFormat,
                columns: Sequence[str] | None = None) -> str:
     """Records as an aligned table (of ``columns``, floats rounded), CSV, JSON or JSON
-    Lines (every column)."""
+    Lines (every column), names made safe to show (:mod:`ofcstats.sanitize`)."""
     if output == "jsonl":
-        return frame.write_ndjson()
+        return sanitize.json_text(frame.write_ndjson())
     if output == "csv":
-        return frame.write_csv()
+        return sanitize.csv_frame(frame).write_csv()
     if output == "json":
         return _json(frame)
-    shown = frame if columns is None else frame.select(columns).with_columns(
-        pl.selectors.float().round(3))
+    shown = sanitize.table_frame(frame if columns is None else frame.select(columns)
+                                 ).with_columns(pl.selectors.float().round(3))
     with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_hide_dataframe_shape=True,
                    tbl_hide_column_data_types=True, tbl_formatting="ASCII_MARKDOWN",
                    tbl_width_chars=1000, fmt_str_lengths=100 if columns is None else 60,
@@ -1187,7 +1187,7 @@ def review(
         typer.echo(json.dumps({"players": players.to_dicts(), "mistakes": biggest.to_dicts()},
                               indent=2, default=str))
     elif output is TableFormat.csv:
-        sys.stdout.write((biggest if mistakes else players).write_csv())
+        sys.stdout.write(frame_text(biggest if mistakes else players, output))
     else:
         for index, ((variant,), part) in enumerate(players.group_by("variant",
                                                                     maintain_order=True)):
