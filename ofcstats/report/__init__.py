@@ -24,6 +24,7 @@ from matplotlib.figure import Figure
 
 from ofcstats import analysis, pipeline, stats
 from ofcstats.errors import StoreError
+from ofcstats.paths import written_whole
 from ofcstats.report import charts
 from ofcstats.sanitize import html_text
 from ofcstats.store import Store
@@ -431,12 +432,10 @@ def write_report(data: ReportData, html_path: Path, pdf_path: Path | None = None
     drawn = figures(data)
     images = {key: _png(figure) for key, figure in drawn}
     html_path.parent.mkdir(parents=True, exist_ok=True)
-    partial = html_path.with_name(html_path.name + ".partial")
-    partial.write_text(render_html(data, images), encoding="utf-8")
-    partial.replace(html_path)  # never a half-written report under the real name
+    with written_whole(html_path) as partial:  # never a half-written report
+        partial.write_text(render_html(data, images), encoding="utf-8")
     if pdf_path is not None:
         pdf_path.parent.mkdir(parents=True, exist_ok=True)
-        partial_pdf = pdf_path.with_name(pdf_path.name + ".partial")
-        write_pdf(data, drawn, partial_pdf)
-        partial_pdf.replace(pdf_path)
+        with written_whole(pdf_path) as partial:
+            write_pdf(data, drawn, partial)
     return ReportFiles(html=html_path, pdf=pdf_path, charts=len(drawn))
