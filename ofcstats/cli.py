@@ -85,6 +85,9 @@ def _one_line(error: BaseException) -> str:
     return text[0] if text else type(error).__name__
 
 
+_STORAGE_FULL = ("No space left on device", "Disk quota exceeded")
+
+
 def _damaged(error: BaseException) -> bool:
     """DuckDB finding the database file cut short or its blocks not what it wrote (its
     message names the file, or the block, and the cause)."""
@@ -110,6 +113,9 @@ class _Group(typer.core.TyperGroup):
             known = isinstance(error, OfcstatsError | OSError)
             hint = "" if known else \
                 f" ({type(error).__name__}; run with --debug for the traceback)"
+            if isinstance(error, duckdb.Error) and any(
+                    cause in str(error) for cause in _STORAGE_FULL):
+                hint = ""  # DuckDB names the file and the cause
             if _damaged(error):
                 hint = ("; the database file is damaged: use a copy of it, or load the "
                         "logs into a new one")

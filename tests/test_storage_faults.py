@@ -203,3 +203,22 @@ def test_a_full_disk_is_named_and_leaves_no_partial_file(
             result = runner.invoke(app, command)
             _one_line_failure(result, path, 1, "No space left on device")
             assert not list(disk.iterdir()), command  # nothing half-written
+
+
+def test_an_ingest_that_fills_the_disk_fails_in_one_line_and_keeps_the_database(
+        database: Path, tmp_path: Path) -> None:
+    sim = Simulation(variant=Variant.PINEAPPLE, ruleset=load_ruleset("american"),
+                     players=[Player("cy", "safe"), Player("dee", "safe")], hands=600,
+                     seed=6)
+    more = tmp_path / "more.jsonl"
+    more.write_text("".join(json.dumps(h) + "\n" for h in simulate(sim)), encoding="utf-8")
+    room = database.stat().st_size // 1024 + 64
+    with _tmpfs(tmp_path / "small", f"size={room}k") as disk:
+        db = disk / "club.duckdb"
+        shutil.copyfile(database, db)
+        with Store(db, read_only=True) as store:
+            before = store.info()
+        result = runner.invoke(app, ["ingest", str(more), "--db", str(db)])
+        _one_line_failure(result, db, 1, "No space left on device")
+        with Store(db, read_only=True) as store:
+            assert store.info() == before  # nothing half-loaded, the hands all there
