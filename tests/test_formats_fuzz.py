@@ -145,7 +145,7 @@ def test_a_file_that_only_looks_compressed_is_a_reject_not_a_crash(name: str,
 
 
 @pytest.mark.parametrize("name", list(POOLS))
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(pieces=PIECES)
 def test_no_exception_escapes_a_reader_and_every_good_hand_loads(
         name: str, pieces: list[tuple[str, int, bytes, int]]) -> None:
@@ -153,7 +153,7 @@ def test_no_exception_escapes_a_reader_and_every_good_hand_loads(
 
 
 @pytest.mark.parametrize("name", list(POOLS))
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(pieces=PIECES)
 def test_no_exception_escapes_format_detection(
         name: str, pieces: list[tuple[str, int, bytes, int]]) -> None:
