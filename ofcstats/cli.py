@@ -23,6 +23,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
+import duckdb
 import polars as pl
 import polars.selectors
 import typer
@@ -41,10 +42,16 @@ from rich.progress import (
 from rich.text import Text
 from typer.exceptions import TyperException
 
-from ofcstats import analysis, formats, pipeline, stats
+from ofcstats import analysis, formats, pipeline, sanitize, stats
 from ofcstats import ingest as ingesting
 from ofcstats.errors import OfcstatsError, StoreError, UsageError
-from ofcstats.paths import writable_directory, writable_file
+from ofcstats.paths import (
+    no_loop,
+    replace_directory_files,
+    writable_directory,
+    writable_file,
+    written_whole,
+)
 from ofcstats.rules import (
     FantasylandPolicy,
     Ruleset,
@@ -78,6 +85,17 @@ def _one_line(error: BaseException) -> str:
     return text[0] if text else type(error).__name__
 
 
+_STORAGE_FULL = ("No space left on device", "Disk quota exceeded")
+
+
+def _damaged(error: BaseException) -> bool:
+    """DuckDB finding the database file cut short or its blocks not what it wrote (its
+    message names the file, or the block, and the cause)."""
+    return isinstance(error, duckdb.Error) and (
+        (isinstance(error, duckdb.IOException) and "Could not read enough bytes" in str(error))
+        or "Corrupt database file" in str(error))
+
+
 class _Group(typer.core.TyperGroup):
     """Every command's errors as one line and an exit code; a traceback only with --debug."""
 
@@ -95,6 +113,12 @@ class _Group(typer.core.TyperGroup):
             known = isinstance(error, OfcstatsError | OSError)
             hint = "" if known else \
                 f" ({type(error).__name__}; run with --debug for the traceback)"
+            if isinstance(error, duckdb.Error) and any(
+                    cause in str(error) for cause in _STORAGE_FULL):
+                hint = ""  # DuckDB names the file and the cause
+            if _damaged(error):
+                hint = ("; the database file is damaged: use a copy of it, or load the "
+                        "logs into a new one")
             typer.echo(f"ofcstats: {_one_line(error)}{hint}", err=True)
             raise typer.Exit(exit_code(error)) from None
 
@@ -252,7 +276,7 @@ def report_rejects(rejects: pl.DataFrame) -> None:
     """Each reject on stderr as ``FILE:LINE: reason``."""
     for source, line, reason in rejects.select("source", "line", "reason").iter_rows():
         where = f"{source}:{line}" if line is not None else str(source)
-        typer.echo(f"{where}: {reason}", err=True)
+        typer.echo(sanitize.visible(f"{where}: {reason}"), err=True)
 
 
 def emit(text: str, path: Path | None = None) -> None:
@@ -260,12 +284,8 @@ def emit(text: str, path: Path | None = None) -> None:
     if path is None:
         sys.stdout.write(text)
         return
-    partial = path.with_name(path.name + ".partial")
-    try:
+    with written_whole(path) as partial:
         partial.write_text(text, encoding="utf-8")
-        partial.replace(path)
-    finally:
-        partial.unlink(missing_ok=True)
 
 
 def _json(frame: pl.DataFrame) -> str:
@@ -275,15 +295,15 @@ def _json(frame: pl.DataFrame) -> str:
 def frame_text(frame: pl.DataFrame, output: OutputFormat | TableFormat,
                columns: Sequence[str] | None = None) -> str:
     """Records as an aligned table (of ``columns``, floats rounded), CSV, JSON or JSON
-    Lines (every column)."""
+    Lines (every column), names made safe to show (:mod:`ofcstats.sanitize`)."""
     if output == "jsonl":
-        return frame.write_ndjson()
+        return sanitize.json_text(frame.write_ndjson())
     if output == "csv":
-        return frame.write_csv()
+        return sanitize.csv_frame(frame).write_csv()
     if output == "json":
         return _json(frame)
-    shown = frame if columns is None else frame.select(columns).with_columns(
-        pl.selectors.float().round(3))
+    shown = sanitize.table_frame(frame if columns is None else frame.select(columns)
+                                 ).with_columns(pl.selectors.float().round(3))
     with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_hide_dataframe_shape=True,
                    tbl_hide_column_data_types=True, tbl_formatting="ASCII_MARKDOWN",
                    tbl_width_chars=1000, fmt_str_lengths=100 if columns is None else 60,
@@ -383,6 +403,10 @@ def _open_existing(db: Path | None, *, read_only: bool = True,
     """The database, which must exist: read-only unless asked otherwise, so readers never
     stop each other or a notebook holding it open for reading."""
     database = db or ingesting.default_database()
+    try:
+        no_loop(database, "database")
+    except UsageError as error:
+        raise fail_with(error) from None
     if not database.exists():
         raise fail(f"{database}: no such database; load hands with ofcstats ingest")
     if database.is_dir():
@@ -584,6 +608,8 @@ def ingest(
     shown = _summary_format(output, as_json)
     database = db or ingesting.default_database()
     try:
+        for path in [*paths, database]:
+            no_loop(path, "log" if path in paths else "database")
         with progress_bar("ingest", _on_terminal(quiet or shown is SummaryFormat.json),
                           in_bytes=True) as update:
             summary = ingesting.ingest(paths, database, input_format, progress=update,
@@ -686,8 +712,6 @@ def sql(
 def run_query(store: Store, query: str, progress: Update | None = None) -> pl.DataFrame | None:
     """The rows of a query on a read-only store (None for a statement with no rows); a
     query DuckDB refuses is a :class:`UsageError` with DuckDB's reason."""
-    import duckdb  # noqa: PLC0415
-
     try:
         # No file outside the database: a query cannot read or write the file system.
         store.con.execute("SET enable_external_access = false")
@@ -721,7 +745,9 @@ def export(
     writable_directory(parquet, "Parquet files")
     with _open_existing(db) as store, \
             progress_bar("export", _on_terminal(quiet), unit="tables") as update:
-        written = store.export_parquet(parquet, progress=update)
+        written = replace_directory_files(
+            parquet, lambda folder: store.export_parquet(folder, progress=update),
+            "Parquet files")
     for path in written:
         typer.echo(str(path))
 
@@ -754,6 +780,7 @@ def score(
     Example: ofcstats score session.jsonl --ruleset american --ruleset pokerstars
     """
     for path in files:
+        no_loop(path, "log")
         if not path.exists():
             raise fail(f"{path}: no such file or directory")
     if output_path is not None:
@@ -1210,7 +1237,7 @@ def review(
         typer.echo(json.dumps({"players": players.to_dicts(), "mistakes": biggest.to_dicts()},
                               indent=2, default=str))
     elif output is TableFormat.csv:
-        sys.stdout.write((biggest if mistakes else players).write_csv())
+        sys.stdout.write(frame_text(biggest if mistakes else players, output))
     else:
         for index, ((variant,), part) in enumerate(players.group_by("variant",
                                                                     maintain_order=True)):
@@ -1243,16 +1270,12 @@ def replay(
     from ofcstats.review import replay as replaying  # noqa: PLC0415
 
     settings = _review_settings(ruleset, rollouts, seed, fantasyland_value, screen)
+    writable_file(output, "page")
     with _open_existing(db) as store:
         try:
             text = replaying.page(store, hand_id, settings)  # type: ignore[arg-type]
         except OfcstatsError as error:
             raise fail_with(error) from None
-    temporary = output.with_name(output.name + ".partial")
-    try:
-        temporary.write_text(text, encoding="utf-8")
-        temporary.replace(output)
-    except OSError as error:
-        temporary.unlink(missing_ok=True)
-        raise fail(f"{output}: {error.strerror}") from None
+    with written_whole(output) as partial:
+        partial.write_text(text, encoding="utf-8")
     typer.echo(f"hand {hand_id} -> {output.resolve()}")

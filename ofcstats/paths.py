@@ -2,10 +2,29 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import re
+import shutil
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from ofcstats.errors import UsageError
+
+
+def no_loop(path: Path, what: str = "file") -> None:
+    """Raise :class:`UsageError` when ``path`` is a symbolic link that loops (or leads
+    through too many links), which would otherwise read as a missing file.
+
+    >>> no_loop(Path("/"))
+    """
+    try:
+        os.stat(path)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise UsageError(f"{path}: cannot use it for the {what}: a symbolic link "
+                             "that loops back on itself") from None
 
 
 def writable_file(path: Path, what: str = "output", *, make_parents: bool = False) -> None:
@@ -19,6 +38,7 @@ def writable_file(path: Path, what: str = "output", *, make_parents: bool = Fals
     ofcstats.errors.UsageError: /etc/passwd/report.html: cannot write the report: /etc/passwd
     is a file, not a directory
     """
+    no_loop(path, what)
     if path.is_dir():
         raise UsageError(f"{path}: is a directory; name a file to write the {what} to")
     if path.exists():
@@ -43,7 +63,68 @@ def writable_file(path: Path, what: str = "output", *, make_parents: bool = Fals
 
 def writable_directory(path: Path, what: str = "output") -> None:
     """Raise :class:`UsageError` unless ``path`` is a directory, or one that can be made."""
+    no_loop(path, what)
     if path.exists() and not path.is_dir():
         raise UsageError(f"{path}: is a file; name a directory to write the {what} to")
+    if path.is_dir() and not os.access(path, os.W_OK | os.X_OK):
+        raise UsageError(f"{path}: cannot write the {what}: the directory is not writable")
     if not path.exists():
         writable_file(path, what, make_parents=True)
+
+
+@contextmanager
+def written_whole(path: Path) -> Iterator[Path]:
+    """Write ``path`` whole or not at all: the block writes the file it is given (beside
+    ``path``), which then takes ``path``'s name. On a failure (a full disk, say) the
+    partial file is removed and the error names ``path``, so that nothing half-written
+    is left and the message says where.
+    """
+    partial = path.with_name(path.name + ".partial")
+    try:
+        yield partial
+        partial.replace(path)
+    except OSError as error:
+        raise OSError(error.errno, error.strerror or str(error), str(path)) from None
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def _errno(error: BaseException) -> int | None:
+    """The system error number of a failed file operation: an :class:`OSError`'s, or
+    the one DuckDB writes into its message (``"errno":"28"``); None for other errors."""
+    number = getattr(error, "errno", None)
+    if isinstance(number, int):
+        return number
+    found = re.search(r'"errno":\s*"?(\d+)', str(error))
+    return int(found.group(1)) if found else None
+
+
+def replace_directory_files(directory: Path, write: Callable[[Path], list[Path]],
+                            what: str) -> list[Path]:
+    """Files written by ``write`` into a fresh folder inside ``directory``, then moved into
+    ``directory`` under their names. On a failure none of them is left (files already
+    in ``directory`` stay as they were); a failed write (a full disk) becomes an
+    :class:`OSError` naming ``directory``, any other error goes on as it was."""
+    made = not directory.exists()
+    directory.mkdir(parents=True, exist_ok=True)
+    partial = directory / ".partial"
+    shutil.rmtree(partial, ignore_errors=True)
+    try:
+        partial.mkdir()
+        written = write(partial)
+        moved = []
+        for file in written:
+            file.replace(directory / file.name)
+            moved.append(directory / file.name)
+        return moved
+    except Exception as error:
+        shutil.rmtree(partial, ignore_errors=True)
+        if made and not any(directory.iterdir()):
+            directory.rmdir()
+        number = _errno(error)
+        if number is None:
+            raise
+        raise OSError(number, f"cannot write the {what}: {os.strerror(number)}",
+                      str(directory)) from None
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)

@@ -190,3 +190,85 @@ def test_naturals_default_for_a_chinese_13_file_without_a_naturals_table(
     stated = tmp_path / f"{variant}-none.toml"
     stated.write_text(body + "[naturals]\ndragon = 0\n", encoding="utf-8")
     assert not load_ruleset(str(stated)).naturals.played
+
+
+def _house(**keys: object) -> dict[str, object]:
+    return {"name": "house", "head_to_head": {"row": 1, "scoop": 3}, **keys}
+
+
+# Each derived value at the most accepted, then one past it: refused at load, by key.
+@pytest.mark.parametrize(("accepted", "refused", "message"), [
+    (_house(head_to_head={"row": 1, "scoop": 3, "table_bonus": 331}),
+     _house(head_to_head={"row": 1, "scoop": 3, "table_bonus": 332}),
+     r"table_bonus = 332: a scoop beating the whole table would pay .* = 1002, more than "
+     r"1000"),
+    (_house(foul_penalty=997, head_to_head={"row": 1, "table_bonus": 1}),
+     _house(foul_penalty=998, head_to_head={"row": 1, "table_bonus": 1}),
+     r"foul_penalty = 998: a foul would pay foul_penalty \+ 3\*table_bonus = 1001, more "
+     r"than 1000"),
+    (_house(misset="per-row", foul_penalty=500),
+     _house(misset="per-row", foul_penalty=501),
+     r"foul_penalty = 501: a misset with both rows set wrong would pay 2\*foul_penalty "
+     r"\+ 3\*table_bonus = 1002, more than 1000"),
+    (_house(spade_bonus=True, royalties={"bottom": {"royal_flush": 500}}),
+     _house(spade_bonus=True, royalties={"bottom": {"royal_flush": 501}}),
+     r"royalties.bottom: royal_flush = 501: doubled by spade_bonus it would pay 1002, more "
+     r"than 1000"),
+    (_house(spade_bonus=True, royalties={"top": {"AAA": 500}}),
+     _house(spade_bonus=True, royalties={"top": {"AAA": 501}}),
+     r"royalties.top: AAA = 501: doubled by spade_bonus"),
+    (_house(head_to_head={"row": 333, "scoop": 1}),
+     _house(head_to_head={"row": 333, "scoop": 2}),
+     r"row = 333: a scoop would pay 3\*row \+ majority \+ scoop = 1001, more than 1000"),
+    (_house(surrender=1000), _house(surrender=1001), r"surrender = 1001: must be at most 1000"),
+    (_house(foul_penalty=1000), _house(foul_penalty=1001),
+     r"foul_penalty = 1001: must be at most 1000"),
+    (_house(naturals={"dragon": 1000}), _house(naturals={"dragon": 1001}),
+     r"naturals: dragon = 1001: must be at most 1000"),
+    (_house(royalties={"middle": {"quads": 1000}}), _house(royalties={"middle": {"quads": 1001}}),
+     r"royalties.middle: quads = 1001: must be at most 1000"),
+    (_house(fantasyland={"entry": "QQ", "entry_cards": {"QQ": 17}}),
+     _house(fantasyland={"entry": "QQ", "entry_cards": {"QQ": 18}}),
+     r"fantasyland.entry_cards: QQ = 18: must be at most 17"),
+    (_house(fantasyland={"entry": "QQ", "entry_cards": {"QQ": 14}}),
+     _house(fantasyland={"entry": "QQ", "entry_cards": {"QQ": 13}}),
+     r"fantasyland.entry_cards: QQ = 13: must be at least 14"),
+    (_house(fantasyland={"entry": "QQ", "repeat_limit": 1000}),
+     _house(fantasyland={"entry": "QQ", "repeat_limit": 1001}),
+     r"repeat_limit = 1001: must be at most 1000"),
+    (_house(point_value=0.25), _house(point_value=float("-inf")),
+     r"point_value = -inf: must be a positive number"),
+    (_house(loss_cap=50), _house(loss_cap=float("nan")),
+     r"loss_cap = nan: must be a positive number of points"),
+])
+def test_every_derived_value_is_checked_when_the_ruleset_loads(
+        accepted: dict[str, object], refused: dict[str, object], message: str) -> None:
+    from ofcstats.rules.load import ruleset_from  # noqa: PLC0415
+
+    ruleset_from(accepted, "house.toml")
+    with pytest.raises(RulesetError, match=message):
+        ruleset_from(refused, "house.toml")
+
+
+def test_every_accepted_ruleset_keeps_a_seats_points_within_16_bits() -> None:
+    """The most a seat can win or lose in a hand against three opponents, from the
+    values the scorer derives, fits the 16-bit counts; presets and the largest values
+    accepted alike."""
+    from ofcstats.rules.load import ruleset_from  # noqa: PLC0415
+    from ofcstats.rules.model import MAX_VALUE  # noqa: PLC0415
+
+    largest = ruleset_from(_house(
+        head_to_head={"row": 333, "scoop": 1, "table_bonus": 0}, spade_bonus=True,
+        misset="per-row", foul_penalty=500, naturals={"dragon": 1000},
+        royalties={"top": {"AAA": 500}, "middle": {"straight_flush": 500},
+                   "bottom": {"royal_flush": 500}}), "house.toml")
+    for ruleset in [*load_rulesets(preset_names()), largest]:
+        h = ruleset.head_to_head
+        per_opponent = max(h.scoop_value + 3 * h.table_bonus, ruleset.surrender_points,
+                           2 * ruleset.foul_points + 3 * h.table_bonus,
+                           ruleset.naturals.dragon)
+        royalties = sum(max(t.values(), default=0) for t in (
+            ruleset.royalties.top, ruleset.royalties.middle, ruleset.royalties.bottom))
+        royalties *= 2 if ruleset.spade_bonus else 1
+        assert per_opponent <= MAX_VALUE, ruleset.name
+        assert 3 * (per_opponent + royalties) < 2 ** 15, ruleset.name

@@ -150,7 +150,7 @@ def read_head(path: Path, size: int = 64 << 10) -> bytes:
     with path.open("rb") as raw:
         try:
             return _decompressed(raw).read(size)
-        except (EOFError, OSError, zlib.error):
+        except (EOFError, OSError, zlib.error, zstandard.ZstdError):
             return b""
 
 
@@ -182,7 +182,7 @@ def read_line_batches(
         while True:
             try:
                 block = stream.read(batch_bytes)
-            except (EOFError, OSError, zlib.error) as error:
+            except (EOFError, OSError, zlib.error, zstandard.ZstdError) as error:
                 # A compressed stream cut short: keep every whole line before the break.
                 problem = f"the compressed data breaks off ({error}); lines before it were read"
                 block = b""

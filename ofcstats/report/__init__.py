@@ -2,14 +2,14 @@
 optionally the charts as a multi-page PDF.
 
 :func:`collect` gathers what the report shows from a rescored store; :func:`figures`
-draws the charts; :func:`render_html` writes the page, every name and value escaped.
+draws the charts; :func:`render_html` writes the page, every name and value escaped
+(:func:`ofcstats.sanitize.html_text`).
 :func:`write_report` does all three.
 """
 
 from __future__ import annotations
 
 import base64
-import html
 import io
 import re
 from collections.abc import Sequence
@@ -24,7 +24,9 @@ from matplotlib.figure import Figure
 
 from ofcstats import analysis, pipeline, stats
 from ofcstats.errors import StoreError
+from ofcstats.paths import written_whole
 from ofcstats.report import charts
+from ofcstats.sanitize import html_text
 from ofcstats.store import Store
 
 __all__ = ["ReportData", "collect", "figures", "render_html", "write_report"]
@@ -121,7 +123,7 @@ def _decisions_section(data: ReportData) -> list[str]:
         streets = [c for c in part.columns if (c.startswith("street_")
                                                 or c == "fantasyland_set")
                    and not part[c].is_null().all()]
-        parts.append(f"<h3>{html.escape(str(variant))}</h3>")
+        parts.append(f"<h3>{html_text(str(variant))}</h3>")
         parts.append(_table(part, [
             ("player", "player"), ("decisions", "decisions"),
             ("mean_ev_loss", "mean EV loss"), ("ci_low", "95% low"), ("ci_high", "95% high"),
@@ -179,17 +181,17 @@ def _cell(value: object, decimals: int = 2, money: bool = False) -> str:
     if value is None:
         return "&ndash;"
     if money and isinstance(value, int | float):
-        return html.escape(analysis.money_text(float(value)))
+        return html_text(analysis.money_text(float(value)))
     if isinstance(value, float):
         text = f"{value:,.{decimals}f}" if abs(value) < 1000 else f"{value:,.0f}"
-        return html.escape(text)
+        return html_text(text)
     if isinstance(value, int) and not isinstance(value, bool):
-        return html.escape(f"{value:,}")
-    return html.escape(str(value))
+        return html_text(f"{value:,}")
+    return html_text(str(value))
 
 
 def _table(frame: pl.DataFrame, columns: Sequence[tuple[str, str]]) -> str:
-    head = "".join(f"<th>{html.escape(label)}</th>" for _, label in columns)
+    head = "".join(f"<th>{html_text(label)}</th>" for _, label in columns)
     body = []
     for row in frame.iter_rows(named=True):
         cells = "".join(
@@ -200,8 +202,8 @@ def _table(frame: pl.DataFrame, columns: Sequence[tuple[str, str]]) -> str:
 
 
 def _image(png: str, alt: str) -> str:
-    return (f'<figure><img src="data:image/png;base64,{png}" alt="{html.escape(alt)}">'
-            f"<figcaption>{html.escape(alt)}</figcaption></figure>")
+    return (f'<figure><img src="data:image/png;base64,{png}" alt="{html_text(alt)}">'
+            f"<figcaption>{html_text(alt)}</figcaption></figure>")
 
 
 def _percent(frame: pl.DataFrame, columns: Sequence[str]) -> pl.DataFrame:
@@ -252,7 +254,7 @@ def _methodology() -> str:
     for item in items:
         clean = " ".join(item.split()).replace("``", "")
         clean = re.sub(r"\*(.+?)\*", r"\1", clean)
-        bullets.append(f"<li>{html.escape(clean)}</li>")
+        bullets.append(f"<li>{html_text(clean)}</li>")
     return "<ul>" + "".join(bullets) + "</ul>"
 
 
@@ -267,7 +269,7 @@ def _stakes(data: ReportData, variant: str, ruleset: str) -> str:
 
 
 def _variant_section(data: ReportData, variant: str, images: dict[str, str]) -> list[str]:
-    esc = html.escape
+    esc = html_text
     main_name = data.rulesets_shown[variant]
     rows = data.of(variant)
     players = data.players.filter(pl.col("variant") == variant)
@@ -312,7 +314,7 @@ def render_html(data: ReportData, images: dict[str, str]) -> str:
     """The page: per variant its summary, charts, rulesets compared and players; then the
     checks and the methodology. ``images`` maps a chart's key (see :func:`figures`) to
     its PNG, base64."""
-    esc = html.escape
+    esc = html_text
     hands = data.scored.get_column("hand_key").n_unique()
     sessions = data.scored.get_column("session_id").n_unique()
     filters = "; ".join(f"{k}: {v}" for k, v in data.filters.items()) or "none"
@@ -430,12 +432,10 @@ def write_report(data: ReportData, html_path: Path, pdf_path: Path | None = None
     drawn = figures(data)
     images = {key: _png(figure) for key, figure in drawn}
     html_path.parent.mkdir(parents=True, exist_ok=True)
-    partial = html_path.with_name(html_path.name + ".partial")
-    partial.write_text(render_html(data, images), encoding="utf-8")
-    partial.replace(html_path)  # never a half-written report under the real name
+    with written_whole(html_path) as partial:  # never a half-written report
+        partial.write_text(render_html(data, images), encoding="utf-8")
     if pdf_path is not None:
         pdf_path.parent.mkdir(parents=True, exist_ok=True)
-        partial_pdf = pdf_path.with_name(pdf_path.name + ".partial")
-        write_pdf(data, drawn, partial_pdf)
-        partial_pdf.replace(pdf_path)
+        with written_whole(pdf_path) as partial:
+            write_pdf(data, drawn, partial)
     return ReportFiles(html=html_path, pdf=pdf_path, charts=len(drawn))

@@ -20,6 +20,8 @@ from cycler import cycler
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from ofcstats.sanitize import visible
+
 # Okabe & Ito (2008), "Color Universal Design": seven hues and black.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442",
            "#000000")
@@ -45,6 +47,12 @@ _RC: dict[str, Any] = {
     "axes.formatter.limits": (-9, 12),
     "axes.formatter.use_locale": False,
 }
+
+
+def _name(player: str) -> str:
+    """A player's name as a chart shows it: control and bidi characters escaped
+    (:func:`ofcstats.sanitize.visible`), ``$`` not read as the start of mathematics."""
+    return visible(player).replace("$", r"\$")
 
 
 @contextmanager
@@ -102,7 +110,7 @@ def cumulative_points(scored: pl.DataFrame, ruleset: str) -> Figure:
         axes = figure.subplots()
         for index, (player, curve) in enumerate(zip(players, curves, strict=True)):
             hands = np.arange(1, len(curve) + 1)
-            axes.plot(hands, curve, linewidth=1.4, label=f"{player} ({int(curve[-1]):+,})",
+            axes.plot(hands, curve, linewidth=1.4, label=f"{_name(player)} ({int(curve[-1]):+,})",
                       **_line(index))
         _luck_band(axes, max(lengths), sigma)
         axes.set_title(title)
@@ -140,7 +148,7 @@ def _small_multiples(title: str, players: list[str], curves: list[np.ndarray],
         curve = curves[index]
         axes.plot(np.arange(1, len(curve) + 1), curve, linewidth=1.3, **_line(index))
         _luck_band(axes, len(curve), sigma)
-        axes.set_title(f"{players[index]} ({int(curve[-1]):+,} in {len(curve):,} hands)",
+        axes.set_title(f"{_name(players[index])} ({int(curve[-1]):+,} in {len(curve):,} hands)",
                        fontsize=10, fontweight="normal")
         axes.set_xlabel("hands played", fontsize=8)
         axes.set_ylabel("points", fontsize=8)
@@ -151,11 +159,11 @@ def _small_multiples(title: str, players: list[str], curves: list[np.ndarray],
 
 def player_under_rulesets(scored: pl.DataFrame, player: str) -> Figure:
     """One player's running total under every scored ruleset: same cards, other money."""
-    title = f"{player}: cumulative points under each ruleset"
+    title = f"{_name(player)}: cumulative points under each ruleset"
     rows = scored.filter(pl.col("player") == player).select(
         "ruleset", "session_id", "order", "points").sort("session_id", "order")
     if rows.is_empty():
-        return _empty(title, f"no hands for {player}")
+        return _empty(title, f"no hands for {_name(player)}")
     with style():
         figure = Figure(figsize=(9, 4.2))
         axes = figure.subplots()
@@ -225,7 +233,7 @@ def style_map(player_stats: pl.DataFrame, ruleset: str) -> Figure:
                                                          entries, sizes, strict=True)):
             axes.scatter([x], [y], s=size, color=_colour(index), alpha=0.75,
                          edgecolors="#333333", linewidths=0.6)
-            labels.append(axes.text(x, y, player, fontsize=9))
+            labels.append(axes.text(x, y, _name(player), fontsize=9))
         axes.set_title(title)
         axes.set_xlabel("foul rate (% of hands)")
         axes.set_ylabel("fantasyland entry rate (% of eligible hands)")
@@ -261,8 +269,9 @@ def royalties_by_row(player_stats: pl.DataFrame, ruleset: str) -> Figure:
         for index, row in enumerate(("top", "middle", "bottom")):
             values = rows.get_column(f"royalties_{row}").fill_null(0).to_numpy()
             axes.bar(x + (index - 1) * width, values, width, color=_colour(index), label=row)
-        axes.set_xticks(x, players, rotation=30 if len(players) > 6 else 0, ha="right"
-                        if len(players) > 6 else "center")
+        axes.set_xticks(x, [_name(p) for p in players],
+                        rotation=30 if len(players) > 6 else 0,
+                        ha="right" if len(players) > 6 else "center")
         axes.set_title(title)
         axes.set_ylabel("points per hand")
         axes.legend(title="row")

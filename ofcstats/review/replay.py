@@ -7,7 +7,6 @@ that comes from a log (hand id, player names) is escaped; the page needs no netw
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 
 import polars as pl
@@ -15,6 +14,7 @@ import polars as pl
 from ofcstats.cards import RANKS
 from ofcstats.review.store import ReviewError, Selection, Settings, run
 from ofcstats.review.summary import decisions_frame, placement_text
+from ofcstats.sanitize import html_text
 from ofcstats.store import Store
 
 _SUIT = {0: ("&clubs;", "black"), 1: ("&diams;", "red"), 2: ("&hearts;", "red"),
@@ -66,7 +66,7 @@ def render(hand: dict[str, object], seats: pl.DataFrame, decisions: pl.DataFrame
     """The page of one hand: ``hand`` (hand_id, session_id, variant, played_at),
     ``seats`` (seat, player, fantasyland, streets, cards, rows), ``decisions`` (as
     stored, for this hand)."""
-    e = html.escape
+    e = html_text
     title = f"Hand {hand['hand_id']}"
     parts = [
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',

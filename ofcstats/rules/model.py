@@ -355,6 +355,39 @@ class Ruleset:
             raise _fail(where, "point_value", self.point_value, "must be a positive number")
         if self.loss_cap is not None and not _positive(self.loss_cap):
             raise _fail(where, "loss_cap", self.loss_cap, "must be a positive number of points")
+        self._check_derived(where)
+
+    def _check_derived(self, where: str) -> None:
+        """Every value the scorer derives is at most :data:`MAX_VALUE`, as the values
+        given are: what a hand can pay one opponent in each way it can end, and a
+        royalty doubled by the spade bonus (a surrender pays one less than a scoop, or
+        ``surrender``, both already at most it). With that, a seat's points against three
+        opponents stay well within the 16-bit counts of :mod:`ofcstats.score`."""
+        h = self.head_to_head
+        bonus = 3 * h.table_bonus  # every row beating the whole table
+        ways: list[tuple[str, int | None, int, str]] = [
+            ("table_bonus", h.table_bonus, h.scoop_value + bonus,
+             "a scoop beating the whole table would pay 3*row + majority + scoop "
+             "+ 3*table_bonus"),
+        ]
+        if self.misset == "scoop":
+            ways.append(("foul_penalty", self.foul_penalty, self.foul_points + bonus,
+                         "a foul would pay foul_penalty + 3*table_bonus"))
+        elif self.misset == "per-row":
+            ways.append(("foul_penalty", self.foul_penalty, 2 * self.foul_points + bonus,
+                         "a misset with both rows set wrong would pay 2*foul_penalty "
+                         "+ 3*table_bonus"))
+        for key, value, paid, how in ways:
+            if paid > MAX_VALUE:
+                raise _fail(where, key, value, f"{how} = {paid}, more than {MAX_VALUE}")
+        if self.spade_bonus:
+            r = self.royalties
+            for row, table in (("top", r.top), ("middle", r.middle), ("bottom", r.bottom)):
+                for hand, royalty in table.items():
+                    if 2 * royalty > MAX_VALUE:
+                        raise _fail(f"{r.where}.{row}", hand, royalty,
+                                    f"doubled by spade_bonus it would pay {2 * royalty}, "
+                                    f"more than {MAX_VALUE}")
 
 
     def plays(self, variant: Variant | str) -> bool:
