@@ -9,13 +9,14 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import polars as pl
 import pytest
 from typer.testing import CliRunner
 
 from ofcstats.cli import app
 from ofcstats.ingest import ingest
 from ofcstats.pipeline import Filters, rescore
-from ofcstats.report import collect, write_report
+from ofcstats.report import charts, collect, write_report
 from ofcstats.rules import load_ruleset, load_rulesets
 from ofcstats.simulate import Player, Simulation, simulate
 from ofcstats.store import Store
@@ -160,3 +161,12 @@ def test_the_report_renders_in_a_real_browser(written: tuple[Path, Path, int],
     assert overflow[0] <= 1280
     assert max(overflow[1:]) <= 0
     assert shot.stat().st_size > 10_000
+
+
+def test_a_ruleset_without_royalties_gets_a_note_not_an_empty_chart() -> None:
+    players = pl.DataFrame({"player": ["ann", "bob"], "ruleset": "russian",
+                            "royalties_top": [0.0, 0.0], "royalties_middle": [0.0, 0.0],
+                            "royalties_bottom": [0.0, 0.0]})
+    figure = charts.royalties_by_row(players, "russian")
+    assert not figure.axes[0].axison
+    assert "no royalties were collected under russian" in figure.axes[0].texts[0].get_text()

@@ -260,6 +260,10 @@ def royalties_by_row(player_stats: pl.DataFrame, ruleset: str) -> Figure:
     rows = player_stats.filter(pl.col("ruleset") == ruleset).sort("player")
     if rows.is_empty():
         return _empty(title, f"no players under {ruleset}")
+    collected = rows.select(pl.col(f"royalties_{r}").fill_null(0).abs().sum()
+                            for r in ("top", "middle", "bottom")).row(0)
+    if not any(collected):
+        return _empty(title, f"no royalties were collected under {ruleset}")
     players = rows.get_column("player").to_list()
     with style():
         figure = Figure(figsize=(9, 4))
