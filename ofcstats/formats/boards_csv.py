@@ -121,7 +121,10 @@ def _rows(lines: LineBatch, keep: np.ndarray, sep: str, names: list[str]
     good, at, bad_lines, bad_raw = [], [], [], []
     for index in keep:
         text = lines.line(int(index))
-        fields = next(csv.reader([text], delimiter=sep), [])
+        try:
+            fields = next(csv.reader([text], delimiter=sep), [])
+        except csv.Error:  # a bare carriage return in a field, say: not a row
+            fields = []
         if len(fields) == len(names):
             good.append(fields)
             at.append(index)
