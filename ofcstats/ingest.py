@@ -9,6 +9,11 @@ interpreter lock, so they overlap on two cores), and the next file starts being 
 while the last batches of the one before are stored; the queues between them hold a few
 batches, so the Python side's memory does not grow with the file. A crash or kill
 mid-file leaves the database as before that file.
+
+``-`` (standard input), ``/dev/stdin`` and FIFOs are read once, as a stream: the bytes
+read to detect the format are replayed in front of the rest. A stream's content is not
+known before it is read, so it is never skipped as already loaded; its hands already
+stored are skipped by their ids as any file's are.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ import polars as pl
 
 from ofcstats import formats
 from ofcstats.errors import HandError, OfcstatsError, StoreError, UsageError
-from ofcstats.formats.lines import BATCH_BYTES, Tally
+from ofcstats.formats.lines import BATCH_BYTES, Tally, is_stream, open_stream
 from ofcstats.paths import writable_file
 from ofcstats.records import HandBatch, reject_rows
 from ofcstats.store import DEFAULT_DB, FileLoad, Store
@@ -146,6 +151,11 @@ def collect_paths(paths: Iterable[Path]) -> list[Path]:
         else:
             expanded.append(path)
     for path in expanded:
+        if is_stream(path):
+            if path not in seen:
+                seen.add(path)
+                found.append(path)
+            continue
         if path.is_dir():
             inside = sorted(p for p in path.rglob("*") if p.is_file() and _is_log(p)
                             and not any(part.startswith(".") for part in p.relative_to(path).parts))
@@ -171,6 +181,8 @@ def check_inputs(paths: list[Path], files: list[Path], database: Path) -> None:
         if is_pattern(path):
             if not glob.glob(str(path), recursive=True):
                 raise UsageError(f"{path}: no file matches this pattern")
+            continue
+        if is_stream(path):
             continue
         if not path.exists():
             raise UsageError(f"{path}: no such file or directory")
@@ -279,6 +291,7 @@ class _Job:
     continues: FileLoad | None = None
     reader: _Ahead[HandBatch] | None = None
     digest: blake3.blake3 | None = None
+    stream: bool = False  # read once as it comes (standard input, a FIFO): no hash
     tally: Tally = field(default_factory=Tally)
 
 
@@ -300,23 +313,31 @@ class _Run:
 
     def job(self, path: Path, size: int, progress: Callable[[int], None]) -> _Job:
         job = _Job(path=path, size=size)
+        stream = None
         try:
-            self._look_up(job)
-            if job.problem or job.skipped:
-                return job
-            job.format = self.format_name or formats.detect(path)
+            if is_stream(path):
+                job.stream = True
+                stream, head = open_stream(path)
+                job.format = self.format_name or formats.detect_head(head, path)
+            else:
+                self._look_up(job)
+                if job.problem or job.skipped:
+                    return job
+                job.format = self.format_name or formats.detect(path)
         except (HandError, OSError) as error:
+            if stream is not None:
+                stream.close()
             job.problem = _reason(error, path)
             job.empty = "the file is empty" in job.problem
             if job.empty:
                 job.problem = None
             return job
-        if job.content_hash is None:
+        if job.content_hash is None and stream is None:
             job.digest = blake3.blake3()
             self.pending.add(size)
         job.reader = _ahead(formats.read(
             path, job.format, progress, self.batch_bytes, job.digest, workers=PARSE_WORKERS,
-            start=job.start, first_line=job.first_line, tally=job.tally))
+            start=job.start, first_line=job.first_line, tally=job.tally, stream=stream))
         return job
 
     def _look_up(self, job: _Job) -> None:
@@ -531,6 +552,8 @@ def _file_problem(store: Store, path: Path, result: FileSummary, reason: str,
 
 
 def _content_hash(path: Path) -> str | None:
+    if is_stream(path):
+        return None  # read once, already: never skipped as loaded
     try:
         return _hash(path, None)[0]
     except OSError:

@@ -5,10 +5,12 @@ from __future__ import annotations
 import gzip
 import importlib.util
 import json
+import os
 import random
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -467,3 +469,70 @@ def test_a_full_disk_is_one_clear_error_and_the_database_is_intact(tmp_path: Pat
     assert "Traceback" not in child.stderr
     assert counts(db) == before
     assert ingest([big], db).hands == 20_000
+
+
+def _log_with_a_bad_line(tmp_path: Path, n: int = 300) -> tuple[Path, int]:
+    """A log longer than the bytes format detection reads, with a broken line near its
+    end: its line number."""
+    path = write_jsonl(tmp_path / "a.jsonl", hands(n, 21))
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines.insert(n - 5, "{broken\n")
+    path.write_text("".join(lines), encoding="utf-8")
+    assert path.stat().st_size > 2 * (64 << 10)
+    return path, n - 4
+
+
+def _stream_loaded(db: Path) -> tuple[int, list[tuple[str, int]]]:
+    with Store(db) as store:
+        rejects = store.con.sql("SELECT path, line FROM rejects").fetchall()
+        return store.count("hands"), rejects
+
+
+@pytest.mark.parametrize("name", ["-", "/dev/stdin"])
+def test_piped_input_loads_every_hand_with_true_line_numbers(tmp_path: Path,
+                                                             name: str) -> None:
+    path, bad = _log_with_a_bad_line(tmp_path)
+    db = tmp_path / "x.duckdb"
+    done = subprocess.run(
+        f"cat {path} | {sys.executable} -m ofcstats ingest {name} --db {db}",
+        shell=True, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 1, done.stderr  # the broken line
+    assert f"{name}:{bad}: " in done.stderr
+    assert _stream_loaded(db) == (300, [(name, bad)])
+    # A stream is never skipped as already loaded; its stored hands are duplicates.
+    again = subprocess.run(
+        f"{sys.executable} -m ofcstats ingest {name} --db {db} --format json < {path}",
+        shell=True, capture_output=True, text=True, timeout=120, check=False)
+    summary = json.loads(again.stdout)
+    assert (summary["hands"], summary["duplicates"], summary["skipped"]) == (0, 300, 0)
+
+
+def test_a_forced_input_format_reads_a_stream_too(tmp_path: Path) -> None:
+    path, bad = _log_with_a_bad_line(tmp_path)
+    db = tmp_path / "x.duckdb"
+    with path.open("rb") as stdin:
+        done = subprocess.run(
+            [sys.executable, "-m", "ofcstats", "ingest", "-", "--db", str(db),
+             "--input-format", "ofc-hand"],
+            stdin=stdin, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 1, done.stderr
+    assert _stream_loaded(db) == (300, [("-", bad)])
+
+
+def test_a_fifo_loads_every_hand_and_does_not_hang(tmp_path: Path) -> None:
+    path, bad = _log_with_a_bad_line(tmp_path)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+
+    def write() -> None:
+        with fifo.open("wb") as out:
+            out.write(path.read_bytes())
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    db = tmp_path / "x.duckdb"
+    done = subprocess.run([sys.executable, "-m", "ofcstats", "ingest", str(fifo), "--db",
+                           str(db)], capture_output=True, text=True, timeout=120, check=False)
+    writer.join(timeout=10)
+    assert done.returncode == 1, done.stderr
+    assert _stream_loaded(db) == (300, [(str(fifo), bad)])
