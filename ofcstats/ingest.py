@@ -73,6 +73,7 @@ class FileSummary:
     hands: int = 0
     duplicates: int = 0
     conflicts: int = 0
+    updated: int = 0  # stored hands given this file's values of the non-card fields
     rejected: int = 0
     problem: str | None = None  # why the file as a whole was not (fully) read
     skipped: str | None = None  # why the file was not read at all: its content is loaded
@@ -105,6 +106,11 @@ class IngestSummary:
         return sum(f.conflicts for f in self.files)
 
     @property
+    def updated(self) -> int:
+        """Stored hands whose non-card fields took the values loaded (``update``)."""
+        return sum(f.updated for f in self.files)
+
+    @property
     def rejected(self) -> int:
         """Rejects written (conflicts and file-level problems included)."""
         return sum(f.rejected for f in self.files)
@@ -124,7 +130,7 @@ class IngestSummary:
         return {
             "database": self.database, "files": len(self.files), "hands": self.hands,
             "duplicates": self.duplicates, "conflicts": self.conflicts,
-            "rejected": self.rejected, "skipped": self.skipped,
+            "updated": self.updated, "rejected": self.rejected, "skipped": self.skipped,
             "seconds": round(self.seconds, 3),
             "per_file": [asdict(f) for f in self.files],
             "first_rejects": [asdict(r) for r in self.first_rejects],
@@ -205,14 +211,18 @@ def ingest(paths: Iterable[Path], database: Path | str | None = None,
            format_name: str | None = None, progress: Progress | None = None,
            batch_bytes: int = BATCH_BYTES, first_reasons: int = FIRST_REASONS, *,
            load_changed: bool = False, wait: float | None = None,
-           on_wait: Callable[[str], None] | None = None) -> IngestSummary:
+           on_wait: Callable[[str], None] | None = None, update: bool = False
+           ) -> IngestSummary:
     """Load log files (and directories of them) into the store at ``database``.
 
     Inputs are checked before the database is opened: a path that does not exist, a
     directory without logs or a database that cannot be created is a
     :class:`~ofcstats.errors.UsageError`, and nothing is created. ``load_changed`` loads
     a file that changed since it was loaded at the same path (its hands then meet the
-    stored ones as any file's do); by default it is only reported. ``wait``: seconds to
+    stored ones as any file's do); by default it is only reported. ``update``: a stored
+    hand loaded again with other values of the fields its fingerprint leaves out
+    (:data:`~ofcstats.store.UPDATABLE`, ``reported_points`` say) takes the new values;
+    by default it is a conflict. ``wait``: seconds to
     wait for a database another program holds (see :class:`~ofcstats.store.Store`;
     ``on_wait`` is told when the waiting starts).
     """
@@ -227,7 +237,7 @@ def ingest(paths: Iterable[Path], database: Path | str | None = None,
     summary = IngestSummary(database=str(db))
     report = _Progress(progress, sum(sizes))
     with Store(db, wait=wait, on_wait=on_wait) as store, contextlib.ExitStack() as readers:
-        run = _Run(store, format_name, batch_bytes, load_changed)
+        run = _Run(store, format_name, batch_bytes, load_changed, update)
         ahead: _Job | None = None
         for index, (path, size) in enumerate(zip(files, sizes, strict=True)):
             if ahead is None:
@@ -292,6 +302,7 @@ class _Job:
     reader: _Ahead[HandBatch] | None = None
     digest: blake3.blake3 | None = None
     stream: bool = False  # read once as it comes (standard input, a FIFO): no hash
+    update: bool = False  # stored hands take this file's values of non-card fields
     tally: Tally = field(default_factory=Tally)
 
 
@@ -299,9 +310,9 @@ class _Run:
     """What an ingest run decides per file, and the contents loaded so far in the run."""
 
     def __init__(self, store: Store, format_name: str | None, batch_bytes: int,
-                 load_changed: bool) -> None:
+                 load_changed: bool, update: bool = False) -> None:
         self.store, self.format_name, self.batch_bytes = store, format_name, batch_bytes
-        self.load_changed = load_changed
+        self.load_changed, self.update = load_changed, update
         self.sizes = store.loaded_sizes()
         self.hashes: dict[str, str] = {}  # content hash -> path, for files of this run
         self.pending: set[int] = set()  # sizes of files being read, hashes not yet known
@@ -312,7 +323,7 @@ class _Run:
         return size in self.pending
 
     def job(self, path: Path, size: int, progress: Callable[[int], None]) -> _Job:
-        job = _Job(path=path, size=size)
+        job = _Job(path=path, size=size, update=self.update)
         stream = None
         try:
             if is_stream(path):
@@ -353,6 +364,9 @@ class _Run:
             job.skipped = f"the same content as {self.hashes[content]}, loaded just before"
             return
         found = self.store.load_with_content(content)
+        if found is not None and self.update:
+            job.content_hash = content  # read again: its hands may update stored ones
+            return
         if found is not None:
             job.skipped = (f"already loaded (from {found.path}, "
                            f"{found.finished_at:%Y-%m-%d %H:%M})")
@@ -433,9 +447,9 @@ def _ingest_file(store: Store, job: _Job, result: FileSummary, summary: IngestSu
                 # commit instead of keeping them in memory.
                 pending = formats.merge(pending, batch)
                 if pending.hands.height >= APPEND_HANDS:
-                    _store(store, pending, file_id, result, summary, first_reasons)
+                    _store(store, pending, file_id, result, summary, first_reasons, job.update)
                     pending = HandBatch()
-            _store(store, pending, file_id, result, summary, first_reasons)
+            _store(store, pending, file_id, result, summary, first_reasons, job.update)
             content = job.content_hash or (job.digest.hexdigest() if job.digest else None)
             result.content_hash = content
             result.rejected = _rejects_of(store, file_id)
@@ -506,13 +520,15 @@ def _size(path: Path) -> int:
 
 
 def _store(store: Store, batch: HandBatch, file_id: int, result: FileSummary,
-           summary: IngestSummary, first_reasons: int) -> None:
-    added, conflicts = store.add(batch, file_id)
+           summary: IngestSummary, first_reasons: int, update: bool = False) -> None:
+    added, conflicts = store.add(batch, file_id, update=True) if update else \
+        store.add(batch, file_id)
     rejects = pl.concat([batch.rejects, conflicts])
     store.add_rejects(rejects, file_id)
     result.hands += added.loaded
     result.duplicates += added.duplicates + batch.duplicates
     result.conflicts += added.conflicts + _in_batch_conflicts(batch)
+    result.updated += added.updated
     _note(summary, rejects, first_reasons)
 
 

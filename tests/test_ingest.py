@@ -19,9 +19,11 @@ from handgen import random_hand, write_jsonl
 from typer.testing import CliRunner
 
 from ofcstats import ingest as ingesting
+from ofcstats import pipeline
 from ofcstats.cli import app
 from ofcstats.errors import StoreError
 from ofcstats.ingest import collect_paths, ingest
+from ofcstats.rules import load_rulesets, preset_names
 from ofcstats.store import Store
 
 runner = CliRunner()
@@ -536,3 +538,75 @@ def test_a_fifo_loads_every_hand_and_does_not_hang(tmp_path: Path) -> None:
     writer.join(timeout=10)
     assert done.returncode == 1, done.stderr
     assert _stream_loaded(db) == (300, [(str(fifo), bad)])
+
+
+def _reloaded_with(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A store of five hands, and a log of the same hands (the same cards) where hand h1
+    reports other points and hand h3 another point value."""
+    db = tmp_path / "x.duckdb"
+    original = write_jsonl(tmp_path / "a.jsonl", hands(5, 4))
+    ingest([original], db)
+    changed = hands(5, 4)
+    changed[1]["players"][0]["reported_points"] = 17.5
+    changed[3]["point_value"] = 0.25
+    return db, original, write_jsonl(tmp_path / "b.jsonl", changed)
+
+
+def _stored_values(db: Path) -> dict[str, tuple[object, ...]]:
+    with Store(db) as store:
+        rows = store.con.sql("""
+            SELECT h.hand_id, h.point_value, list(s.reported_points ORDER BY s.seat)
+            FROM hands h JOIN seats s USING (hand_key) GROUP BY ALL""").fetchall()
+    return {hand_id: (value, tuple(points)) for hand_id, value, points in rows}
+
+
+def test_a_stored_hand_with_other_reported_points_is_a_conflict_not_dropped(
+        tmp_path: Path) -> None:
+    db, original, changed = _reloaded_with(tmp_path)
+    before = _stored_values(db)
+    summary = ingest([changed], db)
+    assert (summary.hands, summary.duplicates, summary.conflicts, summary.rejected,
+            summary.updated) == (0, 3, 2, 2, 0)
+    assert [r.reason for r in summary.first_rejects] == [
+        f"hand h1: the same hand as the one stored (from {original} line 2) but another "
+        "reported_points: to keep the new values, load it with --update",
+        f"hand h3: the same hand as the one stored (from {original} line 4) but another "
+        "point_value: to keep the new values, load it with --update"]
+    assert [(r.path, r.line) for r in summary.first_rejects] == [(str(changed), 2),
+                                                                 (str(changed), 4)]
+    assert _stored_values(db) == before
+
+
+def test_update_gives_a_stored_hand_the_new_non_card_values_and_rescores_it(
+        tmp_path: Path) -> None:
+    db, _, changed = _reloaded_with(tmp_path)
+    rulesets = load_rulesets(preset_names()[:1])
+    with Store(db) as store:
+        pipeline.rescore(store, rulesets)
+        rows = store.count("results")
+    before = _stored_values(db)
+    assert ingest([changed], db).conflicts == 2
+    # The file's content is loaded already (with its conflicts): --update reads it again.
+    summary = ingest([changed], db, update=True)
+    assert (summary.hands, summary.duplicates, summary.conflicts, summary.updated) == \
+        (0, 3, 0, 2)
+    assert summary.clean
+    after = _stored_values(db)
+    assert after["h1"][1][0] == 17.5 and after["h3"][0] == 0.25
+    assert {k: v for k, v in after.items() if k not in ("h1", "h3")} == \
+        {k: v for k, v in before.items() if k not in ("h1", "h3")}
+    with Store(db) as store:
+        again = pipeline.rescore(store, rulesets)
+        assert again.hands == 5, "the session of the updated hands is scored again"
+        assert store.count("results") == rows
+    assert ingest([changed], db, update=True).updated == 0
+
+
+def test_cli_ingest_update_flag(tmp_path: Path) -> None:
+    db, _, changed = _reloaded_with(tmp_path)
+    first = runner.invoke(app, ["ingest", str(changed), "--db", str(db)])
+    assert first.exit_code == 1
+    assert "load it with --update" in first.output
+    second = runner.invoke(app, ["ingest", str(changed), "--db", str(db), "--update"])
+    assert second.exit_code == 0, second.output
+    assert "2 updated" in second.output
