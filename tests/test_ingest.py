@@ -592,7 +592,8 @@ def test_update_gives_a_stored_hand_the_new_non_card_values_and_rescores_it(
         (0, 3, 0, 2)
     assert summary.clean
     after = _stored_values(db)
-    assert after["h1"][1][0] == 17.5 and after["h3"][0] == 0.25
+    assert after["h1"][1][0] == 17.5
+    assert after["h3"][0] == 0.25
     assert {k: v for k, v in after.items() if k not in ("h1", "h3")} == \
         {k: v for k, v in before.items() if k not in ("h1", "h3")}
     with Store(db) as store:
