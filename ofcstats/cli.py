@@ -577,7 +577,7 @@ def simulate(
 def ingest(
     paths: Annotated[list[Path], typer.Argument(
         help="Log files, directories to search for them (recursively), or patterns such "
-        "as 'logs/**/*.jsonl.gz'.",
+        "as 'logs/**/*.jsonl.gz'; - reads standard input.",
         show_default=False)],
     db: DbOption = None,
     input_format: Annotated[str | None, typer.Option(
@@ -594,7 +594,8 @@ def ingest(
     update_stored: Annotated[bool, typer.Option(
         "--update", help="A stored hand loaded again with the same cards but other "
         "reported_points, point_value, ruleset, button or played_at takes the new values "
-        "(its session is rescored); by default it is rejected as a conflict.")] = False,
+        "(the next rescore scores its session again); by default it is rejected as a "
+        "conflict.")] = False,
 ) -> None:
     """Load hand logs into the database, each file in one transaction.
 
