@@ -577,7 +577,7 @@ def simulate(
 def ingest(
     paths: Annotated[list[Path], typer.Argument(
         help="Log files, directories to search for them (recursively), or patterns such "
-        "as 'logs/**/*.jsonl.gz'.",
+        "as 'logs/**/*.jsonl.gz'; - reads standard input.",
         show_default=False)],
     db: DbOption = None,
     input_format: Annotated[str | None, typer.Option(
@@ -591,15 +591,21 @@ def ingest(
     load_changed: Annotated[bool, typer.Option(
         "--load-changed", help="Load a file that changed since it was loaded (not just "
         "grew); by default it is reported and left out.")] = False,
+    update_stored: Annotated[bool, typer.Option(
+        "--update", help="A stored hand loaded again with the same cards but other "
+        "reported_points, point_value, ruleset, button or played_at takes the new values "
+        "(the next rescore scores its session again); by default it is rejected as a "
+        "conflict.")] = False,
 ) -> None:
     """Load hand logs into the database, each file in one transaction.
 
     A file already loaded (same content, any name) is skipped; one that grew loads its
     new lines only; one that changed otherwise is reported and left out. Loading the same
     hands again adds nothing; a different hand under a stored id is rejected as a
-    conflict. Rejected hands are kept, with the reason, in the rejects table. Exit code 1
-    when anything was rejected or left out; 2, with nothing created, when an input is
-    missing.
+    conflict, and so is the same hand with other non-card values (unless --update). Use
+    - for standard input. Rejected hands are kept, with the reason, in the rejects
+    table. Exit code 1 when anything was rejected or left out; 2, with nothing created,
+    when an input is missing.
 
     Example: ofcstats ingest logs/ --db club.duckdb
     """
@@ -614,6 +620,7 @@ def ingest(
                           in_bytes=True) as update:
             summary = ingesting.ingest(paths, database, input_format, progress=update,
                                        load_changed=load_changed, wait=wait,
+                                       update=update_stored,
                                        on_wait=lambda note: typer.echo(note, err=True))
     except OfcstatsError as error:
         raise fail_with(error) from None
@@ -640,8 +647,9 @@ def _print_summary(summary: ingesting.IngestSummary) -> None:
     files = len(summary.files)
     conflicts = f" ({summary.conflicts} conflicts)" if summary.conflicts else ""
     skipped = f" ({summary.skipped} already loaded, skipped)" if summary.skipped else ""
+    updated = f", {summary.updated:,} updated" if summary.updated else ""
     typer.echo(f"{files} file{'s' if files != 1 else ''}{skipped}: {summary.hands:,} hands "
-               f"loaded, {summary.duplicates:,} duplicates skipped, {summary.rejected:,} "
+               f"loaded{updated}, {summary.duplicates:,} duplicates skipped, {summary.rejected:,} "
                f"rejected{conflicts} in {summary.seconds:.1f}s -> {summary.database}")
     for reject in summary.first_rejects:
         where = reject.path if reject.line is None else f"{reject.path}:{reject.line}"

@@ -9,6 +9,11 @@ interpreter lock, so they overlap on two cores), and the next file starts being 
 while the last batches of the one before are stored; the queues between them hold a few
 batches, so the Python side's memory does not grow with the file. A crash or kill
 mid-file leaves the database as before that file.
+
+``-`` (standard input), ``/dev/stdin`` and FIFOs are read once, as a stream: the bytes
+read to detect the format are replayed in front of the rest. A stream's content is not
+known before it is read, so it is never skipped as already loaded; its hands already
+stored are skipped by their ids as any file's are.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ import polars as pl
 
 from ofcstats import formats
 from ofcstats.errors import HandError, OfcstatsError, StoreError, UsageError
-from ofcstats.formats.lines import BATCH_BYTES, Tally
+from ofcstats.formats.lines import BATCH_BYTES, Tally, is_stream, open_stream
 from ofcstats.paths import writable_file
 from ofcstats.records import HandBatch, reject_rows
 from ofcstats.store import DEFAULT_DB, FileLoad, Store
@@ -68,6 +73,7 @@ class FileSummary:
     hands: int = 0
     duplicates: int = 0
     conflicts: int = 0
+    updated: int = 0  # stored hands given this file's values of the non-card fields
     rejected: int = 0
     problem: str | None = None  # why the file as a whole was not (fully) read
     skipped: str | None = None  # why the file was not read at all: its content is loaded
@@ -100,6 +106,11 @@ class IngestSummary:
         return sum(f.conflicts for f in self.files)
 
     @property
+    def updated(self) -> int:
+        """Stored hands whose non-card fields took the values loaded (``update``)."""
+        return sum(f.updated for f in self.files)
+
+    @property
     def rejected(self) -> int:
         """Rejects written (conflicts and file-level problems included)."""
         return sum(f.rejected for f in self.files)
@@ -119,7 +130,7 @@ class IngestSummary:
         return {
             "database": self.database, "files": len(self.files), "hands": self.hands,
             "duplicates": self.duplicates, "conflicts": self.conflicts,
-            "rejected": self.rejected, "skipped": self.skipped,
+            "updated": self.updated, "rejected": self.rejected, "skipped": self.skipped,
             "seconds": round(self.seconds, 3),
             "per_file": [asdict(f) for f in self.files],
             "first_rejects": [asdict(r) for r in self.first_rejects],
@@ -146,6 +157,11 @@ def collect_paths(paths: Iterable[Path]) -> list[Path]:
         else:
             expanded.append(path)
     for path in expanded:
+        if is_stream(path):
+            if path not in seen:
+                seen.add(path)
+                found.append(path)
+            continue
         if path.is_dir():
             inside = sorted(p for p in path.rglob("*") if p.is_file() and _is_log(p)
                             and not any(part.startswith(".") for part in p.relative_to(path).parts))
@@ -172,6 +188,8 @@ def check_inputs(paths: list[Path], files: list[Path], database: Path) -> None:
             if not glob.glob(str(path), recursive=True):
                 raise UsageError(f"{path}: no file matches this pattern")
             continue
+        if is_stream(path):
+            continue
         if not path.exists():
             raise UsageError(f"{path}: no such file or directory")
         if path.is_dir() and not any(f.is_relative_to(path) for f in files):
@@ -193,14 +211,18 @@ def ingest(paths: Iterable[Path], database: Path | str | None = None,
            format_name: str | None = None, progress: Progress | None = None,
            batch_bytes: int = BATCH_BYTES, first_reasons: int = FIRST_REASONS, *,
            load_changed: bool = False, wait: float | None = None,
-           on_wait: Callable[[str], None] | None = None) -> IngestSummary:
+           on_wait: Callable[[str], None] | None = None, update: bool = False
+           ) -> IngestSummary:
     """Load log files (and directories of them) into the store at ``database``.
 
     Inputs are checked before the database is opened: a path that does not exist, a
     directory without logs or a database that cannot be created is a
     :class:`~ofcstats.errors.UsageError`, and nothing is created. ``load_changed`` loads
     a file that changed since it was loaded at the same path (its hands then meet the
-    stored ones as any file's do); by default it is only reported. ``wait``: seconds to
+    stored ones as any file's do); by default it is only reported. ``update``: a stored
+    hand loaded again with other values of the fields its fingerprint leaves out
+    (:data:`~ofcstats.store.UPDATABLE`, ``reported_points`` say) takes the new values;
+    by default it is a conflict. ``wait``: seconds to
     wait for a database another program holds (see :class:`~ofcstats.store.Store`;
     ``on_wait`` is told when the waiting starts).
     """
@@ -215,7 +237,7 @@ def ingest(paths: Iterable[Path], database: Path | str | None = None,
     summary = IngestSummary(database=str(db))
     report = _Progress(progress, sum(sizes))
     with Store(db, wait=wait, on_wait=on_wait) as store, contextlib.ExitStack() as readers:
-        run = _Run(store, format_name, batch_bytes, load_changed)
+        run = _Run(store, format_name, batch_bytes, load_changed, update)
         ahead: _Job | None = None
         for index, (path, size) in enumerate(zip(files, sizes, strict=True)):
             if ahead is None:
@@ -279,6 +301,8 @@ class _Job:
     continues: FileLoad | None = None
     reader: _Ahead[HandBatch] | None = None
     digest: blake3.blake3 | None = None
+    stream: bool = False  # read once as it comes (standard input, a FIFO): no hash
+    update: bool = False  # stored hands take this file's values of non-card fields
     tally: Tally = field(default_factory=Tally)
 
 
@@ -286,9 +310,9 @@ class _Run:
     """What an ingest run decides per file, and the contents loaded so far in the run."""
 
     def __init__(self, store: Store, format_name: str | None, batch_bytes: int,
-                 load_changed: bool) -> None:
+                 load_changed: bool, update: bool = False) -> None:
         self.store, self.format_name, self.batch_bytes = store, format_name, batch_bytes
-        self.load_changed = load_changed
+        self.load_changed, self.update = load_changed, update
         self.sizes = store.loaded_sizes()
         self.hashes: dict[str, str] = {}  # content hash -> path, for files of this run
         self.pending: set[int] = set()  # sizes of files being read, hashes not yet known
@@ -299,24 +323,32 @@ class _Run:
         return size in self.pending
 
     def job(self, path: Path, size: int, progress: Callable[[int], None]) -> _Job:
-        job = _Job(path=path, size=size)
+        job = _Job(path=path, size=size, update=self.update)
+        stream = None
         try:
-            self._look_up(job)
-            if job.problem or job.skipped:
-                return job
-            job.format = self.format_name or formats.detect(path)
+            if is_stream(path):
+                job.stream = True
+                stream, head = open_stream(path)
+                job.format = self.format_name or formats.detect_head(head, path)
+            else:
+                self._look_up(job)
+                if job.problem or job.skipped:
+                    return job
+                job.format = self.format_name or formats.detect(path)
         except (HandError, OSError) as error:
+            if stream is not None:
+                stream.close()
             job.problem = _reason(error, path)
             job.empty = "the file is empty" in job.problem
             if job.empty:
                 job.problem = None
             return job
-        if job.content_hash is None:
+        if job.content_hash is None and stream is None:
             job.digest = blake3.blake3()
             self.pending.add(size)
         job.reader = _ahead(formats.read(
             path, job.format, progress, self.batch_bytes, job.digest, workers=PARSE_WORKERS,
-            start=job.start, first_line=job.first_line, tally=job.tally))
+            start=job.start, first_line=job.first_line, tally=job.tally, stream=stream))
         return job
 
     def _look_up(self, job: _Job) -> None:
@@ -332,6 +364,9 @@ class _Run:
             job.skipped = f"the same content as {self.hashes[content]}, loaded just before"
             return
         found = self.store.load_with_content(content)
+        if found is not None and self.update:
+            job.content_hash = content  # read again: its hands may update stored ones
+            return
         if found is not None:
             job.skipped = (f"already loaded (from {found.path}, "
                            f"{found.finished_at:%Y-%m-%d %H:%M})")
@@ -412,9 +447,9 @@ def _ingest_file(store: Store, job: _Job, result: FileSummary, summary: IngestSu
                 # commit instead of keeping them in memory.
                 pending = formats.merge(pending, batch)
                 if pending.hands.height >= APPEND_HANDS:
-                    _store(store, pending, file_id, result, summary, first_reasons)
+                    _store(store, pending, file_id, result, summary, first_reasons, job.update)
                     pending = HandBatch()
-            _store(store, pending, file_id, result, summary, first_reasons)
+            _store(store, pending, file_id, result, summary, first_reasons, job.update)
             content = job.content_hash or (job.digest.hexdigest() if job.digest else None)
             result.content_hash = content
             result.rejected = _rejects_of(store, file_id)
@@ -485,13 +520,15 @@ def _size(path: Path) -> int:
 
 
 def _store(store: Store, batch: HandBatch, file_id: int, result: FileSummary,
-           summary: IngestSummary, first_reasons: int) -> None:
-    added, conflicts = store.add(batch, file_id)
+           summary: IngestSummary, first_reasons: int, update: bool = False) -> None:
+    added, conflicts = store.add(batch, file_id, update=True) if update else \
+        store.add(batch, file_id)
     rejects = pl.concat([batch.rejects, conflicts])
     store.add_rejects(rejects, file_id)
     result.hands += added.loaded
     result.duplicates += added.duplicates + batch.duplicates
     result.conflicts += added.conflicts + _in_batch_conflicts(batch)
+    result.updated += added.updated
     _note(summary, rejects, first_reasons)
 
 
@@ -531,6 +568,8 @@ def _file_problem(store: Store, path: Path, result: FileSummary, reason: str,
 
 
 def _content_hash(path: Path) -> str | None:
+    if is_stream(path):
+        return None  # read once, already: never skipped as loaded
     try:
         return _hash(path, None)[0]
     except OSError:

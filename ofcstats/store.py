@@ -405,6 +405,13 @@ class FileLoad:
     finished_at: datetime
 
 
+_HAND_FIELDS = ("played_at", "ruleset", "point_value", "button")
+_SEAT_FIELDS = ("reported_points",)
+UPDATABLE = (*_HAND_FIELDS, *_SEAT_FIELDS)
+"""Fields the fingerprint of a hand leaves out: another value under a stored hand is a
+conflict, or (``ingest --update``) replaces the stored one."""
+
+
 @dataclass(frozen=True)
 class Added:
     """What one batch did to the store."""
@@ -412,6 +419,7 @@ class Added:
     loaded: int
     duplicates: int
     conflicts: int
+    updated: int = 0
 
 
 def _stream(frame: pl.DataFrame | pa.Table) -> pa.RecordBatchReader:
@@ -663,28 +671,53 @@ class Store:
         self.con.execute("DELETE FROM rejects WHERE file_id = ? AND line >= ?",
                          [file_id, line])
 
-    def add(self, batch: HandBatch, file_id: int) -> tuple[Added, pl.DataFrame]:
+    def add(self, batch: HandBatch, file_id: int, *, update: bool = False
+            ) -> tuple[Added, pl.DataFrame]:
         """Store a batch's hands; a hand id already stored is skipped when it is the same
-        hand and returned as a conflict reject when it is not."""
-        ids = batch.hands.select("hand_id", "fingerprint")
-        self.con.register("incoming_ids", _stream(ids))
+        hand and returned as a conflict reject when it is not. The same cards with other
+        values of the fields the fingerprint leaves out (:data:`UPDATABLE`) are a conflict
+        too, or with ``update`` replace the stored values."""
+        ids = batch.hands.select("hand_id", "fingerprint", *_HAND_FIELDS)
+        seats = batch.seats.select("hand_id", "seat", *_SEAT_FIELDS)
+        # Tables, not streams: with ``update`` they are read more than once.
+        self.con.register("incoming_ids", ids.to_arrow())
+        self.con.register("incoming_seats", seats.to_arrow())
         try:
-            known = self.con.sql("""
+            known = self.con.sql(f"""
                 SELECT i.hand_id, i.fingerprint = h.fingerprint AS same, h.line,
-                       f.path
+                       f.path, h.hand_key, h.session_id,
+                       concat_ws(', ', {", ".join(
+                           f"CASE WHEN i.{c} IS DISTINCT FROM h.{c} THEN '{c}' END"
+                           for c in _HAND_FIELDS)},
+                           CASE WHEN EXISTS (
+                               SELECT 1 FROM incoming_seats n JOIN seats s
+                                 ON s.hand_key = h.hand_key AND s.seat = n.seat
+                               WHERE n.hand_id = i.hand_id AND ({" OR ".join(
+                                   f"n.{c} IS DISTINCT FROM s.{c}" for c in _SEAT_FIELDS)}))
+                           THEN '{"/".join(_SEAT_FIELDS)}' END) AS changed
                 FROM incoming_ids i
                 JOIN hands h ON h.hand_id = i.hand_id
                 JOIN ingested_files f ON f.file_id = h.file_id
             """).pl()
+            changed = known.filter(pl.col("same") & (pl.col("changed") != ""))
+            if update and changed.height:
+                self._update(changed)
         finally:
             self.con.unregister("incoming_ids")
+            self.con.unregister("incoming_seats")
         conflicts = known.filter(~pl.col("same"))
+        reasons = pl.when(pl.col("same")).then(pl.format(
+            "hand {}: the same hand as the one stored (from {} line {}) but another {}: "
+            "to keep the new values, load it with --update", pl.col("hand_id"),
+            pl.col("path"), pl.col("line_right"), pl.col("changed"))).otherwise(pl.format(
+            "hand {}: a different hand with this id is already stored (from {} line {})",
+            pl.col("hand_id"), pl.col("path"), pl.col("line_right")))
+        if not update:
+            conflicts = known.filter(~pl.col("same") | (pl.col("changed") != ""))
         rejects = batch.hands.join(conflicts, on="hand_id").select(
             pl.col("source"), "line",
             pl.col("hand_id"),
-            pl.format("hand {}: a different hand with this id is already stored (from {} "
-                      "line {})", pl.col("hand_id"), pl.col("path"), pl.col("line_right"))
-            .alias("reason"),
+            reasons.alias("reason"),
         ).sort("line")
         # A loop, but over conflicts only. (A Polars UDF would keep the batch alive.)
         rejects = rejects.with_columns(raw=pl.Series(
@@ -693,8 +726,30 @@ class Store:
         if known.height:
             batch = batch.without(known.get_column("hand_id"))
         self._insert(batch, file_id)
-        return Added(loaded=batch.hands.height, duplicates=known.height - conflicts.height,
-                     conflicts=conflicts.height), rejects
+        updated = changed.height if update else 0
+        return Added(loaded=batch.hands.height,
+                     duplicates=known.height - conflicts.height - updated,
+                     conflicts=conflicts.height, updated=updated), rejects
+
+    def _update(self, changed: pl.DataFrame) -> None:
+        """Replace the stored values of :data:`UPDATABLE` fields of the ``changed`` hands
+        (from ``incoming_ids`` and ``incoming_seats``); their sessions are rescored."""
+        self.con.register("changed_ids", changed.select("hand_id", "session_id").to_arrow())
+        try:
+            self.con.execute(f"""
+                UPDATE hands h SET {", ".join(f"{c} = i.{c}" for c in _HAND_FIELDS)}
+                FROM incoming_ids i
+                WHERE i.hand_id = h.hand_id AND i.hand_id IN (SELECT hand_id FROM changed_ids)""")
+            self.con.execute(f"""
+                UPDATE seats s SET {", ".join(f"{c} = n.{c}" for c in _SEAT_FIELDS)}
+                FROM incoming_seats n JOIN hands h ON h.hand_id = n.hand_id
+                WHERE s.hand_key = h.hand_key AND s.seat = n.seat
+                  AND n.hand_id IN (SELECT hand_id FROM changed_ids)""")
+            # A count no session has: the next rescore redoes these sessions whole.
+            self.con.execute("UPDATE scored_sessions SET hands = -1 "
+                             "WHERE session_id IN (SELECT session_id FROM changed_ids)")
+        finally:
+            self.con.unregister("changed_ids")
 
     def _insert(self, batch: HandBatch, file_id: int) -> None:
         if not batch.hands.height:

@@ -5,10 +5,12 @@ from __future__ import annotations
 import gzip
 import importlib.util
 import json
+import os
 import random
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -17,9 +19,11 @@ from handgen import random_hand, write_jsonl
 from typer.testing import CliRunner
 
 from ofcstats import ingest as ingesting
+from ofcstats import pipeline
 from ofcstats.cli import app
 from ofcstats.errors import StoreError
 from ofcstats.ingest import collect_paths, ingest
+from ofcstats.rules import load_rulesets, preset_names
 from ofcstats.store import Store
 
 runner = CliRunner()
@@ -467,3 +471,143 @@ def test_a_full_disk_is_one_clear_error_and_the_database_is_intact(tmp_path: Pat
     assert "Traceback" not in child.stderr
     assert counts(db) == before
     assert ingest([big], db).hands == 20_000
+
+
+def _log_with_a_bad_line(tmp_path: Path, n: int = 300) -> tuple[Path, int]:
+    """A log longer than the bytes format detection reads, with a broken line near its
+    end: its line number."""
+    path = write_jsonl(tmp_path / "a.jsonl", hands(n, 21))
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    lines.insert(n - 5, "{broken\n")
+    path.write_text("".join(lines), encoding="utf-8")
+    assert path.stat().st_size > 2 * (64 << 10)
+    return path, n - 4
+
+
+def _stream_loaded(db: Path) -> tuple[int, list[tuple[str, int]]]:
+    with Store(db) as store:
+        rejects = store.con.sql("SELECT path, line FROM rejects").fetchall()
+        return store.count("hands"), rejects
+
+
+@pytest.mark.parametrize("name", ["-", "/dev/stdin"])
+def test_piped_input_loads_every_hand_with_true_line_numbers(tmp_path: Path,
+                                                             name: str) -> None:
+    path, bad = _log_with_a_bad_line(tmp_path)
+    db = tmp_path / "x.duckdb"
+    done = subprocess.run(
+        f"cat {path} | {sys.executable} -m ofcstats ingest {name} --db {db}",
+        shell=True, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 1, done.stderr  # the broken line
+    assert f"{name}:{bad}: " in done.stderr
+    assert _stream_loaded(db) == (300, [(name, bad)])
+    # A stream is never skipped as already loaded; its stored hands are duplicates.
+    again = subprocess.run(
+        f"{sys.executable} -m ofcstats ingest {name} --db {db} --format json < {path}",
+        shell=True, capture_output=True, text=True, timeout=120, check=False)
+    summary = json.loads(again.stdout)
+    assert (summary["hands"], summary["duplicates"], summary["skipped"]) == (0, 300, 0)
+
+
+def test_a_forced_input_format_reads_a_stream_too(tmp_path: Path) -> None:
+    path, bad = _log_with_a_bad_line(tmp_path)
+    db = tmp_path / "x.duckdb"
+    with path.open("rb") as stdin:
+        done = subprocess.run(
+            [sys.executable, "-m", "ofcstats", "ingest", "-", "--db", str(db),
+             "--input-format", "ofc-hand"],
+            stdin=stdin, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 1, done.stderr
+    assert _stream_loaded(db) == (300, [("-", bad)])
+
+
+def test_a_fifo_loads_every_hand_and_does_not_hang(tmp_path: Path) -> None:
+    path, bad = _log_with_a_bad_line(tmp_path)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+
+    def write() -> None:
+        with fifo.open("wb") as out:
+            out.write(path.read_bytes())
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    db = tmp_path / "x.duckdb"
+    done = subprocess.run([sys.executable, "-m", "ofcstats", "ingest", str(fifo), "--db",
+                           str(db)], capture_output=True, text=True, timeout=120, check=False)
+    writer.join(timeout=10)
+    assert done.returncode == 1, done.stderr
+    assert _stream_loaded(db) == (300, [(str(fifo), bad)])
+
+
+def _reloaded_with(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """A store of five hands, and a log of the same hands (the same cards) where hand h1
+    reports other points and hand h3 another point value."""
+    db = tmp_path / "x.duckdb"
+    original = write_jsonl(tmp_path / "a.jsonl", hands(5, 4))
+    ingest([original], db)
+    changed = hands(5, 4)
+    changed[1]["players"][0]["reported_points"] = 17.5
+    changed[3]["point_value"] = 0.25
+    return db, original, write_jsonl(tmp_path / "b.jsonl", changed)
+
+
+def _stored_values(db: Path) -> dict[str, tuple[object, ...]]:
+    with Store(db) as store:
+        rows = store.con.sql("""
+            SELECT h.hand_id, h.point_value, list(s.reported_points ORDER BY s.seat)
+            FROM hands h JOIN seats s USING (hand_key) GROUP BY ALL""").fetchall()
+    return {hand_id: (value, tuple(points)) for hand_id, value, points in rows}
+
+
+def test_a_stored_hand_with_other_reported_points_is_a_conflict_not_dropped(
+        tmp_path: Path) -> None:
+    db, original, changed = _reloaded_with(tmp_path)
+    before = _stored_values(db)
+    summary = ingest([changed], db)
+    assert (summary.hands, summary.duplicates, summary.conflicts, summary.rejected,
+            summary.updated) == (0, 3, 2, 2, 0)
+    assert [r.reason for r in summary.first_rejects] == [
+        f"hand h1: the same hand as the one stored (from {original} line 2) but another "
+        "reported_points: to keep the new values, load it with --update",
+        f"hand h3: the same hand as the one stored (from {original} line 4) but another "
+        "point_value: to keep the new values, load it with --update"]
+    assert [(r.path, r.line) for r in summary.first_rejects] == [(str(changed), 2),
+                                                                 (str(changed), 4)]
+    assert _stored_values(db) == before
+
+
+def test_update_gives_a_stored_hand_the_new_non_card_values_and_rescores_it(
+        tmp_path: Path) -> None:
+    db, _, changed = _reloaded_with(tmp_path)
+    rulesets = load_rulesets(preset_names()[:1])
+    with Store(db) as store:
+        pipeline.rescore(store, rulesets)
+        rows = store.count("results")
+    before = _stored_values(db)
+    assert ingest([changed], db).conflicts == 2
+    # The file's content is loaded already (with its conflicts): --update reads it again.
+    summary = ingest([changed], db, update=True)
+    assert (summary.hands, summary.duplicates, summary.conflicts, summary.updated) == \
+        (0, 3, 0, 2)
+    assert summary.clean
+    after = _stored_values(db)
+    assert after["h1"][1][0] == 17.5
+    assert after["h3"][0] == 0.25
+    assert {k: v for k, v in after.items() if k not in ("h1", "h3")} == \
+        {k: v for k, v in before.items() if k not in ("h1", "h3")}
+    with Store(db) as store:
+        again = pipeline.rescore(store, rulesets)
+        assert again.hands == 5, "the session of the updated hands is scored again"
+        assert store.count("results") == rows
+    assert ingest([changed], db, update=True).updated == 0
+
+
+def test_cli_ingest_update_flag(tmp_path: Path) -> None:
+    db, _, changed = _reloaded_with(tmp_path)
+    first = runner.invoke(app, ["ingest", str(changed), "--db", str(db)])
+    assert first.exit_code == 1
+    assert "load it with --update" in first.output
+    second = runner.invoke(app, ["ingest", str(changed), "--db", str(db), "--update"])
+    assert second.exit_code == 0, second.output
+    assert "2 updated" in second.output

@@ -24,6 +24,7 @@ from ofcstats.formats.lines import (
     BATCH_BYTES,
     Digest,
     LineBatch,
+    Replay,
     Tally,
     read_head,
     read_line_batches,
@@ -41,7 +42,11 @@ def format_names() -> list[str]:
 
 def detect(path: Path) -> str:
     """The format of a file, from its first bytes; an error says why none fits."""
-    head = read_head(path)
+    return detect_head(read_head(path), path)
+
+
+def detect_head(head: bytes, path: Path) -> str:
+    """The format of the file ``path`` whose first (decompressed) bytes are ``head``."""
     if not head.strip():
         raise HandError(f"{path}: the file is empty")
     if b"\x00" in head:
@@ -73,6 +78,7 @@ def read(
     start: int = 0,
     first_line: int = 1,
     tally: Tally | None = None,
+    stream: Replay | None = None,
 ) -> Iterator[HandBatch]:
     """Parse and validate a file batch by batch, in order; rejects travel inside each
     batch.
@@ -80,12 +86,13 @@ def read(
     ``progress`` gets the bytes of the file read so far; ``digest`` is fed the file's
     bytes as they are read. With ``workers`` > 1, that many batches are parsed at once
     on threads (Arrow, numpy and Polars release the interpreter lock while they work).
-    ``start``, ``first_line`` and ``tally`` are as :func:`read_line_batches` takes them.
+    ``start``, ``first_line``, ``tally`` and ``stream`` are as
+    :func:`read_line_batches` takes them (a stream needs ``format_name``).
     """
     module = format_module(format_name or detect(path))
     source = str(path)
     lines = read_line_batches(path, progress, batch_bytes, digest, start=start,
-                              first_line=first_line, tally=tally)
+                              first_line=first_line, tally=tally, stream=stream)
     if hasattr(module, "read_batches") or workers <= 1:
         con = duckdb.connect()
         try:

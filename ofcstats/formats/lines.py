@@ -8,8 +8,12 @@ text is decoded line by line only for the few lines that end up in a reject.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import io
+import os
+import stat
+import sys
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -120,7 +124,7 @@ class Tally:
 class _Hashing(io.RawIOBase):
     """A read-only file wrapper that feeds every byte read to a hash and counts them."""
 
-    def __init__(self, raw: io.FileIO, digest: Digest | None) -> None:
+    def __init__(self, raw: io.RawIOBase, digest: Digest | None) -> None:
         self.raw, self.digest, self.done = raw, digest, 0
 
     def readable(self) -> bool:
@@ -145,6 +149,67 @@ def _decompressed(raw: Any) -> Any:
     return raw
 
 
+class Replay(io.RawIOBase):
+    """A stream that can be read only once (a pipe, a FIFO, standard input): the bytes
+    already taken from it for format detection, then the rest of it."""
+
+    def __init__(self, raw: Any, head: bytes) -> None:
+        self.raw, self.head = raw, memoryview(head)
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        if len(self.head):
+            n = min(len(buffer), len(self.head))
+            buffer[:n] = self.head[:n]
+            self.head = self.head[n:]
+            return n
+        return self.raw.readinto(buffer) or 0
+
+    def close(self) -> None:
+        if self.raw is not _stdin():
+            with contextlib.suppress(OSError):
+                self.raw.close()
+        super().close()
+
+
+def _stdin() -> Any:
+    """Standard input's unbuffered bytes."""
+    return getattr(sys.stdin.buffer, "raw", sys.stdin.buffer)
+
+
+def is_stream(path: Path) -> bool:
+    """``-`` (standard input), or a path that is no regular file (a FIFO,
+    ``/dev/stdin``): a stream that can be read only once, with no size or content known
+    before it is read."""
+    if str(path) == "-":
+        return True
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISSOCK(mode)
+
+
+def open_stream(path: Path, size: int = 64 << 10) -> tuple[Replay, bytes]:
+    """Open a stream (see :func:`is_stream`) once: the stream, which gives every byte
+    from the first, and its first ``size`` decompressed bytes, for format detection."""
+    raw: Any = _stdin() if str(path) == "-" else path.open("rb", buffering=0)
+    taken = bytearray()
+    while len(taken) < size:  # a pipe gives what has been written so far: read on
+        chunk = raw.read(size - len(taken))
+        if not chunk:
+            break
+        taken += chunk
+    head = bytes(taken)
+    try:
+        shown = _decompressed(io.BufferedReader(io.BytesIO(head))).read(size)
+    except (EOFError, OSError, zlib.error, zstandard.ZstdError):
+        shown = b""
+    return Replay(raw, head), shown
+
+
 def read_head(path: Path, size: int = 64 << 10) -> bytes:
     """The first ``size`` decompressed bytes of a file, for format detection."""
     with path.open("rb") as raw:
@@ -157,7 +222,7 @@ def read_head(path: Path, size: int = 64 << 10) -> bytes:
 def read_line_batches(
     path: Path, progress: Callable[[int], None] | None = None, batch_bytes: int = BATCH_BYTES,
     digest: Digest | None = None, *, start: int = 0, first_line: int = 1,
-    tally: Tally | None = None,
+    tally: Tally | None = None, stream: Replay | None = None,
 ) -> Iterator[LineBatch]:
     """Yield the file's lines in batches; a last line without a newline is still a line.
 
@@ -165,14 +230,16 @@ def read_line_batches(
     ``digest`` is updated with those bytes, so a file is hashed in the same pass.
     ``start`` (a plain file's byte offset, at a line's start) and ``first_line`` (that
     line's number) read only the lines from there on; ``tally`` gets the count of
-    complete lines.
+    complete lines. ``stream`` (from :func:`open_stream`) is read instead of opening
+    ``path``.
     """
     line_no = first_line
     pending = b""
     problem = None
     if tally is not None:
         tally.lines = first_line - 1
-    with path.open("rb", buffering=0) as plain:
+    opened: io.RawIOBase = path.open("rb", buffering=0) if stream is None else stream
+    with opened as plain:
         if start:
             plain.seek(start)
         counted = _Hashing(plain, digest)
@@ -211,5 +278,5 @@ def read_line_batches(
         if pending or problem:
             yield LineBatch(first_line=line_no, data=pending + b"\n" if pending else b"",
                             problem=problem)
-    if progress is not None:
+    if progress is not None and stream is None:
         progress(path.stat().st_size)
