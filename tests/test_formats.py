@@ -278,3 +278,15 @@ def test_slow_and_fast_readers_give_the_same_frames(tmp_path: Path) -> None:
     assert_frame_equal(a.seats, b.seats)
     assert_frame_equal(a.placements, b.placements)
 
+
+
+def test_a_boards_csv_line_with_a_bare_carriage_return_is_a_reject(tmp_path: Path) -> None:
+    path = tmp_path / "boards.csv"
+    path.write_bytes(b"hand_id,seat,player,top,middle,bottom\n"
+                     b"b1,1,ann,Ah Kd 2c,Qs Qd 9c 8c 2h,7c 7d 7h 7s 4c\n"
+                     b"b1,2,bob,Kh Jc 2s,Js Jd Tc 6h 5d,3h 5h 8h Th 9h\n"
+                     b"b2,1,a\rnn,Ah Kd 2c,Qs Qd 9c 8c 2h,7c 7d 7h 7s 4c\n"
+                     b"b3,1,too few fields\n")  # read line by line from here
+    batch = formats.read_all([path])
+    assert batch.hands.get_column("hand_id").to_list() == ["b1"]
+    assert sorted(batch.rejects.get_column("line").to_list()) == [4, 5]
