@@ -12,6 +12,10 @@ import polars as pl
 
 from ofcstats import evaluate
 from ofcstats.cards import format_card, parse_cards
+from ofcstats.ingest import ingest
+from ofcstats.pipeline import rescore
+from ofcstats.rules import load_rulesets
+from ofcstats.store import Store
 from ofcstats.variants import Variant
 
 ROWS = ("top", "middle", "bottom")
@@ -134,3 +138,12 @@ def seats_frame(hands: list[dict[str, Any]]) -> pl.DataFrame:
         pl.col("middle").list.to_array(5).cast(pl.Array(pl.UInt8, 5)),
         pl.col("bottom").list.to_array(5).cast(pl.Array(pl.UInt8, 5)),
     )
+
+
+def scored_database(log: Path, rulesets: list[str]) -> Path:
+    """``club.duckdb`` beside ``log``: the log loaded and rescored under ``rulesets``."""
+    db = log.with_name("club.duckdb")
+    ingest([log], db)
+    with Store(db) as store:
+        rescore(store, load_rulesets(rulesets))
+    return db

@@ -10,15 +10,14 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from handgen import scored_database
 from typer.testing import CliRunner
 
 from ofcstats import sanitize
 from ofcstats.cli import app
-from ofcstats.ingest import ingest
-from ofcstats.pipeline import rescore
 from ofcstats.report import collect, write_report
 from ofcstats.review import replay
-from ofcstats.rules import load_ruleset, load_rulesets
+from ofcstats.rules import load_ruleset
 from ofcstats.simulate import Player, Simulation, simulate
 from ofcstats.store import Store
 from ofcstats.variants import Variant
@@ -51,11 +50,7 @@ def log(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def database(log: Path) -> Path:
-    db = log.with_name("club.duckdb")
-    ingest([log], db)
-    with Store(db) as store:
-        rescore(store, load_rulesets(["american"]))
-    return db
+    return scored_database(log, ["american"])
 
 
 def _no_raw(text: str) -> None:
