@@ -70,8 +70,10 @@ def in_memory(hands: int) -> list[tuple[str, str]]:
     sys.path.insert(0, str(Path(__file__).parent))
     from evaluator import best_of, phevaluator_c_loop  # noqa: PLC0415 - a sibling script
 
+    from ofcstats import allocator  # noqa: PLC0415
     from ofcstats import score as scoring  # noqa: PLC0415
 
+    allocator.reuse_freed_memory()  # as the scoring commands do when they start
     seats = seats_frame(hands)
     rulesets = load_rulesets(preset_names())
     score(seats.head(3000), rulesets)  # tables built, code warm

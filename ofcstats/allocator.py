@@ -10,6 +10,10 @@ million hands that costs about a quarter of the scoring time (bench/pipeline.py)
 what is freed there, so the same pages are reused. The price is that the process keeps
 its peak heap until it exits instead of returning it, which suits a scoring run. Other
 C libraries (and platforms without glibc) are left alone.
+
+The setting is the process's, not the library's: importing or calling ofcstats never
+applies it. The ``ofcstats`` commands that score (``score``, ``rescore``) opt in as
+they start; a notebook or program scoring large frames may call it itself.
 """
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ from rich.progress import (
 from rich.text import Text
 from typer.exceptions import TyperException
 
-from ofcstats import analysis, formats, pipeline, sanitize, stats
+from ofcstats import allocator, analysis, formats, pipeline, sanitize, stats
 from ofcstats import ingest as ingesting
 from ofcstats.errors import OfcstatsError, StoreError, UsageError
 from ofcstats.paths import (
@@ -787,6 +787,7 @@ def score(
 
     Example: ofcstats score session.jsonl --ruleset american --ruleset pokerstars
     """
+    _scoring_process()
     for path in files:
         no_loop(path, "log")
         if not path.exists():
@@ -940,6 +941,7 @@ def rescore(
 
     Example: ofcstats rescore --all-rulesets --db club.duckdb
     """
+    _scoring_process()
     as_json = as_json or output is SummaryFormat.json
     try:
         named = split_list(ruleset) or []
@@ -1161,6 +1163,13 @@ def cli_reference_command(
 def main() -> None:
     """Console entry point."""
     app()
+
+
+def _scoring_process() -> None:
+    """Opt in, for a command that scores large frames, to ``malloc`` keeping freed memory
+    for reuse (:mod:`ofcstats.allocator`): a quarter of the scoring time, at the price of
+    keeping the peak heap until the command ends. The library never sets it itself."""
+    allocator.reuse_freed_memory()
 
 
 RolloutsOption = Annotated[int, typer.Option(

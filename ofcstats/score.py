@@ -33,7 +33,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from ofcstats import allocator, evaluate, session, showdown
+from ofcstats import evaluate, session, showdown
 from ofcstats.errors import HandError, RulesetError
 from ofcstats.records import REJECTS_SCHEMA, HandBatch
 from ofcstats.rules.load import load_ruleset
@@ -360,15 +360,14 @@ def score_with_showdowns(seats: pl.LazyFrame | pl.DataFrame, rulesets: Sequence[
 
     A large frame is cut between hands into one part per core (``cores``, by default all
     this process may use), scored in threads (numpy releases the GIL in its loops), and
-    stacked back in the order one call would give. Scoring a large frame first makes
-    ``malloc`` keep freed memory for reuse (:mod:`ofcstats.allocator`).
+    stacked back in the order one call would give. A program scoring large frames runs
+    faster once ``malloc`` keeps freed memory for reuse: the ``ofcstats`` command opts
+    in (:func:`ofcstats.allocator.reuse_freed_memory`); a library caller may too.
     """
     frame = seats.collect() if isinstance(seats, pl.LazyFrame) else seats
     if not rulesets or frame.is_empty():
         empty = pl.DataFrame(schema=RESULT_SCHEMA)
         return Scored(results=empty, showdowns={}, showdown_bits=pl.Series([], dtype=pl.UInt8))
-    if frame.height >= PARALLEL_FROM:
-        allocator.reuse_freed_memory()  # large temporaries: reuse pages, don't refault them
     cores = available_cores() if cores is None else cores
     if cores < 2 or frame.height < PARALLEL_FROM:
         return _score_part(frame, rulesets)
