@@ -57,9 +57,9 @@ def sample_seats(seats: int) -> pl.DataFrame:
     """The shipped sample logs (all four variants: 2 to 4 seats, fantasyland, naturals,
     surrenders) repeated under new hand ids until they hold about ``seats`` seats: real
     boards rather than random ones."""
-    from ofcstats import formats  # noqa: PLC0415
+    from ofcstats import reading  # noqa: PLC0415
 
-    once = formats.read_all(sorted((ROOT / "data" / "sample").glob("*.jsonl"))
+    once = reading.read_all(sorted((ROOT / "data" / "sample").glob("*.jsonl"))
                             ).seats_for_scoring()
     copies = max(1, round(seats / once.height))
     return pl.concat([once.with_columns(pl.col("hand_id") + f"#{i}") for i in range(copies)])

@@ -52,6 +52,7 @@ from ofcstats.paths import (
     writable_file,
     written_whole,
 )
+from ofcstats.reading import read_all
 from ofcstats.rules import (
     FantasylandPolicy,
     Ruleset,
@@ -799,7 +800,7 @@ def score(
         chosen = load_rulesets(preset_names()) if all_rulesets else (
             load_rulesets(names) if names else None)
         with progress_bar("read", _on_terminal(quiet), in_bytes=True) as update:
-            batch = formats.read_all(files, format_name, progress=update)
+            batch = read_all(files, format_name, progress=update)
         scored = score_batch(batch, chosen, own_variants=all_rulesets)
     except OfcstatsError as error:
         raise fail_with(error) from None

@@ -33,7 +33,7 @@ import blake3
 import duckdb
 import polars as pl
 
-from ofcstats import formats
+from ofcstats import formats, reading
 from ofcstats.errors import HandError, OfcstatsError, StoreError, UsageError
 from ofcstats.formats.lines import BATCH_BYTES, Tally, is_stream, open_stream
 from ofcstats.paths import writable_file
@@ -346,8 +346,10 @@ class _Run:
         if job.content_hash is None and stream is None:
             job.digest = blake3.blake3()
             self.pending.add(size)
-        job.reader = _ahead(formats.read(
-            path, job.format, progress, self.batch_bytes, job.digest, workers=PARSE_WORKERS,
+        # Two stages per batch, on the parsing threads: the format's, then validation.
+        job.reader = _ahead(formats.parse(
+            path, reading.checked, job.format, progress, self.batch_bytes, job.digest,
+            workers=PARSE_WORKERS,
             start=job.start, first_line=job.first_line, tally=job.tally, stream=stream))
         return job
 
@@ -445,7 +447,7 @@ def _ingest_file(store: Store, job: _Job, result: FileSummary, summary: IngestSu
             for batch in job.reader:
                 # Appends of a few row groups each let DuckDB write them out before the
                 # commit instead of keeping them in memory.
-                pending = formats.merge(pending, batch)
+                pending = reading.merge(pending, batch)
                 if pending.hands.height >= APPEND_HANDS:
                     _store(store, pending, file_id, result, summary, first_reasons, job.update)
                     pending = HandBatch()

@@ -5,6 +5,8 @@ from __future__ import annotations
 import gzip
 import json
 import random
+import subprocess
+import sys
 from pathlib import Path
 
 import polars as pl
@@ -16,6 +18,7 @@ from polars.testing import assert_frame_equal
 
 from ofcstats import formats
 from ofcstats.errors import HandError
+from ofcstats.formats import jsonl
 from ofcstats.records import HandBatch
 
 HAND_COLUMNS = ["hand_id", "session_id", "played_at", "variant", "ruleset", "point_value",
@@ -290,3 +293,15 @@ def test_a_boards_csv_line_with_a_bare_carriage_return_is_a_reject(tmp_path: Pat
     batch = formats.read_all([path])
     assert batch.hands.get_column("hand_id").to_list() == ["b1"]
     assert sorted(batch.rejects.get_column("line").to_list()) == [4, 5]
+
+
+def test_formats_know_nothing_of_validation_and_each_is_registered_once() -> None:
+    # In a fresh process: loading every format leaves the validation stage unloaded.
+    probe = ("import sys, ofcstats.formats as f; "
+             "print(sorted(f.FORMATS), 'ofcstats.validate' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.split() == ["['boards-csv',", "'chipzen',", "'ofc-hand']", "False"]
+    assert formats.FORMATS["ofc-hand"] is jsonl
+    assert formats.format_module("chipzen").STANDALONE_BATCHES
+    assert not formats.format_module("boards-csv").STANDALONE_BATCHES

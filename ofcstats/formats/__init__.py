@@ -1,9 +1,11 @@
-"""Log formats: one module per source format, each yielding the canonical record.
+"""Log formats: one module per source format, each yielding the canonical raw frames.
 
-Every format module has ``NAME``, ``sniff(head: bytes) -> bool`` and
-``parse_batch(batch, source, con) -> RawBatch``. :func:`read` detects the format
-from the file's content (or takes it from the caller), parses it in batches and
-validates each batch, so every format reaches the store through the same checks.
+Each format implements :class:`~ofcstats.formats.base.Format` (``NAME``, ``sniff``,
+``parse_batch``, ``read_batches``) and is listed once, in :data:`FORMATS`.
+:func:`parse` detects a file's format from its content (or takes it from the caller)
+and parses it in batches, handing each to the caller's next stage on the same thread.
+Formats know nothing of the rules: :mod:`ofcstats.reading` adds the validation stage,
+so every format reaches the store through the same checks.
 """
 
 from __future__ import annotations
@@ -13,13 +15,13 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from types import ModuleType
+from typing import Any, TypeVar
 
 import duckdb
-import polars as pl
 
 from ofcstats.errors import HandError
-from ofcstats.formats import boards_csv, chipzen, ofc_hand
+from ofcstats.formats import boards_csv, chipzen, jsonl
+from ofcstats.formats.base import Format
 from ofcstats.formats.lines import (
     BATCH_BYTES,
     Digest,
@@ -29,10 +31,17 @@ from ofcstats.formats.lines import (
     read_head,
     read_line_batches,
 )
-from ofcstats.records import REJECTS_SCHEMA, HandBatch, RawBatch, reject_rows
-from ofcstats.validate import validate
+from ofcstats.records import RawBatch
 
-FORMATS: dict[str, ModuleType] = {module.NAME: module for module in (ofc_hand, chipzen, boards_csv)}
+_REGISTERED: tuple[Format, ...] = (jsonl, chipzen, boards_csv)
+FORMATS: dict[str, Format] = {fmt.NAME: fmt for fmt in _REGISTERED}
+"""Every format by its name, in the order detection tries them."""
+
+ofc_hand = jsonl  # the native format's module under its former name
+
+T = TypeVar("T")
+Stage = Callable[[RawBatch, duckdb.DuckDBPyConnection], T]
+"""What is done with each parsed batch, on the thread that parsed it."""
 
 
 def format_names() -> list[str]:
@@ -60,15 +69,16 @@ def detect_head(head: bytes, path: Path) -> str:
     )
 
 
-def format_module(name: str) -> ModuleType:
-    """The module of a format name, or an error listing the names."""
+def format_module(name: str) -> Format:
+    """The format of a name, or an error listing the names."""
     if name not in FORMATS:
         raise HandError(f"unknown format {name!r}: use one of {', '.join(FORMATS)}")
     return FORMATS[name]
 
 
-def read(
+def parse(
     path: Path,
+    stage: Stage[T],
     format_name: str | None = None,
     progress: Callable[[int], None] | None = None,
     batch_bytes: int = BATCH_BYTES,
@@ -79,57 +89,47 @@ def read(
     first_line: int = 1,
     tally: Tally | None = None,
     stream: Replay | None = None,
-) -> Iterator[HandBatch]:
-    """Parse and validate a file batch by batch, in order; rejects travel inside each
-    batch.
+) -> Iterator[T]:
+    """Parse a file batch by batch, in order, and give each batch to ``stage``; yield
+    what it returns.
 
     ``progress`` gets the bytes of the file read so far; ``digest`` is fed the file's
-    bytes as they are read. With ``workers`` > 1, that many batches are parsed at once
-    on threads (Arrow, numpy and Polars release the interpreter lock while they work).
-    ``start``, ``first_line``, ``tally`` and ``stream`` are as
-    :func:`read_line_batches` takes them (a stream needs ``format_name``).
+    bytes as they are read. With ``workers`` > 1, that many batches are parsed (and
+    staged) at once on threads (Arrow, numpy and Polars release the interpreter lock
+    while they work), when the format's batches stand alone. ``start``, ``first_line``,
+    ``tally`` and ``stream`` are as :func:`read_line_batches` takes them (a stream
+    needs ``format_name``).
     """
-    module = format_module(format_name or detect(path))
+    fmt = format_module(format_name or detect(path))
     source = str(path)
     lines = read_line_batches(path, progress, batch_bytes, digest, start=start,
                               first_line=first_line, tally=tally, stream=stream)
-    if hasattr(module, "read_batches") or workers <= 1:
+    if not fmt.STANDALONE_BATCHES or workers <= 1:
         con = duckdb.connect()
         try:
-            raws = module.read_batches(lines, source, con) \
-                if hasattr(module, "read_batches") else \
-                (module.parse_batch(batch, source, con) for batch in lines)
-            for raw in raws:
-                yield _checked(raw, con)
+            for raw in fmt.read_batches(lines, source, con):
+                yield stage(raw, con)
         finally:
             con.close()
         return
-    yield from _in_parallel(module, lines, source, workers)
+    yield from _in_parallel(fmt, stage, lines, source, workers)
 
 
-def _checked(raw: RawBatch, con: duckdb.DuckDBPyConnection) -> HandBatch:
-    batch = validate(raw, con)
-    if raw.lines.problem:
-        batch.rejects = pl.concat([batch.rejects, reject_rows(
-            raw.source, [None], [raw.lines.problem])])
-    return batch
-
-
-def _in_parallel(module: ModuleType, lines: Iterator[LineBatch], source: str,
-                 workers: int) -> Iterator[HandBatch]:
-    """Parse and check batches on ``workers`` threads, yielding results in file order;
+def _in_parallel(fmt: Format, stage: Stage[T], lines: Iterator[LineBatch], source: str,
+                 workers: int) -> Iterator[T]:
+    """Parse and stage batches on ``workers`` threads, yielding results in file order;
     at most ``workers + 1`` batches are in flight, so memory stays bounded."""
     local = threading.local()
     connections: list[duckdb.DuckDBPyConnection] = []
 
-    def work(batch: LineBatch) -> HandBatch:
+    def work(batch: LineBatch) -> T:
         if not hasattr(local, "con"):
             local.con = duckdb.connect()
             connections.append(local.con)
-        return _checked(module.parse_batch(batch, source, local.con), local.con)
+        return stage(fmt.parse_batch(batch, source, local.con), local.con)
 
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ofcstats-parse")
-    pending: deque[Future[HandBatch]] = deque()
+    pending: deque[Future[T]] = deque()
     try:
         for batch in lines:
             pending.append(pool.submit(work, batch))
@@ -145,54 +145,11 @@ def _in_parallel(module: ModuleType, lines: Iterator[LineBatch], source: str,
             con.close()
 
 
-def read_all(paths: list[Path], format_name: str | None = None,
-             progress: Callable[[int, int], None] | None = None) -> HandBatch:
-    """Every hand of every file in one batch. A file that cannot be read becomes a
-    reject; a hand id seen before keeps its first hand (see :func:`merge`).
-    ``progress(bytes read, bytes in all files)`` is called as the files are read."""
-    merged = HandBatch()
-    sizes = [path.stat().st_size if path.is_file() else 0 for path in paths]
-    total, before = sum(sizes), 0
-    for path, size in zip(paths, sizes, strict=True):
-        def file_progress(done: int, base: int = before) -> None:
-            if progress is not None:
-                progress(base + done, total)
+def __getattr__(name: str) -> Any:
+    """``read``, ``read_all`` and ``merge``, which parse and validate, live in
+    :mod:`ofcstats.reading`; they still answer here under their former home."""
+    if name in ("read", "read_all", "merge"):
+        from ofcstats import reading  # noqa: PLC0415 - reading imports this package
 
-        before += size
-        try:
-            for batch in read(path, format_name, file_progress):
-                merged = merge(merged, batch)
-        except (HandError, OSError) as error:
-            reason = str(error).removeprefix(f"{path}: ")
-            merged.rejects = pl.concat([merged.rejects, pl.DataFrame(
-                [{"source": str(path), "line": None, "hand_id": None, "reason": reason,
-                  "raw": None}], schema=REJECTS_SCHEMA)])
-    return merged
-
-
-def merge(seen: HandBatch, batch: HandBatch) -> HandBatch:
-    """Add ``batch`` to ``seen``: a hand id already there is dropped when the hand is the
-    same (counted in ``duplicates``) and rejected as a conflict when it is not."""
-    again = batch.hands.select("hand_id", "fingerprint", "source", "line").join(
-        seen.hands.select("hand_id", pl.col("fingerprint").alias("was"),
-                          pl.col("source").alias("was_source"), pl.col("line").alias("was_line")),
-        on="hand_id",
-    )
-    if again.is_empty():
-        return HandBatch.concat([seen, batch])
-    conflicts = again.filter(pl.col("fingerprint") != pl.col("was")).select(
-        "source", "line", "hand_id",
-        pl.when(pl.col("source") == pl.col("was_source"))
-        .then(pl.format("hand {}: a different hand with this id is at line {}",
-                        pl.col("hand_id"), pl.col("was_line")))
-        .otherwise(pl.format("hand {}: a different hand with this id is at {}:{}",
-                             pl.col("hand_id"), pl.col("was_source"), pl.col("was_line")))
-        .alias("reason"),
-    )
-    # A loop, but over conflicts only. (A Polars UDF would keep the batch alive.)
-    conflicts = conflicts.with_columns(raw=pl.Series(
-        [batch.raw_text(line) for line in conflicts.get_column("line")], dtype=pl.String))
-    fresh = batch.without(again["hand_id"])
-    fresh.rejects = pl.concat([fresh.rejects, conflicts.cast(REJECTS_SCHEMA)])  # type: ignore[arg-type]
-    fresh.duplicates += again.height - conflicts.height
-    return HandBatch.concat([seen, fresh])
+        return getattr(reading, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -24,8 +24,8 @@ import pyarrow as pa
 
 from ofcstats.errors import HandError
 from ofcstats.formats import nested
+from ofcstats.formats.jsonl import join_errors
 from ofcstats.formats.lines import LineBatch
-from ofcstats.formats.ofc_hand import join_errors
 from ofcstats.records import (
     BOTTOM,
     MIDDLE,
@@ -39,6 +39,7 @@ from ofcstats.records import (
 )
 
 NAME = "boards-csv"
+STANDALONE_BATCHES = False  # a hand's rows may straddle two batches
 REQUIRED = ("hand_id", "seat", "player", "top", "middle", "bottom")
 OPTIONAL = ("points", "variant", "session_id")
 DEFAULT_VARIANT = "ofc-classic"

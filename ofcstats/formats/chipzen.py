@@ -21,8 +21,8 @@ import pyarrow.compute as pc
 import pyarrow.json as pajson
 
 from ofcstats.formats import nested
-from ofcstats.formats.lines import LineBatch
-from ofcstats.formats.ofc_hand import (
+from ofcstats.formats.base import batch_by_batch
+from ofcstats.formats.jsonl import (
     _first_object,
     _json_problem,
     combine,
@@ -30,6 +30,7 @@ from ofcstats.formats.ofc_hand import (
     read_arrow,
     split_read,
 )
+from ofcstats.formats.lines import LineBatch
 from ofcstats.records import (
     DEALT,
     DISCARD,
@@ -42,6 +43,7 @@ from ofcstats.records import (
 )
 
 NAME = "chipzen"
+STANDALONE_BATCHES = True  # one hand a line
 SCHEMA_VERSION = 1
 _ROW_KINDS = {"top": 1, "middle": 2, "bottom": 3}
 
@@ -109,6 +111,10 @@ def parse_batch(batch: LineBatch, source: str, con: duckdb.DuckDBPyConnection) -
     hands, seats, cards = combine(parts)
     return RawBatch(source=source, lines=batch, hands=hands, seats=seats, cards=cards,
                     rejects=pl.concat(rejects))
+
+
+read_batches = batch_by_batch(parse_batch)
+"""Parse a file's batches in order, each on its own."""
 
 
 def _line_problem(text: str, arrow_message: str) -> str:

@@ -19,6 +19,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pajson
 
 from ofcstats.formats import nested
+from ofcstats.formats.base import batch_by_batch
 from ofcstats.formats.lines import LineBatch
 from ofcstats.records import (
     KIND_NAMES,
@@ -32,6 +33,7 @@ from ofcstats.records import (
 )
 
 NAME = "ofc-hand"
+STANDALONE_BATCHES = True  # one hand a line
 FORMAT_TAG = "ofc-hand/1"
 KNOWN_KEYS = ("format", "hand_id", "session_id", "played_at", "variant", "ruleset",
               "point_value", "button", "players")
@@ -126,6 +128,10 @@ def parse_batch(batch: LineBatch, source: str, con: duckdb.DuckDBPyConnection) -
     hands, seats, cards = combine(parts)
     return RawBatch(source=source, lines=batch, hands=hands, seats=seats, cards=cards,
                     rejects=pl.concat(rejects))
+
+
+read_batches = batch_by_batch(parse_batch)
+"""Parse a file's batches in order, each on its own."""
 
 
 def combine(parts: list[tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]]
