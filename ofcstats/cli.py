@@ -448,14 +448,6 @@ def unknown_value(kind: str, value: str, known: Sequence[str], plural: str = "")
     return f"no {kind} named {value}{guess}; {listing}"
 
 
-_KNOWN = {
-    "player": "SELECT DISTINCT player FROM seats ORDER BY 1",
-    "session": "SELECT DISTINCT session_id FROM hands ORDER BY 1",
-    "variant": "SELECT DISTINCT variant FROM hands ORDER BY 1",
-    "ruleset": "SELECT name FROM rulesets ORDER BY 1",
-}
-
-
 def check_filters(store: Store, filters: pipeline.Filters,
                   rulesets: Sequence[str] = ()) -> None:
     """Raise :class:`UsageError` for a filter value (or ruleset) the store does not hold,
@@ -466,7 +458,7 @@ def check_filters(store: Store, filters: pipeline.Filters,
     for kind, values in asked.items():
         if not values:
             continue
-        known = [str(v) for (v,) in store.con.execute(_KNOWN[kind]).fetchall()]
+        known = store.known_values(kind)
         for value in values:
             if value in known:
                 continue

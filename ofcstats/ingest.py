@@ -454,7 +454,7 @@ def _ingest_file(store: Store, job: _Job, result: FileSummary, summary: IngestSu
             _store(store, pending, file_id, result, summary, first_reasons, job.update)
             content = job.content_hash or (job.digest.hexdigest() if job.digest else None)
             result.content_hash = content
-            result.rejected = _rejects_of(store, file_id)
+            result.rejected = store.rejects_of(file_id)
             store.finish_file(file_id, content, hands=result.hands,
                               duplicates=result.duplicates, conflicts=result.conflicts,
                               rejected=result.rejected, lines=job.tally.lines)
@@ -541,12 +541,6 @@ def _reason(error: BaseException, path: Path) -> str:
 def _in_batch_conflicts(batch: HandBatch) -> int:
     return batch.rejects.filter(
         pl.col("reason").str.contains("a different hand with this id", literal=True)).height
-
-
-def _rejects_of(store: Store, file_id: int) -> int:
-    row = store.con.execute("SELECT count(*) FROM rejects WHERE file_id = ?",
-                            [file_id]).fetchall()[0]
-    return int(row[0]) if row else 0
 
 
 def _file_problem(store: Store, path: Path, result: FileSummary, reason: str,

@@ -14,13 +14,16 @@ memory stays bounded and an interrupted run loses only its current batch.
 
 ``scored_frame`` reads results back for analysis, with each hand's session, game and
 play order.
+
+The SQL is the store's (:mod:`ofcstats.store.results`): this module hands it frames and
+takes frames back.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -33,17 +36,16 @@ from ofcstats import session
 from ofcstats.errors import RulesetError, StoreError
 from ofcstats.rules.load import ruleset_from
 from ofcstats.rules.model import Ruleset
-from ofcstats.score import SHOWDOWN_COLUMNS, available_cores, score_with_showdowns
+from ofcstats.score import available_cores, score_with_showdowns
 from ofcstats.showdown import differs, hand_starts, showdown_key
 from ofcstats.store import Store
-from ofcstats.variants import Variant
+from ofcstats.store import results as stored
+from ofcstats.store.results import ALL_VARIANTS, Filters
 
-_RESULT_COLUMNS = (
-    "points", "royalty_top", "royalty_middle", "royalty_bottom", "royalty_points",
-    "fantasyland_earned", "fantasyland_cards",
-)
-"""What ``results`` stores besides its key; ``fantasyland_next`` is ``fantasyland_cards``
-> 0. The counts are stored as INTEGER, which DuckDB writes fastest (store.py, version 3)."""
+__all__ = ["ALL_VARIANTS", "BATCH_HANDS", "REPEATED_COLUMNS", "Filters", "RescoreSummary",
+           "fingerprint", "read_sessions", "rescore", "score_sessions", "scored_frame",
+           "stored_rulesets"]
+
 BATCH_HANDS = 250_000
 
 Progress = Callable[[int, int], None]
@@ -68,9 +70,6 @@ def fingerprint(ruleset: Ruleset) -> str:
     return hashlib.md5(text.encode("utf-8")).hexdigest()  # a digest, not a secret
 
 
-ALL_VARIANTS = tuple(v.value for v in Variant)
-
-
 def _register(con: duckdb.DuckDBPyConnection, rulesets: Sequence[Ruleset], rebuild: bool,
               what_if: Collection[str] = ()
               ) -> tuple[dict[str, int], list[str], dict[str, tuple[str, ...]]]:
@@ -84,53 +83,17 @@ def _register(con: duckdb.DuckDBPyConnection, rulesets: Sequence[Ruleset], rebui
     redo = []
     scopes: dict[str, tuple[str, ...]] = {}
     for ruleset in rulesets:
-        digest = fingerprint(ruleset)
-        definition = json.dumps(ruleset.to_dict(), ensure_ascii=False)
         declared = [v.value for v in ruleset.variants]
-        asked = ALL_VARIANTS if ruleset.name in what_if else tuple(declared)
-        row = con.execute("SELECT ruleset_id, fingerprint, scope FROM rulesets WHERE name = ?",
-                          [ruleset.name]).fetchone()
-        if row is None:
-            next_id = con.execute("SELECT coalesce(max(ruleset_id), 0) + 1 FROM rulesets"
-                                  ).fetchone()
-            ruleset_id = int(next_id[0]) if next_id else 1
-            scope = asked
-            con.execute(
-                "INSERT INTO rulesets (ruleset_id, name, description, natural_mask, "
-                "fingerprint, definition, variants, scope) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                [ruleset_id, ruleset.name, ruleset.description,
-                 showdown_key(ruleset), digest, definition, declared, list(scope)])
-        else:
-            ruleset_id = int(row[0])
-            if rebuild or row[1] != digest:
-                redo.append(ruleset.name)
-                scope = asked
-                con.execute("DELETE FROM results WHERE ruleset_id = ?", [ruleset_id])
-                con.execute("DELETE FROM scored_sessions WHERE ruleset_id = ?", [ruleset_id])
-            else:
-                scope = tuple(v for v in ALL_VARIANTS if v in asked or v in (row[2] or ()))
-            con.execute(
-                "UPDATE rulesets SET fingerprint = ?, definition = ?, description = ?, "
-                "natural_mask = ?, variants = ?, scope = ? WHERE ruleset_id = ?",
-                [digest, definition, ruleset.description, showdown_key(ruleset),
-                 declared, list(scope), ruleset_id])
-        ids[ruleset.name] = ruleset_id
-        scopes[ruleset.name] = scope
+        row = stored.RulesetRow(
+            name=ruleset.name, description=ruleset.description,
+            natural_mask=showdown_key(ruleset), fingerprint=fingerprint(ruleset),
+            definition=json.dumps(ruleset.to_dict(), ensure_ascii=False), variants=declared,
+            asked=ALL_VARIANTS if ruleset.name in what_if else tuple(declared))
+        ids[ruleset.name], redone, scopes[ruleset.name] = stored.register_ruleset(
+            con, row, rebuild)
+        if redone:
+            redo.append(ruleset.name)
     return ids, redo, scopes
-
-
-def _sessions_to_score(con: duckdb.DuckDBPyConnection, ruleset_id: int,
-                       scope: Sequence[str]) -> pl.DataFrame:
-    """Sessions with hands the ruleset has not scored, counting only the hands of the
-    variants in ``scope``: (session_id, hands, was_scored)."""
-    return con.sql("""
-        SELECT h.session_id, h.hands, s.hands IS NOT NULL AS was_scored
-        FROM (SELECT session_id, count(*)::INTEGER AS hands FROM hands
-              WHERE list_contains($scope, variant) GROUP BY session_id) h
-        LEFT JOIN scored_sessions s ON s.session_id = h.session_id AND s.ruleset_id = $id
-        WHERE s.hands IS NULL OR s.hands <> h.hands
-        ORDER BY h.session_id
-    """, params={"scope": list(scope), "id": ruleset_id}).pl()
 
 
 def _batches(sessions: pl.DataFrame, limit: int) -> list[pl.DataFrame]:
@@ -153,18 +116,7 @@ def read_sessions(con: duckdb.DuckDBPyConnection, session_ids: Sequence[str],
     """The seats frame (``hand_id`` holding the integer hand key), in hand and seat order,
     of whole sessions (their hands of ``variants``), and their hands with what play order
     and games need."""
-    con.register("wanted_sessions", pl.DataFrame({"session_id": list(session_ids)}))
-    try:
-        seats = con.sql("""
-            SELECT s.hand_key AS hand_id, h.variant, s.seat, s.player, s.fantasyland,
-                   s.timed_out, s.surrendered, s.top, s.middle, s.bottom,
-                   h.session_id, h.played_at, h.n_seats
-            FROM hands h JOIN seats s USING (hand_key)
-            WHERE h.session_id IN (SELECT session_id FROM wanted_sessions)
-              AND list_contains($variants, h.variant)
-        """, params={"variants": list(variants)}).pl()
-    finally:
-        con.unregister("wanted_sessions")
+    seats = stored.session_seats(con, session_ids, variants)
     # Sorted here rather than by DuckDB: the join returns them nearly in order, and
     # Polars sorts such a frame in a fraction of the time DuckDB's ORDER BY takes.
     seats = seats.sort("hand_id", "seat").cast({
@@ -182,15 +134,6 @@ def read_sessions(con: duckdb.DuckDBPyConnection, session_ids: Sequence[str],
         fantasyland_hand=any_seat("fantasyland"), timed_out_hand=any_seat("timed_out"),
         hand_key=pl.col("hand_id"))
     return seats, hands
-
-
-@dataclass
-class _Batch:
-    """One batch of sessions, scored: what goes to the database in one transaction."""
-
-    sessions: pl.DataFrame  # session_id, hands, was_scored
-    results: pl.DataFrame
-    showdowns: dict[int, pl.DataFrame]
 
 
 def score_sessions(seats: pl.DataFrame, hands: pl.DataFrame, rulesets: Sequence[Ruleset]
@@ -239,7 +182,7 @@ def rescore(store: Store, rulesets: Sequence[Ruleset], *, rebuild: bool = False,
     todo: dict[tuple[tuple[str, ...], tuple[str, ...]], pl.DataFrame] = {}
     for ruleset in rulesets:
         scope = scopes[ruleset.name]
-        sessions = _sessions_to_score(con, ids[ruleset.name], scope)
+        sessions = stored.sessions_to_score(con, ids[ruleset.name], scope)
         key = (tuple(sessions.get_column("session_id").to_list()), scope)
         if key[0]:
             by_sessions.setdefault(key, []).append(ruleset)
@@ -260,8 +203,8 @@ def rescore(store: Store, rulesets: Sequence[Ruleset], *, rebuild: bool = False,
                     np.repeat(np.array(group_ids, dtype=np.int16), block)))
                 if pending is not None:
                     pending.result()  # the previous batch is written; its errors surface here
-                pending = pool.submit(_write, writer, group_ids,
-                                      _Batch(sessions, results, showdowns))
+                pending = pool.submit(stored.write_scored, writer, group_ids, sessions,
+                                      results, showdowns)
                 done += int(sessions.get_column("hands").sum())
                 summary.hands += hands.height
                 summary.rows += results.height
@@ -272,131 +215,9 @@ def rescore(store: Store, rulesets: Sequence[Ruleset], *, rebuild: bool = False,
             pending.result()
     writer.close()
     with store.transaction():
-        con.execute("UPDATE rulesets SET scored_at = current_timestamp WHERE ruleset_id IN "
-                    "(SELECT unnest(?))", [list(ids.values())])
+        stored.mark_rulesets_scored(con, ids.values())
     summary.seconds = (datetime.now() - started).total_seconds()
     return summary
-
-
-def _write(con: duckdb.DuckDBPyConnection, ruleset_ids: list[int], batch: _Batch) -> None:
-    """Store one scored batch in one transaction: results, showdowns, progress marks."""
-    con.execute("BEGIN TRANSACTION")
-    try:
-        if batch.sessions.get_column("was_scored").any():
-            _forget(con, ruleset_ids, batch.sessions.get_column("session_id").to_list())
-        _append(con, batch.results)
-        _mark_scored(con, ruleset_ids, batch.sessions)
-        for mask, showdowns in batch.showdowns.items():
-            _write_showdowns(con, showdowns, mask, batch.sessions)
-    except BaseException:
-        con.execute("ROLLBACK")
-        raise
-    con.execute("COMMIT")
-
-
-def _forget(con: duckdb.DuckDBPyConnection, ruleset_ids: list[int], sessions: list[str]
-            ) -> None:
-    con.execute("""
-        DELETE FROM results WHERE ruleset_id IN (SELECT unnest($1))
-          AND hand_key IN (SELECT hand_key FROM hands WHERE session_id IN (SELECT unnest($2)))
-    """, [ruleset_ids, sessions])
-    con.execute("DELETE FROM scored_sessions WHERE ruleset_id IN (SELECT unnest($1)) "
-                "AND session_id IN (SELECT unnest($2))", [ruleset_ids, sessions])
-
-
-def _append(con: duckdb.DuckDBPyConnection, results: pl.DataFrame) -> None:
-    # One chunk per column: DuckDB scans a contiguous frame faster than thirteen pieces.
-    frame = results.select("ruleset_id", "hand_key", "seat", *_RESULT_COLUMNS).cast(
-        {name: pl.Int32 for name in _RESULT_COLUMNS if name != "fantasyland_earned"}
-    ).rechunk()
-    con.register("new_results", frame)
-    try:
-        con.execute("INSERT INTO results SELECT * FROM new_results")
-    finally:
-        con.unregister("new_results")
-
-
-def _write_showdowns(con: duckdb.DuckDBPyConnection, showdowns: pl.DataFrame, mask: int,
-                     batch: pl.DataFrame) -> None:
-    """The batch's showdowns for one natural mask, unless already stored whole."""
-    done = con.sql("""
-        SELECT session_id, hands FROM showdown_sessions WHERE natural_mask = ?
-    """, params=[mask]).pl()
-    status = batch.select("session_id", "hands").join(
-        done.rename({"hands": "stored"}), on="session_id", how="left")
-    if (status.get_column("stored") == status.get_column("hands")).fill_null(False).all():
-        return
-    # Sessions with older showdowns (they have grown since) are written again whole.
-    stale = status.filter(pl.col("stored").is_not_null()).get_column("session_id").to_list()
-    if stale:
-        con.execute("""
-            DELETE FROM showdowns WHERE natural_mask = $1 AND hand_key IN
-                (SELECT hand_key FROM hands WHERE session_id IN (SELECT unnest($2)))
-        """, [mask, stale])
-        con.execute("DELETE FROM showdown_sessions WHERE natural_mask = $1 "
-                    "AND session_id IN (SELECT unnest($2))", [mask, stale])
-    frame = showdowns.select("hand_key", "seat", pl.lit(mask, dtype=pl.UInt8).alias("mask"),
-                             *SHOWDOWN_COLUMNS).cast(
-        {name: pl.Int32 for name in SHOWDOWN_COLUMNS if name != "fouled"}).rechunk()
-    marks = batch.select(pl.lit(mask, dtype=pl.UInt8).alias("mask"), "session_id", "hands")
-    con.register("new_showdowns", frame)
-    con.register("new_marks", marks)
-    try:
-        con.execute("INSERT INTO showdowns SELECT * FROM new_showdowns")
-        con.execute("INSERT INTO showdown_sessions SELECT * FROM new_marks")
-    finally:
-        con.unregister("new_showdowns")
-        con.unregister("new_marks")
-
-
-def _mark_scored(con: duckdb.DuckDBPyConnection, ruleset_ids: list[int],
-                 batch: pl.DataFrame) -> None:
-    marks = batch.select("session_id", "hands").join(
-        pl.DataFrame({"ruleset_id": ruleset_ids}, schema={"ruleset_id": pl.Int16}),
-        how="cross")
-    con.register("new_marks", marks)
-    try:
-        con.execute("INSERT INTO scored_sessions SELECT ruleset_id, session_id, hands "
-                    "FROM new_marks")
-    finally:
-        con.unregister("new_marks")
-
-
-@dataclass(frozen=True)
-class Filters:
-    """Which hands and rows an analysis looks at; None means no restriction."""
-
-    rulesets: Sequence[str] | None = None
-    sessions: Sequence[str] | None = None
-    players: Sequence[str] | None = None
-    variants: Sequence[str] | None = None
-    since: datetime | None = None
-    until: datetime | None = None
-
-    def sql(self, columns: Mapping[str, str] | None = None, *, times: str | None = "played_at"
-            ) -> tuple[str, list[object]]:
-        """The filters as a SQL condition with its parameters. ``columns`` names the column
-        of each filter (``ruleset``, ``session_id``, ``player``, ``variant``; a filter
-        left out of it is not applied); ``times`` the time column (None: no time filter)."""
-        names = {"ruleset": "ruleset", "session_id": "session_id", "player": "player",
-                 "variant": "variant"} if columns is None else columns
-        asked = {"ruleset": self.rulesets, "session_id": self.sessions,
-                 "player": self.players, "variant": self.variants}
-        where: list[str] = ["true"]
-        params: list[object] = []
-        for key, column in names.items():
-            values = asked[key]
-            if values is not None:
-                # A list of values, not a subquery: DuckDB then filters the tables under
-                # the view before joining them (a ruleset's rows in seconds, not all rows).
-                where.append(f"{column} IN ({', '.join('?' * len(values))})" if values
-                             else "false")
-                params.extend(values)
-        for bound, operator in ((self.since, ">="), (self.until, "<")):
-            if bound is not None and times is not None:
-                where.append(f"{times} {operator} ?")
-                params.append(bound)
-        return " AND ".join(where), params
 
 
 REPEATED_COLUMNS = ("ruleset", "player", "session_id", "variant", "played_ruleset")
@@ -423,7 +244,7 @@ def _categorical_frame(relation: duckdb.DuckDBPyRelation, rows: int = 1 << 20,
     return pl.concat(parts) if parts else shrunk(relation.limit(0).pl())
 
 
-def scored_frame(store: Store, filters: Filters = Filters(),
+def scored_frame(store: Store, filters: Filters = Filters(),  # noqa: B008 - frozen
                  columns: Sequence[str] | None = None, *, categorical: bool = False,
                  progress: Callable[[int, int | None], None] | None = None
                  ) -> pl.DataFrame:
@@ -441,36 +262,22 @@ def scored_frame(store: Store, filters: Filters = Filters(),
     ``progress(rows, None)`` is then called as the parts arrive.
     """
     con = store.con
-    known = {name for (name,) in con.execute("SELECT name FROM rulesets").fetchall()}
+    known = stored.scored_ruleset_names(con)
     if filters.rulesets is not None:
         missing = [name for name in filters.rulesets if name not in known]
         if missing:
             raise StoreError(f"not scored under {', '.join(missing)}: run "
                              f"ofcstats rescore --ruleset {missing[0]}")
-    where, params = filters.sql()
     in_order = columns is None or "order" in columns or "game" in columns
-    wanted = "*" if columns is None else ", ".join(
-        f'"{name}"' for name in dict.fromkeys(
-            [*(c for c in columns if c not in ("order", "game")),
-             *(("hand_key", "session_id") if in_order else ())]))
-    relation = con.sql(f"SELECT {wanted} FROM results_named WHERE {where}", params=params)
+    wanted = None if columns is None else list(dict.fromkeys(
+        [*(c for c in columns if c not in ("order", "game")),
+         *(("hand_key", "session_id") if in_order else ())]))
+    relation = stored.results_relation(con, filters, wanted)
     frame = _categorical_frame(relation, progress=progress) if categorical else relation.pl()
     if frame.is_empty() or not in_order:
         return frame
     # Games and play order come from whole sessions, whichever rows were asked for.
-    con.register("wanted_sessions", frame.select(pl.col("session_id").unique()))
-    try:
-        hands = con.sql("""
-            SELECT h.hand_key, h.session_id, h.played_at, h.n_seats, h.file_id, h.line,
-                   h.variant, coalesce(h.point_value, 1) AS stake,
-                   bool_or(s.fantasyland) AS fantasyland_hand,
-                   bool_or(s.timed_out) AS timed_out_hand
-            FROM hands h JOIN seats s USING (hand_key)
-            WHERE h.session_id IN (SELECT session_id FROM wanted_sessions)
-            GROUP BY ALL
-        """).pl()
-    finally:
-        con.unregister("wanted_sessions")
+    hands = stored.session_hands(con, frame.select(pl.col("session_id").unique()))
     # Each hand's place in play order (session, then order in it), as one integer; its
     # game as the log's stakes make it (the money in :mod:`ofcstats.analysis`).
     places = session.hand_order(hands, split_on=["variant", "stake"]).select(
@@ -496,10 +303,8 @@ def scored_frame(store: Store, filters: Filters = Filters(),
 
 def stored_rulesets(store: Store, names: Sequence[str] | None = None) -> list[Ruleset]:
     """The rulesets the store has scored (or those named), as they were when scored."""
-    rows = store.con.execute("SELECT name, definition FROM rulesets ORDER BY ruleset_id"
-                             ).fetchall()
     found = {}
-    for name, definition in rows:
+    for name, definition in stored.ruleset_definitions(store.con):
         try:
             found[name] = ruleset_from(json.loads(definition), f"the stored ruleset {name}")
         except RulesetError as error:

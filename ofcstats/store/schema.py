@@ -1,0 +1,367 @@
+"""The DuckDB schema: every table and view, as migrations applied in order.
+
+Migrations are an ordered list of ``(version, step)``, a step being SQL or a function
+of the connection; :meth:`ofcstats.store.Store.migrate` applies the missing ones in
+order, each in its own transaction, and records it in ``schema_version``. A later
+version appends, never edits: a database made by any earlier ofcstats is brought up
+to date. The tables are documented for users in ``docs/database.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import duckdb
+import polars as pl
+
+from ofcstats.cards import RANKS, SUITS
+
+Step = str | Callable[[duckdb.DuckDBPyConnection], None]
+
+_V1 = """
+CREATE TYPE row_kind AS ENUM ('top', 'middle', 'bottom', 'discard');
+
+CREATE TABLE cards (
+    code UTINYINT NOT NULL,   -- rank * 4 + suit: 0 = 2c ... 51 = As
+    card VARCHAR NOT NULL,    -- 'As'
+    rank VARCHAR NOT NULL,    -- '2'..'9', 'T', 'J', 'Q', 'K', 'A'
+    suit VARCHAR NOT NULL     -- 'c', 'd', 'h', 's'
+);
+
+CREATE TABLE ingested_files (
+    file_id INTEGER NOT NULL,
+    path VARCHAR NOT NULL,
+    sha256 VARCHAR,
+    size BIGINT,
+    format VARCHAR,
+    hands INTEGER NOT NULL DEFAULT 0,       -- hands added by this load
+    duplicates INTEGER NOT NULL DEFAULT 0,  -- hands already stored (or repeated), skipped
+    conflicts INTEGER NOT NULL DEFAULT 0,   -- a different hand under a stored id, rejected
+    rejected INTEGER NOT NULL DEFAULT 0,    -- rows written to rejects (conflicts included)
+    started_at TIMESTAMPTZ NOT NULL,
+    finished_at TIMESTAMPTZ
+);
+
+CREATE TABLE hands (
+    hand_key BIGINT NOT NULL,      -- integer key used by seats and placements
+    hand_id VARCHAR NOT NULL,      -- the id the log gives; unique in the store
+    session_id VARCHAR NOT NULL,
+    played_at TIMESTAMPTZ,
+    variant VARCHAR NOT NULL,
+    ruleset VARCHAR,
+    point_value DOUBLE,
+    button UTINYINT,
+    n_seats UTINYINT NOT NULL,
+    extra JSON,
+    file_id INTEGER NOT NULL,
+    line BIGINT NOT NULL,
+    fingerprint VARCHAR NOT NULL
+);
+
+CREATE TABLE seats (
+    hand_key BIGINT NOT NULL,
+    seat UTINYINT NOT NULL,
+    player VARCHAR NOT NULL,
+    fantasyland BOOLEAN NOT NULL,
+    timed_out BOOLEAN NOT NULL,
+    surrendered BOOLEAN NOT NULL,
+    reported_points DOUBLE,
+    dealt UTINYINT NOT NULL,
+    top UTINYINT[3] NOT NULL,
+    middle UTINYINT[5] NOT NULL,
+    bottom UTINYINT[5] NOT NULL
+);
+
+-- A seat's placements as three parallel lists (half the cost of a row per card to
+-- load); the placements view below gives them a row per card.
+CREATE TABLE seat_placements (
+    hand_key BIGINT NOT NULL,
+    seat UTINYINT NOT NULL,
+    streets UTINYINT[] NOT NULL,
+    cards UTINYINT[] NOT NULL,
+    rows UTINYINT[] NOT NULL      -- 1 top, 2 middle, 3 bottom, 4 discard
+);
+
+CREATE VIEW placements AS
+SELECT hand_key, seat, street, CAST("order" AS UTINYINT) AS "order", card,
+       CAST(enum_range(NULL::row_kind)[r] AS row_kind) AS "row"
+FROM (SELECT hand_key, seat, unnest(streets) AS street,
+             unnest(range(1, len(cards) + 1)) AS "order", unnest(cards) AS card,
+             unnest(rows) AS r
+      FROM seat_placements);
+
+CREATE TABLE rejects (
+    file_id INTEGER,
+    path VARCHAR NOT NULL,
+    line BIGINT,
+    hand_id VARCHAR,
+    reason VARCHAR NOT NULL,
+    raw VARCHAR
+);
+
+CREATE MACRO card_text(code) AS
+    substr('23456789TJQKA', (code // 4) + 1, 1) || substr('cdhs', (code % 4) + 1, 1);
+CREATE MACRO cards_text(codes) AS
+    array_to_string(list_transform(codes, lambda c: card_text(c)), ' ');
+
+CREATE VIEW boards AS
+SELECT h.hand_id, h.session_id, h.played_at, h.variant, s.seat, s.player, s.fantasyland,
+       cards_text(s.top) AS top, cards_text(s.middle) AS middle,
+       cards_text(s.bottom) AS bottom, s.reported_points
+FROM hands h JOIN seats s USING (hand_key);
+"""
+
+
+def _fill_cards(con: duckdb.DuckDBPyConnection) -> None:
+    codes = list(range(52))
+    frame = pl.DataFrame({
+        "code": pl.Series(codes, dtype=pl.UInt8),
+        "card": [RANKS[c >> 2] + SUITS[c & 3] for c in codes],
+        "rank": [RANKS[c >> 2] for c in codes],
+        "suit": [SUITS[c & 3] for c in codes],
+    })
+    con.register("card_rows", frame)
+    con.execute("INSERT INTO cards SELECT * FROM card_rows")
+    con.unregister("card_rows")
+
+
+_V2 = """
+CREATE TABLE rulesets (
+    ruleset_id SMALLINT NOT NULL,   -- the key results use
+    name VARCHAR NOT NULL,          -- preset name, or the name a user's TOML file gives
+    description VARCHAR,
+    natural_mask UTINYINT NOT NULL, -- which 13-card naturals it pays (picks the showdown)
+    fingerprint VARCHAR NOT NULL,   -- md5 of the definition: an edit means a rescore
+    definition JSON NOT NULL,       -- everything the ruleset says, as JSON
+    scored_at TIMESTAMPTZ
+);
+
+CREATE TABLE scored_sessions (      -- how far rescoring got, per ruleset and session
+    ruleset_id SMALLINT NOT NULL,
+    session_id VARCHAR NOT NULL,
+    hands INTEGER NOT NULL
+);
+
+CREATE TABLE showdown_sessions (    -- the same for showdowns, per natural mask
+    natural_mask UTINYINT NOT NULL,
+    session_id VARCHAR NOT NULL,
+    hands INTEGER NOT NULL
+);
+
+-- What every ruleset shares: each seat against each opponent, once. A ruleset that pays
+-- 13-card naturals leaves out the pairs with a natural: for such a natural mask, the
+-- hands it changes have rows of their own; the others use mask 0's.
+CREATE TABLE showdowns (
+    hand_key BIGINT NOT NULL,
+    seat UTINYINT NOT NULL,
+    natural_mask UTINYINT NOT NULL,
+    fouled BOOLEAN NOT NULL,
+    rows_top TINYINT NOT NULL,      -- rows won minus rows lost, over all opponents
+    rows_middle TINYINT NOT NULL,
+    rows_bottom TINYINT NOT NULL,
+    wins_top TINYINT NOT NULL,      -- opponents beaten in the row (a fouled one included)
+    wins_middle TINYINT NOT NULL,
+    wins_bottom TINYINT NOT NULL,
+    scoops TINYINT NOT NULL,        -- opponents beaten in all three rows
+    scooped TINYINT NOT NULL        -- opponents that beat this seat in all three rows
+);
+
+-- What each ruleset adds: one row per ruleset, hand and seat.
+CREATE TABLE results (
+    ruleset_id SMALLINT NOT NULL,   -- rulesets.ruleset_id
+    hand_key BIGINT NOT NULL,       -- hands.hand_key
+    seat UTINYINT NOT NULL,         -- seats.seat
+    points INTEGER NOT NULL,        -- net points of the seat (each hand sums to zero)
+    royalty_top SMALLINT NOT NULL,  -- royalties collected from all opponents; 0 if fouled
+    royalty_middle SMALLINT NOT NULL,
+    royalty_bottom SMALLINT NOT NULL,
+    royalty_points SMALLINT NOT NULL,     -- the royalties' part of points (collected - paid)
+    fantasyland_earned BOOLEAN NOT NULL,  -- the boards earn entry or stay, by the policy
+    fantasyland_next BOOLEAN NOT NULL,    -- ... and the session's repeat limit allows it
+    fantasyland_cards TINYINT NOT NULL    -- cards the next hand deals in fantasyland
+);
+
+-- Everything about a seat's result in one place, by name.
+CREATE VIEW results_named AS
+SELECT r.name AS ruleset, h.hand_id, h.session_id, h.played_at, h.variant, x.seat,
+       s.player, x.points,
+       (x.royalty_top + x.royalty_middle + x.royalty_bottom)::SMALLINT AS royalties,
+       x.royalty_top, x.royalty_middle, x.royalty_bottom, x.royalty_points,
+       coalesce(m.rows_top, z.rows_top) AS rows_top,
+       coalesce(m.rows_middle, z.rows_middle) AS rows_middle,
+       coalesce(m.rows_bottom, z.rows_bottom) AS rows_bottom,
+       coalesce(m.wins_top, z.wins_top) AS wins_top,
+       coalesce(m.wins_middle, z.wins_middle) AS wins_middle,
+       coalesce(m.wins_bottom, z.wins_bottom) AS wins_bottom,
+       coalesce(m.fouled, z.fouled) AS fouled, coalesce(m.scoops, z.scoops) AS scoops,
+       coalesce(m.scooped, z.scooped) AS scooped, x.fantasyland_earned, x.fantasyland_next,
+       x.fantasyland_cards,
+       x.fantasyland_next AND NOT s.fantasyland AS fantasyland_entered,
+       x.fantasyland_next AND s.fantasyland AS fantasyland_stayed,
+       -- what analysis needs besides: the seat, the hand, and the ruleset the log names
+       s.fantasyland, s.reported_points, h.hand_key, h.n_seats, h.point_value,
+       h.ruleset AS played_ruleset, h.file_id, h.line
+FROM results x
+JOIN rulesets r USING (ruleset_id)
+JOIN hands h USING (hand_key)
+JOIN seats s USING (hand_key, seat)
+JOIN showdowns z ON z.hand_key = x.hand_key AND z.seat = x.seat AND z.natural_mask = 0
+LEFT JOIN showdowns m ON m.hand_key = x.hand_key AND m.seat = x.seat
+                      AND m.natural_mask = r.natural_mask AND r.natural_mask <> 0;
+"""
+
+
+# Version 3: the same results, written a third faster. DuckDB 2.0 appends and bit-packs
+# SMALLINT and TINYINT columns markedly slower than INTEGER ones (measured: 9.75 million
+# result rows took 2.25 s in the version 2 layout and 1.7 s in this one; the file is the
+# same size, since bit-packing stores only the bits used), so the counts become INTEGER.
+# ``fantasyland_next`` is not stored: it holds exactly when ``fantasyland_cards`` > 0.
+# The view keeps every column's name; its counts are INTEGER now.
+_V3 = """
+DROP VIEW results_named;
+ALTER TABLE results ALTER royalty_top TYPE INTEGER;
+ALTER TABLE results ALTER royalty_middle TYPE INTEGER;
+ALTER TABLE results ALTER royalty_bottom TYPE INTEGER;
+ALTER TABLE results ALTER royalty_points TYPE INTEGER;
+ALTER TABLE results ALTER fantasyland_cards TYPE INTEGER;
+ALTER TABLE results DROP COLUMN fantasyland_next;
+ALTER TABLE showdowns ALTER rows_top TYPE INTEGER;
+ALTER TABLE showdowns ALTER rows_middle TYPE INTEGER;
+ALTER TABLE showdowns ALTER rows_bottom TYPE INTEGER;
+ALTER TABLE showdowns ALTER wins_top TYPE INTEGER;
+ALTER TABLE showdowns ALTER wins_middle TYPE INTEGER;
+ALTER TABLE showdowns ALTER wins_bottom TYPE INTEGER;
+ALTER TABLE showdowns ALTER scoops TYPE INTEGER;
+ALTER TABLE showdowns ALTER scooped TYPE INTEGER;
+
+CREATE VIEW results_named AS
+SELECT r.name AS ruleset, h.hand_id, h.session_id, h.played_at, h.variant, x.seat,
+       s.player, x.points, x.royalty_top + x.royalty_middle + x.royalty_bottom AS royalties,
+       x.royalty_top, x.royalty_middle, x.royalty_bottom, x.royalty_points,
+       coalesce(m.rows_top, z.rows_top) AS rows_top,
+       coalesce(m.rows_middle, z.rows_middle) AS rows_middle,
+       coalesce(m.rows_bottom, z.rows_bottom) AS rows_bottom,
+       coalesce(m.wins_top, z.wins_top) AS wins_top,
+       coalesce(m.wins_middle, z.wins_middle) AS wins_middle,
+       coalesce(m.wins_bottom, z.wins_bottom) AS wins_bottom,
+       coalesce(m.fouled, z.fouled) AS fouled, coalesce(m.scoops, z.scoops) AS scoops,
+       coalesce(m.scooped, z.scooped) AS scooped, x.fantasyland_earned,
+       x.fantasyland_cards > 0 AS fantasyland_next, x.fantasyland_cards,
+       x.fantasyland_cards > 0 AND NOT s.fantasyland AS fantasyland_entered,
+       x.fantasyland_cards > 0 AND s.fantasyland AS fantasyland_stayed,
+       -- what analysis needs besides: the seat, the hand, and the ruleset the log names
+       s.fantasyland, s.reported_points, h.hand_key, h.n_seats, h.point_value,
+       h.ruleset AS played_ruleset, h.file_id, h.line
+FROM results x
+JOIN rulesets r USING (ruleset_id)
+JOIN hands h USING (hand_key)
+JOIN seats s USING (hand_key, seat)
+JOIN showdowns z ON z.hand_key = x.hand_key AND z.seat = x.seat AND z.natural_mask = 0
+-- The CASE and not "AND r.natural_mask <> 0": with that condition, when the statistics
+-- show no stored showdown can match, DuckDB 2.0.1 misjudges the join's row count and an
+-- aggregate over the view sorted afterwards (GROUP BY ruleset ORDER BY 1) fails with
+-- "Type INT128 with value ... can't be cast ... INT8".
+LEFT JOIN showdowns m ON m.hand_key = x.hand_key AND m.seat = x.seat
+    AND m.natural_mask = CASE WHEN r.natural_mask <> 0 THEN r.natural_mask END;
+"""
+
+
+# Version 4: rulesets are played under variants. ``variants`` is what the ruleset
+# declares; ``scope`` the variants whose hands are scored under it here (its own, or
+# every variant when a what-if was asked for by name). Rows of a hand whose variant the
+# ruleset is not played under are what-ifs, and the view says so. Rulesets scored before
+# were scored over every variant.
+_V4 = """
+ALTER TABLE rulesets ADD COLUMN variants VARCHAR[];
+ALTER TABLE rulesets ADD COLUMN scope VARCHAR[];
+UPDATE rulesets SET
+    variants = coalesce(CAST(json_extract(definition, '$.variants') AS VARCHAR[]),
+                        [json_extract_string(definition, '$.variant')]),
+    scope = ['chinese-13', 'ofc-classic', 'ofc-turbo', 'pineapple'];
+DROP VIEW results_named;
+CREATE VIEW results_named AS
+SELECT r.name AS ruleset, h.hand_id, h.session_id, h.played_at, h.variant, x.seat,
+       s.player, x.points, x.royalty_top + x.royalty_middle + x.royalty_bottom AS royalties,
+       x.royalty_top, x.royalty_middle, x.royalty_bottom, x.royalty_points,
+       coalesce(m.rows_top, z.rows_top) AS rows_top,
+       coalesce(m.rows_middle, z.rows_middle) AS rows_middle,
+       coalesce(m.rows_bottom, z.rows_bottom) AS rows_bottom,
+       coalesce(m.wins_top, z.wins_top) AS wins_top,
+       coalesce(m.wins_middle, z.wins_middle) AS wins_middle,
+       coalesce(m.wins_bottom, z.wins_bottom) AS wins_bottom,
+       coalesce(m.fouled, z.fouled) AS fouled, coalesce(m.scoops, z.scoops) AS scoops,
+       coalesce(m.scooped, z.scooped) AS scooped, x.fantasyland_earned,
+       x.fantasyland_cards > 0 AS fantasyland_next, x.fantasyland_cards,
+       x.fantasyland_cards > 0 AND NOT s.fantasyland AS fantasyland_entered,
+       x.fantasyland_cards > 0 AND s.fantasyland AS fantasyland_stayed,
+       -- what analysis needs besides: the seat, the hand, and the ruleset the log names
+       s.fantasyland, s.reported_points, h.hand_key, h.n_seats, h.point_value,
+       h.ruleset AS played_ruleset, h.file_id, h.line,
+       -- a ruleset applied to a hand of a variant it is not played under
+       NOT list_contains(r.variants, h.variant) AS what_if
+FROM results x
+JOIN rulesets r USING (ruleset_id)
+JOIN hands h USING (hand_key)
+JOIN seats s USING (hand_key, seat)
+JOIN showdowns z ON z.hand_key = x.hand_key AND z.seat = x.seat AND z.natural_mask = 0
+-- The CASE: see version 3.
+LEFT JOIN showdowns m ON m.hand_key = x.hand_key AND m.seat = x.seat
+    AND m.natural_mask = CASE WHEN r.natural_mask <> 0 THEN r.natural_mask END;
+"""
+
+
+_V5 = """
+-- What each logged placement cost (ofcstats review): one row per street of a seat and
+-- review settings. Rows are 0 top, 1 middle, 2 bottom, 3 discard, one per dealt card.
+CREATE TABLE decisions (
+    hand_key BIGINT NOT NULL,
+    seat UTINYINT NOT NULL,
+    player VARCHAR NOT NULL,
+    street UTINYINT NOT NULL,        -- the street number as logged
+    fantasyland BOOLEAN NOT NULL,    -- a fantasyland set (every card at once)
+    ruleset VARCHAR NOT NULL,        -- the ruleset the candidates were scored under
+    reviewed_as VARCHAR NOT NULL,    -- the --ruleset asked for; '' for each hand's own
+    dealt UTINYINT[] NOT NULL,
+    chosen UTINYINT[] NOT NULL,      -- the row of each dealt card, as played
+    best UTINYINT[] NOT NULL,        -- ... in the best candidate
+    ev_chosen DOUBLE NOT NULL,       -- expected points of the play made
+    ev_best DOUBLE NOT NULL,
+    ev_loss DOUBLE NOT NULL,         -- ev_best - ev_chosen, never negative
+    se_chosen DOUBLE NOT NULL,       -- standard error of ev_chosen (0: valued exactly)
+    candidates INTEGER NOT NULL,     -- legal placements compared
+    mistake VARCHAR,                 -- foul, fantasyland, royalties, discard, rows; NULL: none
+    exact BOOLEAN NOT NULL,          -- valued without sampling (nothing left to deal)
+    rollouts INTEGER NOT NULL,       -- rollouts per candidate asked for
+    screen INTEGER NOT NULL,         -- candidates kept after screening; 0: no screening
+    seed BIGINT NOT NULL,
+    fantasyland_value DOUBLE NOT NULL
+);
+
+CREATE VIEW decisions_named AS
+SELECT h.hand_id, h.session_id, h.played_at, h.variant, d.*
+FROM decisions d JOIN hands h USING (hand_key);
+"""
+
+
+# Version 6: what loading needs to skip a file already loaded, continue a file that has
+# grown and notice one that has changed. The content hash is BLAKE3 (several times
+# faster than SHA-256, so a file already loaded is recognised in well under a second per
+# million hands); ``sha256`` stays for the loads made before.
+_V6 = """
+ALTER TABLE ingested_files ADD COLUMN content_hash VARCHAR;
+ALTER TABLE ingested_files ADD COLUMN lines BIGINT;
+ALTER TABLE ingested_files ADD COLUMN first_line BIGINT;
+"""
+
+
+MIGRATIONS: list[tuple[int, str, Sequence[Step]]] = [
+    (1, "hands, seats, placements, ingested files, rejects", (_V1, _fill_cards)),
+    (2, "rulesets, scored sessions and results of rescoring", (_V2,)),
+    (3, "results and showdowns in INTEGER columns, for faster writes", (_V3,)),
+    (4, "rulesets know their variants; results say which rows are what-ifs", (_V4,)),
+    (5, "decisions: what each logged placement cost, from ofcstats review", (_V5,)),
+    (6, "content hash, lines and first line of each file load", (_V6,)),
+]
+"""``(version, description, steps)`` in order; a later stage appends, never edits."""
+
+SCHEMA_VERSION = MIGRATIONS[-1][0]
