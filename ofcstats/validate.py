@@ -319,6 +319,30 @@ def _plans() -> pl.DataFrame:
 def explain(raw: RawBatch) -> pl.DataFrame:
     """Every broken rule of every hand in ``raw``, worded: one row per rejected hand
     (``hand``, ``reason``); hands breaking no rule are absent."""
+    hands, seats, cards = _labelled(raw)
+    problems: list[pl.DataFrame] = []
+    add = problems.append
+    _check_hand(hands, seats, add)
+    _check_seats(hands, seats, add)
+    _check_card_texts(cards, add)
+    known = cards.filter(pl.col("code").is_not_null())
+    street_cards = known.filter(pl.col("street") > 0)
+    _check_streets(street_cards, cards.filter(pl.col("street") > 0), seats, add)
+    _check_final_rows(cards, seats, add)
+    _check_no_card_twice(street_cards, known, add)
+    # Reasons in a fixed order (by rule, then alphabetically), whichever pass found them.
+    found = pl.concat(problems).unique().sort("hand", "rank", "message")
+    return found.group_by("hand", maintain_order=True).agg(
+        reason=pl.col("message").str.join("; "))
+
+
+Add = Callable[[pl.DataFrame], None]
+"""Where a check puts the problems it finds (``hand``, ``rank``, ``message``)."""
+
+
+def _labelled(raw: RawBatch) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """The batch's hands, seats and cards, each with what the reasons name: a seat's
+    label and its hand's variant; a card's seat, fantasyland flag and kind."""
     hands = raw.hands.with_columns(
         variant_ok=pl.col("variant").is_in(_VARIANT_NAMES),
     )
@@ -330,10 +354,12 @@ def explain(raw: RawBatch) -> pl.DataFrame:
                      "has_streets"),
         on=["hand", "seat_index"], how="left",
     ).with_columns(kind_name=_kind_name(pl.col("kind")))
-    problems: list[pl.DataFrame] = []
-    add = problems.append
+    return hands, seats, cards
 
-    # The hand as a whole.
+
+def _check_hand(hands: pl.DataFrame, seats: pl.DataFrame, add: Add) -> None:
+    """The hand as a whole: what the parser found, its variant and time; a seat's own
+    parse error."""
     add(_problems(hands.filter(pl.col("error").is_not_null()), pl.col("error"), 0))
     add(_problems(
         hands.filter(pl.col("variant").is_not_null() & ~pl.col("variant_ok")),
@@ -347,7 +373,10 @@ def explain(raw: RawBatch) -> pl.DataFrame:
     add(_problems(seats.filter(pl.col("error").is_not_null()),
                   pl.format("{}: {}", pl.col("label"), pl.col("error")), 2))
 
-    # Seats: how many, numbered once each, named once each, the button among them.
+
+def _check_seats(hands: pl.DataFrame, seats: pl.DataFrame, add: Add) -> None:
+    """Seats: how many, numbered once each, named once each, the button among them, and
+    the options of the variant (fantasyland, surrender)."""
     max_players = pl.col("variant").replace_strict(
         _VARIANT_NAMES, [v.max_players for v in _VARIANTS], default=4, return_dtype=pl.Int64)
     counts = seats.group_by("hand").agg(n=pl.len(), variant=pl.col("variant").first())
@@ -386,18 +415,16 @@ def explain(raw: RawBatch) -> pl.DataFrame:
                   "is played out (drop \"surrendered\")", pl.col("label"),
                   pl.col("variant")), 5))
 
-    # Card texts.
+
+def _check_card_texts(cards: pl.DataFrame, add: Add) -> None:
+    """Every card text names a card."""
     add(_problems(cards.filter(pl.col("code").is_null()), pl.format(
         "{}{}: '{}' is not a card (a rank 2-9, T, J, Q, K, A and a suit s, h, d, c)",
         pl.col("label"), _where(), pl.col("text")), 6))
-    every_card = cards
-    cards = cards.filter(pl.col("code").is_not_null())
 
-    street_cards = cards.filter(pl.col("street") > 0)
-    _check_streets(street_cards, every_card.filter(pl.col("street") > 0), seats, add)
-    _check_final_rows(every_card, seats, add)
 
-    # No card twice in a hand: dealt to two seats, dealt twice, or written twice.
+def _check_no_card_twice(street_cards: pl.DataFrame, cards: pl.DataFrame, add: Add) -> None:
+    """No card twice in a hand: dealt to two seats, dealt twice, or written twice."""
     occurrences = pl.concat([
         street_cards.filter(pl.col("kind") == DEALT),
         cards.filter((pl.col("street") == 0) & ~pl.col("has_streets")),
@@ -409,11 +436,6 @@ def explain(raw: RawBatch) -> pl.DataFrame:
         pl.col("n").replace_strict(list(_TIMES), list(_TIMES.values()), default="many times",
                                    return_dtype=pl.String),
         pl.col("places")), 10))
-
-    # Reasons in a fixed order (by rule, then alphabetically), whichever pass found them.
-    found = pl.concat(problems).unique().sort("hand", "rank", "message")
-    return found.group_by("hand", maintain_order=True).agg(
-        reason=pl.col("message").str.join("; "))
 
 
 def _where() -> pl.Expr:
