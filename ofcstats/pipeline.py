@@ -177,34 +177,19 @@ def rescore(store: Store, rulesets: Sequence[Ruleset], *, rebuild: bool = False,
         raise StoreError(f"what-if {unknown[0]!r} is not among the rulesets being scored")
     with store.transaction():
         ids, summary.rebuilt, scopes = _register(con, rulesets, rebuild, what_if)
-    # Rulesets that need the same sessions of the same variants are scored together.
-    by_sessions: dict[tuple[tuple[str, ...], tuple[str, ...]], list[Ruleset]] = {}
-    todo: dict[tuple[tuple[str, ...], tuple[str, ...]], pl.DataFrame] = {}
-    for ruleset in rulesets:
-        scope = scopes[ruleset.name]
-        sessions = stored.sessions_to_score(con, ids[ruleset.name], scope)
-        key = (tuple(sessions.get_column("session_id").to_list()), scope)
-        if key[0]:
-            by_sessions.setdefault(key, []).append(ruleset)
-            todo[key] = sessions
-    total = sum(int(todo[k].get_column("hands").sum()) for k in todo)
+    work = _work(con, rulesets, ids, scopes)
+    total = sum(int(item.sessions.get_column("hands").sum()) for item in work)
     done = 0
     writer = store.con.cursor()  # a second connection to the same database, for the writes
     with ThreadPoolExecutor(max_workers=1) as pool:
         pending: Future[None] | None = None
-        for key, group in by_sessions.items():
-            group_ids = [ids[r.name] for r in group]
-            for sessions in _batches(todo[key], batch_hands):
-                names = sessions.get_column("session_id").to_list()
-                seats, hands = read_sessions(con, names, key[1])
-                results, showdowns = score_sessions(seats, hands, group)
-                block = results.height // len(group)
-                results = results.with_columns(ruleset_id=pl.Series(
-                    np.repeat(np.array(group_ids, dtype=np.int16), block)))
+        for item in work:
+            for sessions in _batches(item.sessions, batch_hands):
+                hands, results, showdowns = _scored_batch(con, item, sessions)
                 if pending is not None:
                     pending.result()  # the previous batch is written; its errors surface here
-                pending = pool.submit(stored.write_scored, writer, group_ids, sessions,
-                                      results, showdowns)
+                pending = pool.submit(stored.write_scored, writer, item.ruleset_ids,
+                                      sessions, results, showdowns)
                 done += int(sessions.get_column("hands").sum())
                 summary.hands += hands.height
                 summary.rows += results.height
@@ -218,6 +203,46 @@ def rescore(store: Store, rulesets: Sequence[Ruleset], *, rebuild: bool = False,
         stored.mark_rulesets_scored(con, ids.values())
     summary.seconds = (datetime.now() - started).total_seconds()
     return summary
+
+
+@dataclass(frozen=True)
+class _Work:
+    """Rulesets that need the same sessions of the same variants, scored together."""
+
+    rulesets: list[Ruleset]
+    ruleset_ids: list[int]
+    variants: tuple[str, ...]
+    sessions: pl.DataFrame  # session_id, hands, was_scored
+
+
+def _work(con: duckdb.DuckDBPyConnection, rulesets: Sequence[Ruleset], ids: dict[str, int],
+          scopes: dict[str, tuple[str, ...]]) -> list[_Work]:
+    """What is left to score, grouped: rulesets that need the same sessions of the same
+    variants go together, so those sessions are read and scored once for all of them."""
+    groups: dict[tuple[tuple[str, ...], tuple[str, ...]], list[Ruleset]] = {}
+    todo: dict[tuple[tuple[str, ...], tuple[str, ...]], pl.DataFrame] = {}
+    for ruleset in rulesets:
+        scope = scopes[ruleset.name]
+        sessions = stored.sessions_to_score(con, ids[ruleset.name], scope)
+        key = (tuple(sessions.get_column("session_id").to_list()), scope)
+        if key[0]:
+            groups.setdefault(key, []).append(ruleset)
+            todo[key] = sessions
+    return [_Work(group, [ids[r.name] for r in group], key[1], todo[key])
+            for key, group in groups.items()]
+
+
+def _scored_batch(con: duckdb.DuckDBPyConnection, work: _Work, sessions: pl.DataFrame
+                  ) -> tuple[pl.DataFrame, pl.DataFrame, dict[int, pl.DataFrame]]:
+    """One batch of whole sessions read and scored under the work's rulesets: its hands,
+    its results (with their ``ruleset_id``) and its showdowns."""
+    names = sessions.get_column("session_id").to_list()
+    seats, hands = read_sessions(con, names, work.variants)
+    results, showdowns = score_sessions(seats, hands, work.rulesets)
+    block = results.height // len(work.rulesets)
+    results = results.with_columns(ruleset_id=pl.Series(
+        np.repeat(np.array(work.ruleset_ids, dtype=np.int16), block)))
+    return hands, results, showdowns
 
 
 REPEATED_COLUMNS = ("ruleset", "player", "session_id", "variant", "played_ruleset")
@@ -276,15 +301,25 @@ def scored_frame(store: Store, filters: Filters = Filters(),  # noqa: B008 - fro
     frame = _categorical_frame(relation, progress=progress) if categorical else relation.pl()
     if frame.is_empty() or not in_order:
         return frame
+    ordered = _in_play_order(frame, _places(con, frame))
+    return ordered if columns is None else ordered.select(*dict.fromkeys(columns))
+
+
+def _places(con: duckdb.DuckDBPyConnection, frame: pl.DataFrame) -> pl.DataFrame:
+    """Each hand of the frame's sessions with its ``order`` and ``game`` and its place
+    in play order (session, then order in it) as one integer, ``_place``."""
     # Games and play order come from whole sessions, whichever rows were asked for.
     hands = stored.session_hands(con, frame.select(pl.col("session_id").unique()))
-    # Each hand's place in play order (session, then order in it), as one integer; its
-    # game as the log's stakes make it (the money in :mod:`ofcstats.analysis`).
-    places = session.hand_order(hands, split_on=["variant", "stake"]).select(
+    # Its game as the log's stakes make it (the money in :mod:`ofcstats.analysis`).
+    return session.hand_order(hands, split_on=["variant", "stake"]).select(
         "hand_key", "session_id", "order", "game").sort("session_id", "order").with_columns(
         _place=pl.int_range(pl.len(), dtype=pl.UInt32)).drop("session_id").collect()
-    # Sort integer keys alone (ruleset by name, place, seat), then move every column
-    # once: joining and sorting the whole frame would copy its wide columns twice.
+
+
+def _in_play_order(frame: pl.DataFrame, places: pl.DataFrame) -> pl.DataFrame:
+    """The frame's rows by ruleset (by name), place and seat, with ``order`` and ``game``."""
+    # Sort integer keys alone, then move every column once: joining and sorting the
+    # whole frame would copy its wide columns twice.
     key_columns = [pl.col("hand_key")]
     sort_by = ["_place"]
     if "ruleset" in frame.columns:
@@ -296,9 +331,8 @@ def scored_frame(store: Store, filters: Filters = Filters(),  # noqa: B008 - fro
         sort_by.append("seat")
     keys = frame.select(key_columns).with_row_index("_row").join(
         places, on="hand_key").sort(sort_by)
-    ordered = frame[keys.get_column("_row")].with_columns(keys.get_column("order"),
-                                                          keys.get_column("game"))
-    return ordered if columns is None else ordered.select(*dict.fromkeys(columns))
+    return frame[keys.get_column("_row")].with_columns(keys.get_column("order"),
+                                                       keys.get_column("game"))
 
 
 def stored_rulesets(store: Store, names: Sequence[str] | None = None) -> list[Ruleset]:
