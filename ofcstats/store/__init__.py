@@ -15,99 +15,38 @@ Tables (documented for users in ``docs/database.md``):
 - ``decisions`` (version 5): what ``ofcstats review`` writes, one row per logged street
   of a seat; the ``decisions_named`` view adds the hand's id, session and time.
 
-The schema and its migrations are in :mod:`ofcstats.store.schema`; what rescoring
-reads and writes in :mod:`ofcstats.store.results`. :meth:`Store.migrate` applies the
-missing migrations in order, each in its own transaction, and records it in
-``schema_version``.
+Every statement the database runs is written in this package, in the module of the
+concept it belongs to:
+
+- :mod:`ofcstats.store.schema`: the tables and views, as migrations;
+  :meth:`Store.migrate` applies the missing ones in order, each in its own transaction,
+  and records it in ``schema_version``;
+- :mod:`ofcstats.store.connect`: opening the file, waiting for a program that holds it;
+- :mod:`ofcstats.store.files`: the record of file loads and their rejects;
+- :mod:`ofcstats.store.hands`: adding a batch's hands, repeats and conflicts;
+- :mod:`ofcstats.store.results`: what rescoring reads and writes, and what analysis reads.
 """
 
 from __future__ import annotations
 
-import os
-import re
-import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 import duckdb
-import numpy as np
 import polars as pl
-import pyarrow as pa
 
 from ofcstats.errors import StoreError
-from ofcstats.records import REJECTS_SCHEMA, HandBatch
+from ofcstats.store.connect import LOCK_WAIT, connect, lock_wait
+from ofcstats.store.files import FileLoad, FileLoads
+from ofcstats.store.hands import UPDATABLE, Added, HandLoading
 from ofcstats.store.schema import MIGRATIONS, SCHEMA_VERSION, Step
 
 __all__ = ["DEFAULT_DB", "LOCK_WAIT", "MIGRATIONS", "SCHEMA_VERSION", "UPDATABLE", "Added",
            "FileLoad", "Step", "Store", "lock_wait"]
 
 DEFAULT_DB = "ofcstats.duckdb"
-
-
-@dataclass(frozen=True)
-class FileLoad:
-    """A finished load of a file, as ``ingested_files`` records it."""
-
-    file_id: int
-    path: str
-    size: int
-    content_hash: str
-    lines: int  # complete lines the file had (a last line without a newline not counted)
-    first_line: int
-    finished_at: datetime
-
-
-_HAND_FIELDS = ("played_at", "ruleset", "point_value", "button")
-_SEAT_FIELDS = ("reported_points",)
-UPDATABLE = (*_HAND_FIELDS, *_SEAT_FIELDS)
-"""Fields the fingerprint of a hand leaves out: another value under a stored hand is a
-conflict, or (``ingest --update``) replaces the stored one."""
-
-
-@dataclass(frozen=True)
-class Added:
-    """What one batch did to the store."""
-
-    loaded: int
-    duplicates: int
-    conflicts: int
-    updated: int = 0
-
-
-def _stream(frame: pl.DataFrame | pa.Table) -> pa.RecordBatchReader:
-    """A frame as a one-pass Arrow stream. DuckDB keeps a registered table alive until the
-    transaction ends, so a file's batches would all stay in memory; a stream's batches
-    are let go as they are read."""
-    table = frame.to_arrow() if isinstance(frame, pl.DataFrame) else frame
-    batches = table.to_batches()
-    schema = table.schema
-    del table
-
-    def handed_over() -> Iterator[pa.RecordBatch]:
-        while batches:
-            yield batches.pop(0)
-
-    return pa.RecordBatchReader.from_batches(schema, handed_over())
-
-
-def _per_seat(placements: pl.DataFrame) -> pa.Table:
-    """Placements (in seat order) as one row per seat with lists: offsets, no grouping."""
-    hand = placements.get_column("hand").to_numpy()
-    seat = placements.get_column("seat").to_numpy()
-    first = np.flatnonzero(np.r_[True, (hand[1:] != hand[:-1]) | (seat[1:] != seat[:-1])]) \
-        if len(hand) else np.zeros(0, dtype=np.int64)
-    offsets = pa.array(np.r_[first, len(hand)].astype(np.int32))
-
-    def lists(name: str) -> pa.ListArray:
-        values = pa.array(placements.get_column(name).to_numpy().astype(np.uint8))
-        return pa.ListArray.from_arrays(offsets, values)
-
-    return pa.table({"hand": hand[first], "seat": seat[first], "streets": lists("street"),
-                     "cards": lists("card"), "rows": lists("row")})
-
 
 _KNOWN = {
     "player": "SELECT DISTINCT player FROM seats ORDER BY 1",
@@ -117,46 +56,8 @@ _KNOWN = {
 }
 """What :meth:`Store.known_values` reads for each kind of filter."""
 
-LOCK_WAIT = 10.0
-"""Seconds to wait for a database another program holds, unless told otherwise."""
 
-_LOCK_HOLDER = re.compile(r"Conflicting lock is held in (?P<program>.*?)(?: \(PID (?P<pid>\d+)\))?"
-                          r"(?: by user \S+)?\.?(?: See also|$)")
-
-
-def lock_wait(seconds: float | None = None) -> float:
-    """``seconds`` when given, else ``$OFCSTATS_LOCK_WAIT``, else :data:`LOCK_WAIT`."""
-    if seconds is not None:
-        return max(0.0, seconds)
-    text = os.environ.get("OFCSTATS_LOCK_WAIT", "").strip()
-    try:
-        return max(0.0, float(text)) if text else LOCK_WAIT
-    except ValueError:
-        raise StoreError(f"OFCSTATS_LOCK_WAIT={text!r} is not a number of seconds") from None
-
-
-def _holder(error: duckdb.Error) -> str:
-    """The program (and process id) DuckDB's lock error names."""
-    found = _LOCK_HOLDER.search(str(error))
-    if not found:
-        return "another program"
-    pid = found.group("pid")
-    return f"{found.group('program')} (PID {pid})" if pid else found.group("program")
-
-
-def _locked_message(path: Path, error: duckdb.Error, waited: float) -> str:
-    """The lock error in a line: who holds the database and what to do."""
-    return (f"{path}: the database is in use by {_holder(error)}; waited {waited:g} s. "
-            f"Close that "
-            f"program or its connection (a notebook: con.close()), or wait longer with "
-            f"--wait SECONDS or $OFCSTATS_LOCK_WAIT")
-
-
-def _is_lock(error: duckdb.Error) -> bool:
-    return "Could not set lock" in str(error) or "Conflicting lock" in str(error)
-
-
-class Store:
+class Store(FileLoads, HandLoading):
     """A DuckDB database file holding hands; opening it brings its schema up to date.
 
     ``read_only`` opens it for reading alone: any number of readers may share it, and a
@@ -170,26 +71,7 @@ class Store:
                  wait: float | None = None,
                  on_wait: Callable[[str], None] | None = None) -> None:
         self.path = Path(path)
-        patience = lock_wait(wait)
-        deadline = time.monotonic() + patience
-        pause = 0.05
-        told = False
-        while True:
-            try:
-                self.con = duckdb.connect(str(path), read_only=read_only)
-                break
-            except duckdb.Error as error:
-                if not _is_lock(error):
-                    raise StoreError(f"{path}: cannot open the database: "
-                                     f"{str(error).splitlines()[0]}") from None
-                if time.monotonic() >= deadline:
-                    raise StoreError(_locked_message(self.path, error, patience)) from None
-                if on_wait is not None and not told:
-                    on_wait(f"{path}: the database is in use by {_holder(error)}; waiting "
-                            f"up to {patience:g} s for it")
-                    told = True
-                time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
-                pause = min(pause * 2, 1.0)
+        self.con = connect(path, read_only=read_only, wait=wait, on_wait=on_wait)
         if read_only:
             current = self.version()
             if current != SCHEMA_VERSION:
@@ -276,192 +158,6 @@ class Store:
             self._next_key = None
             raise
         self.con.execute("COMMIT")
-
-    # Loading (call inside a transaction).
-
-    def begin_file(self, path: str, fmt: str | None, size: int | None,
-                   first_line: int = 1) -> int:
-        """Record the start of a file load; returns its ``file_id``."""
-        row = self.con.execute(
-            "SELECT coalesce(max(file_id), 0) + 1 FROM ingested_files").fetchall()[0]
-        file_id = int(row[0]) if row else 1
-        self.con.execute(
-            "INSERT INTO ingested_files (file_id, path, format, size, first_line, started_at) "
-            "VALUES (?, ?, ?, ?, ?, current_timestamp)", [file_id, path, fmt, size, first_line])
-        return file_id
-
-    def finish_file(self, file_id: int, content_hash: str | None, *, hands: int,
-                    duplicates: int, conflicts: int, rejected: int,
-                    lines: int | None = None) -> None:
-        """Record the counts of a file load."""
-        self.con.execute(
-            "UPDATE ingested_files SET content_hash = ?, lines = ?, hands = ?, duplicates = ?, "
-            "conflicts = ?, rejected = ?, finished_at = current_timestamp WHERE file_id = ?",
-            [content_hash, lines, hands, duplicates, conflicts, rejected, file_id])
-
-    def load_with_content(self, content_hash: str) -> FileLoad | None:
-        """The earliest finished load of a file with this content, if any."""
-        return self._load("content_hash = ?", [content_hash], "file_id")
-
-    def last_load_of(self, paths: Sequence[str]) -> FileLoad | None:
-        """The latest finished load of a file at any of these paths, if any."""
-        return self._load("path IN (SELECT unnest(?))", [list(paths)], "file_id DESC")
-
-    def _load(self, where: str, params: list[object], order: str) -> FileLoad | None:
-        row = self.con.execute(f"""
-            SELECT file_id, path, size, content_hash, coalesce(lines, 0),
-                   coalesce(first_line, 1), finished_at
-            FROM ingested_files
-            WHERE finished_at IS NOT NULL AND content_hash IS NOT NULL AND {where}
-            ORDER BY {order} LIMIT 1""", params).fetchall()
-        if not row:
-            return None
-        file_id, path, size, content_hash, lines, first_line, finished = row[0]
-        return FileLoad(file_id=int(file_id), path=str(path), size=int(size or 0),
-                        content_hash=str(content_hash), lines=int(lines),
-                        first_line=int(first_line), finished_at=finished)
-
-    def loaded_sizes(self) -> set[int]:
-        """Sizes of the files loaded so far (only a file of one of these sizes can have
-        been loaded before with the same content)."""
-        return {int(size) for (size,) in self.con.execute(
-            "SELECT DISTINCT size FROM ingested_files WHERE content_hash IS NOT NULL "
-            "AND finished_at IS NOT NULL AND size IS NOT NULL").fetchall()}
-
-    def forget_rejects_from(self, file_id: int, line: int) -> None:
-        """Drop a load's rejects from ``line`` on (a last line cut short, read again now
-        that the file has grown)."""
-        self.con.execute("DELETE FROM rejects WHERE file_id = ? AND line >= ?",
-                         [file_id, line])
-
-    def add(self, batch: HandBatch, file_id: int, *, update: bool = False
-            ) -> tuple[Added, pl.DataFrame]:
-        """Store a batch's hands; a hand id already stored is skipped when it is the same
-        hand and returned as a conflict reject when it is not. The same cards with other
-        values of the fields the fingerprint leaves out (:data:`UPDATABLE`) are a conflict
-        too, or with ``update`` replace the stored values."""
-        ids = batch.hands.select("hand_id", "fingerprint", *_HAND_FIELDS)
-        seats = batch.seats.select("hand_id", "seat", *_SEAT_FIELDS)
-        # Tables, not streams: with ``update`` they are read more than once.
-        self.con.register("incoming_ids", ids.to_arrow())
-        self.con.register("incoming_seats", seats.to_arrow())
-        try:
-            known = self.con.sql(f"""
-                SELECT i.hand_id, i.fingerprint = h.fingerprint AS same, h.line,
-                       f.path, h.hand_key, h.session_id,
-                       concat_ws(', ', {", ".join(
-                           f"CASE WHEN i.{c} IS DISTINCT FROM h.{c} THEN '{c}' END"
-                           for c in _HAND_FIELDS)},
-                           CASE WHEN EXISTS (
-                               SELECT 1 FROM incoming_seats n JOIN seats s
-                                 ON s.hand_key = h.hand_key AND s.seat = n.seat
-                               WHERE n.hand_id = i.hand_id AND ({" OR ".join(
-                                   f"n.{c} IS DISTINCT FROM s.{c}" for c in _SEAT_FIELDS)}))
-                           THEN '{"/".join(_SEAT_FIELDS)}' END) AS changed
-                FROM incoming_ids i
-                JOIN hands h ON h.hand_id = i.hand_id
-                JOIN ingested_files f ON f.file_id = h.file_id
-            """).pl()
-            changed = known.filter(pl.col("same") & (pl.col("changed") != ""))
-            if update and changed.height:
-                self._update(changed)
-        finally:
-            self.con.unregister("incoming_ids")
-            self.con.unregister("incoming_seats")
-        conflicts = known.filter(~pl.col("same"))
-        reasons = pl.when(pl.col("same")).then(pl.format(
-            "hand {}: the same hand as the one stored (from {} line {}) but another {}: "
-            "to keep the new values, load it with --update", pl.col("hand_id"),
-            pl.col("path"), pl.col("line_right"), pl.col("changed"))).otherwise(pl.format(
-            "hand {}: a different hand with this id is already stored (from {} line {})",
-            pl.col("hand_id"), pl.col("path"), pl.col("line_right")))
-        if not update:
-            conflicts = known.filter(~pl.col("same") | (pl.col("changed") != ""))
-        rejects = batch.hands.join(conflicts, on="hand_id").select(
-            pl.col("source"), "line",
-            pl.col("hand_id"),
-            reasons.alias("reason"),
-        ).sort("line")
-        # A loop, but over conflicts only. (A Polars UDF would keep the batch alive.)
-        rejects = rejects.with_columns(raw=pl.Series(
-            [batch.raw_text(line) for line in rejects.get_column("line")], dtype=pl.String,
-        )).cast(REJECTS_SCHEMA)  # type: ignore[arg-type]
-        if known.height:
-            batch = batch.without(known.get_column("hand_id"))
-        self._insert(batch, file_id)
-        updated = changed.height if update else 0
-        return Added(loaded=batch.hands.height,
-                     duplicates=known.height - conflicts.height - updated,
-                     conflicts=conflicts.height, updated=updated), rejects
-
-    def _update(self, changed: pl.DataFrame) -> None:
-        """Replace the stored values of :data:`UPDATABLE` fields of the ``changed`` hands
-        (from ``incoming_ids`` and ``incoming_seats``); their sessions are rescored."""
-        self.con.register("changed_ids", changed.select("hand_id", "session_id").to_arrow())
-        try:
-            self.con.execute(f"""
-                UPDATE hands h SET {", ".join(f"{c} = i.{c}" for c in _HAND_FIELDS)}
-                FROM incoming_ids i
-                WHERE i.hand_id = h.hand_id AND i.hand_id IN (SELECT hand_id FROM changed_ids)""")
-            self.con.execute(f"""
-                UPDATE seats s SET {", ".join(f"{c} = n.{c}" for c in _SEAT_FIELDS)}
-                FROM incoming_seats n JOIN hands h ON h.hand_id = n.hand_id
-                WHERE s.hand_key = h.hand_key AND s.seat = n.seat
-                  AND n.hand_id IN (SELECT hand_id FROM changed_ids)""")
-            # A count no session has: the next rescore redoes these sessions whole.
-            self.con.execute("UPDATE scored_sessions SET hands = -1 "
-                             "WHERE session_id IN (SELECT session_id FROM changed_ids)")
-        finally:
-            self.con.unregister("changed_ids")
-
-    def _insert(self, batch: HandBatch, file_id: int) -> None:
-        if not batch.hands.height:
-            return
-        if self._next_key is None:
-            row = self.con.execute("SELECT coalesce(max(hand_key), 0) + 1 FROM hands").fetchall()[0]
-            self._next_key = int(row[0]) if row else 1
-        base = self._next_key
-        self._next_key += batch.hands.height
-        hands = batch.hands.with_columns(
-            hand_key=pl.int_range(base, base + batch.hands.height, dtype=pl.Int64))
-        con = self.con
-        con.register("new_hands", _stream(hands))
-        con.register("new_seats", _stream(batch.seats))
-        con.register("new_placements", _stream(_per_seat(batch.placements)))
-        try:
-            con.execute(f"""
-                INSERT INTO hands SELECT hand_key, hand_id, session_id, played_at, variant,
-                    ruleset, point_value, button, n_seats, extra, {file_id}, line, fingerprint
-                FROM new_hands""")
-            con.execute(f"""
-                INSERT INTO seats SELECT {base} + hand, seat, player, fantasyland, timed_out,
-                    surrendered, reported_points, dealt, top, middle, bottom
-                FROM new_seats""")
-            con.execute(f"""
-                INSERT INTO seat_placements SELECT {base} + hand, seat, streets, cards, rows
-                FROM new_placements""")
-        finally:
-            for name in ("new_hands", "new_seats", "new_placements"):
-                con.unregister(name)
-
-    def add_rejects(self, rejects: pl.DataFrame, file_id: int) -> None:
-        """Store rejects of the file being loaded."""
-        if not rejects.height:
-            return
-        self.con.register("new_rejects", _stream(rejects))
-        try:
-            self.con.execute("""
-                INSERT INTO rejects
-                SELECT ?, source, line, hand_id, reason, raw FROM new_rejects
-            """, [file_id])
-        finally:
-            self.con.unregister("new_rejects")
-
-    def rejects_of(self, file_id: int) -> int:
-        """Rejects stored for a file load."""
-        row = self.con.execute("SELECT count(*) FROM rejects WHERE file_id = ?",
-                               [file_id]).fetchall()[0]
-        return int(row[0]) if row else 0
 
     def count(self, table: str) -> int:
         """Rows in a table."""

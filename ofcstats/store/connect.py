@@ -1,0 +1,78 @@
+"""Opening the database file: waiting for another program that holds it, then saying
+who does."""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import duckdb
+
+from ofcstats.errors import StoreError
+
+LOCK_WAIT = 10.0
+"""Seconds to wait for a database another program holds, unless told otherwise."""
+
+_LOCK_HOLDER = re.compile(r"Conflicting lock is held in (?P<program>.*?)(?: \(PID (?P<pid>\d+)\))?"
+                          r"(?: by user \S+)?\.?(?: See also|$)")
+
+
+def lock_wait(seconds: float | None = None) -> float:
+    """``seconds`` when given, else ``$OFCSTATS_LOCK_WAIT``, else :data:`LOCK_WAIT`."""
+    if seconds is not None:
+        return max(0.0, seconds)
+    text = os.environ.get("OFCSTATS_LOCK_WAIT", "").strip()
+    try:
+        return max(0.0, float(text)) if text else LOCK_WAIT
+    except ValueError:
+        raise StoreError(f"OFCSTATS_LOCK_WAIT={text!r} is not a number of seconds") from None
+
+
+def _holder(error: duckdb.Error) -> str:
+    """The program (and process id) DuckDB's lock error names."""
+    found = _LOCK_HOLDER.search(str(error))
+    if not found:
+        return "another program"
+    pid = found.group("pid")
+    return f"{found.group('program')} (PID {pid})" if pid else found.group("program")
+
+
+def _locked_message(path: Path, error: duckdb.Error, waited: float) -> str:
+    """The lock error in a line: who holds the database and what to do."""
+    return (f"{path}: the database is in use by {_holder(error)}; waited {waited:g} s. "
+            f"Close that "
+            f"program or its connection (a notebook: con.close()), or wait longer with "
+            f"--wait SECONDS or $OFCSTATS_LOCK_WAIT")
+
+
+def _is_lock(error: duckdb.Error) -> bool:
+    return "Could not set lock" in str(error) or "Conflicting lock" in str(error)
+
+
+def connect(path: Path | str, *, read_only: bool, wait: float | None,
+            on_wait: Callable[[str], None] | None) -> duckdb.DuckDBPyConnection:
+    """A connection to the database file, waiting up to ``wait`` seconds (default
+    :func:`lock_wait`) for a program that holds it; ``on_wait`` is told once, when the
+    waiting starts."""
+    patience = lock_wait(wait)
+    deadline = time.monotonic() + patience
+    pause = 0.05
+    told = False
+    while True:
+        try:
+            return duckdb.connect(str(path), read_only=read_only)
+        except duckdb.Error as error:
+            if not _is_lock(error):
+                raise StoreError(f"{path}: cannot open the database: "
+                                 f"{str(error).splitlines()[0]}") from None
+            if time.monotonic() >= deadline:
+                raise StoreError(_locked_message(Path(path), error, patience)) from None
+            if on_wait is not None and not told:
+                on_wait(f"{path}: the database is in use by {_holder(error)}; waiting "
+                        f"up to {patience:g} s for it")
+                told = True
+            time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
+            pause = min(pause * 2, 1.0)

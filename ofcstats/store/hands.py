@@ -1,0 +1,183 @@
+"""Adding hands: a checked batch into ``hands``, ``seats`` and ``seat_placements``.
+
+A hand id already stored is a repeat when it is the same hand (skipped) and a conflict
+when it is not (returned as a reject); :class:`HandLoading` is the part of
+:class:`~ofcstats.store.Store` that does it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import duckdb
+import numpy as np
+import polars as pl
+import pyarrow as pa
+
+from ofcstats.records import REJECTS_SCHEMA, HandBatch
+
+_HAND_FIELDS = ("played_at", "ruleset", "point_value", "button")
+_SEAT_FIELDS = ("reported_points",)
+UPDATABLE = (*_HAND_FIELDS, *_SEAT_FIELDS)
+"""Fields the fingerprint of a hand leaves out: another value under a stored hand is a
+conflict, or (``ingest --update``) replaces the stored one."""
+
+
+@dataclass(frozen=True)
+class Added:
+    """What one batch did to the store."""
+
+    loaded: int
+    duplicates: int
+    conflicts: int
+    updated: int = 0
+
+
+def _stream(frame: pl.DataFrame | pa.Table) -> pa.RecordBatchReader:
+    """A frame as a one-pass Arrow stream. DuckDB keeps a registered table alive until the
+    transaction ends, so a file's batches would all stay in memory; a stream's batches
+    are let go as they are read."""
+    table = frame.to_arrow() if isinstance(frame, pl.DataFrame) else frame
+    batches = table.to_batches()
+    schema = table.schema
+    del table
+
+    def handed_over() -> Iterator[pa.RecordBatch]:
+        while batches:
+            yield batches.pop(0)
+
+    return pa.RecordBatchReader.from_batches(schema, handed_over())
+
+
+def _per_seat(placements: pl.DataFrame) -> pa.Table:
+    """Placements (in seat order) as one row per seat with lists: offsets, no grouping."""
+    hand = placements.get_column("hand").to_numpy()
+    seat = placements.get_column("seat").to_numpy()
+    first = np.flatnonzero(np.r_[True, (hand[1:] != hand[:-1]) | (seat[1:] != seat[:-1])]) \
+        if len(hand) else np.zeros(0, dtype=np.int64)
+    offsets = pa.array(np.r_[first, len(hand)].astype(np.int32))
+
+    def lists(name: str) -> pa.ListArray:
+        values = pa.array(placements.get_column(name).to_numpy().astype(np.uint8))
+        return pa.ListArray.from_arrays(offsets, values)
+
+    return pa.table({"hand": hand[first], "seat": seat[first], "streets": lists("street"),
+                     "cards": lists("card"), "rows": lists("row")})
+
+
+class HandLoading:
+    """Adding a file's hands (call inside a transaction)."""
+
+    con: duckdb.DuckDBPyConnection
+    _next_key: int | None
+
+    def add(self, batch: HandBatch, file_id: int, *, update: bool = False
+            ) -> tuple[Added, pl.DataFrame]:
+        """Store a batch's hands; a hand id already stored is skipped when it is the same
+        hand and returned as a conflict reject when it is not. The same cards with other
+        values of the fields the fingerprint leaves out (:data:`UPDATABLE`) are a conflict
+        too, or with ``update`` replace the stored values."""
+        ids = batch.hands.select("hand_id", "fingerprint", *_HAND_FIELDS)
+        seats = batch.seats.select("hand_id", "seat", *_SEAT_FIELDS)
+        # Tables, not streams: with ``update`` they are read more than once.
+        self.con.register("incoming_ids", ids.to_arrow())
+        self.con.register("incoming_seats", seats.to_arrow())
+        try:
+            known = self.con.sql(f"""
+                SELECT i.hand_id, i.fingerprint = h.fingerprint AS same, h.line,
+                       f.path, h.hand_key, h.session_id,
+                       concat_ws(', ', {", ".join(
+                           f"CASE WHEN i.{c} IS DISTINCT FROM h.{c} THEN '{c}' END"
+                           for c in _HAND_FIELDS)},
+                           CASE WHEN EXISTS (
+                               SELECT 1 FROM incoming_seats n JOIN seats s
+                                 ON s.hand_key = h.hand_key AND s.seat = n.seat
+                               WHERE n.hand_id = i.hand_id AND ({" OR ".join(
+                                   f"n.{c} IS DISTINCT FROM s.{c}" for c in _SEAT_FIELDS)}))
+                           THEN '{"/".join(_SEAT_FIELDS)}' END) AS changed
+                FROM incoming_ids i
+                JOIN hands h ON h.hand_id = i.hand_id
+                JOIN ingested_files f ON f.file_id = h.file_id
+            """).pl()
+            changed = known.filter(pl.col("same") & (pl.col("changed") != ""))
+            if update and changed.height:
+                self._update(changed)
+        finally:
+            self.con.unregister("incoming_ids")
+            self.con.unregister("incoming_seats")
+        conflicts = known.filter(~pl.col("same"))
+        reasons = pl.when(pl.col("same")).then(pl.format(
+            "hand {}: the same hand as the one stored (from {} line {}) but another {}: "
+            "to keep the new values, load it with --update", pl.col("hand_id"),
+            pl.col("path"), pl.col("line_right"), pl.col("changed"))).otherwise(pl.format(
+            "hand {}: a different hand with this id is already stored (from {} line {})",
+            pl.col("hand_id"), pl.col("path"), pl.col("line_right")))
+        if not update:
+            conflicts = known.filter(~pl.col("same") | (pl.col("changed") != ""))
+        rejects = batch.hands.join(conflicts, on="hand_id").select(
+            pl.col("source"), "line",
+            pl.col("hand_id"),
+            reasons.alias("reason"),
+        ).sort("line")
+        # A loop, but over conflicts only. (A Polars UDF would keep the batch alive.)
+        rejects = rejects.with_columns(raw=pl.Series(
+            [batch.raw_text(line) for line in rejects.get_column("line")], dtype=pl.String,
+        )).cast(REJECTS_SCHEMA)  # type: ignore[arg-type]
+        if known.height:
+            batch = batch.without(known.get_column("hand_id"))
+        self._insert(batch, file_id)
+        updated = changed.height if update else 0
+        return Added(loaded=batch.hands.height,
+                     duplicates=known.height - conflicts.height - updated,
+                     conflicts=conflicts.height, updated=updated), rejects
+
+    def _update(self, changed: pl.DataFrame) -> None:
+        """Replace the stored values of :data:`UPDATABLE` fields of the ``changed`` hands
+        (from ``incoming_ids`` and ``incoming_seats``); their sessions are rescored."""
+        self.con.register("changed_ids", changed.select("hand_id", "session_id").to_arrow())
+        try:
+            self.con.execute(f"""
+                UPDATE hands h SET {", ".join(f"{c} = i.{c}" for c in _HAND_FIELDS)}
+                FROM incoming_ids i
+                WHERE i.hand_id = h.hand_id AND i.hand_id IN (SELECT hand_id FROM changed_ids)""")
+            self.con.execute(f"""
+                UPDATE seats s SET {", ".join(f"{c} = n.{c}" for c in _SEAT_FIELDS)}
+                FROM incoming_seats n JOIN hands h ON h.hand_id = n.hand_id
+                WHERE s.hand_key = h.hand_key AND s.seat = n.seat
+                  AND n.hand_id IN (SELECT hand_id FROM changed_ids)""")
+            # A count no session has: the next rescore redoes these sessions whole.
+            self.con.execute("UPDATE scored_sessions SET hands = -1 "
+                             "WHERE session_id IN (SELECT session_id FROM changed_ids)")
+        finally:
+            self.con.unregister("changed_ids")
+
+    def _insert(self, batch: HandBatch, file_id: int) -> None:
+        if not batch.hands.height:
+            return
+        if self._next_key is None:
+            row = self.con.execute("SELECT coalesce(max(hand_key), 0) + 1 FROM hands").fetchall()[0]
+            self._next_key = int(row[0]) if row else 1
+        base = self._next_key
+        self._next_key += batch.hands.height
+        hands = batch.hands.with_columns(
+            hand_key=pl.int_range(base, base + batch.hands.height, dtype=pl.Int64))
+        con = self.con
+        con.register("new_hands", _stream(hands))
+        con.register("new_seats", _stream(batch.seats))
+        con.register("new_placements", _stream(_per_seat(batch.placements)))
+        try:
+            con.execute(f"""
+                INSERT INTO hands SELECT hand_key, hand_id, session_id, played_at, variant,
+                    ruleset, point_value, button, n_seats, extra, {file_id}, line, fingerprint
+                FROM new_hands""")
+            con.execute(f"""
+                INSERT INTO seats SELECT {base} + hand, seat, player, fantasyland, timed_out,
+                    surrendered, reported_points, dealt, top, middle, bottom
+                FROM new_seats""")
+            con.execute(f"""
+                INSERT INTO seat_placements SELECT {base} + hand, seat, streets, cards, rows
+                FROM new_placements""")
+        finally:
+            for name in ("new_hands", "new_seats", "new_placements"):
+                con.unregister(name)
