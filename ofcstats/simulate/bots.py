@@ -27,6 +27,11 @@ from ofcstats.simulate.tables import pattern_counts, pattern_subsets, patterns, 
 
 BOT_STYLES = ("random", "safe", "balanced", "aggressive", "montecarlo")
 DEFAULT_STAY_BONUS = 10
+"""Points a fantasyland set that stays in fantasyland is taken to be worth on top of its
+royalties, when the bot sets its 13 to 17 cards."""
+TIE_NOISE = 1e-3
+"""Size of the random noise added to candidate values so that equal ones are picked
+at random (from the bot's own generator), far below any difference in value."""
 
 
 def candidates(turn: Turn) -> tuple[npt.NDArray[np.int8], npt.NDArray[np.bool_]]:
@@ -73,7 +78,7 @@ def pattern_values(turn: Turn, style: heuristic.Style | heuristic.Weights) -> np
                                   weights)
     complete = [bool((rows.exact[r] >= 0).any()) for r in range(3)]
     # A slice of tables at a time keeps the (tables, patterns) arrays in cache.
-    step = max(16, _CACHE_ELEMENTS // (3 * sub.shape[0]))
+    step = max(_SLICE_TABLES, _CACHE_ELEMENTS // (3 * sub.shape[0]))
     for start in range(0, turn.size, step):
         part = slice(start, start + step)
         per_pattern = heuristic.RowFeatures(**{
@@ -83,6 +88,7 @@ def pattern_values(turn: Turn, style: heuristic.Style | heuristic.Weights) -> np
 
 
 _CACHE_ELEMENTS = 60_000  # (rows x tables x patterns) per slice
+_SLICE_TABLES = 16  # tables per slice at least, however many patterns
 _ROW_SIZES = np.array([3, 5, 5])[:, None, None]
 
 
@@ -152,7 +158,7 @@ class Bot:
     def _pick(self, score: npt.NDArray[np.float32], fits: npt.NDArray[np.bool_]) -> npt.NDArray[
             np.intp]:
         # A whisker of noise breaks ties at random, from the bot's own generator.
-        noise = self.rng.random(score.shape, dtype=np.float32) * 1e-3
+        noise = self.rng.random(score.shape, dtype=np.float32) * TIE_NOISE
         return np.argmax(np.where(fits, score + noise, -np.inf), axis=1)
 
 

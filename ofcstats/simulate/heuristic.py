@@ -69,7 +69,7 @@ class Weights:
     fantasyland_value: npt.NDArray[np.float32]
     royalty_weight: npt.NDArray[np.float32]
     strength: npt.NDArray[np.float32]  # strength_weight / 13
-    chase: npt.NDArray[np.float32]  # chase * 0.5
+    chase: npt.NDArray[np.float32]  # chase * CHASE_SHARE
     margin: npt.NDArray[np.float32]
 
     @classmethod
@@ -83,7 +83,7 @@ class Weights:
                    fantasyland_value=column(lambda st: st.fantasyland_value),
                    royalty_weight=column(lambda st: st.royalty_weight),
                    strength=column(lambda st: st.strength_weight / 13.0),
-                   chase=column(lambda st: st.chase * 0.5),
+                   chase=column(lambda st: st.chase * CHASE_SHARE),
                    margin=column(lambda st: st.margin))
 
     def __getitem__(self, part: slice) -> Weights:
@@ -93,6 +93,32 @@ class Weights:
 _WEIGHT_FIELDS = tuple(Weights.__annotations__)
 
 Ints = npt.NDArray[np.integer[Any]]
+
+# The hand-set numbers of the value, named. Changing one changes every bot's play (and
+# the simulated logs a seed gives), so each is a choice, tuned by simulation.
+STRAIGHT_DRAW_SHARE = 0.6
+"""Share of a straight draw's odds that counts: the odds assume four outs for each open
+slot, which only an open-ended draw has."""
+EMPTY_ROW_IMPROVE = 0.12
+"""An empty row's chance to improve, per card it may expect ..."""
+EMPTY_ROW_CARDS = 5
+"""... counting at most this many cards."""
+IMPROVE_STEP = 9.0
+"""Made-index steps (of 13 a category) the projected strength gains by a sure
+improvement; a chance of one gains its share."""
+FAR_IMPROVE_SHARE = 0.25
+"""Share of the chance to improve that counts towards passing a row two or more
+categories up (one category up counts it whole)."""
+TOP_STRENGTH_WEIGHT = 0.5
+"""Weight of the top row's projected strength against the middle's and bottom's (1)."""
+LEVEL_RISK = 0.35
+"""Share of the chance to miss counted as foul risk when two rows are level (ahead:
+all of it; behind: none)."""
+CHASE_SHARE = 0.5
+"""Share of a style's ``chase`` given to each chance of pairing the top at entry rank."""
+FUTURE_CARDS_CAP = 16
+"""The most cards drawn the odds table covers (:func:`at_least_table`: F <= 16); more
+to come are counted as this many."""
 _FLUSH_INDEX = Category.FLUSH * 13
 _STRAIGHT_INDEX = Category.STRAIGHT * 13
 _SIZES_FIRST = np.array([3, 5, 5])[:, None, None]
@@ -159,7 +185,8 @@ def row_features(keys: npt.NDArray[np.int64], future_total: npt.NDArray[np.int64
 
     # Draws in the five-card rows: their odds depend only on the table, the row's open
     # slots (and the suit), so they are worked out per table and looked up.
-    straight_odds = 0.6 * _odds(_OPEN_SLOTS, np.minimum(4 * _OPEN_SLOTS, 13), 0, 0, tail)
+    straight_odds = STRAIGHT_DRAW_SHARE * _odds(_OPEN_SLOTS, np.minimum(4 * _OPEN_SLOTS, 13),
+                                                0, 0, tail)
     # (suit, open slots, table): the tables last, for long loops.
     flush_odds = _odds(_OPEN_SLOTS[:, None], np.minimum(ctx.live_suits.reshape(m, 4).T, 13)
                        [:, None, :], 0, 0, tail.T)
@@ -172,7 +199,8 @@ def row_features(keys: npt.NDArray[np.int64], future_total: npt.NDArray[np.int64
     straight[1:] = np.where(by_id.straight_draw[ids[1:]], straight_odds.ravel()[slot[1:]], 0)
     # No open slot: nothing drawn (share 0), so no chance, as it should be. The empty
     # row (id 0) is a guess from its share of the cards alone.
-    improve = np.where(ids == 0, (np.minimum(share, 5) * 0.12).astype(np.float32).ravel()[slot],
+    improve = np.where(ids == 0, (np.minimum(share, EMPTY_ROW_CARDS) * EMPTY_ROW_IMPROVE)
+                       .astype(np.float32).ravel()[slot],
                        _at_least(by_id.improve_index[ids] + tail.ravel()[slot]))
 
     full = open_slots == 0
@@ -184,21 +212,22 @@ def row_features(keys: npt.NDArray[np.int64], future_total: npt.NDArray[np.int64
     roy_straight = arrays.royalty_made[:, _STRAIGHT_INDEX + 12][:, None, None]
     royalty = royalty + flush * roy_flush[:rows] + straight * roy_straight[:rows]
 
-    projected = np.where(full, made, made + 9.0 * improve + flush * by_id.below_flush[ids]
+    projected = np.where(full, made, made + IMPROVE_STEP * improve + flush * by_id.below_flush[ids]
                          + straight * by_id.below_straight[ids])
     miss = (1.0 - flush) * (1.0 - straight)
     catch = np.where(full, 0.0, 1.0 - (1.0 - improve) * miss)
-    catch_far = np.where(full, 0.0, 1.0 - (1.0 - 0.25 * improve) * miss)
+    catch_far = np.where(full, 0.0, 1.0 - (1.0 - FAR_IMPROVE_SHARE * improve) * miss)
 
     fantasyland = np.zeros(keys.shape, dtype=np.float32)
     if arrays.has_fantasyland:
         top = made[0]
         entry_rank = arrays.entry_index % 13
         can_pair = (by_id.high_single[ids[0]] >= entry_rank) & (open_slots[0] > 0) & (top < 13)
-        chance = _odds(1, 3, np.minimum(ctx.future, 16), ctx.unseen)
+        chance = _odds(1, 3, np.minimum(ctx.future, FUTURE_CARDS_CAP), ctx.unseen)
         fantasyland[0] = np.maximum((top >= arrays.entry_index).astype(np.float32),
                                     np.where(can_pair, weights.chase * chance, 0.0))
-    weight = np.array([0.5, 1.0, 1.0], dtype=np.float32)[:rows, None, None] * weights.strength
+    weight = np.array([TOP_STRENGTH_WEIGHT, 1.0, 1.0],
+                      dtype=np.float32)[:rows, None, None] * weights.strength
     # Made indices and margins are whole numbers: the guard is exact in float32.
     guard = made - np.where(full, np.float32(0.0), weights.margin)
     out = RowFeatures(made=made, guard=guard,
@@ -258,7 +287,7 @@ def _shares(ctx: Context, future_total: npt.NDArray[np.int64]) -> tuple[
     (its share of what is still to come, rounded up), and the part of an index into the
     odds table that they and the unseen cards make."""
     per_slot = (ctx.future / np.maximum(future_total, 1)).astype(np.float32)
-    share = np.minimum(np.ceil(_OPEN_SLOTS * per_slot - 1e-4), 16).astype(np.intp)
+    share = np.minimum(np.ceil(_OPEN_SLOTS * per_slot - 1e-4), FUTURE_CARDS_CAP).astype(np.intp)
     return share, share * 53 + ctx.unseen
 
 
@@ -277,8 +306,8 @@ def combine(f: RowFeatures, style: Style | Weights, forced: bool = False,
         # numbers, so the gap is exact in float32.
         gap = made[low] - f.guard[high]
         miss = np.where(gap > 13, f.miss_far[high], f.miss[high])
-        # At risk by the miss when ahead, by 0.35 of it when level, not when behind.
-        p = miss * np.clip(gap + np.float32(0.35), 0.0, 1.0)
+        # At risk by the miss when ahead, by LEVEL_RISK of it when level, not when behind.
+        p = miss * np.clip(gap + np.float32(LEVEL_RISK), 0.0, 1.0)
         if complete[low] and complete[high]:
             both = (f.exact[high] >= 0) & (f.exact[low] >= 0)
             if both.any():
