@@ -1241,8 +1241,14 @@ def review(
             raise fail_with(error) from None
     if frame.is_empty():
         raise fail("no decisions to review: no hands with logged streets match the filters", 1)
-    players = summary.player_summary(frame)
-    biggest = summary.biggest_mistakes(frame)
+    _print_review(summary.player_summary(frame), summary.biggest_mistakes(frame), output,
+                  mistakes)
+
+
+def _print_review(players: pl.DataFrame, biggest: pl.DataFrame, output: TableFormat,
+                  mistakes: bool) -> None:
+    """The review's summary per player and its biggest mistakes, per variant (a table),
+    or either (CSV), or both (JSON)."""
     if output is TableFormat.json:
         typer.echo(json.dumps({"players": players.to_dicts(), "mistakes": biggest.to_dicts()},
                               indent=2, default=str))

@@ -221,13 +221,39 @@ class Scored:
 def ruleset_results(seats: pl.DataFrame, table: SeatTable, rulesets: Sequence[Ruleset]
                     ) -> Scored:
     """One frame per ruleset, stacked; unchanged columns are shared, not copied."""
+    counts = _showdown_counts(table, rulesets)
+    columns = _Columns.of(seats, table, counts, _royalty_flows(table, rulesets, counts))
+    frames = _ruleset_frames(table, rulesets, counts, columns)
+    showdowns = {
+        mask: pl.DataFrame({"hand_id": columns.shared["hand_id"],
+                            "seat": columns.shared["seat"],
+                            "fouled": columns.fouled[mask], **per_mask})
+        for mask, per_mask in columns.per_mask.items()
+    }
+    played = functools.reduce(operator.or_, counts, 0)  # every showdown key bit in play
+    return Scored(results=pl.concat(frames, how="vertical", rechunk=False),
+                  showdowns=showdowns, showdown_bits=pl.Series(table.showdown_bits(played)))
+
+
+def _showdown_counts(table: SeatTable, rulesets: Sequence[Ruleset]) -> dict[int, Counts]:
+    """The head-to-head counts of every natural mask the rulesets need, mask 0's too."""
     masks = {showdown.showdown_key(r) for r in rulesets} | {0}
     counts = {0: showdown.head_to_head(table, 0)}
     for mask in masks - {0}:
         # Only hands holding a natural the ruleset pays differ from mask 0's counts; with
         # none, the counts are mask 0's own.
         counts[mask] = showdown.head_to_head(table, mask, without=counts[0])
-    flows: dict[tuple[RoyaltyTable, bool, int], RoyaltyFlows] = {}
+    return counts
+
+
+RoyaltyKey = tuple[RoyaltyTable, bool, int]
+"""A ruleset's royalties: its table, whether it pays the spade bonus, its natural mask."""
+
+
+def _royalty_flows(table: SeatTable, rulesets: Sequence[Ruleset], counts: dict[int, Counts]
+                   ) -> dict[RoyaltyKey, RoyaltyFlows]:
+    """The royalty flows of every royalty key the rulesets need, each computed once."""
+    flows: dict[RoyaltyKey, RoyaltyFlows] = {}
     keys = {key: (key[0], key[1], key[2] if counts[key[2]] is not counts[0] else 0)
             for key in filter(None, map(_royalty_key, rulesets))}
     # With no natural that changes a showdown, mask 0's flows serve every mask. The plain
@@ -241,34 +267,57 @@ def ruleset_results(seats: pl.DataFrame, table: SeatTable, rulesets: Sequence[Ru
     for asked, (royalties, spade, mask) in keys.items():
         plain = flows[royalties, False, mask]
         flows[asked] = showdown.with_spade_bonus(table, plain, mask) if spade else plain
+    return flows
+
+
+@dataclass(frozen=True)
+class _Columns:
+    """The result columns rulesets share, as series made once."""
+
+    shared: dict[str, pl.Series]  # hand_id, seat, player
+    fouled: dict[int, pl.Series]  # by natural mask
+    per_mask: dict[int, dict[str, pl.Series]]  # showdown counts by natural mask
+    per_key: dict[RoyaltyKey, dict[str, pl.Series]]  # royalties by royalty key
+    flows: dict[RoyaltyKey, RoyaltyFlows]
+
+    @classmethod
+    def of(cls, seats: pl.DataFrame, table: SeatTable, counts: dict[int, Counts],
+           flows: dict[RoyaltyKey, RoyaltyFlows]) -> _Columns:
+        """The columns of the seats in ``table``'s order."""
+        ordered = seats.select("hand_id", "seat", "player")  # reorder only what results show
+        if table.reordered:
+            ordered = ordered[table.order]
+        shared = {name: ordered.get_column(name) for name in ("hand_id", "seat", "player")}
+        shared["seat"] = shared["seat"].cast(pl.Int8)
+        fouled = {mask: pl.Series("fouled", table.for_key(mask).fouled) for mask in counts}
+        per_mask = {
+            mask: {
+                **{f"rows_{r}": pl.Series(c.row_sign[i]) for i, r in enumerate(ROWS)},
+                **{f"wins_{r}": pl.Series(c.row_wins[i]) for i, r in enumerate(ROWS)},
+                "scoops": pl.Series(c.scoops),
+                "scooped": pl.Series(c.scooped),
+            }
+            for mask, c in counts.items()
+        }
+        per_key = {
+            key: {
+                "royalties": pl.Series(f.collected_total),
+                **{f"royalty_{r}": pl.Series(f.collected[i]) for i, r in enumerate(ROWS)},
+                "royalty_points": pl.Series(f.net),
+            }
+            for key, f in flows.items()
+        }
+        return cls(shared, fouled, per_mask, per_key, flows)
+
+
+def _ruleset_frames(table: SeatTable, rulesets: Sequence[Ruleset], counts: dict[int, Counts],
+                    columns: _Columns) -> list[pl.DataFrame]:
+    """Each ruleset's results; what rulesets share (head-to-head points, natural points,
+    fantasyland by policy) is computed once for all that share it."""
     h2h: dict[tuple[int, ...], npt.NDArray[np.int16]] = {}
     naturals: dict[Naturals, npt.NDArray[np.int32]] = {}
-
     n = table.seats
-    ordered = seats.select("hand_id", "seat", "player")  # reorder only what results show
-    if table.reordered:
-        ordered = ordered[table.order]
-    shared = {name: ordered.get_column(name) for name in ("hand_id", "seat", "player")}
-    shared["seat"] = shared["seat"].cast(pl.Int8)
-    fouled = {mask: pl.Series("fouled", table.for_key(mask).fouled) for mask in counts}
     zeros16 = pl.Series(np.zeros(n, dtype=np.int16))
-    per_mask = {
-        mask: {
-            **{f"rows_{r}": pl.Series(c.row_sign[i]) for i, r in enumerate(ROWS)},
-            **{f"wins_{r}": pl.Series(c.row_wins[i]) for i, r in enumerate(ROWS)},
-            "scoops": pl.Series(c.scoops),
-            "scooped": pl.Series(c.scooped),
-        }
-        for mask, c in counts.items()
-    }
-    per_key = {
-        key: {
-            "royalties": pl.Series(f.collected_total),
-            **{f"royalty_{r}": pl.Series(f.collected[i]) for i, r in enumerate(ROWS)},
-            "royalty_points": pl.Series(f.net),
-        }
-        for key, f in flows.items()
-    }
     no_royalties = dict.fromkeys(
         ("royalties", "royalty_top", "royalty_middle", "royalty_bottom", "royalty_points"),
         zeros16)
@@ -283,7 +332,7 @@ def ruleset_results(seats: pl.DataFrame, table: SeatTable, rulesets: Sequence[Ru
             per_row = showdown.foul_rows(table, mask) if h2h_key[-1] else None
             h2h[h2h_key] = head_to_head_points(counts[mask], h2h_key, per_row)
         points = (h2h[h2h_key].astype(np.int32) if key is None
-                  else np.add(h2h[h2h_key], flows[key].net, dtype=np.int32))
+                  else np.add(h2h[h2h_key], columns.flows[key].net, dtype=np.int32))
         if ruleset.naturals.played:
             if ruleset.naturals not in naturals:
                 naturals[ruleset.naturals] = showdown.natural_points(table, ruleset.naturals)
@@ -293,24 +342,17 @@ def ruleset_results(seats: pl.DataFrame, table: SeatTable, rulesets: Sequence[Ru
             earned, cards = fantasyland_next(table.for_key(mask), ruleset.fantasyland)
             per_policy[ruleset.fantasyland, counted] = {
                 "fantasyland_next": pl.Series(earned), "fantasyland_cards": pl.Series(cards)}
-        columns = {
+        result = {
             "ruleset": pl.Series([ruleset.name], dtype=names).new_from_index(0, n),
-            **shared,
+            **columns.shared,
             "points": pl.Series(points),
-            **(per_key[key] if key is not None else no_royalties),
-            **per_mask[mask],
-            "fouled": fouled[mask],
+            **(columns.per_key[key] if key is not None else no_royalties),
+            **columns.per_mask[mask],
+            "fouled": columns.fouled[mask],
             **per_policy[ruleset.fantasyland, counted],
         }
-        frames.append(pl.DataFrame({name: columns[name].alias(name) for name in RESULT_SCHEMA}))
-    showdowns = {
-        mask: pl.DataFrame({"hand_id": shared["hand_id"], "seat": shared["seat"],
-                            "fouled": fouled[mask], **columns})
-        for mask, columns in per_mask.items()
-    }
-    played = functools.reduce(operator.or_, counts, 0)  # every showdown key bit in play
-    return Scored(results=pl.concat(frames, how="vertical", rechunk=False),
-                  showdowns=showdowns, showdown_bits=pl.Series(table.showdown_bits(played)))
+        frames.append(pl.DataFrame({name: result[name].alias(name) for name in RESULT_SCHEMA}))
+    return frames
 
 
 PARALLEL_FROM = 200_000
