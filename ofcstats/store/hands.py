@@ -66,6 +66,27 @@ def _per_seat(placements: pl.DataFrame) -> pa.Table:
                      "cards": lists("card"), "rows": lists("row")})
 
 
+def _conflict_rejects(batch: HandBatch, conflicts: pl.DataFrame) -> pl.DataFrame:
+    """The rejects of the batch's hands that conflict with stored ones (``conflicts``:
+    the stored hand's path and line, whether the hand is the ``same`` and what
+    ``changed``), each reason naming the stored hand and what to do."""
+    reasons = pl.when(pl.col("same")).then(pl.format(
+        "hand {}: the same hand as the one stored (from {} line {}) but another {}: "
+        "to keep the new values, load it with --update", pl.col("hand_id"),
+        pl.col("path"), pl.col("line_right"), pl.col("changed"))).otherwise(pl.format(
+        "hand {}: a different hand with this id is already stored (from {} line {})",
+        pl.col("hand_id"), pl.col("path"), pl.col("line_right")))
+    rejects = batch.hands.join(conflicts, on="hand_id").select(
+        pl.col("source"), "line",
+        pl.col("hand_id"),
+        reasons.alias("reason"),
+    ).sort("line")
+    # A loop, but over conflicts only. (A Polars UDF would keep the batch alive.)
+    return rejects.with_columns(raw=pl.Series(
+        [batch.raw_text(line) for line in rejects.get_column("line")], dtype=pl.String,
+    )).cast(REJECTS_SCHEMA)  # type: ignore[arg-type]
+
+
 class HandLoading:
     """Adding a file's hands (call inside a transaction)."""
 
@@ -106,24 +127,9 @@ class HandLoading:
         finally:
             self.con.unregister("incoming_ids")
             self.con.unregister("incoming_seats")
-        conflicts = known.filter(~pl.col("same"))
-        reasons = pl.when(pl.col("same")).then(pl.format(
-            "hand {}: the same hand as the one stored (from {} line {}) but another {}: "
-            "to keep the new values, load it with --update", pl.col("hand_id"),
-            pl.col("path"), pl.col("line_right"), pl.col("changed"))).otherwise(pl.format(
-            "hand {}: a different hand with this id is already stored (from {} line {})",
-            pl.col("hand_id"), pl.col("path"), pl.col("line_right")))
-        if not update:
-            conflicts = known.filter(~pl.col("same") | (pl.col("changed") != ""))
-        rejects = batch.hands.join(conflicts, on="hand_id").select(
-            pl.col("source"), "line",
-            pl.col("hand_id"),
-            reasons.alias("reason"),
-        ).sort("line")
-        # A loop, but over conflicts only. (A Polars UDF would keep the batch alive.)
-        rejects = rejects.with_columns(raw=pl.Series(
-            [batch.raw_text(line) for line in rejects.get_column("line")], dtype=pl.String,
-        )).cast(REJECTS_SCHEMA)  # type: ignore[arg-type]
+        conflicts = known.filter(~pl.col("same") | (pl.col("changed") != "")) if not update \
+            else known.filter(~pl.col("same"))
+        rejects = _conflict_rejects(batch, conflicts)
         if known.height:
             batch = batch.without(known.get_column("hand_id"))
         self._insert(batch, file_id)
