@@ -23,3 +23,11 @@ class Row(StrEnum):
 
 
 BOARD_SIZE = 13
+
+ROWS: tuple[Row, Row, Row] = (Row.TOP, Row.MIDDLE, Row.BOTTOM)
+"""The rows in board order (top, middle, bottom): the order of strengths, royalties and
+result columns everywhere, and the index a row has in arrays laid out rows first."""
+
+TOP, MIDDLE, BOTTOM = range(3)
+"""Each row's index in arrays laid out rows first (and in placement codes, where 3 is a
+discard)."""

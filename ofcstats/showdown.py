@@ -34,10 +34,11 @@ from ofcstats import evaluate
 from ofcstats.cards import TWO_OF_SPADES
 from ofcstats.errors import HandError
 from ofcstats.evaluate import Category
+from ofcstats.rows import ROWS
+from ofcstats.rules import board
 from ofcstats.rules.model import Naturals, RoyaltyTable, Ruleset
 from ofcstats.variants import Variant
 
-ROWS = ("top", "middle", "bottom")
 VARIANT_CODES = {v.value: i for i, v in enumerate(Variant)}
 
 # Natural bits (docs/rules.md §4, 13-card Chinese poker).
@@ -99,10 +100,9 @@ class SeatTable:
         if key & WHEEL:
             strength = table.strength.copy()
             strength[1:] = evaluate.wheel_order()[strength[1:]]
-            top_over, middle_over = strength[0] > strength[1], strength[1] > strength[2]
-            table = dataclasses.replace(
-                table, strength=strength, fouled=top_over | middle_over,
-                misset_rows=top_over.view(np.int8) + middle_over.view(np.int8))
+            fouled, misset_rows = board.missets(strength)
+            table = dataclasses.replace(table, strength=strength, fouled=fouled,
+                                        misset_rows=misset_rows)
         if key & MISSES_NOT_COUNTED:
             table = dataclasses.replace(table, fouled=np.zeros_like(table.fouled),
                                         misset_rows=np.zeros_like(table.misset_rows))
@@ -197,8 +197,7 @@ def seat_table(seats: pl.DataFrame) -> SeatTable:
     order, blocks = hand_layout(seats.get_column("hand_id"))
     # Everything is computed in input order; only the per-seat results are then put in
     # the table's order (cheaper than moving the rows of cards).
-    top, middle, bottom = (_rows(seats, name, width) for name, width in
-                           (("top", 3), ("middle", 5), ("bottom", 5)))
+    top, middle, bottom = (_rows(seats, row, row.size) for row in ROWS)
     strength = np.stack([evaluate.strength3(top), evaluate.strength5(middle),
                          evaluate.strength5(bottom)])
     spade_row = np.zeros(len(top), dtype=np.int8)
@@ -217,13 +216,13 @@ def seat_table(seats: pl.DataFrame) -> SeatTable:
         strength = np.take(strength, order, axis=1)  # C-ordered, unlike strength[:, order]
         spade_row, variant, natural_bits = spade_row[order], variant[order], natural_bits[order]
         surrendered, fantasyland = surrendered[order], fantasyland[order]
-    top_over, middle_over = strength[0] > strength[1], strength[1] > strength[2]
+    fouled, misset_rows = board.missets(strength)
     return SeatTable(
         order=order,
         blocks=blocks,
         strength=strength,
-        fouled=top_over | middle_over,
-        misset_rows=top_over.view(np.int8) + middle_over.view(np.int8),
+        fouled=fouled,
+        misset_rows=misset_rows,
         surrendered=surrendered,
         fantasyland=fantasyland,
         variant=variant,
@@ -316,24 +315,41 @@ _BIAS = 8
 _PAIR_CODES = 216
 
 
+_TERMS = ("rows", "majority", "scoop", "foul")  # the settlement terms, as board.TERMS
+
+
+@functools.cache
+def _settlement_terms() -> tuple[dict[str, npt.NDArray[np.int32]], ...]:
+    """Per side of the pair, each settlement term by pair code: the points
+    :func:`ofcstats.rules.board.pair_points` gives a pair with this code under
+    coefficients paying that term alone (points are linear in the terms)."""
+    code = np.arange(_PAIR_CODES)
+    digits = np.stack([code % 3, code // 3 % 3, code // 9 % 3])  # row by row, a - b + 1
+    level = np.ones_like(digits)
+    foul_a, foul_b = (code // 27 & 1) == 0, (code // 54 & 1) == 0
+    both_show = code // 108
+    return tuple({term: board.pair_points(unit, mine, theirs, my_foul, their_foul) * both_show
+                  for term, unit in zip(_TERMS, board.TERMS, strict=True)}
+                 for mine, theirs, my_foul, their_foul in ((digits, level, foul_a, foul_b),
+                                                           (level, digits, foul_b, foul_a)))
+
+
 def _pair_additions(code: int) -> tuple[dict[str, int], dict[str, int]]:
-    """What a pair with this code adds to the first seat's counts and to the second's."""
+    """What a pair with this code adds to the first seat's counts and to the second's:
+    the settlement terms (:func:`_settlement_terms`), and the facts the results report."""
     digits, flags = (code % 3, code // 3 % 3, code // 9 % 3), code // 27
     live_a, live_b, both_show = flags & 1, flags >> 1 & 1, flags >> 2
     both_live = live_a & live_b
-    # Live against live compares rows; a live hand wins every row against a fouled one;
-    # two fouled hands exchange nothing (docs/rules.md §2). Seats not both showing: nothing.
+    # In the results a live hand wins every row against a fouled one; two fouled hands
+    # win none (docs/rules.md §2). Seats not both showing: nothing.
     fallback = live_a - live_b
     signs = [(d - 1 if both_live else fallback) * both_show for d in digits]
     won, lost = sum(x > 0 for x in signs), sum(x < 0 for x in signs)
-    first = {"rows": (won - lost) * both_live,
-             "majority": ((won >= 2) - (lost >= 2)) * both_live,
-             "scoop": ((won == 3) - (lost == 3)) * both_live,
-             "foul": fallback * both_show, "scoops": int(won == 3), "scooped": int(lost == 3),
-             "opponents": both_show}
-    second = {"rows": -first["rows"], "majority": -first["majority"],
-              "scoop": -first["scoop"], "foul": -first["foul"], "scoops": int(lost == 3),
-              "scooped": int(won == 3), "opponents": both_show}
+    terms = _settlement_terms()
+    first = {term: int(terms[0][term][code]) for term in _TERMS} | {
+        "scoops": int(won == 3), "scooped": int(lost == 3), "opponents": both_show}
+    second = {term: int(terms[1][term][code]) for term in _TERMS} | {
+        "scoops": int(lost == 3), "scooped": int(won == 3), "opponents": both_show}
     for row, sign in zip(ROWS, signs, strict=True):
         # "clear": this opponent does not stop the row from beating the whole table.
         first |= {f"sign_{row}": sign, f"wins_{row}": int(sign > 0),
@@ -500,23 +516,11 @@ def royalty_flows(table: SeatTable, tables: Sequence[RoyaltyTable], mask: int
     for n in table.blocks:
         wide = table.wide(show, n)
         table.wide(opponents, n)[...] = _others(wide) * wide
-    # Most rows earn no royalty under any of the tables (a top row needs a pair of sixes
-    # in most): look up only the rows at least as strong as the weakest one paid, and
-    # only where the seat may collect (shows down, not fouled).
-    scoring = showing & ~table.fouled
-    paid = []
-    for r in range(3):
-        weakest = min((int(np.argmax(values != 0)) for values in
-                       (t.values()[r] for t in tables) if values.any()), default=None)
-        at = np.flatnonzero(scoring & (table.strength[r] >= weakest)) \
-            if weakest is not None else np.zeros(0, dtype=np.intp)
-        paid.append((at, table.strength[r][at].astype(np.intp)))
+    # A seat collects only where it shows down and is not fouled.
+    owned = board.royalties([t.values() for t in tables], table.strength,
+                            showing & ~table.fouled)
     flows = []
-    for royalties in tables:
-        own = np.zeros((3, table.seats), dtype=np.int16)
-        for r, values in enumerate(royalties.values()):
-            at, strength = paid[r]
-            own[r][at] = values.take(strength)
+    for own in owned:
         total = own[0] + own[1]
         total += own[2]
         # A showing seat's net: the sum over its showing opponents of total - theirs.

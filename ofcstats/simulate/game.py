@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from ofcstats.rules import board
 from ofcstats.rules.model import Ruleset
 from ofcstats.session import game_ends
 from ofcstats.simulate.bots import Bot, place_all
@@ -233,9 +234,7 @@ class Dealer:
             else np.zeros((m, s), dtype=bool)
         qualified = qualifies(self.arrays, strengths, foul, in_fl, allowed)
         base = self.variant.fantasyland_base_cards
-        entry_cards = np.full((m, s), base, dtype=np.int64)
-        for threshold, cards_dealt in self.entry_steps:
-            entry_cards = np.where(strengths[..., TOP] >= threshold, cards_dealt, entry_cards)
+        entry_cards = board.entry_cards(strengths[..., TOP], self.entry_steps, base, np.int64)
         next_fl = np.where(qualified, np.where(in_fl, base, entry_cards), 0)
 
         timed_out = timeout < len(streets)
