@@ -82,6 +82,6 @@ def test_simulator_scoring_matches_reference_scorer(name: str) -> None:
             assert roy[:, board].tolist() == expected[seat]["royalty_rows"], context
         for in_fl in (False, True):
             hand = [dataclasses.replace(seats[a], fantasyland=in_fl)]
-            reference = score_hand(hand + [dataclasses.replace(seats[b], seat=1)], ruleset,
+            reference = score_hand([*hand, dataclasses.replace(seats[b], seat=1)], ruleset,
                                    variant)
             assert earned[in_fl][a] == reference[0]["fantasyland_next"], context

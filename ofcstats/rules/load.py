@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ofcstats.errors import RulesetError
+from ofcstats.rows import ROW_NAMES
 from ofcstats.rules.model import (
     FantasylandPolicy,
     HeadToHead,
@@ -38,10 +39,10 @@ _RULESET_KEYS = {
     "misset", "wheel",
 }
 _HEAD_TO_HEAD_KEYS = {"row", "majority", "scoop", "table_bonus"}
-_ROYALTY_KEYS = {"name", "description", "top", "middle", "bottom"}
+_ROYALTY_KEYS = {"name", "description", *ROW_NAMES}
 _POLICY_KEYS = {"name", "description", "entry", "stay", "repeat_limit", "repeat_scope",
                 "entry_cards", "in_sources"}
-_STAY_KEYS = {"top", "middle", "bottom"}
+_STAY_KEYS = set(ROW_NAMES)
 _NATURAL_KEYS = {"three_straights", "three_flushes", "six_pairs", "dragon"}
 
 

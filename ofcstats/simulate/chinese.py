@@ -14,9 +14,9 @@ import numpy as np
 import numpy.typing as npt
 
 from ofcstats import evaluate
+from ofcstats.rows import BOTTOM, MIDDLE, TOP
 from ofcstats.simulate.fantasyland import _layout, _spread
 from ofcstats.simulate.scoring import RulesetArrays
-from ofcstats.simulate.tables import BOTTOM, MIDDLE, TOP
 
 WEIGHTS: dict[str, tuple[float, float, float, float]] = {
     # top, middle, bottom, royalties

@@ -17,13 +17,14 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from ofcstats.rows import BOTTOM, MIDDLE, TOP
 from ofcstats.rules import board
 from ofcstats.rules.model import Ruleset
 from ofcstats.session import game_ends
 from ofcstats.simulate.bots import Bot, place_all
 from ofcstats.simulate.scoring import RulesetArrays, board_strengths, fouled, qualifies
 from ofcstats.simulate.state import Boards, Turn
-from ofcstats.simulate.tables import BOTTOM, DISCARD, MIDDLE, TOP
+from ofcstats.simulate.tables import DISCARD
 from ofcstats.variants import Variant
 
 
