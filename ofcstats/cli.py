@@ -890,6 +890,9 @@ def _ruleset_text(ruleset: Ruleset) -> str:
     n = data["naturals"]
     if any(n.values()):
         lines.append("  naturals: " + ", ".join(f"{k} {v}" for k, v in n.items()))
+    if "royalty_pool" in data:
+        pool = data["royalty_pool"]
+        lines.append(f"  royalty pool: {pool['stake']} a player, split {pool['split']}")
     return "\n".join(lines)
 
 

@@ -282,6 +282,8 @@ def ruleset_results(seats: pl.DataFrame, table: SeatTable, rulesets: Sequence[Ru
             if ruleset.naturals not in naturals:
                 naturals[ruleset.naturals] = showdown.natural_points(table, ruleset.naturals)
             points += naturals[ruleset.naturals]
+        if ruleset.royalty_pool.played:
+            points += showdown.pool_points(table, ruleset.royalty_pool, mask)
         counted = not mask & showdown.MISSES_NOT_COUNTED
         if (ruleset.fantasyland, counted) not in per_policy:
             earned, cards = fantasyland_next(table.for_key(mask), ruleset.fantasyland)

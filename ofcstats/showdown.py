@@ -36,7 +36,7 @@ from ofcstats.errors import HandError
 from ofcstats.evaluate import Category
 from ofcstats.rows import ROWS
 from ofcstats.rules import board
-from ofcstats.rules.model import Naturals, RoyaltyTable, Ruleset
+from ofcstats.rules.model import Naturals, RoyaltyPool, RoyaltyTable, Ruleset
 from ofcstats.variants import Variant
 
 VARIANT_CODES = {v.value: i for i, v in enumerate(Variant)}
@@ -77,6 +77,7 @@ class SeatTable:
     spade_row: npt.NDArray[np.int8]  # 0: no 2 of spades; 1, 2, 3: top, middle, bottom
     misset_rows: Tiny  # rows set above the row below them (top over middle, middle over
     # bottom): 0 for a hand in order
+    seat: Tiny  # the seat number (the odd points of a shared royalty pool go by it)
 
     @property
     def seats(self) -> int:
@@ -212,10 +213,11 @@ def seat_table(seats: pl.DataFrame) -> SeatTable:
                                          strength[1, chinese], strength[2, chinese])
     surrendered = seats.get_column("surrendered").to_numpy().astype(bool)
     fantasyland = seats.get_column("fantasyland").to_numpy().astype(bool)
+    seat = seats.get_column("seat").to_numpy().astype(np.int8)
     if len(blocks) > 1:
         strength = np.take(strength, order, axis=1)  # C-ordered, unlike strength[:, order]
         spade_row, variant, natural_bits = spade_row[order], variant[order], natural_bits[order]
-        surrendered, fantasyland = surrendered[order], fantasyland[order]
+        surrendered, fantasyland, seat = surrendered[order], fantasyland[order], seat[order]
     fouled, misset_rows = board.missets(strength)
     return SeatTable(
         order=order,
@@ -228,6 +230,7 @@ def seat_table(seats: pl.DataFrame) -> SeatTable:
         variant=variant,
         natural_bits=natural_bits,
         spade_row=spade_row,
+        seat=seat,
     )
 
 
@@ -560,6 +563,41 @@ def with_spade_bonus(table: SeatTable, plain: RoyaltyFlows, mask: int) -> Royalt
                 balance[:, b] -= flow
     return RoyaltyFlows(collected=collected, collected_total=collected[0] + collected[1]
                         + collected[2], net=net, own=own)
+
+
+def pool_points(table: SeatTable, pool: RoyaltyPool, mask: int) -> Int:
+    """The royalty pool (docs/rules.md §4), per seat: stake paid in, share taken out.
+
+    Every showdown seat of a hand with a royalty hand (:func:`board.pool_hand`) pays
+    ``stake``; ``best`` gives the pool to the best royalty hand, ``share`` to every royalty
+    hand, in equal parts (points that do not divide go one each to the takers with the
+    lowest seat numbers); ``each`` has every royalty hand take one stake from each other
+    showdown seat. A seat out of the showdown, or fouled, takes no part or no share.
+    """
+    table = table.for_key(mask)
+    showing = ~out_of_showdown(table, mask)
+    hand = board.pool_hand(table.strength, showing & ~table.fouled)
+    points = np.zeros(table.seats, dtype=np.int32)
+    for n in table.blocks:
+        best, show = table.wide(hand, n), table.wide(showing, n).astype(np.int32)
+        players = show.sum(axis=1, keepdims=True)
+        if pool.split == "each":
+            held = (best > 0).astype(np.int32)
+            table.wide(points, n)[...] = pool.stake * show * (
+                held * players - held.sum(axis=1, keepdims=True))
+            continue
+        takes = best > 0
+        if pool.split == "best":
+            takes &= best == best.max(axis=1, keepdims=True)
+        takers = takes.sum(axis=1, keepdims=True)
+        pot = pool.stake * players * (takers > 0)
+        part, odd = np.divmod(pot, np.maximum(takers, 1))
+        seat = table.wide(table.seat, n)
+        # Each taker's place among the takers of its hand, by seat number.
+        place = sum((takes[:, [j]] & (seat[:, [j]] < seat)).astype(np.int32) for j in range(n))
+        table.wide(points, n)[...] = takes * (part + (place < odd)) \
+            - pool.stake * show * (takers > 0)
+    return points
 
 
 def natural_values(table: SeatTable, rule: Naturals) -> Int:

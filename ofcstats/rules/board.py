@@ -4,6 +4,7 @@
 * :func:`pair_points`: what one board wins from another (§2, §3, the royalties of §4
   netted), the table bonus and the 2♠ bonus apart;
 * :func:`royalties`: each row's royalty, none for a board that is not paid (§4);
+* :func:`pool_hand`: the royalty hand a board brings to the royalty pool (§4);
 * :func:`fantasyland_next` and :func:`entry_cards`: fantasyland earned, and the cards it
   deals (§6).
 
@@ -22,6 +23,8 @@ from typing import Any, NamedTuple, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from ofcstats import evaluate
+from ofcstats.evaluate import Category
 from ofcstats.rows import BOTTOM, MIDDLE, TOP
 
 Bools = npt.NDArray[np.bool_]
@@ -135,6 +138,24 @@ def royalties(tables: Sequence[RoyaltyValues], strength: npt.NDArray[Any],
             own[r][at] = values[r].take(row_strength)
         out.append(own.reshape(strength.shape))
     return out
+
+
+POOL_HANDS = (Category.TRIPS, Category.FULL_HOUSE, Category.QUADS)
+"""The weakest category that is a royalty hand for the pool, per row (§4): trips in the
+top, a full house in the middle, quads in the bottom (a straight flush is above quads)."""
+
+
+def pool_hand(strength: npt.NDArray[Any], paid: Bools) -> npt.NDArray[np.int64]:
+    """The strength of each board's best royalty hand for the royalty pool (§4), 0 for
+    none: its strongest row among trips in the top, a full house or better in the middle,
+    quads or better in the bottom. Rows compare on one scale, so higher quads beat lower
+    quads and a straight flush beats both. A board that is not ``paid`` (fouled, or out
+    of the showdown) has none."""
+    best = np.zeros(strength.shape[1:], dtype=np.int64)
+    for r, weakest in enumerate(POOL_HANDS):
+        row = strength[r].astype(np.int64)
+        best = np.where(evaluate.category(row) >= weakest, np.maximum(best, row), best)
+    return np.where(paid, best, 0)
 
 
 def fantasyland_next(strength: npt.NDArray[Any], in_fantasyland: Bools | bool, eligible: Bools,

@@ -300,6 +300,33 @@ class Naturals:
         return cls(where=where)
 
 
+POOL_SPLITS = ("best", "share", "each")
+"""Who takes the royalty pool (docs/rules.md §4): ``best``, the best royalty hand (equal
+best hands share it); ``share``, every royalty hand shares it equally; ``each``, every
+royalty hand takes one stake from each other player."""
+
+
+@dataclass(frozen=True)
+class RoyaltyPool:
+    """The royalty pool of 13-card Chinese poker (docs/rules.md §4): each player in the
+    showdown pays ``stake`` into a pool that the royalty hands take as ``split`` says;
+    with no royalty hand at the table nobody pays. ``stake`` 0: no pool."""
+
+    stake: int = 0
+    split: str = "best"
+    where: str = field(default="royalty_pool", repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        _check_int(self.where, "stake", self.stake)
+        if self.split not in POOL_SPLITS:
+            raise _fail(self.where, "split", self.split, f"use one of {', '.join(POOL_SPLITS)}")
+
+    @property
+    def played(self) -> bool:
+        """True when the ruleset plays a pool."""
+        return self.stake > 0
+
+
 MISSET_RULES = ("scoop", "per-row", "not-counted")
 """What a misset (fouled) hand costs: ``scoop``, it loses every row and pays
 ``foul_penalty`` to each live opponent; ``per-row``, it pays ``foul_penalty`` for each
@@ -327,6 +354,7 @@ class Ruleset:
     path: str | None = field(default=None, compare=False)
     misset: str = "scoop"
     wheel: bool = False
+    royalty_pool: RoyaltyPool = field(default_factory=RoyaltyPool)
 
     def __post_init__(self) -> None:
         where = self.path or self.name
@@ -428,6 +456,9 @@ class Ruleset:
             parts.append("misses not counted")
         if self.wheel:
             parts.append("straights in the wheel order")
+        if self.royalty_pool.played:
+            parts.append(f"royalty pool {self.royalty_pool.stake} a player "
+                         f"({self.royalty_pool.split})")
         parts.append(f"fantasyland {self.fantasyland.name}")
         return "; ".join(parts)
 
@@ -469,4 +500,7 @@ class Ruleset:
         data["naturals"] = {"three_straights": n.three_straights,
                             "three_flushes": n.three_flushes, "six_pairs": n.six_pairs,
                             "dragon": n.dragon}
+        if self.royalty_pool.played:
+            data["royalty_pool"] = {"stake": self.royalty_pool.stake,
+                                    "split": self.royalty_pool.split}
         return data

@@ -24,7 +24,7 @@ from ofcstats import evaluate
 from ofcstats.cards import RANKS, TWO_OF_SPADES
 from ofcstats.evaluate import Category
 from ofcstats.rows import ROWS, Row
-from ofcstats.rules.model import Ruleset
+from ofcstats.rules.model import RoyaltyPool, Ruleset
 from ofcstats.variants import Variant
 
 
@@ -118,6 +118,7 @@ class _Facts:
     out_of_showdown: bool  # surrendered, or holds a natural the ruleset pays
     royalties: list[int]  # per row; none when fouled or out of the showdown
     spade_row: int | None  # the row holding the 2 of spades
+    pool_hand: int  # strength of its best royalty hand for the royalty pool; 0: none
 
     @property
     def fouled(self) -> bool:
@@ -136,7 +137,47 @@ def _facts(seat: Seat, ruleset: Ruleset, variant: str) -> _Facts:
         [_royalty(ruleset, row, strengths[i]) for i, row in enumerate(ROWS)]
     spade_row = next((i for i, row in enumerate((seat.top, seat.middle, seat.bottom))
                       if TWO_OF_SPADES in row), None)
-    return _Facts(strengths, wrong_rows, natural, out, royalties, spade_row)
+    pool_hand = 0 if wrong_rows or out else _pool_hand(strengths)
+    return _Facts(strengths, wrong_rows, natural, out, royalties, spade_row, pool_hand)
+
+
+def _pool_hand(strengths: tuple[int, int, int]) -> int:
+    """The board's best royalty hand for the pool (§4): trips in the top, a full house or
+    better in the middle, quads or better in the bottom; 0 for none."""
+    held = []
+    for strength, weakest in zip(strengths, (Category.TRIPS, Category.FULL_HOUSE,
+                                             Category.QUADS), strict=True):
+        if Category(int(evaluate.category([strength])[0])) >= weakest:
+            held.append(strength)
+    return max(held, default=0)
+
+
+def _royalty_pool(facts: dict[int, _Facts], result: dict[int, dict[str, Any]],
+                  pool: RoyaltyPool) -> None:
+    """The royalty pool (§4). Only the showdown plays it, and only when some showdown
+    seat holds a royalty hand: ``each`` royalty hand takes the stake from every other
+    showdown seat; otherwise each showdown seat pays the stake in and the pool goes to
+    the ``best`` royalty hand or is ``share``d by all of them, in equal parts, the odd
+    points one each to the takers with the lowest seat numbers."""
+    showing = sorted(seat for seat, f in facts.items() if not f.out_of_showdown)
+    held = {seat: facts[seat].pool_hand for seat in showing if facts[seat].pool_hand}
+    if not held:
+        return
+    if pool.split == "each":
+        for taker in held:
+            for other in showing:
+                if other != taker:
+                    result[taker]["points"] += pool.stake
+                    result[other]["points"] -= pool.stake
+        return
+    best = max(held.values())
+    takers = sorted(held) if pool.split == "share" else \
+        sorted(seat for seat, hand in held.items() if hand == best)
+    for seat in showing:
+        result[seat]["points"] -= pool.stake
+    pot = pool.stake * len(showing)
+    for place, seat in enumerate(takers):
+        result[seat]["points"] += pot // len(takers) + (place < pot % len(takers))
 
 
 def _beats(a: _Facts, b: _Facts, i: int) -> int:
@@ -220,6 +261,8 @@ def score_hand(seats: list[Seat], ruleset: Ruleset, variant: str = Variant.PINEA
                 _settle(result[me.seat], me, them, facts[me.seat], facts[them.seat], ruleset)
     if ruleset.head_to_head.table_bonus:
         _table_bonus(facts, result, ruleset.head_to_head.table_bonus)
+    if ruleset.royalty_pool.played:
+        _royalty_pool(facts, result, ruleset.royalty_pool)
     for s in seats:
         result[s.seat]["royalties"] = sum(result[s.seat]["royalty_rows"])
         result[s.seat]["fantasyland_next"] = _fantasyland_next(
