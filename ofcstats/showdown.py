@@ -49,6 +49,7 @@ THREE_STRAIGHTS, THREE_FLUSHES, SIX_PAIRS, DRAGON = 1, 2, 4, 8
 # holds, MISSES_NOT_COUNTED when it is fouled, WHEEL when it holds a plain straight.
 MISSES_NOT_COUNTED = 16
 WHEEL = 32
+LOW_MIDDLE = 64  # the middle plays as a deuce-to-seven low: every seat's showdown changes
 
 Int = npt.NDArray[np.int32]
 Small = npt.NDArray[np.int16]
@@ -96,12 +97,16 @@ class SeatTable:
 
     def for_key(self, key: int) -> SeatTable:
         """The table a showdown key plays: straights in the wheel order, and with misses
-        not counted nobody fouled."""
+        not counted nobody fouled; with the middle played low, its deuce-to-seven worth
+        in the middle's place (and only the top and the bottom in order)."""
         table = self
-        if key & WHEEL:
+        if key & (WHEEL | LOW_MIDDLE):
             strength = table.strength.copy()
-            strength[1:] = evaluate.wheel_order()[strength[1:]]
-            fouled, misset_rows = board.missets(strength)
+            if key & WHEEL:
+                strength[1:] = evaluate.wheel_order()[strength[1:]]
+            if key & LOW_MIDDLE:
+                strength[1] = evaluate.low_order()[self.strength[1]]
+            fouled, misset_rows = board.missets(strength, bool(key & LOW_MIDDLE))
             table = dataclasses.replace(table, strength=strength, fouled=fouled,
                                         misset_rows=misset_rows)
         if key & MISSES_NOT_COUNTED:
@@ -113,6 +118,8 @@ class SeatTable:
         """Per seat, the bits of ``keys`` (showdown keys or-ed together) that may change
         its showdown: the naturals it holds, a foul, a 5-card straight (see WHEEL)."""
         bits = self.natural_bits & np.uint8(keys)
+        if keys & LOW_MIDDLE:  # every middle is compared otherwise
+            bits = bits | np.uint8(LOW_MIDDLE)
         if keys & MISSES_NOT_COUNTED:
             bits = bits | (self.fouled.view(np.uint8) * np.uint8(MISSES_NOT_COUNTED))
         if keys & WHEEL:  # only plain straights change places (straight flushes do not)
@@ -269,7 +276,8 @@ def showdown_key(ruleset: Ruleset) -> int:
     the order of straights."""
     return (natural_mask(ruleset.naturals)
             | (MISSES_NOT_COUNTED if ruleset.misset == "not-counted" else 0)
-            | (WHEEL if ruleset.wheel else 0))
+            | (WHEEL if ruleset.wheel else 0)
+            | (LOW_MIDDLE if ruleset.low_middle else 0))
 
 
 def differs(showdown_bits: npt.NDArray[np.uint8], key: int) -> Bool:
@@ -520,8 +528,11 @@ def royalty_flows(table: SeatTable, tables: Sequence[RoyaltyTable], mask: int
         wide = table.wide(show, n)
         table.wide(opponents, n)[...] = _others(wide) * wide
     # A seat collects only where it shows down and is not fouled.
-    owned = board.royalties([t.values() for t in tables], table.strength,
-                            showing & ~table.fouled)
+    values = [t.values() for t in tables]
+    if mask & LOW_MIDDLE:  # a low middle earns no royalty
+        values = [(top, np.zeros(evaluate.low_order().max() + 1, dtype=np.int16), bottom)
+                  for top, _, bottom in values]
+    owned = board.royalties(values, table.strength, showing & ~table.fouled)
     flows = []
     for own in owned:
         total = own[0] + own[1]
@@ -576,7 +587,7 @@ def pool_points(table: SeatTable, pool: RoyaltyPool, mask: int) -> Int:
     """
     table = table.for_key(mask)
     showing = ~out_of_showdown(table, mask)
-    hand = board.pool_hand(table.strength, showing & ~table.fouled)
+    hand = board.pool_hand(table.strength, showing & ~table.fouled, bool(mask & LOW_MIDDLE))
     points = np.zeros(table.seats, dtype=np.int32)
     for n in table.blocks:
         best, show = table.wide(hand, n), table.wide(showing, n).astype(np.int32)

@@ -31,24 +31,31 @@ Bools = npt.NDArray[np.bool_]
 Ints = npt.NDArray[np.integer[Any]]
 
 
-def _over(strength: npt.NDArray[Any]) -> tuple[Bools, Bools]:
-    """The top set over the middle, and the middle over the bottom."""
+def _over(strength: npt.NDArray[Any], low_middle: bool) -> tuple[Bools, ...]:
+    """The rows set above the row below them: the top over the middle and the middle
+    over the bottom; with the middle played low, only the top over the bottom."""
+    if low_middle:
+        return (strength[TOP] > strength[BOTTOM],)
     return strength[TOP] > strength[MIDDLE], strength[MIDDLE] > strength[BOTTOM]
 
 
-def fouled(strength: npt.NDArray[Any]) -> Bools:
+def fouled(strength: npt.NDArray[Any], low_middle: bool = False) -> Bools:
     """Boards whose rows are out of order: the top stronger than the middle or the middle
     stronger than the bottom (§2). Equal rows are legal; the strength scale already ranks
-    a top row's missing kickers below any card."""
-    top_over, middle_over = _over(strength)
-    return top_over | middle_over
+    a top row's missing kickers below any card. A middle played as a deuce-to-seven low
+    (``low_middle``) is out of the order: the top must not be stronger than the bottom."""
+    over = _over(strength, low_middle)
+    return over[0] | over[1] if len(over) == 2 else over[0]
 
 
-def missets(strength: npt.NDArray[Any]) -> tuple[Bools, npt.NDArray[np.int8]]:
+def missets(strength: npt.NDArray[Any], low_middle: bool = False
+            ) -> tuple[Bools, npt.NDArray[np.int8]]:
     """:func:`fouled`, and how many rows are set above the row below them (0 to 2: what a
     per-row misset penalty counts)."""
-    top_over, middle_over = _over(strength)
-    return top_over | middle_over, top_over.view(np.int8) + middle_over.view(np.int8)
+    over = _over(strength, low_middle)
+    if len(over) == 1:
+        return over[0], over[0].view(np.int8).copy()
+    return over[0] | over[1], over[0].view(np.int8) + over[1].view(np.int8)
 
 
 class Coefficients(Protocol):
@@ -145,14 +152,17 @@ POOL_HANDS = (Category.TRIPS, Category.FULL_HOUSE, Category.QUADS)
 top, a full house in the middle, quads in the bottom (a straight flush is above quads)."""
 
 
-def pool_hand(strength: npt.NDArray[Any], paid: Bools) -> npt.NDArray[np.int64]:
+def pool_hand(strength: npt.NDArray[Any], paid: Bools, low_middle: bool = False
+              ) -> npt.NDArray[np.int64]:
     """The strength of each board's best royalty hand for the royalty pool (§4), 0 for
     none: its strongest row among trips in the top, a full house or better in the middle,
     quads or better in the bottom. Rows compare on one scale, so higher quads beat lower
     quads and a straight flush beats both. A board that is not ``paid`` (fouled, or out
-    of the showdown) has none."""
+    of the showdown) has none, nor has a middle played low (``low_middle``)."""
     best = np.zeros(strength.shape[1:], dtype=np.int64)
     for r, weakest in enumerate(POOL_HANDS):
+        if low_middle and r == MIDDLE:
+            continue
         row = strength[r].astype(np.int64)
         best = np.where(evaluate.category(row) >= weakest, np.maximum(best, row), best)
     return np.where(paid, best, 0)

@@ -37,7 +37,7 @@ _RULESET_KEYS = {
     "name", "description", "variant", "variants", "sources", "head_to_head", "royalties",
     "fantasyland",
     "foul_penalty", "surrender", "spade_bonus", "naturals", "point_value", "loss_cap",
-    "misset", "wheel", "royalty_pool",
+    "misset", "wheel", "royalty_pool", "low_middle",
 }
 _HEAD_TO_HEAD_KEYS = {"row", "majority", "scoop", "table_bonus"}
 _ROYALTY_KEYS = {"name", "description", *ROW_NAMES}
@@ -217,6 +217,7 @@ def ruleset_from(data: dict[str, Any], where: str) -> Ruleset:
         surrender=data.get("surrender"),
         misset=data.get("misset", "scoop"),
         wheel=data.get("wheel", False),
+        low_middle=data.get("low_middle", False),
         spade_bonus=data.get("spade_bonus", False),
         naturals=Naturals(**naturals_data, where=f"{where}.naturals") if "naturals" in data
         else Naturals.default_for(variants, f"{where}.naturals"),

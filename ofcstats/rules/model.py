@@ -355,6 +355,7 @@ class Ruleset:
     misset: str = "scoop"
     wheel: bool = False
     royalty_pool: RoyaltyPool = field(default_factory=RoyaltyPool)
+    low_middle: bool = False
 
     def __post_init__(self) -> None:
         where = self.path or self.name
@@ -372,6 +373,7 @@ class Ruleset:
             _check_int(where, "surrender", self.surrender)
         if not isinstance(self.wheel, bool):
             raise _fail(where, "wheel", self.wheel, "must be true or false")
+        self._check_low_middle(where)
         if self.misset not in MISSET_RULES:
             raise _fail(where, "misset", self.misset, f"use one of {', '.join(MISSET_RULES)}")
         if self.misset == "per-row" and self.foul_penalty is None:
@@ -384,6 +386,18 @@ class Ruleset:
         if self.loss_cap is not None and not _positive(self.loss_cap):
             raise _fail(where, "loss_cap", self.loss_cap, "must be a positive number of points")
         self._check_derived(where)
+
+    def _check_low_middle(self, where: str) -> None:
+        """Low in the middle is a 13-card agreement: no open-face deal, no fantasyland."""
+        if not isinstance(self.low_middle, bool):
+            raise _fail(where, "low_middle", self.low_middle, "must be true or false")
+        if self.low_middle and self.variants != (Variant.CHINESE_13,):
+            raise _fail(where, "low_middle", self.low_middle,
+                        "is a 13-card agreement: play it under variants = [\"chinese-13\"] "
+                        "only")
+        if self.low_middle and self.fantasyland.entry is not None:
+            raise _fail(where, "low_middle", self.low_middle,
+                        "is a 13-card agreement: it takes fantasyland = \"none\"")
 
     def _check_derived(self, where: str) -> None:
         """Every value the scorer derives is at most :data:`MAX_VALUE`, as the values
@@ -456,6 +470,8 @@ class Ruleset:
             parts.append("misses not counted")
         if self.wheel:
             parts.append("straights in the wheel order")
+        if self.low_middle:
+            parts.append("the middle played as a 2-7 low")
         if self.royalty_pool.played:
             parts.append(f"royalty pool {self.royalty_pool.stake} a player "
                          f"({self.royalty_pool.split})")
@@ -500,6 +516,8 @@ class Ruleset:
         data["naturals"] = {"three_straights": n.three_straights,
                             "three_flushes": n.three_flushes, "six_pairs": n.six_pairs,
                             "dragon": n.dragon}
+        if self.low_middle:
+            data["low_middle"] = True
         if self.royalty_pool.played:
             data["royalty_pool"] = {"stake": self.royalty_pool.stake,
                                     "split": self.royalty_pool.split}

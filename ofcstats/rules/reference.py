@@ -125,28 +125,55 @@ class _Facts:
         return self.wrong_rows > 0
 
 
+def _low(cards: list[int]) -> int:
+    """A five-card row's worth as a deuce-to-seven low (§4, low in the middle): the
+    usual poker order turned round, aces always high, so A-2-3-4-5 is no straight and
+    7-5-4-3-2 of mixed suits is the best low. Higher is better, as for strengths."""
+    counts = Counter(c >> 2 for c in cards)
+    flush = len({c & 3 for c in cards}) == 1
+    straight = len(counts) == 5 and max(counts) - min(counts) == 4
+    shape = sorted(counts.values(), reverse=True)
+    category = (8 if straight and flush else 7 if shape[0] == 4 else 6 if shape == [3, 2]
+                else 5 if flush else 4 if straight else 3 if shape[0] == 3
+                else 2 if shape == [2, 2, 1] else 1 if shape[0] == 2 else 0)
+    ranks = sorted(counts, key=lambda rank: (counts[rank], rank), reverse=True)
+    high = category
+    for rank in ranks + [0] * (5 - len(ranks)):
+        high = high * 13 + rank
+    return -high
+
+
 def _facts(seat: Seat, ruleset: Ruleset, variant: str) -> _Facts:
     strengths = seat.strengths(ruleset.wheel)
     # Wrongly set rows: the top over the middle, the middle over the bottom (§2).
     wrong_rows = (strengths[0] > strengths[1]) + (strengths[1] > strengths[2])
+    if ruleset.low_middle:
+        # Low in the middle: the middle is compared as a low, only the top and the
+        # bottom must be in order.
+        strengths = (strengths[0], _low(seat.middle), strengths[2])
+        wrong_rows = int(strengths[0] > strengths[2])
     if ruleset.misset == "not-counted":  # misses not counted: rows play as set
         wrong_rows = 0
     natural = _natural(ruleset, seat, variant)
     out = seat.surrendered or natural > 0
     royalties = [0, 0, 0] if wrong_rows or out else \
-        [_royalty(ruleset, row, strengths[i]) for i, row in enumerate(ROWS)]
+        [0 if ruleset.low_middle and row is Row.MIDDLE  # a low middle earns no royalty
+         else _royalty(ruleset, row, strengths[i]) for i, row in enumerate(ROWS)]
     spade_row = next((i for i, row in enumerate((seat.top, seat.middle, seat.bottom))
                       if TWO_OF_SPADES in row), None)
-    pool_hand = 0 if wrong_rows or out else _pool_hand(strengths)
+    pool_hand = 0 if wrong_rows or out else _pool_hand(strengths, ruleset.low_middle)
     return _Facts(strengths, wrong_rows, natural, out, royalties, spade_row, pool_hand)
 
 
-def _pool_hand(strengths: tuple[int, int, int]) -> int:
+def _pool_hand(strengths: tuple[int, int, int], low_middle: bool) -> int:
     """The board's best royalty hand for the pool (§4): trips in the top, a full house or
-    better in the middle, quads or better in the bottom; 0 for none."""
+    better in the middle (not when it plays low), quads or better in the bottom; 0 for
+    none."""
     held = []
-    for strength, weakest in zip(strengths, (Category.TRIPS, Category.FULL_HOUSE,
-                                             Category.QUADS), strict=True):
+    for row, (strength, weakest) in enumerate(zip(strengths, (
+            Category.TRIPS, Category.FULL_HOUSE, Category.QUADS), strict=True)):
+        if low_middle and row == 1:
+            continue
         if Category(int(evaluate.category([strength])[0])) >= weakest:
             held.append(strength)
     return max(held, default=0)

@@ -319,7 +319,7 @@ def thirteen_by_rollouts(bot: MonteCarloBot, cards: npt.NDArray[np.uint8],
         top = np.argsort(-score)[:keep]
         mine = np.stack([
             evaluate.strength3(hand[layout.three[sets[0, top]]]),
-            arrays.five(evaluate.strength5(hand[layout.five[sets[1, top]]])),
+            arrays.middle(evaluate.strength5(hand[layout.five[sets[1, top]]])),
             arrays.five(evaluate.strength5(hand[layout.five[sets[2, top]]]))]).astype(np.intp)
         rest = np.setdiff1d(np.arange(52, dtype=np.uint8), hand)
         order = np.argsort(bot.rng.random((n, rest.size)), axis=1)
@@ -328,9 +328,9 @@ def thirteen_by_rollouts(bot: MonteCarloBot, cards: npt.NDArray[np.uint8],
         mine_roy = royalties([arrays.royalty], mine, np.True_, np.int32)[0][:, :, None]
         for o in range(opponents):
             dealt = rest[order[:, 13 * o:13 * (o + 1)]]
-            board = chinese.greedy(dealt, arrays.wheel)
+            board = chinese.greedy(dealt, arrays.wheel, arrays.low_middle)
             theirs = board_strengths(board).astype(np.intp).T  # (3, n)
-            theirs[1:] = arrays.five(theirs[1:])
+            theirs[1], theirs[2] = arrays.middle(theirs[1]), arrays.five(theirs[2])
             their_roy = royalties([arrays.royalty], theirs, np.True_, np.int32)[0]
             their_foul = np.zeros((1, n), dtype=bool)
             total += pair_points(arrays, mine[:, :, None], theirs[:, None, :], mine_foul,

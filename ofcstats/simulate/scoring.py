@@ -42,17 +42,27 @@ class RulesetArrays:
     spade_bonus: bool
     has_fantasyland: bool
     wheel: bool = False  # straights rank in the wheel order (13-card Chinese poker)
+    low_middle: bool = False  # the middle plays as a deuce-to-seven low (13-card)
 
     def five(self, strengths: npt.NDArray[Any]) -> npt.NDArray[Any]:
         """5-card row strengths as this ruleset ranks them (the wheel order of straights
         reorders them; the scorer does the same, :func:`ofcstats.evaluate.wheel_order`)."""
         return evaluate.wheel_order()[strengths] if self.wheel else strengths
 
+    def middle(self, strengths: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        """5-card strengths as this ruleset ranks them in the middle: their worth as a
+        deuce-to-seven low where the middle plays low (:func:`ofcstats.evaluate.low_order`),
+        else as :meth:`five`."""
+        return evaluate.low_order()[strengths] if self.low_middle else self.five(strengths)
+
 
 @cache
 def ruleset_arrays(ruleset: Ruleset, variant: Variant) -> RulesetArrays:
     """Arrays for ``ruleset`` played as ``variant`` (cached per pair)."""
     values = ruleset.royalties.values()
+    if ruleset.low_middle:  # a low middle earns no royalty (indexed by its low worth)
+        values = (values[0], np.zeros(evaluate.low_order().max() + 1, dtype=np.int16),
+                  values[2])
     strengths = np.arange(1, evaluate.strength_count() + 1)
     index = category_index(strengths)
     sizes = evaluate.row_size(strengths)
@@ -72,7 +82,7 @@ def ruleset_arrays(ruleset: Ruleset, variant: Variant) -> RulesetArrays:
         stay=stay,  # type: ignore[arg-type]
         row=h.row, majority=h.majority, scoop=h.scoop, table_bonus=h.table_bonus,
         foul_points=ruleset.foul_points, spade_bonus=ruleset.spade_bonus,
-        has_fantasyland=has_fl, wheel=ruleset.wheel,
+        has_fantasyland=has_fl, wheel=ruleset.wheel, low_middle=ruleset.low_middle,
     )
 
 
