@@ -182,11 +182,22 @@ def fantasyland_next(strength: npt.NDArray[Any], in_fantasyland: Bools | bool, e
     if entry is None:
         return np.zeros(shape, dtype=bool), np.zeros(shape, dtype=bool)
     in_fl = np.asarray(in_fantasyland, dtype=bool)
-    entering = eligible & ~in_fl & (strength[TOP] >= entry)
+    return enters(strength, eligible & ~in_fl, entry), stays(strength, eligible & in_fl, stay)
+
+
+def enters(strength: npt.NDArray[Any], eligible: Bools | np.bool_, entry: int) -> Bools:
+    """Boards whose top row enters fantasyland: at least ``entry``, the weakest top that
+    qualifies (§6), where ``eligible``."""
+    return eligible & (strength[TOP] >= entry)
+
+
+def stays(strength: npt.NDArray[Any], eligible: Bools, stay: Sequence[int | None]) -> Bools:
+    """Boards that stay in fantasyland: some row at least its ``stay`` strength (None: that
+    row cannot), where ``eligible`` (§6)."""
     rows = [strength[r] >= limit for r, limit in enumerate(stay) if limit is not None]
-    staying = eligible & in_fl & np.logical_or.reduce(rows) if rows \
-        else np.zeros(shape, dtype=bool)
-    return entering, staying
+    if not rows:
+        return np.zeros(np.broadcast_shapes(strength.shape[1:], np.shape(eligible)), dtype=bool)
+    return eligible & np.logical_or.reduce(rows)
 
 
 def entry_cards(top: npt.NDArray[Any], steps: Sequence[tuple[int, int]], base: int,

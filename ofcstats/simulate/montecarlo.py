@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ofcstats import evaluate
-from ofcstats.rules.board import fouled, pair_points, royalties
+from ofcstats.rules.board import enters, fouled, pair_points, royalties
 from ofcstats.simulate import chinese, heuristic
 from ofcstats.simulate.bots import Bot, candidates, pattern_values
 from ofcstats.simulate.scoring import RulesetArrays, board_strengths
@@ -138,7 +138,7 @@ def last_street(keys: npt.NDArray[np.int64], filled: npt.NDArray[np.int8],
         strengths = _final_strengths(finals)
         score = sum(arrays.royalty[r][strengths[r]].astype(np.float32) for r in range(3))
         if arrays.entry is not None:
-            score = score + fl_value * (strengths[0] >= arrays.entry)
+            score = score + fl_value * enters(strengths, np.True_, arrays.entry)
         score = np.where(fouled(strengths), -50.0, score) + 1e-4 * strengths.sum(axis=0)
         choice = np.argmax(score, axis=1)
         out[:, boards] = np.take_along_axis(finals, choice[None, :, None], axis=2)[..., 0]
@@ -249,7 +249,7 @@ class MonteCarloBot(Bot):
             total += pair_points(arrays, strengths, o_strength[:, :, None], foul,
                                  o_foul[:, None], roy, o_roy[:, :, None])
         if arrays.entry is not None:
-            total += self.fl_value * (~foul & (strengths[0] >= arrays.entry))
+            total += self.fl_value * enters(strengths, ~foul, arrays.entry)
         return total.mean(axis=2)
 
     def _opponent(self, turn: Turn, part: slice, o: int, deck: npt.NDArray[np.uint8],
