@@ -67,6 +67,7 @@ def test_simulator_scoring_matches_reference_scorer(name: str) -> None:
     strength[1:] = arrays.five(strength[1:])
     foul = fouled(strength)
     roy = royalties([arrays.royalty], strength, ~foul, np.int32)[0]
+    assert (royalties([arrays.royalty], strength, ~foul, np.int32, dense=True)[0] == roy).all()
     mine, theirs = np.arange(0, BOARDS, 2), np.arange(1, BOARDS, 2)
     points = pair_points(arrays, strength[:, mine], strength[:, theirs], foul[mine],
                          foul[theirs], roy[:, mine], roy[:, theirs])

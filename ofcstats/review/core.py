@@ -176,7 +176,7 @@ class _Opponents:
             present[d, :p.opponents.shape[0]] = True
         strength = np.moveaxis(board_strengths(boards), -1, 0).astype(np.intp)
         foul = fouled(strength)
-        royalty = royalties([arrays.royalty], strength, ~foul, np.int32)[0]
+        royalty = royalties([arrays.royalty], strength, ~foul, np.int32, dense=True)[0]
         return cls(strength, foul, royalty, present)
 
 
@@ -187,7 +187,7 @@ def _score(arrays: RulesetArrays, strength: npt.NDArray[np.intp], foul: npt.NDAr
     """Points of finished boards (strengths ``(3, B)``) against their decision's
     opponents, the fantasyland value included; and whether each reaches fantasyland,
     and its royalties."""
-    roy = royalties([arrays.royalty], strength, ~foul, np.int32)[0]
+    roy = royalties([arrays.royalty], strength, ~foul, np.int32, dense=True)[0]
     total = np.zeros(strength.shape[1], dtype=np.float64)
     for o in range(opp.present.shape[1]):
         points = pair_points(arrays, strength, opp.strength[:, decision, o], foul,

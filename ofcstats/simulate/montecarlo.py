@@ -243,7 +243,7 @@ class MonteCarloBot(Bot):
             final = np.broadcast_to(keys[..., None], shape)
         strengths = _final_strengths(final)
         foul = fouled(strengths)
-        roy = royalties([arrays.royalty], strengths, ~foul, np.int32)[0]
+        roy = royalties([arrays.royalty], strengths, ~foul, np.int32, dense=True)[0]
         total = np.zeros((m, c, n), dtype=np.float64)
         for o_strength, o_foul, o_roy in opponents:
             total += pair_points(arrays, strengths, o_strength[:, :, None], foul,
@@ -284,7 +284,7 @@ class MonteCarloBot(Bot):
                                         self.fl_value, exact_last=False)
         strengths = _final_strengths(final)
         foul = fouled(strengths)
-        roy = royalties([arrays.royalty], strengths, ~foul, np.int32)[0]
+        roy = royalties([arrays.royalty], strengths, ~foul, np.int32, dense=True)[0]
         return strengths.reshape(3, m, n), foul.reshape(m, n), roy.reshape(3, m, n)
 
 
@@ -325,13 +325,13 @@ def thirteen_by_rollouts(bot: MonteCarloBot, cards: npt.NDArray[np.uint8],
         order = np.argsort(bot.rng.random((n, rest.size)), axis=1)
         total = np.zeros(keep, dtype=np.float64)
         mine_foul = np.zeros((keep, 1), dtype=bool)
-        mine_roy = royalties([arrays.royalty], mine, np.True_, np.int32)[0][:, :, None]
+        mine_roy = royalties([arrays.royalty], mine, np.True_, np.int32, dense=True)[0][:, :, None]
         for o in range(opponents):
             dealt = rest[order[:, 13 * o:13 * (o + 1)]]
             board = chinese.greedy(dealt, arrays.wheel, arrays.low_middle)
             theirs = board_strengths(board).astype(np.intp).T  # (3, n)
             theirs[1], theirs[2] = arrays.middle(theirs[1]), arrays.five(theirs[2])
-            their_roy = royalties([arrays.royalty], theirs, np.True_, np.int32)[0]
+            their_roy = royalties([arrays.royalty], theirs, np.True_, np.int32, dense=True)[0]
             their_foul = np.zeros((1, n), dtype=bool)
             total += pair_points(arrays, mine[:, :, None], theirs[:, None, :], mine_foul,
                                  their_foul, mine_roy, their_roy[:, None, :]).mean(axis=1)
