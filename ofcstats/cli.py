@@ -53,6 +53,7 @@ from ofcstats.paths import (
     written_whole,
 )
 from ofcstats.reading import read_all
+from ofcstats.rows import ROW_NAMES
 from ofcstats.rules import (
     FantasylandPolicy,
     Ruleset,
@@ -64,7 +65,7 @@ from ofcstats.rules import (
 )
 from ofcstats.score import score_batch
 from ofcstats.store import Store
-from ofcstats.variants import Variant
+from ofcstats.variants import VARIANT_NAMES, Variant
 
 
 class _Settings:
@@ -231,7 +232,7 @@ UntilOption = Annotated[datetime | None, typer.Option(
 
 
 VariantOption = Annotated[list[str] | None, typer.Option(
-    "--variant", help="Only these variants: chinese-13, ofc-classic, ofc-turbo, pineapple "
+    "--variant", help=f"Only these variants: {', '.join(VARIANT_NAMES)} "
     "(repeat, or separate with commas).", show_default=False, callback=split_list,
     metavar="NAMES")]
 
@@ -466,8 +467,8 @@ def check_filters(store: Store, filters: pipeline.Filters,
                 raise UsageError(unknown_value("ruleset", value, known, "scored rulesets")
                                  .replace("no ruleset named", "not scored under", 1)
                                  + f"; to score it: ofcstats rescore --ruleset {value}")
-            if kind == "variant" and value not in {v.value for v in Variant}:
-                known = [v.value for v in Variant]
+            if kind == "variant" and value not in VARIANT_NAMES:
+                known = list(VARIANT_NAMES)
             raise UsageError(unknown_value(kind, value, known))
 
 
@@ -520,7 +521,8 @@ def simulate(
     output: Annotated[Path, typer.Option("--output", "-o", help="The .jsonl file to write.",
                                          show_default=False)],
     variant: Annotated[str, typer.Option(
-        "--variant", help="chinese-13, ofc-classic, ofc-turbo or pineapple.")] = "pineapple",
+        "--variant", help=f"{', '.join(VARIANT_NAMES[:-1])} or {VARIANT_NAMES[-1]}.")
+    ] = Variant.PINEAPPLE.value,
     hands: Annotated[int, typer.Option("--hands", "-n", help="Hands to play.")] = 1000,
     ruleset: Annotated[str, typer.Option(
         "--ruleset", "-r", help="A preset name or a TOML file: scoring and fantasyland.")]
@@ -874,7 +876,7 @@ def _ruleset_text(ruleset: Ruleset) -> str:
                  f"{ruleset.head_to_head.scoop_value})")
     r = data["royalties"]
     lines.append(f"  royalties: {r['name']}")
-    for row in ("top", "middle", "bottom"):
+    for row in ROW_NAMES:
         table = r[row]
         text = ", ".join(f"{k} {v}" for k, v in table.items()) if table else "none"
         lines.append(f"    {row}: {text}")
@@ -882,6 +884,9 @@ def _ruleset_text(ruleset: Ruleset) -> str:
     n = data["naturals"]
     if any(n.values()):
         lines.append("  naturals: " + ", ".join(f"{k} {v}" for k, v in n.items()))
+    if "royalty_pool" in data:
+        pool = data["royalty_pool"]
+        lines.append(f"  royalty pool: {pool['stake']} a player, split {pool['split']}")
     return "\n".join(lines)
 
 

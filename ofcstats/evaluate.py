@@ -391,6 +391,34 @@ def wheel_order() -> npt.NDArray[np.uint16]:
     return order
 
 
+@cache
+def low_order() -> npt.NDArray[np.uint16]:
+    """A lookup from every 5-card strength to its worth as a deuce-to-seven low: the
+    higher, the better the low (7-5-4-3-2 of mixed suits the best, a royal flush the
+    worst). Lowball turns the usual order round, with aces always high: A-2-3-4-5 is no
+    straight but an ace-high hand (a flush when suited), between K-Q-J-T-8 and A-6-4-3-2.
+
+    >>> from ofcstats.cards import parse_cards
+    >>> seven, eight, ace, king = strength5([parse_cards("7s 5h 4d 3c 2s"),
+    ...     parse_cards("8s 5h 4d 3c 2s"), parse_cards("As 2h 3d 4c 5s"),
+    ...     parse_cards("Ks Qh Jd Tc 8s")])
+    >>> order = low_order()
+    >>> bool(order[seven] > order[eight] > order[king] > order[ace])
+    True
+    """
+    top = strength_count() + 1
+    strengths = np.arange(top)
+    order = (2 * (top - strengths)).astype(np.uint16)
+    order[row_size(strengths) != 5] = 0
+    ace_high, ace_flush, wheel, steel = strength5(np.array([
+        [48, 17, 9, 5, 1], [48, 16, 8, 4, 0], [48, 1, 5, 9, 13], [48, 0, 4, 8, 12]],
+        dtype=np.uint8))  # A-6-4-3-2, suited A-6-4-3-2, A-2-3-4-5, suited A-2-3-4-5
+    order[wheel] = 2 * (top - int(ace_high)) + 1
+    order[steel] = 2 * (top - int(ace_flush)) + 1
+    order.flags.writeable = False
+    return order
+
+
 def weakest(spec: str) -> int:
     """The weakest strength a threshold names, for fantasyland and royalty rules.
 

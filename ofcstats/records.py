@@ -19,10 +19,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
+from ofcstats.rows import ROW_NAMES
+
 if TYPE_CHECKING:
     from ofcstats.formats.lines import LineBatch
 
-KIND_NAMES = ("dealt", "top", "middle", "bottom", "discard")
+KIND_NAMES = ("dealt", *ROW_NAMES, "discard")
 """``kind`` codes of :data:`RAW_CARDS_SCHEMA`: 0 dealt, 1 top, 2 middle, 3 bottom, 4 discard."""
 DEALT, TOP, MIDDLE, BOTTOM, DISCARD = range(5)
 NOT_A_CARD = 255
@@ -195,7 +197,7 @@ class HandBatch:
         variant = self.hands.get_column("variant").gather(self.seats.get_column("hand"))
         return self.seats.with_columns(variant=variant).select(
             "hand_id", "variant", "seat", "player", "fantasyland", "timed_out", "surrendered",
-            "top", "middle", "bottom",
+            *ROW_NAMES,
         )
 
     def without(self, hand_ids: pl.Series) -> HandBatch:

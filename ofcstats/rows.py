@@ -23,3 +23,14 @@ class Row(StrEnum):
 
 
 BOARD_SIZE = 13
+
+ROWS: tuple[Row, Row, Row] = (Row.TOP, Row.MIDDLE, Row.BOTTOM)
+"""The rows in board order (top, middle, bottom): the order of strengths, royalties and
+result columns everywhere, and the index a row has in arrays laid out rows first."""
+
+ROW_NAMES: tuple[str, str, str] = (Row.TOP.value, Row.MIDDLE.value, Row.BOTTOM.value)
+"""The same names as plain strings, for schemas, SQL and file formats."""
+
+TOP, MIDDLE, BOTTOM = range(3)
+"""Each row's index in arrays laid out rows first (and in placement codes, where 3 is a
+discard)."""

@@ -36,6 +36,8 @@ import polars as pl
 from ofcstats import evaluate, session, showdown
 from ofcstats.errors import HandError, RulesetError
 from ofcstats.records import REJECTS_SCHEMA, HandBatch
+from ofcstats.rows import ROWS
+from ofcstats.rules import board
 from ofcstats.rules.load import load_ruleset
 from ofcstats.rules.model import FantasylandPolicy, Naturals, RoyaltyTable, Ruleset
 from ofcstats.showdown import Counts, RoyaltyFlows, SeatTable
@@ -80,8 +82,6 @@ RESULT_SCHEMA: dict[str, pl.DataType] = {
 }
 """One row per hand, seat and ruleset."""
 
-ROWS = showdown.ROWS
-
 
 def row_strengths(seats: pl.LazyFrame) -> pl.LazyFrame:
     """Add ``s_top``, ``s_middle``, ``s_bottom``: one comparable strength per row."""
@@ -90,8 +90,7 @@ def row_strengths(seats: pl.LazyFrame) -> pl.LazyFrame:
         return pl.col(column).map_batches(
             lambda s: pl.Series(fn(s.to_numpy()), dtype=pl.UInt16), return_dtype=pl.UInt16)
 
-    return seats.with_columns(s_top=strength("top", 3), s_middle=strength("middle", 5),
-                              s_bottom=strength("bottom", 5))
+    return seats.with_columns(**{f"s_{row}": strength(row, row.size) for row in ROWS})
 
 
 def fouls(seats: pl.LazyFrame) -> pl.LazyFrame:
@@ -100,9 +99,10 @@ def fouls(seats: pl.LazyFrame) -> pl.LazyFrame:
     Equal rows are legal; the strength scale already ranks a top row's missing kickers
     below any card, so ``QQ5`` under ``QQ532`` is legal and ``QQ6`` over it fouls.
     """
-    return seats.with_columns(
-        fouled=(pl.col("s_top") > pl.col("s_middle")) | (pl.col("s_middle") > pl.col("s_bottom"))
-    )
+    return seats.with_columns(fouled=pl.struct("s_top", "s_middle", "s_bottom").map_batches(
+        lambda rows: pl.Series(board.fouled(np.stack(
+            [rows.struct.field(f"s_{row}").to_numpy() for row in ROWS]))),
+        return_dtype=pl.Boolean))
 
 
 def _head_to_head_key(ruleset: Ruleset) -> tuple[int, ...]:
@@ -158,11 +158,8 @@ def fantasyland_next(table: SeatTable, policy: FantasylandPolicy
     top = table.strength[0]
     has_fantasyland = table.variant != showdown.VARIANT_CODES[Variant.CHINESE_13.value]
     alive = ~table.fouled & ~table.surrendered & has_fantasyland
-    entry = alive & ~table.fantasyland & (top >= limits["entry"])
-    stay_rows = [table.strength[i] >= limits[f"stay_{row}"] for i, row in enumerate(ROWS)
-                 if limits[f"stay_{row}"] is not None]
-    stay = alive & table.fantasyland & np.logical_or.reduce(stay_rows) if stay_rows \
-        else np.zeros(table.seats, dtype=bool)
+    entry, stay = board.fantasyland_next(table.strength, table.fantasyland, alive,
+                                         limits["entry"], [limits[f"stay_{row}"] for row in ROWS])
     pineapple = table.variant == showdown.VARIANT_CODES[Variant.PINEAPPLE.value]
     cards = np.where(stay, np.int8(13) + pineapple, np.int8(0)).astype(np.int8, copy=False)
     # Few seats enter: look their cards up by variant and top row where they do.
@@ -177,12 +174,9 @@ def _entry_cards(policy: FantasylandPolicy) -> npt.NDArray[np.int8]:
     """Cards dealt on entering fantasyland, by top-row strength: row 0 for OFC classic
     and Turbo, row 1 for Pineapple (a strength too weak to enter gets the base count)."""
     strengths = np.arange(evaluate.strength_count() + 1)
-    cards = np.empty((2, len(strengths)), dtype=np.int8)
-    for row, variant, base in ((0, Variant.OFC_CLASSIC, 13), (1, Variant.PINEAPPLE, 14)):
-        cards[row] = base
-        for threshold, dealt in policy.entry_card_steps(variant):
-            cards[row, strengths >= threshold] = dealt
-    return cards
+    return np.stack([board.entry_cards(strengths, policy.entry_card_steps(variant),
+                                       variant.fantasyland_base_cards)
+                     for variant in (Variant.OFC_CLASSIC, Variant.PINEAPPLE)])
 
 
 def _laid_out(seats: pl.DataFrame) -> tuple[pl.DataFrame, SeatTable]:
@@ -337,6 +331,8 @@ def _ruleset_frames(table: SeatTable, rulesets: Sequence[Ruleset], counts: dict[
             if ruleset.naturals not in naturals:
                 naturals[ruleset.naturals] = showdown.natural_points(table, ruleset.naturals)
             points += naturals[ruleset.naturals]
+        if ruleset.royalty_pool.played:
+            points += showdown.pool_points(table, ruleset.royalty_pool, mask)
         counted = not mask & showdown.MISSES_NOT_COUNTED
         if (ruleset.fantasyland, counted) not in per_policy:
             earned, cards = fantasyland_next(table.for_key(mask), ruleset.fantasyland)

@@ -34,10 +34,11 @@ from ofcstats import evaluate
 from ofcstats.cards import TWO_OF_SPADES
 from ofcstats.errors import HandError
 from ofcstats.evaluate import Category
-from ofcstats.rules.model import Naturals, RoyaltyTable, Ruleset
+from ofcstats.rows import ROWS
+from ofcstats.rules import board
+from ofcstats.rules.model import Naturals, RoyaltyPool, RoyaltyTable, Ruleset
 from ofcstats.variants import Variant
 
-ROWS = ("top", "middle", "bottom")
 VARIANT_CODES = {v.value: i for i, v in enumerate(Variant)}
 
 # Natural bits (docs/rules.md §4, 13-card Chinese poker).
@@ -48,6 +49,7 @@ THREE_STRAIGHTS, THREE_FLUSHES, SIX_PAIRS, DRAGON = 1, 2, 4, 8
 # holds, MISSES_NOT_COUNTED when it is fouled, WHEEL when it holds a plain straight.
 MISSES_NOT_COUNTED = 16
 WHEEL = 32
+LOW_MIDDLE = 64  # the middle plays as a deuce-to-seven low: every seat's showdown changes
 
 Int = npt.NDArray[np.int32]
 Small = npt.NDArray[np.int16]
@@ -76,6 +78,7 @@ class SeatTable:
     spade_row: npt.NDArray[np.int8]  # 0: no 2 of spades; 1, 2, 3: top, middle, bottom
     misset_rows: Tiny  # rows set above the row below them (top over middle, middle over
     # bottom): 0 for a hand in order
+    seat: Tiny  # the seat number (the odd points of a shared royalty pool go by it)
 
     @property
     def seats(self) -> int:
@@ -94,15 +97,18 @@ class SeatTable:
 
     def for_key(self, key: int) -> SeatTable:
         """The table a showdown key plays: straights in the wheel order, and with misses
-        not counted nobody fouled."""
+        not counted nobody fouled; with the middle played low, its deuce-to-seven worth
+        in the middle's place (and only the top and the bottom in order)."""
         table = self
-        if key & WHEEL:
+        if key & (WHEEL | LOW_MIDDLE):
             strength = table.strength.copy()
-            strength[1:] = evaluate.wheel_order()[strength[1:]]
-            top_over, middle_over = strength[0] > strength[1], strength[1] > strength[2]
-            table = dataclasses.replace(
-                table, strength=strength, fouled=top_over | middle_over,
-                misset_rows=top_over.view(np.int8) + middle_over.view(np.int8))
+            if key & WHEEL:
+                strength[1:] = evaluate.wheel_order()[strength[1:]]
+            if key & LOW_MIDDLE:
+                strength[1] = evaluate.low_order()[self.strength[1]]
+            fouled, misset_rows = board.missets(strength, bool(key & LOW_MIDDLE))
+            table = dataclasses.replace(table, strength=strength, fouled=fouled,
+                                        misset_rows=misset_rows)
         if key & MISSES_NOT_COUNTED:
             table = dataclasses.replace(table, fouled=np.zeros_like(table.fouled),
                                         misset_rows=np.zeros_like(table.misset_rows))
@@ -112,6 +118,8 @@ class SeatTable:
         """Per seat, the bits of ``keys`` (showdown keys or-ed together) that may change
         its showdown: the naturals it holds, a foul, a 5-card straight (see WHEEL)."""
         bits = self.natural_bits & np.uint8(keys)
+        if keys & LOW_MIDDLE:  # every middle is compared otherwise
+            bits = bits | np.uint8(LOW_MIDDLE)
         if keys & MISSES_NOT_COUNTED:
             bits = bits | (self.fouled.view(np.uint8) * np.uint8(MISSES_NOT_COUNTED))
         if keys & WHEEL:  # only plain straights change places (straight flushes do not)
@@ -197,8 +205,7 @@ def seat_table(seats: pl.DataFrame) -> SeatTable:
     order, blocks = hand_layout(seats.get_column("hand_id"))
     # Everything is computed in input order; only the per-seat results are then put in
     # the table's order (cheaper than moving the rows of cards).
-    top, middle, bottom = (_rows(seats, name, width) for name, width in
-                           (("top", 3), ("middle", 5), ("bottom", 5)))
+    top, middle, bottom = (_rows(seats, row, row.size) for row in ROWS)
     strength = np.stack([evaluate.strength3(top), evaluate.strength5(middle),
                          evaluate.strength5(bottom)])
     spade_row = np.zeros(len(top), dtype=np.int8)
@@ -213,22 +220,24 @@ def seat_table(seats: pl.DataFrame) -> SeatTable:
                                          strength[1, chinese], strength[2, chinese])
     surrendered = seats.get_column("surrendered").to_numpy().astype(bool)
     fantasyland = seats.get_column("fantasyland").to_numpy().astype(bool)
+    seat = seats.get_column("seat").to_numpy().astype(np.int8)
     if len(blocks) > 1:
         strength = np.take(strength, order, axis=1)  # C-ordered, unlike strength[:, order]
         spade_row, variant, natural_bits = spade_row[order], variant[order], natural_bits[order]
-        surrendered, fantasyland = surrendered[order], fantasyland[order]
-    top_over, middle_over = strength[0] > strength[1], strength[1] > strength[2]
+        surrendered, fantasyland, seat = surrendered[order], fantasyland[order], seat[order]
+    fouled, misset_rows = board.missets(strength)
     return SeatTable(
         order=order,
         blocks=blocks,
         strength=strength,
-        fouled=top_over | middle_over,
-        misset_rows=top_over.view(np.int8) + middle_over.view(np.int8),
+        fouled=fouled,
+        misset_rows=misset_rows,
         surrendered=surrendered,
         fantasyland=fantasyland,
         variant=variant,
         natural_bits=natural_bits,
         spade_row=spade_row,
+        seat=seat,
     )
 
 
@@ -267,7 +276,8 @@ def showdown_key(ruleset: Ruleset) -> int:
     the order of straights."""
     return (natural_mask(ruleset.naturals)
             | (MISSES_NOT_COUNTED if ruleset.misset == "not-counted" else 0)
-            | (WHEEL if ruleset.wheel else 0))
+            | (WHEEL if ruleset.wheel else 0)
+            | (LOW_MIDDLE if ruleset.low_middle else 0))
 
 
 def differs(showdown_bits: npt.NDArray[np.uint8], key: int) -> Bool:
@@ -316,24 +326,41 @@ _BIAS = 8
 _PAIR_CODES = 216
 
 
+_TERMS = ("rows", "majority", "scoop", "foul")  # the settlement terms, as board.TERMS
+
+
+@functools.cache
+def _settlement_terms() -> tuple[dict[str, npt.NDArray[np.int32]], ...]:
+    """Per side of the pair, each settlement term by pair code: the points
+    :func:`ofcstats.rules.board.pair_points` gives a pair with this code under
+    coefficients paying that term alone (points are linear in the terms)."""
+    code = np.arange(_PAIR_CODES)
+    digits = np.stack([code % 3, code // 3 % 3, code // 9 % 3])  # row by row, a - b + 1
+    level = np.ones_like(digits)
+    foul_a, foul_b = (code // 27 & 1) == 0, (code // 54 & 1) == 0
+    both_show = code // 108
+    return tuple({term: board.pair_points(unit, mine, theirs, my_foul, their_foul) * both_show
+                  for term, unit in zip(_TERMS, board.TERMS, strict=True)}
+                 for mine, theirs, my_foul, their_foul in ((digits, level, foul_a, foul_b),
+                                                           (level, digits, foul_b, foul_a)))
+
+
 def _pair_additions(code: int) -> tuple[dict[str, int], dict[str, int]]:
-    """What a pair with this code adds to the first seat's counts and to the second's."""
+    """What a pair with this code adds to the first seat's counts and to the second's:
+    the settlement terms (:func:`_settlement_terms`), and the facts the results report."""
     digits, flags = (code % 3, code // 3 % 3, code // 9 % 3), code // 27
     live_a, live_b, both_show = flags & 1, flags >> 1 & 1, flags >> 2
     both_live = live_a & live_b
-    # Live against live compares rows; a live hand wins every row against a fouled one;
-    # two fouled hands exchange nothing (docs/rules.md §2). Seats not both showing: nothing.
+    # In the results a live hand wins every row against a fouled one; two fouled hands
+    # win none (docs/rules.md §2). Seats not both showing: nothing.
     fallback = live_a - live_b
     signs = [(d - 1 if both_live else fallback) * both_show for d in digits]
     won, lost = sum(x > 0 for x in signs), sum(x < 0 for x in signs)
-    first = {"rows": (won - lost) * both_live,
-             "majority": ((won >= 2) - (lost >= 2)) * both_live,
-             "scoop": ((won == 3) - (lost == 3)) * both_live,
-             "foul": fallback * both_show, "scoops": int(won == 3), "scooped": int(lost == 3),
-             "opponents": both_show}
-    second = {"rows": -first["rows"], "majority": -first["majority"],
-              "scoop": -first["scoop"], "foul": -first["foul"], "scoops": int(lost == 3),
-              "scooped": int(won == 3), "opponents": both_show}
+    terms = _settlement_terms()
+    first = {term: int(terms[0][term][code]) for term in _TERMS} | {
+        "scoops": int(won == 3), "scooped": int(lost == 3), "opponents": both_show}
+    second = {term: int(terms[1][term][code]) for term in _TERMS} | {
+        "scoops": int(lost == 3), "scooped": int(won == 3), "opponents": both_show}
     for row, sign in zip(ROWS, signs, strict=True):
         # "clear": this opponent does not stop the row from beating the whole table.
         first |= {f"sign_{row}": sign, f"wins_{row}": int(sign > 0),
@@ -500,23 +527,14 @@ def royalty_flows(table: SeatTable, tables: Sequence[RoyaltyTable], mask: int
     for n in table.blocks:
         wide = table.wide(show, n)
         table.wide(opponents, n)[...] = _others(wide) * wide
-    # Most rows earn no royalty under any of the tables (a top row needs a pair of sixes
-    # in most): look up only the rows at least as strong as the weakest one paid, and
-    # only where the seat may collect (shows down, not fouled).
-    scoring = showing & ~table.fouled
-    paid = []
-    for r in range(3):
-        weakest = min((int(np.argmax(values != 0)) for values in
-                       (t.values()[r] for t in tables) if values.any()), default=None)
-        at = np.flatnonzero(scoring & (table.strength[r] >= weakest)) \
-            if weakest is not None else np.zeros(0, dtype=np.intp)
-        paid.append((at, table.strength[r][at].astype(np.intp)))
+    # A seat collects only where it shows down and is not fouled.
+    values = [t.values() for t in tables]
+    if mask & LOW_MIDDLE:  # a low middle earns no royalty
+        values = [(top, np.zeros(evaluate.low_order().max() + 1, dtype=np.int16), bottom)
+                  for top, _, bottom in values]
+    owned = board.royalties(values, table.strength, showing & ~table.fouled)
     flows = []
-    for royalties in tables:
-        own = np.zeros((3, table.seats), dtype=np.int16)
-        for r, values in enumerate(royalties.values()):
-            at, strength = paid[r]
-            own[r][at] = values.take(strength)
+    for own in owned:
         total = own[0] + own[1]
         total += own[2]
         # A showing seat's net: the sum over its showing opponents of total - theirs.
@@ -556,6 +574,41 @@ def with_spade_bonus(table: SeatTable, plain: RoyaltyFlows, mask: int) -> Royalt
                 balance[:, b] -= flow
     return RoyaltyFlows(collected=collected, collected_total=collected[0] + collected[1]
                         + collected[2], net=net, own=own)
+
+
+def pool_points(table: SeatTable, pool: RoyaltyPool, mask: int) -> Int:
+    """The royalty pool (docs/rules.md §4), per seat: stake paid in, share taken out.
+
+    Every showdown seat of a hand with a royalty hand (:func:`board.pool_hand`) pays
+    ``stake``; ``best`` gives the pool to the best royalty hand, ``share`` to every royalty
+    hand, in equal parts (points that do not divide go one each to the takers with the
+    lowest seat numbers); ``each`` has every royalty hand take one stake from each other
+    showdown seat. A seat out of the showdown, or fouled, takes no part or no share.
+    """
+    table = table.for_key(mask)
+    showing = ~out_of_showdown(table, mask)
+    hand = board.pool_hand(table.strength, showing & ~table.fouled, bool(mask & LOW_MIDDLE))
+    points = np.zeros(table.seats, dtype=np.int32)
+    for n in table.blocks:
+        best, show = table.wide(hand, n), table.wide(showing, n).astype(np.int32)
+        players = show.sum(axis=1, keepdims=True)
+        if pool.split == "each":
+            held = (best > 0).astype(np.int32)
+            table.wide(points, n)[...] = pool.stake * show * (
+                held * players - held.sum(axis=1, keepdims=True))
+            continue
+        takes = best > 0
+        if pool.split == "best":
+            takes &= best == best.max(axis=1, keepdims=True)
+        takers = takes.sum(axis=1, keepdims=True)
+        pot = pool.stake * players * (takers > 0)
+        part, odd = np.divmod(pot, np.maximum(takers, 1))
+        seat = table.wide(table.seat, n)
+        # Each taker's place among the takers of its hand, by seat number.
+        place = sum((takes[:, [j]] & (seat[:, [j]] < seat)).astype(np.int32) for j in range(n))
+        table.wide(points, n)[...] = takes * (part + (place < odd)) \
+            - pool.stake * show * (takers > 0)
+    return points
 
 
 def natural_values(table: SeatTable, rule: Naturals) -> Int:

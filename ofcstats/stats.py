@@ -40,6 +40,8 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from ofcstats.variants import Variant
+
 Z95 = 1.959963984540054
 MIN_HANDS_FOR_SKILL = 30
 
@@ -108,7 +110,7 @@ def player_stats(scored: pl.LazyFrame | pl.DataFrame, *, bootstrap: int = 1000,
     """Per player, variant and ruleset: results, spread, intervals, rates and style."""
     lf = scored.lazy().with_columns(
         opponents=(pl.col("n_seats") - 1).cast(pl.Int64),
-        eligible=~pl.col("fantasyland") & (pl.col("variant") != "chinese-13"),
+        eligible=~pl.col("fantasyland") & (pl.col("variant") != Variant.CHINESE_13.value),
     )
     opponents = pl.col("opponents").sum()
     table = lf.group_by(*KEYS).agg(
@@ -185,7 +187,7 @@ def ruleset_stats(scored: pl.LazyFrame | pl.DataFrame) -> pl.DataFrame:
     lf = scored.lazy().with_columns(
         pl.col("variant").cast(pl.String), pl.col("ruleset").cast(pl.String),
         pl.col("player").cast(pl.String),
-        eligible=~pl.col("fantasyland") & (pl.col("variant") != "chinese-13"))
+        eligible=~pl.col("fantasyland") & (pl.col("variant") != Variant.CHINESE_13.value))
     # The integer key counts hands faster than the text id, where the frame has it.
     hand = "hand_key" if "hand_key" in lf.collect_schema().names() else "hand_id"
     other = (pl.col("points") - pl.col("royalty_points")).cast(pl.Int64).abs().sum()

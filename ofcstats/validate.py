@@ -42,9 +42,10 @@ from ofcstats.records import (
     exclusive_cumsum,
     session_default,
 )
+from ofcstats.rows import ROW_NAMES
 from ofcstats.variants import FANTASYLAND_MAX_CARDS, MIN_PLAYERS, Variant
 
-ROWS = ("top", "middle", "bottom")
+ROWS = ROW_NAMES
 ROW_SIZES = {"top": 3, "middle": 5, "bottom": 5}
 MAX_SEAT = 99
 _VARIANTS = list(Variant)

@@ -35,7 +35,7 @@ class Variant(StrEnum):
         try:
             return cls(str(text))
         except ValueError:
-            names = ", ".join(v.value for v in cls)
+            names = ", ".join(VARIANT_NAMES)
             raise HandError(f"unknown variant {text!r}: use one of {names}") from None
 
     @property
@@ -58,6 +58,9 @@ class Variant(StrEnum):
         """13-card Chinese poker deals every seat 13 cards anyway."""
         return self is not Variant.CHINESE_13
 
+
+VARIANT_NAMES: tuple[str, ...] = tuple(v.value for v in Variant)
+"""Every variant's name, in the order of :class:`Variant`: for help texts and messages."""
 
 MIN_PLAYERS = 2
 FANTASYLAND_MAX_CARDS = 17

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 from handgen import random_hand, rich_board, seats_frame
-from oracle import Seat, score_hand
 
 from ofcstats.cards import parse_cards
 from ofcstats.rules import load_ruleset, preset_names
+from ofcstats.rules.reference import Seat, score_hand
 from ofcstats.score import score
 
 

@@ -37,12 +37,14 @@ from ofcstats.records import (
     empty,
     reject_rows,
 )
+from ofcstats.rows import ROW_NAMES
+from ofcstats.variants import Variant
 
 NAME = "boards-csv"
 STANDALONE_BATCHES = False  # a hand's rows may straddle two batches
-REQUIRED = ("hand_id", "seat", "player", "top", "middle", "bottom")
+REQUIRED = ("hand_id", "seat", "player", *ROW_NAMES)
 OPTIONAL = ("points", "variant", "session_id")
-DEFAULT_VARIANT = "ofc-classic"
+DEFAULT_VARIANT = Variant.OFC_CLASSIC.value
 _SEPARATORS = (",", ";", "\t")
 
 

@@ -41,6 +41,7 @@ from ofcstats.records import (
     reject_rows,
     session_default,
 )
+from ofcstats.variants import Variant
 
 NAME = "chipzen"
 STANDALONE_BATCHES = True  # one hand a line
@@ -165,7 +166,7 @@ def _from_arrow(table: pa.Table, lines: np.ndarray, source: str
             pl.format("{}:{}", pl.lit(session_default(source)), pl.col("line"))),
         session_id=pl.col("match_id"),
         played_at=pl.lit(None, dtype=pl.String),
-        variant=pl.lit("pineapple"),
+        variant=pl.lit(Variant.PINEAPPLE.value),
         ruleset=pl.lit(None, dtype=pl.String),
         button=pl.col("dealer_seat") + 1,
         error=join_errors([

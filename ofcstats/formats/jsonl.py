@@ -31,13 +31,14 @@ from ofcstats.records import (
     conform,
     empty,
 )
+from ofcstats.rows import ROW_NAMES
 
 NAME = "ofc-hand"
 STANDALONE_BATCHES = True  # one hand a line
 FORMAT_TAG = "ofc-hand/1"
 KNOWN_KEYS = ("format", "hand_id", "session_id", "played_at", "variant", "ruleset",
               "point_value", "button", "players")
-_ROWS = ("top", "middle", "bottom")
+_ROWS = ROW_NAMES
 _SMALLEST_SPLIT = 16  # below this many lines a failing piece goes to the line-by-line reader
 
 _CARDS = pa.list_(pa.string())
@@ -269,7 +270,7 @@ _BOOL = ("BOOLEAN",)
 _TEXT = ("VARCHAR",)
 _LIST = ("ARRAY",)
 _PLAYER_KEYS = ("seat", "name", "fantasyland", "timed_out", "surrendered", "reported_points",
-                "top", "middle", "bottom", "streets")
+                *_ROWS, "streets")
 _HAND = json.dumps({
     **{key: "JSON" for key in KNOWN_KEYS if key != "players"},
     "players": [dict.fromkeys(_PLAYER_KEYS, "JSON")],

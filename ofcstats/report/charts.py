@@ -20,6 +20,7 @@ from cycler import cycler
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from ofcstats.rows import ROW_NAMES
 from ofcstats.sanitize import visible
 
 # Okabe & Ito (2008), "Color Universal Design": seven hues and black.
@@ -261,7 +262,7 @@ def royalties_by_row(player_stats: pl.DataFrame, ruleset: str) -> Figure:
     if rows.is_empty():
         return _empty(title, f"no players under {ruleset}")
     collected = rows.select(pl.col(f"royalties_{r}").fill_null(0).abs().sum()
-                            for r in ("top", "middle", "bottom")).row(0)
+                            for r in ROW_NAMES).row(0)
     if not any(collected):
         return _empty(title, f"no royalties were collected under {ruleset}")
     players = rows.get_column("player").to_list()
@@ -270,7 +271,7 @@ def royalties_by_row(player_stats: pl.DataFrame, ruleset: str) -> Figure:
         axes = figure.subplots()
         width = 0.26
         x = np.arange(len(players))
-        for index, row in enumerate(("top", "middle", "bottom")):
+        for index, row in enumerate(ROW_NAMES):
             values = rows.get_column(f"royalties_{row}").fill_null(0).to_numpy()
             axes.bar(x + (index - 1) * width, values, width, color=_colour(index), label=row)
         axes.set_xticks(x, [_name(p) for p in players],

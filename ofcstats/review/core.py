@@ -39,16 +39,11 @@ from functools import cache
 import numpy as np
 import numpy.typing as npt
 
+from ofcstats.rules.board import fouled, pair_points, royalties
 from ofcstats.rules.model import Ruleset
 from ofcstats.simulate.fantasyland import best_sets
-from ofcstats.simulate.montecarlo import _final_strengths, _fouls, _royalties, play_out
-from ofcstats.simulate.scoring import (
-    RulesetArrays,
-    board_strengths,
-    pair_points,
-    qualifies,
-    ruleset_arrays,
-)
+from ofcstats.simulate.montecarlo import _final_strengths, play_out
+from ofcstats.simulate.scoring import RulesetArrays, board_strengths, qualifies, ruleset_arrays
 from ofcstats.simulate.state import CARD_KEYS
 from ofcstats.simulate.tables import pattern_counts, pattern_onehot, patterns
 from ofcstats.variants import Variant
@@ -180,8 +175,8 @@ class _Opponents:
             boards[d, :p.opponents.shape[0]] = p.opponents
             present[d, :p.opponents.shape[0]] = True
         strength = np.moveaxis(board_strengths(boards), -1, 0).astype(np.intp)
-        foul = _fouls(strength)
-        royalty = _royalties(arrays, strength, foul)
+        foul = fouled(strength)
+        royalty = royalties([arrays.royalty], strength, ~foul, np.int32, dense=True)[0]
         return cls(strength, foul, royalty, present)
 
 
@@ -192,7 +187,7 @@ def _score(arrays: RulesetArrays, strength: npt.NDArray[np.intp], foul: npt.NDAr
     """Points of finished boards (strengths ``(3, B)``) against their decision's
     opponents, the fantasyland value included; and whether each reaches fantasyland,
     and its royalties."""
-    roy = _royalties(arrays, strength, foul)
+    roy = royalties([arrays.royalty], strength, ~foul, np.int32, dense=True)[0]
     total = np.zeros(strength.shape[1], dtype=np.float64)
     for o in range(opp.present.shape[1]):
         points = pair_points(arrays, strength, opp.strength[:, decision, o], foul,
@@ -250,7 +245,7 @@ class _Street:
             else:
                 final = board_keys
             strength = _final_strengths(final)
-            foul = _fouls(strength)
+            foul = fouled(strength)
             points, reach, roy = _score(self.arrays, strength, foul, np.repeat(d, n),
                                         self.opp, self.fantasyland_value, False)
             points = points.reshape(c, n)
@@ -384,7 +379,7 @@ def _fantasyland(positions: Sequence[Position], arrays: RulesetArrays,
         for actions in (chosen, solved):
             boards = _board_of(cards, actions)
             strength = np.moveaxis(board_strengths(boards), -1, 0).astype(np.intp)
-            foul = _fouls(strength)
+            foul = fouled(strength)
             points, reach, roy = _score(arrays, strength, foul, np.arange(len(group)), opp,
                                         fantasyland_value, True)
             values.append((points, foul, reach, roy))

@@ -9,9 +9,10 @@ import polars as pl
 from ofcstats.cards import format_card
 from ofcstats.review.core import MISTAKES
 from ofcstats.review.store import Selection, Settings
+from ofcstats.rows import ROW_NAMES
 from ofcstats.store import Store
 
-ROW_NAMES = ("top", "middle", "bottom", "discard")
+PLACES = (*ROW_NAMES, "discard")
 Z95 = 1.959964
 
 
@@ -22,7 +23,7 @@ def placement_text(dealt: Sequence[int], rows: Sequence[int]) -> str:
     'top As Ks | bottom 7c | discard 2c'
     """
     parts = []
-    for row, name in enumerate(ROW_NAMES):
+    for row, name in enumerate(PLACES):
         cards = [format_card(c) for c, r in zip(dealt, rows, strict=True) if r == row]
         if cards:
             parts.append(f"{name} {' '.join(cards)}")

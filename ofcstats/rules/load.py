@@ -20,10 +20,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ofcstats.errors import RulesetError
+from ofcstats.rows import ROW_NAMES
 from ofcstats.rules.model import (
     FantasylandPolicy,
     HeadToHead,
     Naturals,
+    RoyaltyPool,
     RoyaltyTable,
     Ruleset,
 )
@@ -35,14 +37,15 @@ _RULESET_KEYS = {
     "name", "description", "variant", "variants", "sources", "head_to_head", "royalties",
     "fantasyland",
     "foul_penalty", "surrender", "spade_bonus", "naturals", "point_value", "loss_cap",
-    "misset", "wheel",
+    "misset", "wheel", "royalty_pool", "low_middle",
 }
 _HEAD_TO_HEAD_KEYS = {"row", "majority", "scoop", "table_bonus"}
-_ROYALTY_KEYS = {"name", "description", "top", "middle", "bottom"}
+_ROYALTY_KEYS = {"name", "description", *ROW_NAMES}
 _POLICY_KEYS = {"name", "description", "entry", "stay", "repeat_limit", "repeat_scope",
                 "entry_cards", "in_sources"}
-_STAY_KEYS = {"top", "middle", "bottom"}
+_STAY_KEYS = set(ROW_NAMES)
 _NATURAL_KEYS = {"three_straights", "three_flushes", "six_pairs", "dragon"}
+_POOL_KEYS = {"stake", "split"}
 
 
 def _folder(kind: str) -> Any:
@@ -193,6 +196,11 @@ def ruleset_from(data: dict[str, Any], where: str) -> Ruleset:
 
     naturals_data = _table(data, "naturals", where)
     _check_keys(naturals_data, _NATURAL_KEYS, f"{where}.naturals")
+    pool_data = _table(data, "royalty_pool", where)
+    _check_keys(pool_data, _POOL_KEYS, f"{where}.royalty_pool")
+    if "royalty_pool" in data and "stake" not in pool_data:
+        raise RulesetError(f"{where}.royalty_pool: stake is missing: give the points each "
+                           "player pays into the pool")
     variants = _variants(data, where)
     sources = data.get("sources", [])
     if not isinstance(sources, list):
@@ -209,9 +217,11 @@ def ruleset_from(data: dict[str, Any], where: str) -> Ruleset:
         surrender=data.get("surrender"),
         misset=data.get("misset", "scoop"),
         wheel=data.get("wheel", False),
+        low_middle=data.get("low_middle", False),
         spade_bonus=data.get("spade_bonus", False),
         naturals=Naturals(**naturals_data, where=f"{where}.naturals") if "naturals" in data
         else Naturals.default_for(variants, f"{where}.naturals"),
+        royalty_pool=RoyaltyPool(**pool_data, where=f"{where}.royalty_pool"),
         point_value=data.get("point_value"),
         loss_cap=data.get("loss_cap"),
         path=where,

@@ -300,6 +300,33 @@ class Naturals:
         return cls(where=where)
 
 
+POOL_SPLITS = ("best", "share", "each")
+"""Who takes the royalty pool (docs/rules.md §4): ``best``, the best royalty hand (equal
+best hands share it); ``share``, every royalty hand shares it equally; ``each``, every
+royalty hand takes one stake from each other player."""
+
+
+@dataclass(frozen=True)
+class RoyaltyPool:
+    """The royalty pool of 13-card Chinese poker (docs/rules.md §4): each player in the
+    showdown pays ``stake`` into a pool that the royalty hands take as ``split`` says;
+    with no royalty hand at the table nobody pays. ``stake`` 0: no pool."""
+
+    stake: int = 0
+    split: str = "best"
+    where: str = field(default="royalty_pool", repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        _check_int(self.where, "stake", self.stake)
+        if self.split not in POOL_SPLITS:
+            raise _fail(self.where, "split", self.split, f"use one of {', '.join(POOL_SPLITS)}")
+
+    @property
+    def played(self) -> bool:
+        """True when the ruleset plays a pool."""
+        return self.stake > 0
+
+
 MISSET_RULES = ("scoop", "per-row", "not-counted")
 """What a misset (fouled) hand costs: ``scoop``, it loses every row and pays
 ``foul_penalty`` to each live opponent; ``per-row``, it pays ``foul_penalty`` for each
@@ -327,6 +354,8 @@ class Ruleset:
     path: str | None = field(default=None, compare=False)
     misset: str = "scoop"
     wheel: bool = False
+    royalty_pool: RoyaltyPool = field(default_factory=RoyaltyPool)
+    low_middle: bool = False
 
     def __post_init__(self) -> None:
         where = self.path or self.name
@@ -344,6 +373,7 @@ class Ruleset:
             _check_int(where, "surrender", self.surrender)
         if not isinstance(self.wheel, bool):
             raise _fail(where, "wheel", self.wheel, "must be true or false")
+        self._check_low_middle(where)
         if self.misset not in MISSET_RULES:
             raise _fail(where, "misset", self.misset, f"use one of {', '.join(MISSET_RULES)}")
         if self.misset == "per-row" and self.foul_penalty is None:
@@ -356,6 +386,18 @@ class Ruleset:
         if self.loss_cap is not None and not _positive(self.loss_cap):
             raise _fail(where, "loss_cap", self.loss_cap, "must be a positive number of points")
         self._check_derived(where)
+
+    def _check_low_middle(self, where: str) -> None:
+        """Low in the middle is a 13-card agreement: no open-face deal, no fantasyland."""
+        if not isinstance(self.low_middle, bool):
+            raise _fail(where, "low_middle", self.low_middle, "must be true or false")
+        if self.low_middle and self.variants != (Variant.CHINESE_13,):
+            raise _fail(where, "low_middle", self.low_middle,
+                        "is a 13-card agreement: play it under variants = [\"chinese-13\"] "
+                        "only")
+        if self.low_middle and self.fantasyland.entry is not None:
+            raise _fail(where, "low_middle", self.low_middle,
+                        "is a 13-card agreement: it takes fantasyland = \"none\"")
 
     def _check_derived(self, where: str) -> None:
         """Every value the scorer derives is at most :data:`MAX_VALUE`, as the values
@@ -428,6 +470,11 @@ class Ruleset:
             parts.append("misses not counted")
         if self.wheel:
             parts.append("straights in the wheel order")
+        if self.low_middle:
+            parts.append("the middle played as a 2-7 low")
+        if self.royalty_pool.played:
+            parts.append(f"royalty pool {self.royalty_pool.stake} a player "
+                         f"({self.royalty_pool.split})")
         parts.append(f"fantasyland {self.fantasyland.name}")
         return "; ".join(parts)
 
@@ -469,4 +516,9 @@ class Ruleset:
         data["naturals"] = {"three_straights": n.three_straights,
                             "three_flushes": n.three_flushes, "six_pairs": n.six_pairs,
                             "dragon": n.dragon}
+        if self.low_middle:
+            data["low_middle"] = True
+        if self.royalty_pool.played:
+            data["royalty_pool"] = {"stake": self.royalty_pool.stake,
+                                    "split": self.royalty_pool.split}
         return data

@@ -106,6 +106,10 @@ class Simulation:
             raise SimulationError(
                 f"ruleset {self.ruleset.name}: the wheel order of straights is played in "
                 f"chinese-13; simulate {self.variant.value} under a ruleset without it")
+        if self.ruleset.low_middle and self.variant is not Variant.CHINESE_13:
+            raise SimulationError(
+                f"ruleset {self.ruleset.name}: low in the middle is played in chinese-13; "
+                f"simulate {self.variant.value} under a ruleset without it")
         policy = self.ruleset.fantasyland
         if self.variant.has_fantasyland and policy.enters:
             most = max([self.variant.fantasyland_base_cards,

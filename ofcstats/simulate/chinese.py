@@ -14,9 +14,10 @@ import numpy as np
 import numpy.typing as npt
 
 from ofcstats import evaluate
+from ofcstats.rows import BOTTOM, MIDDLE, TOP
+from ofcstats.rules import board
 from ofcstats.simulate.fantasyland import _layout, _spread
 from ofcstats.simulate.scoring import RulesetArrays
-from ofcstats.simulate.tables import BOTTOM, MIDDLE, TOP
 
 WEIGHTS: dict[str, tuple[float, float, float, float]] = {
     # top, middle, bottom, royalties
@@ -37,20 +38,22 @@ def _sets() -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[n
             layout.index5[bottom.ravel()])
 
 
-def greedy(cards: npt.NDArray[np.uint8], wheel: bool = False) -> npt.NDArray[np.uint8]:
+def greedy(cards: npt.NDArray[np.uint8], wheel: bool = False, low_middle: bool = False
+           ) -> npt.NDArray[np.uint8]:
     """The plain set of each 13-card hand as a board: strongest five at the bottom,
-    strongest five of the rest in the middle, the last three on top (always legal);
-    ``wheel``: straights ranked in the wheel order."""
+    strongest five of the rest in the middle (the best deuce-to-seven low of the rest
+    where the middle plays low), the last three on top (always legal); ``wheel``:
+    straights ranked in the wheel order."""
     layout = _layout(13)
     m = cards.shape[0]
-    s5 = evaluate.strength5(cards[:, layout.five].reshape(-1, 5))
-    if wheel:
-        s5 = evaluate.wheel_order()[s5]
+    raw = evaluate.strength5(cards[:, layout.five].reshape(-1, 5))
+    s5 = evaluate.wheel_order()[raw] if wheel else raw
     s5 = s5.reshape(m, -1).astype(np.int32)
     bottom = np.argmax(s5, axis=1)
     b_mask = layout.mask5[bottom]
     apart = (layout.mask5[None, :] & b_mask[:, None]) == 0
-    middle = np.argmax(np.where(apart, s5, -1), axis=1)
+    worth = evaluate.low_order()[raw].reshape(m, -1).astype(np.int32) if low_middle else s5
+    middle = np.argmax(np.where(apart, worth, -1), axis=1)
     used = b_mask | layout.mask5[middle]
     top_bits = ((~used[:, None] >> np.arange(13)) & 1).astype(bool)
     board = np.empty((m, 13), dtype=np.uint8)
@@ -61,22 +64,27 @@ def greedy(cards: npt.NDArray[np.uint8], wheel: bool = False) -> npt.NDArray[np.
 
 
 @cache
-def reference(wheel: bool = False) -> tuple[npt.NDArray[np.float32], ...]:
+def reference(wheel: bool = False, low_middle: bool = False
+              ) -> tuple[npt.NDArray[np.float32], ...]:
     """Per row, the share of reference rows each strength beats (ties count half);
-    ``wheel``: strengths with straights in the wheel order."""
+    ``wheel``: strengths with straights in the wheel order; ``low_middle``: the middle's
+    by its worth as a deuce-to-seven low."""
     rng = np.random.default_rng(20261129)
     hands = np.argsort(rng.random((4000, 52)), axis=1)[:, :13].astype(np.uint8)
-    boards = greedy(hands, wheel)
+    boards = greedy(hands, wheel, low_middle)
     count = evaluate.strength_count() + 1
     rows = (evaluate.strength3(boards[:, 0:3]), evaluate.strength5(boards[:, 3:8]),
             evaluate.strength5(boards[:, 8:13]))
     if wheel:
         order = evaluate.wheel_order()
         rows = (rows[0], order[rows[1]], order[rows[2]])
+    if low_middle:
+        rows = (rows[0], evaluate.low_order()[evaluate.strength5(boards[:, 3:8])], rows[2])
     out = []
     for strengths in rows:
         ordered = np.sort(strengths)
-        grid = np.arange(count)
+        grid = np.arange(max(count, int(evaluate.low_order().max()) + 1) if low_middle
+                         else count)
         below = np.searchsorted(ordered, grid, side="left")
         upto = np.searchsorted(ordered, grid, side="right")
         out.append(((below + upto) / (2.0 * len(ordered))).astype(np.float32))
@@ -90,14 +98,16 @@ def scored_sets(cards: npt.NDArray[np.uint8], arrays: RulesetArrays,
     subset indices: ``(72072,)`` and ``(3, 72072)``."""
     layout = _layout(13)
     t, mid, b = _sets()
-    s5 = arrays.five(evaluate.strength5(cards[layout.five])).astype(np.intp)
+    raw = evaluate.strength5(cards[layout.five])
+    s5 = arrays.five(raw).astype(np.intp)
     s3 = evaluate.strength3(cards[layout.three]).astype(np.intp)
-    st, sm, sb = s3[t], s5[mid], s5[b]
-    top_u, mid_u, bot_u = reference(arrays.wheel)
+    st, sm, sb = s3[t], arrays.middle(raw).astype(np.intp)[mid], s5[b]
+    top_u, mid_u, bot_u = reference(arrays.wheel, arrays.low_middle)
     score = (weights[0] * top_u[st] + weights[1] * mid_u[sm] + weights[2] * bot_u[sb]
              + weights[3] * (arrays.royalty[TOP][st] + arrays.royalty[MIDDLE][sm]
                              + arrays.royalty[BOTTOM][sb]))
-    legal = (st <= sm) & (sm <= sb)
+    # A low middle is out of the order (docs/rules.md §2): only the top under the bottom.
+    legal = ~board.fouled(np.stack([st, sm, sb]), arrays.low_middle)
     return np.where(legal, score, -np.inf).astype(np.float32), np.stack([t, mid, b])
 
 

@@ -30,8 +30,9 @@ import numpy as np
 import numpy.typing as npt
 
 from ofcstats import evaluate
+from ofcstats.rows import BOTTOM, MIDDLE, TOP
 from ofcstats.simulate.scoring import RulesetArrays
-from ofcstats.simulate.tables import BOTTOM, DISCARD, MIDDLE, TOP
+from ofcstats.simulate.tables import DISCARD
 
 Ints = npt.NDArray[np.integer[Any]]
 _PRIMARY = 1 << 16  # value units; strengths (below 2**14 each) add up below it as tie-break

@@ -17,12 +17,14 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from ofcstats.rows import BOTTOM, MIDDLE, TOP
+from ofcstats.rules import board
 from ofcstats.rules.model import Ruleset
 from ofcstats.session import game_ends
 from ofcstats.simulate.bots import Bot, place_all
 from ofcstats.simulate.scoring import RulesetArrays, board_strengths, fouled, qualifies
 from ofcstats.simulate.state import Boards, Turn
-from ofcstats.simulate.tables import BOTTOM, DISCARD, MIDDLE, TOP
+from ofcstats.simulate.tables import DISCARD
 from ofcstats.variants import Variant
 
 
@@ -233,9 +235,7 @@ class Dealer:
             else np.zeros((m, s), dtype=bool)
         qualified = qualifies(self.arrays, strengths, foul, in_fl, allowed)
         base = self.variant.fantasyland_base_cards
-        entry_cards = np.full((m, s), base, dtype=np.int64)
-        for threshold, cards_dealt in self.entry_steps:
-            entry_cards = np.where(strengths[..., TOP] >= threshold, cards_dealt, entry_cards)
+        entry_cards = board.entry_cards(strengths[..., TOP], self.entry_steps, base, np.int64)
         next_fl = np.where(qualified, np.where(in_fl, base, entry_cards), 0)
 
         timed_out = timeout < len(streets)

@@ -22,9 +22,9 @@ import numpy.typing as npt
 
 from ofcstats import evaluate
 from ofcstats.evaluate import Category
+from ofcstats.rows import BOTTOM
 from ofcstats.simulate.scoring import RulesetArrays
 from ofcstats.simulate.tables import (
-    BOTTOM,
     SUIT_BITS,
     SUIT_MASK,
     at_least_table,

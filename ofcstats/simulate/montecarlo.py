@@ -21,9 +21,10 @@ import numpy as np
 import numpy.typing as npt
 
 from ofcstats import evaluate
+from ofcstats.rules.board import enters, fouled, pair_points, royalties
 from ofcstats.simulate import chinese, heuristic
 from ofcstats.simulate.bots import Bot, candidates, pattern_values
-from ofcstats.simulate.scoring import RulesetArrays, board_strengths, pair_points
+from ofcstats.simulate.scoring import RulesetArrays, board_strengths
 from ofcstats.simulate.state import CARD_KEYS, Turn
 from ofcstats.simulate.tables import (
     SUIT_BITS,
@@ -112,17 +113,6 @@ def _final_strengths(keys: npt.NDArray[np.int64]) -> npt.NDArray[np.intp]:
     return out
 
 
-def _fouls(strengths: npt.NDArray[np.intp]) -> npt.NDArray[np.bool_]:
-    return (strengths[0] > strengths[1]) | (strengths[1] > strengths[2])
-
-
-def _royalties(arrays: RulesetArrays, strengths: npt.NDArray[np.intp],
-               foul: npt.NDArray[np.bool_]) -> npt.NDArray[np.int32]:
-    roy = np.stack([arrays.royalty[r][strengths[r]] for r in range(3)]).astype(np.int32)
-    roy[:, foul] = 0
-    return roy
-
-
 def last_street(keys: npt.NDArray[np.int64], filled: npt.NDArray[np.int8],
                 cards: npt.NDArray[np.uint8], discards: int, arrays: RulesetArrays,
                 fl_value: float) -> npt.NDArray[np.int64]:
@@ -148,8 +138,8 @@ def last_street(keys: npt.NDArray[np.int64], filled: npt.NDArray[np.int8],
         strengths = _final_strengths(finals)
         score = sum(arrays.royalty[r][strengths[r]].astype(np.float32) for r in range(3))
         if arrays.entry is not None:
-            score = score + fl_value * (strengths[0] >= arrays.entry)
-        score = np.where(_fouls(strengths), -50.0, score) + 1e-4 * strengths.sum(axis=0)
+            score = score + fl_value * enters(strengths, np.True_, arrays.entry)
+        score = np.where(fouled(strengths), -50.0, score) + 1e-4 * strengths.sum(axis=0)
         choice = np.argmax(score, axis=1)
         out[:, boards] = np.take_along_axis(finals, choice[None, :, None], axis=2)[..., 0]
     return out
@@ -252,14 +242,14 @@ class MonteCarloBot(Bot):
         else:
             final = np.broadcast_to(keys[..., None], shape)
         strengths = _final_strengths(final)
-        foul = _fouls(strengths)
-        roy = _royalties(arrays, strengths, foul)
+        foul = fouled(strengths)
+        roy = royalties([arrays.royalty], strengths, ~foul, np.int32, dense=True)[0]
         total = np.zeros((m, c, n), dtype=np.float64)
         for o_strength, o_foul, o_roy in opponents:
             total += pair_points(arrays, strengths, o_strength[:, :, None], foul,
                                  o_foul[:, None], roy, o_roy[:, :, None])
         if arrays.entry is not None:
-            total += self.fl_value * (~foul & (strengths[0] >= arrays.entry))
+            total += self.fl_value * enters(strengths, ~foul, arrays.entry)
         return total.mean(axis=2)
 
     def _opponent(self, turn: Turn, part: slice, o: int, deck: npt.NDArray[np.uint8],
@@ -293,8 +283,8 @@ class MonteCarloBot(Bot):
                                         cards[boards, :13], [(13, 0)], arrays,
                                         self.fl_value, exact_last=False)
         strengths = _final_strengths(final)
-        foul = _fouls(strengths)
-        roy = _royalties(arrays, strengths, foul)
+        foul = fouled(strengths)
+        roy = royalties([arrays.royalty], strengths, ~foul, np.int32, dense=True)[0]
         return strengths.reshape(3, m, n), foul.reshape(m, n), roy.reshape(3, m, n)
 
 
@@ -329,21 +319,19 @@ def thirteen_by_rollouts(bot: MonteCarloBot, cards: npt.NDArray[np.uint8],
         top = np.argsort(-score)[:keep]
         mine = np.stack([
             evaluate.strength3(hand[layout.three[sets[0, top]]]),
-            arrays.five(evaluate.strength5(hand[layout.five[sets[1, top]]])),
+            arrays.middle(evaluate.strength5(hand[layout.five[sets[1, top]]])),
             arrays.five(evaluate.strength5(hand[layout.five[sets[2, top]]]))]).astype(np.intp)
         rest = np.setdiff1d(np.arange(52, dtype=np.uint8), hand)
         order = np.argsort(bot.rng.random((n, rest.size)), axis=1)
         total = np.zeros(keep, dtype=np.float64)
         mine_foul = np.zeros((keep, 1), dtype=bool)
-        mine_roy = np.stack([arrays.royalty[r][mine[r]] for r in range(3)]).astype(
-            np.int32)[:, :, None]
+        mine_roy = royalties([arrays.royalty], mine, np.True_, np.int32, dense=True)[0][:, :, None]
         for o in range(opponents):
             dealt = rest[order[:, 13 * o:13 * (o + 1)]]
-            board = chinese.greedy(dealt, arrays.wheel)
+            board = chinese.greedy(dealt, arrays.wheel, arrays.low_middle)
             theirs = board_strengths(board).astype(np.intp).T  # (3, n)
-            theirs[1:] = arrays.five(theirs[1:])
-            their_roy = np.stack([arrays.royalty[r][theirs[r]] for r in range(3)]).astype(
-                np.int32)
+            theirs[1], theirs[2] = arrays.middle(theirs[1]), arrays.five(theirs[2])
+            their_roy = royalties([arrays.royalty], theirs, np.True_, np.int32, dense=True)[0]
             their_foul = np.zeros((1, n), dtype=bool)
             total += pair_points(arrays, mine[:, :, None], theirs[:, None, :], mine_foul,
                                  their_foul, mine_roy, their_roy[:, None, :]).mean(axis=1)

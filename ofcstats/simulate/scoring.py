@@ -15,6 +15,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ofcstats import evaluate
+from ofcstats.rows import ROWS
+from ofcstats.rules import board
 from ofcstats.rules.model import Ruleset
 from ofcstats.simulate.tables import category_index
 from ofcstats.variants import Variant
@@ -40,17 +42,27 @@ class RulesetArrays:
     spade_bonus: bool
     has_fantasyland: bool
     wheel: bool = False  # straights rank in the wheel order (13-card Chinese poker)
+    low_middle: bool = False  # the middle plays as a deuce-to-seven low (13-card)
 
     def five(self, strengths: npt.NDArray[Any]) -> npt.NDArray[Any]:
         """5-card row strengths as this ruleset ranks them (the wheel order of straights
         reorders them; the scorer does the same, :func:`ofcstats.evaluate.wheel_order`)."""
         return evaluate.wheel_order()[strengths] if self.wheel else strengths
 
+    def middle(self, strengths: npt.NDArray[Any]) -> npt.NDArray[Any]:
+        """5-card strengths as this ruleset ranks them in the middle: their worth as a
+        deuce-to-seven low where the middle plays low (:func:`ofcstats.evaluate.low_order`),
+        else as :meth:`five`."""
+        return evaluate.low_order()[strengths] if self.low_middle else self.five(strengths)
+
 
 @cache
 def ruleset_arrays(ruleset: Ruleset, variant: Variant) -> RulesetArrays:
     """Arrays for ``ruleset`` played as ``variant`` (cached per pair)."""
     values = ruleset.royalties.values()
+    if ruleset.low_middle:  # a low middle earns no royalty (indexed by its low worth)
+        values = (values[0], np.zeros(evaluate.low_order().max() + 1, dtype=np.int16),
+                  values[2])
     strengths = np.arange(1, evaluate.strength_count() + 1)
     index = category_index(strengths)
     sizes = evaluate.row_size(strengths)
@@ -63,14 +75,14 @@ def ruleset_arrays(ruleset: Ruleset, variant: Variant) -> RulesetArrays:
     has_fl = variant.has_fantasyland and limits["entry"] is not None
     entry = limits["entry"] if has_fl else None
     entry_index = int(category_index(np.array([entry]))[0]) if entry is not None else 10_000
-    stay = tuple(limits[f"stay_{r}"] if has_fl else None for r in ("top", "middle", "bottom"))
+    stay = tuple(limits[f"stay_{r}"] if has_fl else None for r in ROWS)
     h = ruleset.head_to_head
     return RulesetArrays(
         royalty=values, royalty_made=made, entry=entry, entry_index=entry_index,
         stay=stay,  # type: ignore[arg-type]
         row=h.row, majority=h.majority, scoop=h.scoop, table_bonus=h.table_bonus,
         foul_points=ruleset.foul_points, spade_bonus=ruleset.spade_bonus,
-        has_fantasyland=has_fl, wheel=ruleset.wheel,
+        has_fantasyland=has_fl, wheel=ruleset.wheel, low_middle=ruleset.low_middle,
     )
 
 
@@ -85,41 +97,18 @@ def board_strengths(boards: npt.NDArray[np.uint8]) -> npt.NDArray[np.int32]:
 
 
 def fouled(strengths: npt.NDArray[np.int32]) -> npt.NDArray[np.bool_]:
-    """Rows out of order (docs/rules.md §2)."""
-    return (strengths[..., 0] > strengths[..., 1]) | (strengths[..., 1] > strengths[..., 2])
+    """:func:`ofcstats.rules.board.fouled` for strengths laid out ``(..., 3)``, as
+    :func:`board_strengths` gives them."""
+    return board.fouled(np.moveaxis(strengths, -1, 0))
 
 
 def qualifies(arrays: RulesetArrays, strengths: npt.NDArray[np.int32],
               foul: npt.NDArray[np.bool_], in_fantasyland: npt.NDArray[np.bool_] | bool,
               may_stay: npt.NDArray[np.bool_] | bool = True) -> npt.NDArray[np.bool_]:
-    """Fantasyland next hand: entry from a normal hand, stay from a fantasyland one
-    (the same thresholds as :func:`ofcstats.score.score`), never after a foul."""
-    alive = ~foul
-    if arrays.entry is None:
-        return np.zeros(foul.shape, dtype=bool)
-    entry = strengths[..., 0] >= arrays.entry
-    stay = np.zeros(foul.shape, dtype=bool)
-    for row, limit in enumerate(arrays.stay):
-        if limit is not None:
-            stay |= strengths[..., row] >= limit
-    return alive & np.where(in_fantasyland, stay & may_stay, entry)
+    """Fantasyland next hand (:func:`ofcstats.rules.board.fantasyland_next`) for
+    strengths laid out ``(..., 3)``: entry from a normal hand, stay from a fantasyland one
+    where ``may_stay`` (the repeat limit), never after a foul."""
+    entering, staying = board.fantasyland_next(
+        np.moveaxis(strengths, -1, 0), in_fantasyland, ~foul, arrays.entry, arrays.stay)
+    return entering | (staying & may_stay)
 
-
-def pair_points(arrays: RulesetArrays, mine: Ints, theirs: Ints, my_foul: Bools,
-                their_foul: Bools, my_roy: Ints, their_roy: Ints) -> npt.NDArray[np.int32]:
-    """Points one board wins from another (docs/rules.md §3-§4), table bonus and the spade
-    bonus apart. Strengths and royalties are rows first, ``(3, ...)``."""
-    wins = (mine[0] > theirs[0]).astype(np.int32) + (mine[1] > theirs[1]) \
-        + (mine[2] > theirs[2])
-    losses = (mine[0] < theirs[0]).astype(np.int32) + (mine[1] < theirs[1]) \
-        + (mine[2] < theirs[2])
-    live = arrays.row * (wins - losses)
-    if arrays.majority:
-        live = live + arrays.majority * ((wins >= 2).astype(np.int32) - (losses >= 2))
-    if arrays.scoop:
-        live = live + arrays.scoop * ((wins == 3).astype(np.int32) - (losses == 3))
-    foul = arrays.foul_points * (their_foul.astype(np.int32) - my_foul)
-    points = np.where(~my_foul & ~their_foul, live, foul)
-    exchange = (my_roy[0] - their_roy[0]) + (my_roy[1] - their_roy[1]) \
-        + (my_roy[2] - their_roy[2])
-    return (points + exchange).astype(np.int32)

@@ -26,12 +26,13 @@ import numpy.typing as npt
 
 from ofcstats import evaluate
 from ofcstats.evaluate import RANK_KEYS, Category
+from ofcstats.rows import TOP
 
 STRIDE = 5 * RANK_KEYS[-1] + 1
 SUIT_BITS = 12
 SUIT_MASK = (1 << SUIT_BITS) - 1
 EMPTY = 52  # the code of an empty slot in a board array
-TOP, MIDDLE, BOTTOM, DISCARD = 0, 1, 2, 3
+DISCARD = 3  # a placement code after the rows' own (TOP, MIDDLE, BOTTOM)
 ROW_SIZES = (3, 5, 5)
 ROW_START = (0, 3, 8)  # slots of a 13-slot board: top 0-2, middle 3-7, bottom 8-12
 

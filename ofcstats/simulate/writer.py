@@ -12,13 +12,14 @@ import numpy.typing as npt
 import polars as pl
 
 from ofcstats.cards import format_card
+from ofcstats.rows import ROW_NAMES
 from ofcstats.rules.model import Ruleset
 from ofcstats.score import SEAT_SCHEMA, score
 from ofcstats.simulate.game import HandRecord, StepLog
 from ofcstats.variants import Variant
 
 _CARD = [format_card(c) for c in range(52)]
-_ROWS = ("top", "middle", "bottom", "discard")
+_ROWS = (*ROW_NAMES, "discard")
 _ORDER = ("dealt", *_ROWS)
 HAND_SECONDS = 75  # time stamps: one hand every 75 seconds
 
