@@ -491,30 +491,12 @@ def reading(db: Path | None, filters: pipeline.Filters | None = None,
         yield store
 
 
-def _scored(store: Store, filters: pipeline.Filters, columns: Sequence[str] | None = None,
-            *, quiet: bool = False) -> pl.DataFrame:
-    with progress_bar("reading results", _on_terminal(quiet), unit="rows") as update:
-        try:
-            # Repeated strings as categories: a fraction of the memory on large stores.
-            frame = pipeline.scored_frame(store, filters, columns, categorical=True,
-                                          progress=update)
-        except OfcstatsError as error:
-            raise fail_with(error) from None
-    if frame.is_empty():
-        raise fail("no scored hands match: run ofcstats rescore, or loosen the filters", 1)
-    return frame
-
-
-def _analysed(db: Path | None, filters: pipeline.Filters,
-              columns: Sequence[str] | None = None, *, quiet: bool = False) -> pl.DataFrame:
-    with reading(db, filters) as store:
-        return _scored(store, filters, columns, quiet=quiet)
-
-
-def _player_table(store: Store, frame: pl.DataFrame, filters: pipeline.Filters, seed: int
-                  ) -> pl.DataFrame:
+def _player_table(store: Store, filters: pipeline.Filters, seed: int,
+                  pairs: dict[str, str] | None = None) -> pl.DataFrame:
     try:
-        return analysis.player_table(store, frame, filters, seed=seed)
+        return analysis.player_table(store, filters, seed=seed, pairs=pairs)
+    except StoreError as error:
+        raise fail(str(error), 1) from None
     except OfcstatsError as error:
         raise fail_with(error) from None
 
@@ -987,9 +969,14 @@ def compare(
     """
     if output_path is not None:
         writable_file(output_path, "table")
-    frame = _analysed(db, _filters(ruleset, session, since, until, variant, player),
-                      stats.RULESET_COLUMNS, quiet=quiet)
-    table = stats.ruleset_stats(frame)
+    filters = _filters(ruleset, session, since, until, variant, player)
+    with reading(db, filters) as store:
+        try:
+            table = stats.ruleset_stats_of(analysis.stored_rows(store, filters))
+        except OfcstatsError as error:
+            raise fail_with(error) from None
+    if table.is_empty():
+        raise fail(analysis.NOTHING_SCORED, 1)
     hands = dict(table.group_by("variant").agg(pl.col("hands").max()).iter_rows())
     emit(by_variant_text(table, output, [
         "skill_rank", "ruleset", "hands", "sd", "mean_abs_points", "royalty_share",
@@ -1022,11 +1009,7 @@ def players(
         shown = analysis.shown_rulesets(store, filters, ruleset)
         if shown:
             filters = replace(filters, rulesets=sorted(set(shown.values())))
-        frame = _scored(store, filters, analysis.PLAYER_COLUMNS, quiet=quiet)
-        frame = frame.filter(pl.struct(pl.col("variant").cast(pl.String),
-                                       pl.col("ruleset").cast(pl.String)).is_in(
-            [{"variant": v, "ruleset": r} for v, r in shown.items()]))
-        table = _player_table(store, frame, filters, seed)
+        table = _player_table(store, filters, seed, shown)
     emit(by_variant_text(
         table.sort(["variant", "total", "player"], descending=[False, True, False]), output, [
             "player", "ruleset", "hands", "total", "mean", "sd", "ci_low", "ci_high",
@@ -1057,15 +1040,13 @@ def player(
         writable_file(output_path, "table")
     filters = _filters(ruleset, session, since, until, variant, [name])
     with reading(db, filters) as store:
-        frame = _scored(store, filters, list(dict.fromkeys(
-            [*analysis.PLAYER_COLUMNS, *stats.DIFFERENCE_COLUMNS])), quiet=quiet)
-        table = _player_table(store, frame, filters, seed)
+        table = _player_table(store, filters, seed)
+        differences = stats.reported_differences_of(analysis.stored_rows(store, filters))
     text = by_variant_text(
         table.sort(["variant", "mean", "ruleset"], descending=[False, True, False]), output, [
             "ruleset", "hands", "total", "mean", "sd", "ci_low", "ci_high", "money",
             "foul_rate", "fantasyland_entry_rate", "fantasyland_stay_rate", "royalties_top",
             "royalties_middle", "royalties_bottom", "scoop_rate"])
-    differences = stats.reported_differences(frame)
     if output is TableFormat.table and not differences.is_empty():
         text += (f"\n{differences.height} seat(s) where the logged points differ from the "
                  "re-score under the ruleset played:\n"

@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import duckdb
 import numpy as np
 import numpy.typing as npt
 import polars as pl
@@ -230,6 +231,29 @@ def limit_repeats(results: pl.DataFrame, seats: pl.DataFrame, hands: pl.DataFram
     return apply_repeat_limits(results, streaks, rulesets)
 
 
+SETTLE_SQL = """
+WITH t AS (
+    SELECT *, CASE WHEN loss_cap IS NOT NULL AND points < -loss_cap THEN -loss_cap
+                   ELSE points END::DOUBLE AS _capped
+    FROM ({source})
+), g AS (
+    SELECT ruleset, session_id, game, sum(_capped - points) AS _shortfall,
+           sum(greatest(points, 0)) AS _won
+    FROM t GROUP BY ALL
+), s AS (
+    SELECT t.* EXCLUDE (_capped),
+           CASE WHEN points > 0 THEN points - g._shortfall * greatest(points, 0) / g._won
+                ELSE _capped END::DOUBLE AS settled_points,
+           coalesce(loss_cap IS NOT NULL AND points < -loss_cap, false) AS capped
+    FROM t JOIN g USING (ruleset, session_id, game)
+)
+SELECT *, settled_points * point_value AS money FROM s
+"""
+"""Settling as SQL over ``{source}`` (rows as :func:`settle` describes): DuckDB settles
+the store's games without them leaving the database, and :func:`settle` a frame's, by
+the same statement."""
+
+
 def settle(per_game: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
     """Settle each game as the table did: add ``settled_points`` and ``money``.
 
@@ -239,19 +263,15 @@ def settle(per_game: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
     whole table, and what a capped loser does not pay is taken from the game's winners
     in proportion to their winnings, so each game's money sums to zero.
     """
-    game = list(GAME)
-    capped = pl.when(pl.col("loss_cap").is_not_null()
-                     & (pl.col("points") < -pl.col("loss_cap"))) \
-        .then(-pl.col("loss_cap")).otherwise(pl.col("points"))
-    shortfall = (capped - pl.col("points")).sum().over(game)
-    winnings = pl.col("points").clip(lower_bound=0)
-    won = winnings.sum().over(game)
-    settled = pl.when(pl.col("points") > 0).then(
-        pl.col("points") - shortfall * winnings / won).otherwise(capped)
-    return per_game.lazy().with_columns(
-        settled_points=settled.cast(pl.Float64),
-        capped=pl.col("loss_cap").is_not_null() & (pl.col("points") < -pl.col("loss_cap")),
-    ).with_columns(money=pl.col("settled_points") * pl.col("point_value"))
+    frame = per_game.lazy().collect().with_row_index("_row")
+    con = duckdb.connect()
+    try:
+        con.register("per_game", frame)
+        settled = con.sql(SETTLE_SQL.format(source="SELECT * FROM per_game")
+                          + " ORDER BY _row").pl()
+    finally:
+        con.close()
+    return settled.drop("_row").lazy()
 
 
 def stake(ruleset: Ruleset, logged: pl.Expr) -> pl.Expr:
