@@ -43,7 +43,7 @@ def _games(store: Store, filters: pipeline.Filters) -> pl.DataFrame:
     """, params=params).pl().with_columns(
         logged_stake=pl.col("point_value").fill_null(1.0))
     fixed = session.hand_order(hands, split_on=["variant"]).select(
-        "hand_key", game_fixed="game")
+        "hand_key", "order", game_fixed="game")
     logged = session.hand_order(hands, split_on=["variant", "logged_stake"]).select(
         "hand_key", game_logged="game")
     return hands.lazy().join(fixed, on="hand_key").join(logged, on="hand_key").collect()
@@ -252,20 +252,82 @@ def _choose(scored: list[str], own: list[str], played: list[tuple[str, int]],
     return sorted(own or scored)[0]
 
 
-def played_rulesets(scored: pl.DataFrame, chosen: str | None = None) -> dict[str, str]:
-    """For each variant in a scored frame, the ruleset its tables show first
-    (:func:`_choose`)."""
+def played_rulesets(rows: stats.Rows, chosen: str | None = None) -> dict[str, str]:
+    """For each variant in the rows, the ruleset its tables show first (:func:`_choose`)."""
+    scored = rows.query("""
+        SELECT DISTINCT variant::VARCHAR AS variant, ruleset::VARCHAR AS ruleset, what_if
+        FROM ({source}) ORDER BY ALL""")
+    played = rows.query("""
+        SELECT variant::VARCHAR AS variant, played_ruleset::VARCHAR AS played_ruleset,
+               count(DISTINCT hand_key) AS hands
+        FROM ({source}) WHERE played_ruleset IS NOT NULL GROUP BY ALL ORDER BY ALL""")
     found: dict[str, str] = {}
-    frame = scored.select(
-        pl.col("variant").cast(pl.String), pl.col("ruleset").cast(pl.String),
-        pl.col("played_ruleset").cast(pl.String), "hand_key", "what_if")
-    for (variant,), rows in frame.sort("variant").group_by("variant", maintain_order=True):
-        played = rows.group_by("played_ruleset").agg(hands=pl.col("hand_key").n_unique())
-        found[str(variant)] = _choose(
-            sorted(rows.get_column("ruleset").unique().to_list()),
-            sorted(rows.filter(~pl.col("what_if")).get_column("ruleset").unique().to_list()),
-            [(str(n), int(h)) for n, h in played.iter_rows() if n is not None], chosen)
+    for variant in sorted(set(scored.get_column("variant").to_list())):
+        mine = scored.filter(pl.col("variant") == variant)
+        found[variant] = _choose(
+            sorted(set(mine.get_column("ruleset").to_list())),
+            sorted(set(mine.filter(~pl.col("what_if")).get_column("ruleset").to_list())),
+            [(str(n), int(h)) for _, n, h in played.filter(
+                pl.col("variant") == variant).iter_rows()], chosen)
     return found
+
+
+def hand_counts(rows: stats.Rows) -> dict[str | None, tuple[int, int]]:
+    """Hands and sessions the rows hold, per variant and (under None) in all."""
+    counted = rows.query("""
+        SELECT variant::VARCHAR AS variant, count(DISTINCT hand_key) AS hands,
+               count(DISTINCT session_id) AS sessions
+        FROM ({source}) GROUP BY GROUPING SETS ((variant), ())""")
+    return {variant: (int(hands), int(sessions))
+            for variant, hands, sessions in counted.iter_rows()}
+
+
+def points_histogram(rows: stats.Rows) -> pl.DataFrame:
+    """Per variant and ruleset, how many seats scored each number of points: every
+    quantile of the points per hand, in a few rows."""
+    return rows.query("""
+        SELECT variant::VARCHAR AS variant, ruleset::VARCHAR AS ruleset, points,
+               count(*) AS seats
+        FROM ({source}) GROUP BY ALL ORDER BY ALL""")
+
+
+CURVE_POINTS = 2000
+"""A running-total curve has at most this many points: past it, a point stands for a
+run of consecutive hands (a chart never needs a million points)."""
+
+
+def running_totals(store: Store, filters: pipeline.Filters, rows: stats.Rows
+                   ) -> pl.DataFrame:
+    """Per variant, ruleset and player, the running total of points over the player's
+    hands in play order: ``hands`` (played so far) and ``points`` (won so far), at the
+    end of each run of hands (one hand, up to :data:`CURVE_POINTS` hands a player)."""
+    places = _games(store, filters).select("hand_key", "session_id", "order").sort(
+        "session_id", "order").with_columns(place=pl.int_range(pl.len(), dtype=pl.Int64))
+    where, params = filters.sql({"session_id": "h.session_id", "variant": "h.variant",
+                                 "player": "s.player"}, times="h.played_at")
+    seated = store.con.sql(f"""
+        SELECT s.hand_key, s.player, h.variant FROM seats s JOIN hands h USING (hand_key)
+        WHERE {where}""", params=params).pl()
+    runs = seated.join(places.select("hand_key", "place"), on="hand_key").sort(
+        "variant", "player", "place").with_columns(
+        index=pl.int_range(pl.len(), dtype=pl.Int64).over("variant", "player"),
+        step=((pl.len().over("variant", "player") + CURVE_POINTS - 1) // CURVE_POINTS)
+        .cast(pl.Int64))
+    runs = runs.select("hand_key", "player", run=pl.col("index") // pl.col("step"))
+    con = rows.con
+    con.register("curve_runs", runs)
+    try:
+        summed = rows.query("""
+            SELECT variant::VARCHAR AS variant, ruleset::VARCHAR AS ruleset,
+                   player::VARCHAR AS player, c.run, count(*) AS hands,
+                   sum(points)::BIGINT AS points
+            FROM ({source}) JOIN curve_runs c USING (hand_key, player)
+            GROUP BY ALL ORDER BY ALL""")
+    finally:
+        con.unregister("curve_runs")
+    curve = ["variant", "ruleset", "player"]
+    return summed.select(*curve, pl.col("hands").cum_sum().over(curve),
+                         pl.col("points").cum_sum().over(curve))
 
 
 def shown_rulesets(store: Store, filters: pipeline.Filters, chosen: str | None = None
