@@ -491,6 +491,15 @@ def reading(db: Path | None, filters: pipeline.Filters | None = None,
         yield store
 
 
+@contextmanager
+def _summing(quiet: bool) -> Iterator[None]:
+    """A progress display while the database sums the results (one step)."""
+    with progress_bar("summing results", _on_terminal(quiet), unit="steps") as update:
+        _step(update, 0, 1)
+        yield
+        _step(update, 1, 1)
+
+
 def _player_table(store: Store, filters: pipeline.Filters, seed: int,
                   pairs: dict[str, str] | None = None) -> pl.DataFrame:
     try:
@@ -970,7 +979,7 @@ def compare(
     if output_path is not None:
         writable_file(output_path, "table")
     filters = _filters(ruleset, session, since, until, variant, player)
-    with reading(db, filters) as store:
+    with reading(db, filters) as store, _summing(quiet):
         try:
             table = stats.ruleset_stats_of(analysis.stored_rows(store, filters))
         except OfcstatsError as error:
@@ -1004,7 +1013,7 @@ def players(
     if output_path is not None:
         writable_file(output_path, "table")
     filters = _filters([ruleset] if ruleset else None, session, since, until, variant, player)
-    with reading(db, filters) as store:
+    with reading(db, filters) as store, _summing(quiet):
         # Only the rulesets shown are read: one per variant.
         shown = analysis.shown_rulesets(store, filters, ruleset)
         if shown:
@@ -1039,7 +1048,7 @@ def player(
     if output_path is not None:
         writable_file(output_path, "table")
     filters = _filters(ruleset, session, since, until, variant, [name])
-    with reading(db, filters) as store:
+    with reading(db, filters) as store, _summing(quiet):
         table = _player_table(store, filters, seed)
         differences = stats.reported_differences_of(analysis.stored_rows(store, filters))
     text = by_variant_text(
