@@ -36,17 +36,14 @@ def _games(store: Store, filters: pipeline.Filters) -> pl.DataFrame:
                                 times=None)
     hands = store.con.sql(f"""
         SELECT h.hand_key, h.session_id, h.played_at, h.n_seats, h.variant, h.point_value,
+               coalesce(h.point_value, 1.0) AS logged_stake,
                bool_or(s.fantasyland) AS fantasyland_hand
         FROM hands h JOIN seats s USING (hand_key)
         WHERE {where}
         GROUP BY ALL
-    """, params=params).pl().with_columns(
-        logged_stake=pl.col("point_value").fill_null(1.0))
-    fixed = session.hand_order(hands, split_on=["variant"]).select(
-        "hand_key", "order", game_fixed="game")
-    logged = session.hand_order(hands, split_on=["variant", "logged_stake"]).select(
-        "hand_key", game_logged="game")
-    return hands.lazy().join(fixed, on="hand_key").join(logged, on="hand_key").collect()
+    """, params=params).pl()
+    return session.hand_order(hands, split_on=["variant"], also={
+        "game_logged": ["variant", "logged_stake"]}).rename({"game": "game_fixed"}).collect()
 
 
 _PER_GAME = """

@@ -15,13 +15,15 @@ import importlib.metadata
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+import tempfile
+import textwrap
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TextIO
 
 import duckdb
 import polars as pl
@@ -52,6 +54,7 @@ from ofcstats.paths import (
     writable_file,
     written_whole,
 )
+from ofcstats.records import REJECTS_SCHEMA
 from ofcstats.rules import (
     FantasylandPolicy,
     Ruleset,
@@ -61,7 +64,7 @@ from ofcstats.rules import (
     policy_names,
     preset_names,
 )
-from ofcstats.score import score_batch
+from ofcstats.score import ScoredBatch, score_files
 from ofcstats.store import Store
 from ofcstats.variants import Variant
 
@@ -478,11 +481,25 @@ def check_filters(store: Store, filters: pipeline.Filters,
             raise UsageError(unknown_value(kind, value, known))
 
 
+READ_MEMORY = "512MB"
+"""What DuckDB may hold in memory for a read command; past it, it works from temporary
+files (which are removed after): the statistics of millions of hands on a laptop."""
+
+
+@contextmanager
+def bounded_memory(store: Store) -> Iterator[None]:
+    """Hold DuckDB to :data:`READ_MEMORY`, spilling to a temporary folder of its own."""
+    with tempfile.TemporaryDirectory(prefix="ofcstats-") as spill:
+        store.con.execute(f"SET memory_limit = '{READ_MEMORY}'")
+        store.con.execute("SET temp_directory = ?", [spill])
+        yield
+
+
 @contextmanager
 def reading(db: Path | None, filters: pipeline.Filters | None = None,
             rulesets: Sequence[str] = ()) -> Iterator[Store]:
     """The database opened read-only, with the filter values checked against it."""
-    with _open_existing(db) as store:
+    with _open_existing(db) as store, bounded_memory(store):
         if filters is not None or rulesets:
             try:
                 check_filters(store, filters or pipeline.Filters(), rulesets)
@@ -788,16 +805,57 @@ def score(
         names = split_list(ruleset)
         chosen = load_rulesets(preset_names()) if all_rulesets else (
             load_rulesets(names) if names else None)
-        with progress_bar("read", _on_terminal(quiet), in_bytes=True) as update:
-            batch = formats.read_all(files, format_name, progress=update)
-        scored = score_batch(batch, chosen, own_variants=all_rulesets)
+        with progress_bar("read", _on_terminal(quiet), in_bytes=True) as update, \
+                _records_out(output_path) as out:
+            parts = score_files(files, chosen, own_variants=all_rulesets,
+                                format_name=format_name, progress=update, warn=warn)
+            rejects = write_records(parts, output, out)
     except OfcstatsError as error:
         raise fail_with(error) from None
-    rejects = pl.concat([batch.rejects, scored.rejects])
     report_rejects(rejects)
-    print_frame(scored.results, output, output_path)
     if not rejects.is_empty():
         raise typer.Exit(1)
+
+
+def warn(message: str) -> None:
+    """A warning on stderr, one line."""
+    typer.echo(f"ofcstats: warning: {message}", err=True)
+
+
+@contextmanager
+def _records_out(path: Path | None) -> Iterator[TextIO]:
+    """Where records go: stdout, or ``path`` written whole (beside it, then renamed)."""
+    if path is None:
+        yield sys.stdout
+        return
+    with written_whole(path) as partial, partial.open("w", encoding="utf-8") as out:
+        yield out
+
+
+def write_records(parts: Iterable[ScoredBatch], output: OutputFormat, out: TextIO
+                  ) -> pl.DataFrame:
+    """Write scored records a part at a time, the bytes :func:`frame_text` gives for them
+    all (a table is drawn per part); give back the parts' rejects."""
+    rejects, written, last = [], 0, None
+    for part in parts:
+        rejects.append(part.rejects)
+        frame = last = part.results
+        if frame.is_empty():
+            continue
+        if output == "csv":
+            out.write(sanitize.csv_frame(frame).write_csv(include_header=not written))
+        elif output == "json":
+            out.write("[\n" if not written else ",\n")
+            out.write(",\n".join(textwrap.indent(json.dumps(row, indent=2, default=str), "  ")
+                                  for row in frame.to_dicts()))
+        else:
+            out.write(frame_text(frame, output))
+        written += frame.height
+    if output == "json" and written:
+        out.write("\n]\n")
+    elif not written and last is not None:
+        out.write(frame_text(last, output))  # no records: the empty table, header, or []
+    return pl.concat(rejects) if rejects else pl.DataFrame(schema=REJECTS_SCHEMA)
 
 
 @rulesets_app.callback()

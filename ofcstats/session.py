@@ -47,15 +47,16 @@ def game_ends(orbit_done: Any, timed_out: Any, fantasyland_owed: Any) -> Any:
     return ~fantasyland_owed & (orbit_done | timed_out)
 
 
-def hand_order(hands: pl.DataFrame | pl.LazyFrame, split_on: Sequence[str] = ()
-               ) -> pl.LazyFrame:
+def hand_order(hands: pl.DataFrame | pl.LazyFrame, split_on: Sequence[str] = (),
+               also: dict[str, Sequence[str]] | None = None) -> pl.LazyFrame:
     """Add ``order`` (hands in play order within their session, from 0) and ``game``.
 
     Play order is ``played_at`` when given, else the order the hands were logged
     (``hand_key``, or ``source`` and ``line``). ``fantasyland_hand`` must say whether
     any seat played the hand in fantasyland, ``timed_out_hand`` (optional) whether any
     seat timed out in it. Games end where :func:`game_ends` says, and where any
-    of the ``split_on`` columns (the variant, the stakes) changes.
+    of the ``split_on`` columns (the variant, the stakes) changes. ``also`` adds a game
+    column of each name, split on its own columns, from the same sort.
     """
     lf = hands.lazy()
     columns = lf.collect_schema().names()
@@ -69,17 +70,22 @@ def hand_order(hands: pl.DataFrame | pl.LazyFrame, split_on: Sequence[str] = ()
         first[1:] = (sessions.slice(1) != sessions.slice(0, ordered.height - 1)).to_numpy()
     index = np.arange(ordered.height)
     start = np.maximum.accumulate(np.where(first, index, 0))
-    split = np.zeros(ordered.height, dtype=bool)  # the variant or the stakes changed
-    for column in split_on:
-        values = ordered.get_column(column)
-        if ordered.height > 1:
-            split[1:] |= values.slice(1).ne_missing(values.slice(0, ordered.height - 1)
-                                                    ).to_numpy()
-    games = _games(first, start, ordered.get_column("fantasyland_hand").to_numpy(),
-                   ordered.get_column("timed_out_hand").to_numpy(),
-                   ordered.get_column("n_seats").to_numpy(), split & ~first)
+
+    def games(split_on: Sequence[str]) -> pl.Series:
+        split = np.zeros(ordered.height, dtype=bool)  # the variant or the stakes changed
+        for column in split_on:
+            values = ordered.get_column(column)
+            if ordered.height > 1:
+                split[1:] |= values.slice(1).ne_missing(values.slice(0, ordered.height - 1)
+                                                        ).to_numpy()
+        return pl.Series(_games(first, start, ordered.get_column("fantasyland_hand").to_numpy(),
+                                ordered.get_column("timed_out_hand").to_numpy(),
+                                ordered.get_column("n_seats").to_numpy(), split & ~first),
+                         dtype=pl.Int64)
+
     return ordered.with_columns(order=pl.Series(index - start, dtype=pl.Int64),
-                                game=pl.Series(games, dtype=pl.Int64)).lazy()
+                                game=games(split_on),
+                                **{name: games(on) for name, on in (also or {}).items()}).lazy()
 
 
 def _games(first: npt.NDArray[np.bool_], start: npt.NDArray[np.int64],

@@ -95,7 +95,6 @@ _SUMS = """
 SELECT player::VARCHAR AS player, variant::VARCHAR AS variant, ruleset::VARCHAR AS ruleset,
        {what_if}
        count(*) AS hands,
-       count(DISTINCT session_id) AS sessions,
        coalesce(sum(points), 0)::BIGINT AS total,
        coalesce(sum(points::BIGINT * points), 0)::BIGINT AS squares,
        coalesce(sum(abs(points)), 0)::BIGINT AS abs_points,
@@ -212,12 +211,13 @@ def player_table(summed: pl.DataFrame, per_session: pl.DataFrame, *, bootstrap: 
                  seed: int = 7) -> pl.DataFrame:
     """:func:`player_stats` from :func:`sums` and :func:`session_sums`."""
     opponents = pl.col("opponents")
-    table = summed.select(
+    sessions = per_session.group_by(*KEYS).agg(sessions=pl.len())
+    table = summed.join(sessions, on=list(KEYS), how="left").select(
         *KEYS,
         *(["what_if"] if "what_if" in summed.columns else []),
         pl.col("hands").cast(pl.UInt32),
         pl.col("sessions").cast(pl.UInt32),
-        "total",
+        pl.col("total"),
         mean=_mean_of("total"),
         sd=_sd_of(pl.col("hands"), pl.col("total"), pl.col("squares")),
         foul_rate=_mean_of("fouls"),
