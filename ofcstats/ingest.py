@@ -207,6 +207,26 @@ def _is_log(path: Path) -> bool:
     return name.endswith(LOG_SUFFIXES)
 
 
+HEADER_BYTES = 3 * 4096
+"""A DuckDB file's headers, before its first block."""
+
+
+def check_whole(store: Store) -> None:
+    """Refuse to write into a database file cut short (a copy that stopped, a disk that
+    filled): DuckDB opens it, but would read past its end later, and writing would grow
+    it into a file no read can trust."""
+    if store.path is None or not Path(store.path).is_file():
+        return
+    blocks, block_size = store.con.execute(
+        "SELECT total_blocks, block_size FROM pragma_database_size() "
+        "WHERE database_name = current_database()").fetchone() or (0, 0)
+    size = Path(store.path).stat().st_size
+    if blocks and size < HEADER_BYTES + blocks * block_size:
+        raise StoreError(f"{store.path}: cannot open the database: the file ends at "
+                         f"{size:,} bytes, before its last block; the database file is "
+                         "damaged: use a copy of it, or load the logs into a new one")
+
+
 def ingest(paths: Iterable[Path], database: Path | str | None = None,
            format_name: str | None = None, progress: Progress | None = None,
            batch_bytes: int = BATCH_BYTES, first_reasons: int = FIRST_REASONS, *,
@@ -237,6 +257,7 @@ def ingest(paths: Iterable[Path], database: Path | str | None = None,
     summary = IngestSummary(database=str(db))
     report = _Progress(progress, sum(sizes))
     with Store(db, wait=wait, on_wait=on_wait) as store, contextlib.ExitStack() as readers:
+        check_whole(store)
         run = _Run(store, format_name, batch_bytes, load_changed, update)
         ahead: _Job | None = None
         for index, (path, size) in enumerate(zip(files, sizes, strict=True)):
