@@ -629,7 +629,8 @@ def ingest(
             summary = ingesting.ingest(paths, database, input_format, progress=update,
                                        load_changed=load_changed, wait=wait,
                                        update=update_stored,
-                                       on_wait=lambda note: typer.echo(note, err=True))
+                                       on_wait=lambda note: typer.echo(note, err=True),
+                                       warn=warn)
     except OfcstatsError as error:
         raise fail_with(error) from None
     if shown is SummaryFormat.json:

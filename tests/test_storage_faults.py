@@ -228,3 +228,17 @@ def test_ingest_refuses_a_database_cut_short_before_writing_a_byte(
     _one_line_failure(result, broken, 1, "the database file is damaged")
     assert "before its last block" in result.stderr
     assert _digest(broken) == before  # not grown, not touched
+
+
+def test_a_looping_symlink_inside_a_directory_is_skipped_with_a_warning(
+        log: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    (folder / "a.jsonl").write_bytes(log.read_bytes())
+    (folder / "loop.jsonl").symlink_to("loop.jsonl")
+    result = runner.invoke(app, ["ingest", str(folder), "--db", str(tmp_path / "x.duckdb")])
+    assert result.exit_code == 0, result.output
+    assert result.stderr.strip().splitlines() == [
+        f"ofcstats: warning: {folder / 'loop.jsonl'}: skipped: a symbolic link that loops "
+        "back on itself"]
+    assert "1 file:" in result.stdout
