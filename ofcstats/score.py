@@ -515,11 +515,11 @@ def score_files(paths: Sequence[Path], rulesets: Sequence[Ruleset] | None = None
         before += size
         pending, ended = HandBatch(), set[str]()
         try:
-            for batch in formats.read(path, format_name, file_progress, **(
-                    {} if batch_bytes is None else {"batch_bytes": batch_bytes})):
+            for batch in formats.read(path, format_name, file_progress,
+                                      batch_bytes or formats.BATCH_BYTES):
                 new = formats.fresh(seen, batch)
-                seen = pl.concat([seen, new.hands.select(formats.SEEN_COLUMNS).cast(
-                    seen.schema)])  # type: ignore[arg-type]
+                seen = pl.concat([seen, new.hands.select(formats.SEEN_COLUMNS)],
+                                 how="vertical_relaxed")
                 sessions = new.hands.get_column("session_id").unique()
                 back = sorted(set(sessions.to_list()) & ended)
                 if back and warn is not None:

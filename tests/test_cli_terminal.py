@@ -100,8 +100,8 @@ COMMANDS = {
     "review": ["review", "--db", "club.duckdb", "--player", "ann", "--rollouts", "10"],
 }
 UNITS = {"simulate": b"hands", "rescore": b"hands", "compare": b"steps",
-         "players": b"steps", "player": b"steps", "report": b"steps", "export": b"tables", "sql": b"rows",
-         "ingest": b"kB", "score": b"kB", "review": b"hands"}
+         "players": b"steps", "player": b"steps", "report": b"steps", "export": b"tables",
+         "sql": b"rows", "ingest": b"kB", "score": b"kB", "review": b"hands"}
 
 
 @pytest.mark.parametrize("name", list(COMMANDS))
