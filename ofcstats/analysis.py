@@ -9,11 +9,14 @@ players, times or sessions filtered.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import replace
 
 import polars as pl
 
 from ofcstats import pipeline, session, stats
+from ofcstats.errors import StoreError
 from ofcstats.rules.model import Ruleset
 from ofcstats.store import Store
 
@@ -33,17 +36,90 @@ def _games(store: Store, filters: pipeline.Filters) -> pl.DataFrame:
                                 times=None)
     hands = store.con.sql(f"""
         SELECT h.hand_key, h.session_id, h.played_at, h.n_seats, h.variant, h.point_value,
+               coalesce(h.point_value, 1.0) AS logged_stake,
                bool_or(s.fantasyland) AS fantasyland_hand
         FROM hands h JOIN seats s USING (hand_key)
         WHERE {where}
         GROUP BY ALL
-    """, params=params).pl().with_columns(
-        logged_stake=pl.col("point_value").fill_null(1.0))
-    fixed = session.hand_order(hands, split_on=["variant"]).select(
-        "hand_key", game_fixed="game")
-    logged = session.hand_order(hands, split_on=["variant", "logged_stake"]).select(
-        "hand_key", game_logged="game")
-    return hands.lazy().join(fixed, on="hand_key").join(logged, on="hand_key").collect()
+    """, params=params).pl()
+    return session.hand_order(hands, split_on=["variant"], also={
+        "game_logged": ["variant", "logged_stake"]}).rename({"game": "game_fixed"}).collect()
+
+
+_PER_GAME = """
+WITH games AS (
+    -- Each game under each kind of stake: fixed by the ruleset, or as logged.
+    SELECT fixed, session_id, game, any_value(variant) AS variant,
+           any_value(point_value) AS logged_value, bool_and(point_value IS NOT NULL) AS logged,
+           bool_and(point_value IS NULL) AS unlogged, min(played_at) AS started_at
+    FROM (SELECT true AS fixed, session_id, game_fixed AS game, variant, point_value,
+                 played_at FROM money_hands
+          UNION ALL
+          SELECT false, session_id, game_logged, variant, point_value, played_at
+          FROM money_hands)
+    GROUP BY ALL
+), points AS (
+    -- Summed by DuckDB: a row per ruleset, game and player.
+    SELECT r.name AS ruleset, g.session_id,
+           CASE WHEN m.fixed THEN g.game_fixed ELSE g.game_logged END AS game,
+           s.player, sum(x.points)::BIGINT AS points, count(*)::BIGINT AS hands
+    FROM results x
+    JOIN rulesets r USING (ruleset_id)
+    JOIN money_rulesets m ON m.ruleset = r.name
+    JOIN money_hands g USING (hand_key)
+    JOIN seats s USING (hand_key, seat)
+    GROUP BY ALL
+)
+SELECT p.session_id, p.game, p.player, p.points, p.hands, g.variant,
+       -- the stake (session.stake): the ruleset's, else the logged one, else 1
+       coalesce(m.stake, g.logged_value, 1.0)::DOUBLE AS point_value, g.started_at,
+       NOT list_contains(m.variants, g.variant) AS what_if, p.ruleset, m.loss_cap,
+       CASE WHEN m.fixed THEN 'ruleset' WHEN g.logged THEN 'logged'
+            WHEN g.unlogged THEN 'default' ELSE 'logged, else default' END AS stake_source
+FROM points p
+JOIN money_rulesets m USING (ruleset)
+JOIN games g ON g.fixed = m.fixed AND g.session_id = p.session_id AND g.game = p.game
+"""
+_MONEY = """
+SELECT variant, ruleset, player,
+       sum(round_even(money * {scale}, 0)::BIGINT)::BIGINT / {scale} AS money,
+       count(*)::UINTEGER AS games, count(*) FILTER (capped) AS capped_games,
+       string_agg(DISTINCT stake_source, '; ' ORDER BY stake_source) AS stake
+FROM settled
+GROUP BY ALL
+ORDER BY variant, ruleset, player
+"""
+
+
+@contextmanager
+def _settled(store: Store, filters: pipeline.Filters, rulesets: Sequence[Ruleset]
+             ) -> Iterator[tuple[str, list[object]] | None]:
+    """A query of the settled games (:func:`game_results`' rows, unsorted) and its
+    parameters, while the games are registered with the store's connection; None when
+    there are none."""
+    hands = _games(store, filters)
+    if hands.is_empty() or not rulesets:
+        yield None
+        return
+    terms = pl.DataFrame({
+        "ruleset": [r.name for r in rulesets],
+        "fixed": [r.point_value is not None for r in rulesets],
+        "stake": [None if r.point_value is None else float(r.point_value) for r in rulesets],
+        "loss_cap": [None if r.loss_cap is None else float(r.loss_cap) for r in rulesets],
+        "variants": [[v.value for v in r.variants] for r in rulesets],
+    }, schema_overrides={"stake": pl.Float64, "loss_cap": pl.Float64})
+    con = store.con
+    con.register("money_hands", hands.select(
+        "hand_key", "session_id", "played_at", "variant", "point_value", "game_fixed",
+        "game_logged"))
+    con.register("money_rulesets", terms)
+    try:
+        settled = session.SETTLE_SQL.format(source=_PER_GAME)
+        where, params = _after_settling(filters)
+        yield f"SELECT * FROM ({settled}) WHERE {where}", params
+    finally:
+        con.unregister("money_hands")
+        con.unregister("money_rulesets")
 
 
 def game_results(store: Store, filters: pipeline.Filters,
@@ -54,77 +130,19 @@ def game_results(store: Store, filters: pipeline.Filters,
     Whole games are settled; ``filters.players``, ``since`` and ``until`` then keep the
     rows of those players and the games that started in the window.
     """
-    hands = _games(store, filters)
-    if hands.is_empty() or not rulesets:
-        return _empty_games()
-    terms = pl.DataFrame({
-        "ruleset": [r.name for r in rulesets],
-        "fixed": [r.point_value is not None for r in rulesets],
-    })
-    con = store.con
-    con.register("money_hands", hands.select("hand_key", "session_id", "game_fixed",
-                                             "game_logged"))
-    con.register("money_rulesets", terms)
-    try:
-        # Summed by DuckDB: a row per ruleset, game and player leaves the database.
-        points = con.sql("""
-            SELECT r.name AS ruleset, g.session_id,
-                   CASE WHEN m.fixed THEN g.game_fixed ELSE g.game_logged END AS game,
-                   s.player, sum(x.points)::BIGINT AS points, count(*)::BIGINT AS hands
-            FROM results x
-            JOIN rulesets r USING (ruleset_id)
-            JOIN money_rulesets m ON m.ruleset = r.name
-            JOIN money_hands g USING (hand_key)
-            JOIN seats s USING (hand_key, seat)
-            GROUP BY ALL
-        """).pl()
-    finally:
-        con.unregister("money_hands")
-        con.unregister("money_rulesets")
-    frames = []
-    for ruleset in rulesets:
-        game = "game_fixed" if ruleset.point_value is not None else "game_logged"
-        per_hand = hands.select(
-            "hand_key", "session_id", "played_at", "variant",
-            pl.col(game).alias("game"),
-            session.stake(ruleset, pl.col("point_value")).alias("point_value"),
-            pl.col("point_value").is_not_null().alias("logged"),
-            pl.col("variant").is_in([v.value for v in ruleset.variants]).not_()
-            .alias("what_if"))
-        games = per_hand.group_by("session_id", "game").agg(
-            variant=pl.col("variant").first(),
-            point_value=pl.col("point_value").first(),
-            logged=pl.col("logged").all(),
-            unlogged=(~pl.col("logged")).all(),
-            started_at=pl.col("played_at").min(),
-            what_if=pl.col("what_if").first(),
-        ).with_columns(
-            ruleset=pl.lit(ruleset.name),
-            loss_cap=pl.lit(None if ruleset.loss_cap is None else float(ruleset.loss_cap),
-                            dtype=pl.Float64),
-            stake_source=pl.lit("ruleset") if ruleset.point_value is not None else
-            pl.when(pl.col("logged")).then(pl.lit("logged"))
-            .when(pl.col("unlogged")).then(pl.lit("default"))
-            .otherwise(pl.lit("logged, else default")),
-        ).drop("logged", "unlogged")
-        per_player = points.filter(pl.col("ruleset") == ruleset.name).drop("ruleset")
-        frames.append(per_player.join(games, on=["session_id", "game"]))
-    settled = session.settle(pl.concat(frames, how="diagonal_relaxed")).collect()
-    return _after_settling(settled, filters).sort(
-        "variant", "ruleset", "session_id", "game", "player")
+    with _settled(store, filters, rulesets) as settled:
+        if settled is None:
+            return _empty_games()
+        query, params = settled
+        return store.con.sql(f"SELECT * FROM ({query}) ORDER BY variant, ruleset, "
+                             "session_id, game, player", params=params).pl()
 
 
-def _after_settling(games: pl.DataFrame, filters: pipeline.Filters) -> pl.DataFrame:
-    keep = pl.lit(True)
-    if filters.players is not None:
-        keep &= pl.col("player").is_in(list(filters.players))
-    if filters.rulesets is not None:
-        keep &= pl.col("ruleset").is_in(list(filters.rulesets))
-    if filters.since is not None:
-        keep &= pl.col("started_at") >= filters.since
-    if filters.until is not None:
-        keep &= pl.col("started_at") < filters.until
-    return games.filter(keep)
+def _after_settling(filters: pipeline.Filters) -> tuple[str, list[object]]:
+    """The filters that pick from the settled games, as SQL: players, rulesets, and the
+    games that started in the window."""
+    return replace(filters, sessions=None, variants=None).sql(
+        {"player": "player", "ruleset": "ruleset"}, times="started_at")
 
 
 def _empty_games() -> pl.DataFrame:
@@ -141,15 +159,16 @@ def money(store: Store, filters: pipeline.Filters, rulesets: Sequence[Ruleset]
     """Per variant, ruleset and player: ``money`` (settled, in the table's stake units),
     ``games``, ``capped_games`` (games in which the loss cap limited the player's loss)
     and ``stake`` (where the point value came from: ``ruleset``, ``logged``,
-    ``default`` (1 a point), or a mixture)."""
-    games = game_results(store, filters, rulesets)
-    scale = 10 ** MONEY_DECIMALS
-    return games.group_by("variant", "ruleset", "player").agg(
-        money=(pl.col("money") * scale).round().cast(pl.Int64).sum() / scale,
-        games=pl.len(),
-        capped_games=pl.col("capped").sum().cast(pl.Int64),
-        stake=pl.col("stake_source").unique().sort().str.join("; "),
-    ).sort("variant", "ruleset", "player")
+    ``default`` (1 a point), or a mixture). Summed in the database, in whole millionths."""
+    with _settled(store, filters, rulesets) as settled:
+        if settled is None:
+            return pl.DataFrame(schema={
+                "variant": pl.String, "ruleset": pl.String, "player": pl.String,
+                "money": pl.Float64, "games": pl.UInt32, "capped_games": pl.Int64,
+                "stake": pl.String})
+        query, params = settled
+        return store.con.sql(f"WITH settled AS ({query}) "
+                             + _MONEY.format(scale=10 ** MONEY_DECIMALS), params=params).pl()
 
 
 def money_text(value: float | None) -> str:
@@ -176,18 +195,43 @@ def labelled(frame: pl.DataFrame) -> pl.DataFrame:
                               .otherwise(pl.col("ruleset")).alias("ruleset"))
 
 
-def rulesets_for(store: Store, scored: pl.DataFrame) -> list[Ruleset]:
-    """The stored definitions of the rulesets a scored frame holds."""
-    names = sorted(scored.get_column("ruleset").cast(pl.String).unique().to_list())
-    return pipeline.stored_rulesets(store, names)
+NOTHING_SCORED = "no scored hands match: run ofcstats rescore, or loosen the filters"
 
 
-def player_table(store: Store, scored: pl.DataFrame, filters: pipeline.Filters, *,
-                 seed: int = 7) -> pl.DataFrame:
+def stored_rows(store: Store, filters: pipeline.Filters,
+                pairs: dict[str, str] | None = None) -> stats.Rows:
+    """The scored rows the filters keep, as :class:`ofcstats.stats.Rows`: statistics are
+    summed in the database and never leave it row by row. ``pairs`` (variant to ruleset)
+    keeps only those rulesets of those variants."""
+    if filters.rulesets is not None:
+        known = {name for (name,) in store.con.execute("SELECT name FROM rulesets").fetchall()}
+        missing = [name for name in filters.rulesets if name not in known]
+        if missing:
+            raise StoreError(f"not scored under {', '.join(missing)}: run "
+                             f"ofcstats rescore --ruleset {missing[0]}")
+    where, params = filters.sql()
+    if pairs is not None:
+        where += " AND (" + (" OR ".join(["(variant = ? AND ruleset = ?)"] * len(pairs))
+                             or "false") + ")"
+        params += [value for pair in sorted(pairs.items()) for value in pair]
+    return stats.Rows(store.con, f"SELECT * FROM results_named WHERE {where}", params)
+
+
+def player_table(store: Store, filters: pipeline.Filters, *, seed: int = 7,
+                 pairs: dict[str, str] | None = None,
+                 summed: tuple[pl.DataFrame, pl.DataFrame] | None = None) -> pl.DataFrame:
     """Per player, variant and ruleset: :func:`ofcstats.stats.player_stats` with the
-    settled ``money`` beside it (the games of the filtered hands, settled whole)."""
-    table = stats.player_stats(scored, seed=seed)
-    settled = money(store, filters, rulesets_for(store, scored))
+    settled ``money`` beside it (the games of the filtered hands, settled whole).
+    ``pairs`` as for :func:`stored_rows`; ``summed`` (:func:`ofcstats.stats.sums` and
+    :func:`ofcstats.stats.session_sums` of those rows) when already read."""
+    if summed is None:
+        rows = stored_rows(store, filters, pairs)
+        summed = stats.sums(rows), stats.session_sums(rows)
+    if summed[0].is_empty():
+        raise StoreError(NOTHING_SCORED)
+    table = stats.player_table(*summed, seed=seed)
+    names = sorted(table.get_column("ruleset").unique().to_list())
+    settled = money(store, filters, pipeline.stored_rulesets(store, names))
     return table.join(settled, on=["player", "variant", "ruleset"], how="left").sort(
         "variant", "ruleset", "player")
 
@@ -205,20 +249,82 @@ def _choose(scored: list[str], own: list[str], played: list[tuple[str, int]],
     return sorted(own or scored)[0]
 
 
-def played_rulesets(scored: pl.DataFrame, chosen: str | None = None) -> dict[str, str]:
-    """For each variant in a scored frame, the ruleset its tables show first
-    (:func:`_choose`)."""
+def played_rulesets(rows: stats.Rows, chosen: str | None = None) -> dict[str, str]:
+    """For each variant in the rows, the ruleset its tables show first (:func:`_choose`)."""
+    scored = rows.query("""
+        SELECT DISTINCT variant::VARCHAR AS variant, ruleset::VARCHAR AS ruleset, what_if
+        FROM ({source}) ORDER BY ALL""")
+    played = rows.query("""
+        SELECT variant::VARCHAR AS variant, played_ruleset::VARCHAR AS played_ruleset,
+               count(DISTINCT hand_key) AS hands
+        FROM ({source}) WHERE played_ruleset IS NOT NULL GROUP BY ALL ORDER BY ALL""")
     found: dict[str, str] = {}
-    frame = scored.select(
-        pl.col("variant").cast(pl.String), pl.col("ruleset").cast(pl.String),
-        pl.col("played_ruleset").cast(pl.String), "hand_key", "what_if")
-    for (variant,), rows in frame.sort("variant").group_by("variant", maintain_order=True):
-        played = rows.group_by("played_ruleset").agg(hands=pl.col("hand_key").n_unique())
-        found[str(variant)] = _choose(
-            sorted(rows.get_column("ruleset").unique().to_list()),
-            sorted(rows.filter(~pl.col("what_if")).get_column("ruleset").unique().to_list()),
-            [(str(n), int(h)) for n, h in played.iter_rows() if n is not None], chosen)
+    for variant in sorted(set(scored.get_column("variant").to_list())):
+        mine = scored.filter(pl.col("variant") == variant)
+        found[variant] = _choose(
+            sorted(set(mine.get_column("ruleset").to_list())),
+            sorted(set(mine.filter(~pl.col("what_if")).get_column("ruleset").to_list())),
+            [(str(n), int(h)) for _, n, h in played.filter(
+                pl.col("variant") == variant).iter_rows()], chosen)
     return found
+
+
+def hand_counts(rows: stats.Rows) -> dict[str | None, tuple[int, int]]:
+    """Hands and sessions the rows hold, per variant and (under None) in all."""
+    counted = rows.query("""
+        SELECT variant::VARCHAR AS variant, count(DISTINCT hand_key) AS hands,
+               count(DISTINCT session_id) AS sessions
+        FROM ({source}) GROUP BY GROUPING SETS ((variant), ())""")
+    return {variant: (int(hands), int(sessions))
+            for variant, hands, sessions in counted.iter_rows()}
+
+
+def points_histogram(rows: stats.Rows) -> pl.DataFrame:
+    """Per variant and ruleset, how many seats scored each number of points: every
+    quantile of the points per hand, in a few rows."""
+    return rows.query("""
+        SELECT variant::VARCHAR AS variant, ruleset::VARCHAR AS ruleset, points,
+               count(*) AS seats
+        FROM ({source}) GROUP BY ALL ORDER BY ALL""")
+
+
+CURVE_POINTS = 2000
+"""A running-total curve has at most this many points: past it, a point stands for a
+run of consecutive hands (a chart never needs a million points)."""
+
+
+def running_totals(store: Store, filters: pipeline.Filters, rows: stats.Rows
+                   ) -> pl.DataFrame:
+    """Per variant, ruleset and player, the running total of points over the player's
+    hands in play order: ``hands`` (played so far) and ``points`` (won so far), at the
+    end of each run of hands (one hand, up to :data:`CURVE_POINTS` hands a player)."""
+    places = _games(store, filters).select("hand_key", "session_id", "order").sort(
+        "session_id", "order").with_columns(place=pl.int_range(pl.len(), dtype=pl.Int64))
+    where, params = filters.sql({"session_id": "h.session_id", "variant": "h.variant",
+                                 "player": "s.player"}, times="h.played_at")
+    seated = store.con.sql(f"""
+        SELECT s.hand_key, s.player, h.variant FROM seats s JOIN hands h USING (hand_key)
+        WHERE {where}""", params=params).pl()
+    runs = seated.join(places.select("hand_key", "place"), on="hand_key").sort(
+        "variant", "player", "place").with_columns(
+        index=pl.int_range(pl.len(), dtype=pl.Int64).over("variant", "player"),
+        step=((pl.len().over("variant", "player") + CURVE_POINTS - 1) // CURVE_POINTS)
+        .cast(pl.Int64))
+    runs = runs.select("hand_key", "player", run=pl.col("index") // pl.col("step"))
+    con = rows.con
+    con.register("curve_runs", runs)
+    try:
+        summed = rows.query("""
+            SELECT variant::VARCHAR AS variant, ruleset::VARCHAR AS ruleset,
+                   player::VARCHAR AS player, c.run, count(*) AS hands,
+                   sum(points)::BIGINT AS points
+            FROM ({source}) JOIN curve_runs c USING (hand_key, player)
+            GROUP BY ALL ORDER BY ALL""")
+    finally:
+        con.unregister("curve_runs")
+    curve = ["variant", "ruleset", "player"]
+    return summed.select(*curve, pl.col("hands").cum_sum().over(curve),
+                         pl.col("points").cum_sum().over(curve))
 
 
 def shown_rulesets(store: Store, filters: pipeline.Filters, chosen: str | None = None

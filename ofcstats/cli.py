@@ -15,13 +15,15 @@ import importlib.metadata
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator, Sequence
+import tempfile
+import textwrap
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TextIO
 
 import duckdb
 import polars as pl
@@ -52,7 +54,7 @@ from ofcstats.paths import (
     writable_file,
     written_whole,
 )
-from ofcstats.reading import read_all
+from ofcstats.records import REJECTS_SCHEMA
 from ofcstats.rows import ROW_NAMES
 from ofcstats.rules import (
     FantasylandPolicy,
@@ -63,7 +65,7 @@ from ofcstats.rules import (
     policy_names,
     preset_names,
 )
-from ofcstats.score import score_batch
+from ofcstats.score import ScoredBatch, score_files
 from ofcstats.store import Store
 from ofcstats.variants import VARIANT_NAMES, Variant
 
@@ -472,11 +474,25 @@ def check_filters(store: Store, filters: pipeline.Filters,
             raise UsageError(unknown_value(kind, value, known))
 
 
+READ_MEMORY = "512MB"
+"""What DuckDB may hold in memory for a read command; past it, it works from temporary
+files (which are removed after): the statistics of millions of hands on a laptop."""
+
+
+@contextmanager
+def bounded_memory(store: Store) -> Iterator[None]:
+    """Hold DuckDB to :data:`READ_MEMORY`, spilling to a temporary folder of its own."""
+    with tempfile.TemporaryDirectory(prefix="ofcstats-") as spill:
+        store.con.execute(f"SET memory_limit = '{READ_MEMORY}'")
+        store.con.execute("SET temp_directory = ?", [spill])
+        yield
+
+
 @contextmanager
 def reading(db: Path | None, filters: pipeline.Filters | None = None,
             rulesets: Sequence[str] = ()) -> Iterator[Store]:
     """The database opened read-only, with the filter values checked against it."""
-    with _open_existing(db) as store:
+    with _open_existing(db) as store, bounded_memory(store):
         if filters is not None or rulesets:
             try:
                 check_filters(store, filters or pipeline.Filters(), rulesets)
@@ -485,30 +501,21 @@ def reading(db: Path | None, filters: pipeline.Filters | None = None,
         yield store
 
 
-def _scored(store: Store, filters: pipeline.Filters, columns: Sequence[str] | None = None,
-            *, quiet: bool = False) -> pl.DataFrame:
-    with progress_bar("reading results", _on_terminal(quiet), unit="rows") as update:
-        try:
-            # Repeated strings as categories: a fraction of the memory on large stores.
-            frame = pipeline.scored_frame(store, filters, columns, categorical=True,
-                                          progress=update)
-        except OfcstatsError as error:
-            raise fail_with(error) from None
-    if frame.is_empty():
-        raise fail("no scored hands match: run ofcstats rescore, or loosen the filters", 1)
-    return frame
+@contextmanager
+def _summing(quiet: bool) -> Iterator[None]:
+    """A progress display while the database sums the results (one step)."""
+    with progress_bar("summing results", _on_terminal(quiet), unit="steps") as update:
+        _step(update, 0, 1)
+        yield
+        _step(update, 1, 1)
 
 
-def _analysed(db: Path | None, filters: pipeline.Filters,
-              columns: Sequence[str] | None = None, *, quiet: bool = False) -> pl.DataFrame:
-    with reading(db, filters) as store:
-        return _scored(store, filters, columns, quiet=quiet)
-
-
-def _player_table(store: Store, frame: pl.DataFrame, filters: pipeline.Filters, seed: int
-                  ) -> pl.DataFrame:
+def _player_table(store: Store, filters: pipeline.Filters, seed: int,
+                  pairs: dict[str, str] | None = None) -> pl.DataFrame:
     try:
-        return analysis.player_table(store, frame, filters, seed=seed)
+        return analysis.player_table(store, filters, seed=seed, pairs=pairs)
+    except StoreError as error:
+        raise fail(str(error), 1) from None
     except OfcstatsError as error:
         raise fail_with(error) from None
 
@@ -616,7 +623,8 @@ def ingest(
             summary = ingesting.ingest(paths, database, input_format, progress=update,
                                        load_changed=load_changed, wait=wait,
                                        update=update_stored,
-                                       on_wait=lambda note: typer.echo(note, err=True))
+                                       on_wait=lambda note: typer.echo(note, err=True),
+                                       warn=warn)
     except OfcstatsError as error:
         raise fail_with(error) from None
     if shown is SummaryFormat.json:
@@ -793,16 +801,57 @@ def score(
         names = split_list(ruleset)
         chosen = load_rulesets(preset_names()) if all_rulesets else (
             load_rulesets(names) if names else None)
-        with progress_bar("read", _on_terminal(quiet), in_bytes=True) as update:
-            batch = read_all(files, format_name, progress=update)
-        scored = score_batch(batch, chosen, own_variants=all_rulesets)
+        with progress_bar("read", _on_terminal(quiet), in_bytes=True) as update, \
+                _records_out(output_path) as out:
+            parts = score_files(files, chosen, own_variants=all_rulesets,
+                                format_name=format_name, progress=update, warn=warn)
+            rejects = write_records(parts, output, out)
     except OfcstatsError as error:
         raise fail_with(error) from None
-    rejects = pl.concat([batch.rejects, scored.rejects])
     report_rejects(rejects)
-    print_frame(scored.results, output, output_path)
     if not rejects.is_empty():
         raise typer.Exit(1)
+
+
+def warn(message: str) -> None:
+    """A warning on stderr, one line."""
+    typer.echo(f"ofcstats: warning: {message}", err=True)
+
+
+@contextmanager
+def _records_out(path: Path | None) -> Iterator[TextIO]:
+    """Where records go: stdout, or ``path`` written whole (beside it, then renamed)."""
+    if path is None:
+        yield sys.stdout
+        return
+    with written_whole(path) as partial, partial.open("w", encoding="utf-8") as out:
+        yield out
+
+
+def write_records(parts: Iterable[ScoredBatch], output: OutputFormat, out: TextIO
+                  ) -> pl.DataFrame:
+    """Write scored records a part at a time, the bytes :func:`frame_text` gives for them
+    all (a table is drawn per part); give back the parts' rejects."""
+    rejects, written, last = [], 0, None
+    for part in parts:
+        rejects.append(part.rejects)
+        frame = last = part.results
+        if frame.is_empty():
+            continue
+        if output == "csv":
+            out.write(sanitize.csv_frame(frame).write_csv(include_header=not written))
+        elif output == "json":
+            out.write("[\n" if not written else ",\n")
+            out.write(",\n".join(textwrap.indent(json.dumps(row, indent=2, default=str), "  ")
+                                  for row in frame.to_dicts()))
+        else:
+            out.write(frame_text(frame, output))
+        written += frame.height
+    if output == "json" and written:
+        out.write("\n]\n")
+    elif not written and last is not None:
+        out.write(frame_text(last, output))  # no records: the empty table, header, or []
+    return pl.concat(rejects) if rejects else pl.DataFrame(schema=REJECTS_SCHEMA)
 
 
 @rulesets_app.callback()
@@ -987,9 +1036,14 @@ def compare(
     """
     if output_path is not None:
         writable_file(output_path, "table")
-    frame = _analysed(db, _filters(ruleset, session, since, until, variant, player),
-                      stats.RULESET_COLUMNS, quiet=quiet)
-    table = stats.ruleset_stats(frame)
+    filters = _filters(ruleset, session, since, until, variant, player)
+    with reading(db, filters) as store, _summing(quiet):
+        try:
+            table = stats.ruleset_stats_of(analysis.stored_rows(store, filters))
+        except OfcstatsError as error:
+            raise fail_with(error) from None
+    if table.is_empty():
+        raise fail(analysis.NOTHING_SCORED, 1)
     hands = dict(table.group_by("variant").agg(pl.col("hands").max()).iter_rows())
     emit(by_variant_text(table, output, [
         "skill_rank", "ruleset", "hands", "sd", "mean_abs_points", "royalty_share",
@@ -1017,16 +1071,12 @@ def players(
     if output_path is not None:
         writable_file(output_path, "table")
     filters = _filters([ruleset] if ruleset else None, session, since, until, variant, player)
-    with reading(db, filters) as store:
+    with reading(db, filters) as store, _summing(quiet):
         # Only the rulesets shown are read: one per variant.
         shown = analysis.shown_rulesets(store, filters, ruleset)
         if shown:
             filters = replace(filters, rulesets=sorted(set(shown.values())))
-        frame = _scored(store, filters, analysis.PLAYER_COLUMNS, quiet=quiet)
-        frame = frame.filter(pl.struct(pl.col("variant").cast(pl.String),
-                                       pl.col("ruleset").cast(pl.String)).is_in(
-            [{"variant": v, "ruleset": r} for v, r in shown.items()]))
-        table = _player_table(store, frame, filters, seed)
+        table = _player_table(store, filters, seed, shown)
     emit(by_variant_text(
         table.sort(["variant", "total", "player"], descending=[False, True, False]), output, [
             "player", "ruleset", "hands", "total", "mean", "sd", "ci_low", "ci_high",
@@ -1056,16 +1106,14 @@ def player(
     if output_path is not None:
         writable_file(output_path, "table")
     filters = _filters(ruleset, session, since, until, variant, [name])
-    with reading(db, filters) as store:
-        frame = _scored(store, filters, list(dict.fromkeys(
-            [*analysis.PLAYER_COLUMNS, *stats.DIFFERENCE_COLUMNS])), quiet=quiet)
-        table = _player_table(store, frame, filters, seed)
+    with reading(db, filters) as store, _summing(quiet):
+        table = _player_table(store, filters, seed)
+        differences = stats.reported_differences_of(analysis.stored_rows(store, filters))
     text = by_variant_text(
         table.sort(["variant", "mean", "ruleset"], descending=[False, True, False]), output, [
             "ruleset", "hands", "total", "mean", "sd", "ci_low", "ci_high", "money",
             "foul_rate", "fantasyland_entry_rate", "fantasyland_stay_rate", "royalties_top",
             "royalties_middle", "royalties_bottom", "scoop_rate"])
-    differences = stats.reported_differences(frame)
     if output is TableFormat.table and not differences.is_empty():
         text += (f"\n{differences.height} seat(s) where the logged points differ from the "
                  "re-score under the ruleset played:\n"

@@ -19,6 +19,7 @@ stored are skipped by their ids as any file's are.
 from __future__ import annotations
 
 import contextlib
+import errno
 import glob
 import os
 import queue
@@ -142,12 +143,14 @@ def default_database() -> Path:
     return Path(os.environ.get("OFCSTATS_DB") or DEFAULT_DB)
 
 
-def collect_paths(paths: Iterable[Path]) -> list[Path]:
+def collect_paths(paths: Iterable[Path], warn: Callable[[str], None] | None = None
+                  ) -> list[Path]:
     """Files named, and log files under directories named (recursively, in name order);
     each file once. A directory contributes files ending in .jsonl, .ndjson, .json or
-    .csv, optionally followed by .gz or .zst; hidden files are skipped. A name that is
-    no file but a pattern (``logs/2026-*.jsonl.gz``, ``**`` for any depth) stands for
-    what it matches, in name order."""
+    .csv, optionally followed by .gz or .zst; hidden files are skipped, and so is a
+    symbolic link with such a name that loops back on itself (``warn`` is told). A name
+    that is no file but a pattern (``logs/2026-*.jsonl.gz``, ``**`` for any depth)
+    stands for what it matches, in name order."""
     found: list[Path] = []
     seen: set[Path] = set()
     expanded: list[Path] = []
@@ -163,8 +166,12 @@ def collect_paths(paths: Iterable[Path]) -> list[Path]:
                 found.append(path)
             continue
         if path.is_dir():
-            inside = sorted(p for p in path.rglob("*") if p.is_file() and _is_log(p)
-                            and not any(part.startswith(".") for part in p.relative_to(path).parts))
+            named = sorted(p for p in path.rglob("*") if _is_log(p) and not any(
+                part.startswith(".") for part in p.relative_to(path).parts))
+            inside = [p for p in named if p.is_file()]
+            for p in named:
+                if warn is not None and p.is_symlink() and _loops(p):
+                    warn(f"{p}: skipped: a symbolic link that loops back on itself")
         else:
             inside = [path]
         for p in inside:
@@ -173,6 +180,14 @@ def collect_paths(paths: Iterable[Path]) -> list[Path]:
                 seen.add(key)
                 found.append(p)
     return found
+
+
+def _loops(path: Path) -> bool:
+    try:
+        os.stat(path)
+    except OSError as error:
+        return error.errno == errno.ELOOP
+    return False
 
 
 def is_pattern(path: Path) -> bool:
@@ -207,13 +222,34 @@ def _is_log(path: Path) -> bool:
     return name.endswith(LOG_SUFFIXES)
 
 
+HEADER_BYTES = 3 * 4096
+"""A DuckDB file's headers, before its first block."""
+
+
+def check_whole(store: Store) -> None:
+    """Refuse to write into a database file cut short (a copy that stopped, a disk that
+    filled): DuckDB opens it, but would read past its end later, and writing would grow
+    it into a file no read can trust."""
+    if store.path is None or not Path(store.path).is_file():
+        return
+    blocks, block_size = store.con.execute(
+        "SELECT total_blocks, block_size FROM pragma_database_size() "
+        "WHERE database_name = current_database()").fetchone() or (0, 0)
+    size = Path(store.path).stat().st_size
+    if blocks and size < HEADER_BYTES + blocks * block_size:
+        raise StoreError(f"{store.path}: cannot open the database: the file ends at "
+                         f"{size:,} bytes, before its last block; the database file is "
+                         "damaged: use a copy of it, or load the logs into a new one")
+
+
 def ingest(paths: Iterable[Path], database: Path | str | None = None,
            format_name: str | None = None, progress: Progress | None = None,
            batch_bytes: int = BATCH_BYTES, first_reasons: int = FIRST_REASONS, *,
            load_changed: bool = False, wait: float | None = None,
-           on_wait: Callable[[str], None] | None = None, update: bool = False
-           ) -> IngestSummary:
-    """Load log files (and directories of them) into the store at ``database``.
+           on_wait: Callable[[str], None] | None = None, update: bool = False,
+           warn: Callable[[str], None] | None = None) -> IngestSummary:
+    """Load log files (and directories of them) into the store at ``database``;
+    ``warn`` hears of what is skipped in a directory (:func:`collect_paths`).
 
     Inputs are checked before the database is opened: a path that does not exist, a
     directory without logs or a database that cannot be created is a
@@ -230,13 +266,14 @@ def ingest(paths: Iterable[Path], database: Path | str | None = None,
     if format_name is not None:
         formats.format_module(format_name)
     paths = list(paths)
-    files = collect_paths(paths)
+    files = collect_paths(paths, warn)
     db = Path(database) if database is not None else default_database()
     check_inputs(paths, files, db)
     sizes = [_size(p) for p in files]
     summary = IngestSummary(database=str(db))
     report = _Progress(progress, sum(sizes))
     with Store(db, wait=wait, on_wait=on_wait) as store, contextlib.ExitStack() as readers:
+        check_whole(store)
         run = _Run(store, format_name, batch_bytes, load_changed, update)
         ahead: _Job | None = None
         for index, (path, size) in enumerate(zip(files, sizes, strict=True)):

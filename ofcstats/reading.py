@@ -68,13 +68,24 @@ def read_all(paths: list[Path], format_name: str | None = None,
 def merge(seen: HandBatch, batch: HandBatch) -> HandBatch:
     """Add ``batch`` to ``seen``: a hand id already there is dropped when the hand is the
     same (counted in ``duplicates``) and rejected as a conflict when it is not."""
+    return HandBatch.concat([seen, fresh(seen.hands, batch)])
+
+
+SEEN_COLUMNS = ("hand_id", "fingerprint", "source", "line")
+"""What :func:`fresh` needs of the hands seen before."""
+
+
+def fresh(seen: pl.DataFrame, batch: HandBatch) -> HandBatch:
+    """``batch`` less the hands whose id is among ``seen`` (hands, of which
+    :data:`SEEN_COLUMNS` are read): dropped when the hand is the same (counted in
+    ``duplicates``), rejected as a conflict when it is not."""
     again = batch.hands.select("hand_id", "fingerprint", "source", "line").join(
-        seen.hands.select("hand_id", pl.col("fingerprint").alias("was"),
-                          pl.col("source").alias("was_source"), pl.col("line").alias("was_line")),
+        seen.select("hand_id", pl.col("fingerprint").alias("was"),
+                    pl.col("source").alias("was_source"), pl.col("line").alias("was_line")),
         on="hand_id",
     )
     if again.is_empty():
-        return HandBatch.concat([seen, batch])
+        return batch
     conflicts = again.filter(pl.col("fingerprint") != pl.col("was")).select(
         "source", "line", "hand_id",
         pl.when(pl.col("source") == pl.col("was_source"))
@@ -87,7 +98,7 @@ def merge(seen: HandBatch, batch: HandBatch) -> HandBatch:
     # A loop, but over conflicts only. (A Polars UDF would keep the batch alive.)
     conflicts = conflicts.with_columns(raw=pl.Series(
         [batch.raw_text(line) for line in conflicts.get_column("line")], dtype=pl.String))
-    fresh = batch.without(again["hand_id"])
-    fresh.rejects = pl.concat([fresh.rejects, conflicts.cast(REJECTS_SCHEMA)])  # type: ignore[arg-type]
-    fresh.duplicates += again.height - conflicts.height
-    return HandBatch.concat([seen, fresh])
+    kept = batch.without(again["hand_id"])
+    kept.rejects = pl.concat([kept.rejects, conflicts.cast(REJECTS_SCHEMA)])  # type: ignore[arg-type]
+    kept.duplicates += again.height - conflicts.height
+    return kept

@@ -24,10 +24,11 @@ from __future__ import annotations
 import functools
 import operator
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import pairwise
+from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
@@ -512,3 +513,67 @@ class ScoredBatch:
 
     results: pl.DataFrame
     rejects: pl.DataFrame
+
+
+def score_files(paths: Sequence[Path], rulesets: Sequence[Ruleset] | None = None, *,
+                own_variants: bool = False, format_name: str | None = None,
+                progress: Callable[[int, int], None] | None = None,
+                warn: Callable[[str], None] | None = None,
+                batch_bytes: int | None = None) -> Iterator[ScoredBatch]:
+    """:func:`score_batch` over logs read as a stream: a part at a time, each part the
+    sessions of a file that have ended (none of their hands in the batch just read), so
+    that memory holds a few batches of hands, not the logs. A file's sessions are scored
+    whole (repeat limits, games); a hand id seen before, in any file, is dropped when the
+    hand is the same and rejected as a conflict when it is not (:func:`reading.fresh`).
+
+    Results come session by session as the sessions end, in log order within a part:
+    the logs' order when their sessions follow one another. ``warn`` hears of a session
+    that comes back after it was scored (its later hands are scored as a new piece).
+    ``progress(bytes read, bytes in all files)`` as :func:`reading.read_all` calls it;
+    ``batch_bytes`` is the size of a batch read (default: :func:`reading.read`'s).
+    """
+    from ofcstats import reading  # noqa: PLC0415 - reading validates with rulesets; keep import light
+    from ofcstats.formats.lines import BATCH_BYTES  # noqa: PLC0415
+
+    seen = pl.DataFrame(schema={"hand_id": pl.String, "fingerprint": pl.String,
+                                "source": pl.String, "line": pl.Int64})
+    sizes = [path.stat().st_size if path.is_file() else 0 for path in paths]
+    total, before = sum(sizes), 0
+
+    def scored(part: HandBatch) -> ScoredBatch:
+        result = score_batch(part, rulesets, own_variants=own_variants)
+        return ScoredBatch(results=result.results,
+                           rejects=pl.concat([part.rejects, result.rejects]))
+
+    for path, size in zip(paths, sizes, strict=True):
+        def file_progress(done: int, base: int = before) -> None:
+            if progress is not None:
+                progress(base + done, total)
+
+        before += size
+        pending, ended = HandBatch(), set[str]()
+        try:
+            for batch in reading.read(path, format_name, file_progress,
+                                      batch_bytes or BATCH_BYTES):
+                new = reading.fresh(seen, batch)
+                seen = pl.concat([seen, new.hands.select(reading.SEEN_COLUMNS)],
+                                 how="vertical_relaxed")
+                sessions = new.hands.get_column("session_id").unique()
+                back = sorted(set(sessions.to_list()) & ended)
+                if back and warn is not None:
+                    warn(f"{path}: session {back[0]} comes back after its hands were "
+                         "scored: its later hands are scored as a new piece of it")
+                pending = HandBatch.concat([pending, replace(new, lines=())])
+                done = ~pending.hands.get_column("session_id").is_in(sessions.implode())
+                if done.any():
+                    part = pending.select(done)
+                    ended.update(part.hands.get_column("session_id").to_list())
+                    pending = replace(pending.select(~done), rejects=pending.rejects.clear(),
+                                      duplicates=0)
+                    yield scored(part)
+        except (HandError, OSError) as error:
+            reason = str(error).removeprefix(f"{path}: ")
+            pending.rejects = pl.concat([pending.rejects, pl.DataFrame(
+                [{"source": str(path), "line": None, "hand_id": None, "reason": reason,
+                  "raw": None}], schema=REJECTS_SCHEMA)])
+        yield scored(pending)

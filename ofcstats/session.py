@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import duckdb
 import numpy as np
 import numpy.typing as npt
 import polars as pl
@@ -46,15 +47,16 @@ def game_ends(orbit_done: Any, timed_out: Any, fantasyland_owed: Any) -> Any:
     return ~fantasyland_owed & (orbit_done | timed_out)
 
 
-def hand_order(hands: pl.DataFrame | pl.LazyFrame, split_on: Sequence[str] = ()
-               ) -> pl.LazyFrame:
+def hand_order(hands: pl.DataFrame | pl.LazyFrame, split_on: Sequence[str] = (),
+               also: dict[str, Sequence[str]] | None = None) -> pl.LazyFrame:
     """Add ``order`` (hands in play order within their session, from 0) and ``game``.
 
     Play order is ``played_at`` when given, else the order the hands were logged
     (``hand_key``, or ``source`` and ``line``). ``fantasyland_hand`` must say whether
     any seat played the hand in fantasyland, ``timed_out_hand`` (optional) whether any
     seat timed out in it. Games end where :func:`game_ends` says, and where any
-    of the ``split_on`` columns (the variant, the stakes) changes.
+    of the ``split_on`` columns (the variant, the stakes) changes. ``also`` adds a game
+    column of each name, split on its own columns, from the same sort.
     """
     lf = hands.lazy()
     columns = lf.collect_schema().names()
@@ -68,17 +70,22 @@ def hand_order(hands: pl.DataFrame | pl.LazyFrame, split_on: Sequence[str] = ()
         first[1:] = (sessions.slice(1) != sessions.slice(0, ordered.height - 1)).to_numpy()
     index = np.arange(ordered.height)
     start = np.maximum.accumulate(np.where(first, index, 0))
-    split = np.zeros(ordered.height, dtype=bool)  # the variant or the stakes changed
-    for column in split_on:
-        values = ordered.get_column(column)
-        if ordered.height > 1:
-            split[1:] |= values.slice(1).ne_missing(values.slice(0, ordered.height - 1)
-                                                    ).to_numpy()
-    games = _games(first, start, ordered.get_column("fantasyland_hand").to_numpy(),
-                   ordered.get_column("timed_out_hand").to_numpy(),
-                   ordered.get_column("n_seats").to_numpy(), split & ~first)
+
+    def games(split_on: Sequence[str]) -> pl.Series:
+        split = np.zeros(ordered.height, dtype=bool)  # the variant or the stakes changed
+        for column in split_on:
+            values = ordered.get_column(column)
+            if ordered.height > 1:
+                split[1:] |= values.slice(1).ne_missing(values.slice(0, ordered.height - 1)
+                                                        ).to_numpy()
+        return pl.Series(_games(first, start, ordered.get_column("fantasyland_hand").to_numpy(),
+                                ordered.get_column("timed_out_hand").to_numpy(),
+                                ordered.get_column("n_seats").to_numpy(), split & ~first),
+                         dtype=pl.Int64)
+
     return ordered.with_columns(order=pl.Series(index - start, dtype=pl.Int64),
-                                game=pl.Series(games, dtype=pl.Int64)).lazy()
+                                game=games(split_on),
+                                **{name: games(on) for name, on in (also or {}).items()}).lazy()
 
 
 def _games(first: npt.NDArray[np.bool_], start: npt.NDArray[np.int64],
@@ -230,6 +237,29 @@ def limit_repeats(results: pl.DataFrame, seats: pl.DataFrame, hands: pl.DataFram
     return apply_repeat_limits(results, streaks, rulesets)
 
 
+SETTLE_SQL = """
+WITH t AS (
+    SELECT *, CASE WHEN loss_cap IS NOT NULL AND points < -loss_cap THEN -loss_cap
+                   ELSE points END::DOUBLE AS _capped
+    FROM ({source})
+), g AS (
+    SELECT ruleset, session_id, game, sum(_capped - points) AS _shortfall,
+           sum(greatest(points, 0)) AS _won
+    FROM t GROUP BY ALL
+), s AS (
+    SELECT t.* EXCLUDE (_capped),
+           CASE WHEN points > 0 THEN points - g._shortfall * greatest(points, 0) / g._won
+                ELSE _capped END::DOUBLE AS settled_points,
+           coalesce(loss_cap IS NOT NULL AND points < -loss_cap, false) AS capped
+    FROM t JOIN g USING (ruleset, session_id, game)
+)
+SELECT *, settled_points * point_value AS money FROM s
+"""
+"""Settling as SQL over ``{source}`` (rows as :func:`settle` describes): DuckDB settles
+the store's games without them leaving the database, and :func:`settle` a frame's, by
+the same statement."""
+
+
 def settle(per_game: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
     """Settle each game as the table did: add ``settled_points`` and ``money``.
 
@@ -239,19 +269,15 @@ def settle(per_game: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
     whole table, and what a capped loser does not pay is taken from the game's winners
     in proportion to their winnings, so each game's money sums to zero.
     """
-    game = list(GAME)
-    capped = pl.when(pl.col("loss_cap").is_not_null()
-                     & (pl.col("points") < -pl.col("loss_cap"))) \
-        .then(-pl.col("loss_cap")).otherwise(pl.col("points"))
-    shortfall = (capped - pl.col("points")).sum().over(game)
-    winnings = pl.col("points").clip(lower_bound=0)
-    won = winnings.sum().over(game)
-    settled = pl.when(pl.col("points") > 0).then(
-        pl.col("points") - shortfall * winnings / won).otherwise(capped)
-    return per_game.lazy().with_columns(
-        settled_points=settled.cast(pl.Float64),
-        capped=pl.col("loss_cap").is_not_null() & (pl.col("points") < -pl.col("loss_cap")),
-    ).with_columns(money=pl.col("settled_points") * pl.col("point_value"))
+    frame = per_game.lazy().collect().with_row_index("_row")
+    con = duckdb.connect()
+    try:
+        con.register("per_game", frame)
+        settled = con.sql(SETTLE_SQL.format(source="SELECT * FROM per_game")
+                          + " ORDER BY _row").pl()
+    finally:
+        con.close()
+    return settled.drop("_row").lazy()
 
 
 def stake(ruleset: Ruleset, logged: pl.Expr) -> pl.Expr:

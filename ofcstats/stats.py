@@ -37,6 +37,11 @@ Definitions (they are printed in the report's methodology section too):
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import duckdb
 import numpy as np
 import polars as pl
 
@@ -75,21 +80,6 @@ def _rate(numerator: pl.Expr, denominator: pl.Expr) -> pl.Expr:
     return pl.when(denominator > 0).then(numerator / denominator).otherwise(None)
 
 
-def _mean(column: str) -> pl.Expr:
-    """The mean of an integer or boolean column from its exact integer sum."""
-    return pl.col(column).cast(pl.Int64).sum() / pl.len()
-
-
-def _sd(column: str = "points") -> pl.Expr:
-    """Sample SD from exact integer sums (null for a single value)."""
-    x = pl.col(column).cast(pl.Int64)
-    n = pl.len().cast(pl.Float64)
-    total = x.sum().cast(pl.Float64)
-    squares = (x * x).sum().cast(pl.Float64)
-    variance = (squares - total * total / n) / (n - 1)
-    return pl.when(n > 1).then(variance.clip(lower_bound=0).sqrt()).otherwise(None)
-
-
 def _stable(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.with_columns(pl.col(pl.Float64).round(DECIMALS))
 
@@ -100,62 +90,170 @@ def as_text(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.with_columns(pl.col(pl.Categorical).cast(pl.String))
 
 
-def _what_if(lf: pl.LazyFrame) -> list[pl.Expr]:
-    """``what_if`` (the ruleset is not played under the variant) where the frame has it."""
-    return [pl.col("what_if").any()] if "what_if" in lf.collect_schema().names() else []
+# Every statistic comes from exact integer sums per player, variant and ruleset (and per
+# session for the bootstrap): DuckDB adds them up over the store's rows, or over a frame,
+# and the few rows that come back are all the memory a statistic needs.
+_SUMS = """
+SELECT player::VARCHAR AS player, variant::VARCHAR AS variant, ruleset::VARCHAR AS ruleset,
+       {what_if}
+       count(*) AS hands,
+       coalesce(sum(points), 0)::BIGINT AS total,
+       coalesce(sum(points::BIGINT * points), 0)::BIGINT AS squares,
+       coalesce(sum(abs(points)), 0)::BIGINT AS abs_points,
+       coalesce(sum(abs(royalty_points)), 0)::BIGINT AS abs_royalty,
+       coalesce(sum(abs(points - royalty_points)), 0)::BIGINT AS abs_other,
+       count(*) FILTER (fouled) AS fouls,
+       count(*) FILTER (NOT fantasyland AND variant::VARCHAR <> '{chinese_13}') AS eligible,
+       count(*) FILTER (fantasyland_entered) AS entered,
+       count(*) FILTER (fantasyland_stayed) AS stayed,
+       count(*) FILTER (fantasyland) AS fantasyland_hands,
+       coalesce(sum(royalty_top), 0)::BIGINT AS royalty_top,
+       coalesce(sum(royalty_middle), 0)::BIGINT AS royalty_middle,
+       coalesce(sum(royalty_bottom), 0)::BIGINT AS royalty_bottom,
+       coalesce(sum(royalty_points), 0)::BIGINT AS royalty_points,
+       coalesce(sum(n_seats - 1), 0)::BIGINT AS opponents,
+       coalesce(sum(scoops), 0)::BIGINT AS scoops,
+       coalesce(sum(scooped), 0)::BIGINT AS scooped,
+       coalesce(sum(wins_top), 0)::BIGINT AS wins_top,
+       coalesce(sum(wins_middle), 0)::BIGINT AS wins_middle,
+       coalesce(sum(wins_bottom), 0)::BIGINT AS wins_bottom
+FROM ({source})
+GROUP BY ALL
+"""
+_SESSION_SUMS = """
+SELECT player::VARCHAR AS player, variant::VARCHAR AS variant, ruleset::VARCHAR AS ruleset,
+       session_id::VARCHAR AS session_id, coalesce(sum(points), 0)::DOUBLE AS points,
+       count(*) AS hands
+FROM ({source})
+GROUP BY ALL
+"""
+_HANDS = """
+SELECT variant::VARCHAR AS variant, ruleset::VARCHAR AS ruleset,
+       count(DISTINCT {hand}) AS hands
+FROM ({source})
+GROUP BY ALL
+"""
+
+
+@dataclass(frozen=True)
+class Rows:
+    """Scored rows to aggregate, as DuckDB reads them: ``source`` is a query (a view
+    with its filters, or a registered frame), ``params`` its parameters."""
+
+    con: duckdb.DuckDBPyConnection
+    source: str
+    params: Sequence[object] = ()
+
+    @property
+    def columns(self) -> list[str]:
+        """The columns the rows have."""
+        return self.con.sql(f"SELECT * FROM ({self.source}) LIMIT 0",
+                            params=list(self.params)).columns
+
+    def query(self, template: str, **fields: str) -> pl.DataFrame:
+        """``template`` filled with the source (and ``fields``), run, as a frame."""
+        return self.con.sql(template.format(source=self.source, **fields),
+                            params=list(self.params)).pl()
+
+
+@contextmanager
+def frame_rows(scored: pl.LazyFrame | pl.DataFrame) -> Iterator[Rows]:
+    """A scored frame as :class:`Rows`, for the same queries as the store's rows."""
+    con = duckdb.connect()
+    try:
+        con.register("scored_rows", scored.lazy().collect())
+        yield Rows(con, "SELECT * FROM scored_rows")
+    finally:
+        con.close()
+
+
+def sums(rows: Rows) -> pl.DataFrame:
+    """Per player, variant and ruleset: the integer sums every statistic comes from."""
+    what_if = "bool_or(what_if) AS what_if," if "what_if" in rows.columns else ""
+    return rows.query(_SUMS, what_if=what_if,
+                      chinese_13=Variant.CHINESE_13.value).sort(*KEYS)
+
+
+def session_sums(rows: Rows) -> pl.DataFrame:
+    """Per player, variant, ruleset and session: points and hands (for the bootstrap)."""
+    return rows.query(_SESSION_SUMS)
+
+
+def hands_per_ruleset(rows: Rows) -> pl.DataFrame:
+    """Per variant and ruleset: how many hands (not seats) were scored."""
+    hand = "hand_key" if "hand_key" in rows.columns else "hand_id"
+    return rows.query(_HANDS, hand=hand)
+
+
+def _mean_of(column: str) -> pl.Expr:
+    """The mean per hand of a column summed in :func:`sums`."""
+    return pl.col(column) / pl.col("hands")
+
+
+def _sd_of(n: pl.Expr, total: pl.Expr, squares: pl.Expr) -> pl.Expr:
+    """Sample SD from exact integer sums (null for a single value)."""
+    n = n.cast(pl.Float64)
+    total = total.cast(pl.Float64)
+    variance = (squares.cast(pl.Float64) - total * total / n) / (n - 1)
+    return pl.when(n > 1).then(variance.clip(lower_bound=0).sqrt()).otherwise(None)
 
 
 def player_stats(scored: pl.LazyFrame | pl.DataFrame, *, bootstrap: int = 1000,
                  seed: int = 7) -> pl.DataFrame:
     """Per player, variant and ruleset: results, spread, intervals, rates and style."""
-    lf = scored.lazy().with_columns(
-        opponents=(pl.col("n_seats") - 1).cast(pl.Int64),
-        eligible=~pl.col("fantasyland") & (pl.col("variant") != Variant.CHINESE_13.value),
-    )
-    opponents = pl.col("opponents").sum()
-    table = lf.group_by(*KEYS).agg(
-        *_what_if(lf),
-        hands=pl.len(),
-        sessions=pl.col("session_id").n_unique(),
-        total=pl.col("points").cast(pl.Int64).sum(),
-        mean=_mean("points"),
-        sd=_sd(),
-        foul_rate=_mean("fouled"),
-        fantasyland_entry_rate=_rate(pl.col("fantasyland_entered").sum(),
-                                     pl.col("eligible").sum()),
-        fantasyland_stay_rate=_rate(pl.col("fantasyland_stayed").sum(),
-                                    pl.col("fantasyland").sum()),
-        fantasyland_hands=pl.col("fantasyland").sum(),
-        royalties_top=_mean("royalty_top"),
-        royalties_middle=_mean("royalty_middle"),
-        royalties_bottom=_mean("royalty_bottom"),
-        royalty_points=_mean("royalty_points"),
-        scoop_rate=_rate(pl.col("scoops").cast(pl.Int64).sum(), opponents),
-        scooped_rate=_rate(pl.col("scooped").cast(pl.Int64).sum(), opponents),
-        win_rate_top=_rate(pl.col("wins_top").cast(pl.Int64).sum(), opponents),
-        win_rate_middle=_rate(pl.col("wins_middle").cast(pl.Int64).sum(), opponents),
-        win_rate_bottom=_rate(pl.col("wins_bottom").cast(pl.Int64).sum(), opponents),
+    with frame_rows(scored) as rows:
+        return player_stats_of(rows, bootstrap=bootstrap, seed=seed)
+
+
+def player_stats_of(rows: Rows, *, bootstrap: int = 1000, seed: int = 7) -> pl.DataFrame:
+    """:func:`player_stats` of :class:`Rows` (the store's, or a frame's)."""
+    return player_table(sums(rows), session_sums(rows), bootstrap=bootstrap, seed=seed)
+
+
+def player_table(summed: pl.DataFrame, per_session: pl.DataFrame, *, bootstrap: int = 1000,
+                 seed: int = 7) -> pl.DataFrame:
+    """:func:`player_stats` from :func:`sums` and :func:`session_sums`."""
+    opponents = pl.col("opponents")
+    sessions = per_session.group_by(*KEYS).agg(sessions=pl.len())
+    table = summed.join(sessions, on=list(KEYS), how="left").select(
+        *KEYS,
+        *(["what_if"] if "what_if" in summed.columns else []),
+        pl.col("hands").cast(pl.UInt32),
+        pl.col("sessions").cast(pl.UInt32),
+        pl.col("total"),
+        mean=_mean_of("total"),
+        sd=_sd_of(pl.col("hands"), pl.col("total"), pl.col("squares")),
+        foul_rate=_mean_of("fouls"),
+        fantasyland_entry_rate=_rate(pl.col("entered"), pl.col("eligible")),
+        fantasyland_stay_rate=_rate(pl.col("stayed"), pl.col("fantasyland_hands")),
+        fantasyland_hands=pl.col("fantasyland_hands").cast(pl.UInt32),
+        royalties_top=_mean_of("royalty_top"),
+        royalties_middle=_mean_of("royalty_middle"),
+        royalties_bottom=_mean_of("royalty_bottom"),
+        royalty_points=_mean_of("royalty_points"),
+        scoop_rate=_rate(pl.col("scoops"), opponents),
+        scooped_rate=_rate(pl.col("scooped"), opponents),
+        win_rate_top=_rate(pl.col("wins_top"), opponents),
+        win_rate_middle=_rate(pl.col("wins_middle"), opponents),
+        win_rate_bottom=_rate(pl.col("wins_bottom"), opponents),
     ).with_columns(
         ci_low=pl.col("mean") - Z95 * pl.col("sd") / pl.col("hands").sqrt(),
         ci_high=pl.col("mean") + Z95 * pl.col("sd") / pl.col("hands").sqrt(),
         hands_for_1=(Z95 * pl.col("sd")).pow(2).ceil().cast(pl.Int64),
-    ).collect()
-    boot = session_bootstrap(lf, bootstrap=bootstrap, seed=seed)
-    return _stable(as_text(table).join(boot, on=list(KEYS), how="left").sort(*KEYS))
+    )
+    boot = session_bootstrap(per_session, bootstrap=bootstrap, seed=seed)
+    return _stable(table.join(boot, on=list(KEYS), how="left").sort(*KEYS))
 
 
-def session_bootstrap(scored: pl.LazyFrame, *, bootstrap: int = 1000, seed: int = 7
+def session_bootstrap(per_session: pl.DataFrame, *, bootstrap: int = 1000, seed: int = 7
                       ) -> pl.DataFrame:
     """95% percentile interval of mean points per hand, resampling whole sessions.
 
-    Per player and variant, one matrix of multinomial weights (bootstrap x sessions)
-    serves every ruleset, so the rulesets are compared on the same resamples; the
-    resampled mean is ``(W @ points) / (W @ hands)``: sums of whole numbers, exact in
-    any order. Same seed, same intervals.
+    ``per_session`` is :func:`session_sums`. Per player and variant, one matrix of
+    multinomial weights (bootstrap x sessions) serves every ruleset, so the rulesets are
+    compared on the same resamples; the resampled mean is ``(W @ points) / (W @ hands)``:
+    sums of whole numbers, exact in any order. Same seed, same intervals.
     """
-    per_session = scored.group_by(*KEYS, "session_id").agg(
-        points=pl.col("points").sum().cast(pl.Float64), hands=pl.len(),
-    ).with_columns(pl.col(pl.Categorical).cast(pl.String)).collect()
     rng = np.random.default_rng(seed)
     rows: list[tuple[str, str, str, float | None, float | None]] = []
     for (player, variant), group in per_session.sort("player", "variant").group_by(
@@ -184,31 +282,41 @@ def ruleset_stats(scored: pl.LazyFrame | pl.DataFrame) -> pl.DataFrame:
     """Per variant and ruleset: volatility, royalty share, foul and fantasyland rates, and
     the skill signal, ranked within each variant (``skill_rank``: highest signal first,
     rounded to :data:`DECIMALS`, ties by ruleset name)."""
-    lf = scored.lazy().with_columns(
-        pl.col("variant").cast(pl.String), pl.col("ruleset").cast(pl.String),
-        pl.col("player").cast(pl.String),
-        eligible=~pl.col("fantasyland") & (pl.col("variant") != Variant.CHINESE_13.value))
-    # The integer key counts hands faster than the text id, where the frame has it.
-    hand = "hand_key" if "hand_key" in lf.collect_schema().names() else "hand_id"
-    other = (pl.col("points") - pl.col("royalty_points")).cast(pl.Int64).abs().sum()
-    royalty = pl.col("royalty_points").cast(pl.Int64).abs().sum()
-    overall = lf.group_by("variant", "ruleset").agg(
-        *_what_if(lf),
-        hands=pl.col(hand).n_unique(),
-        seat_hands=pl.len(),
-        sd=_sd(),
-        mean_abs_points=pl.col("points").cast(pl.Int64).abs().sum() / pl.len(),
-        royalty_share=_rate(royalty, royalty + other),
-        foul_rate=_mean("fouled"),
-        fantasyland_entry_rate=_rate(pl.col("fantasyland_entered").sum(),
-                                     pl.col("eligible").sum()),
+    with frame_rows(scored) as rows:
+        return ruleset_stats_of(rows)
+
+
+def ruleset_stats_of(rows: Rows) -> pl.DataFrame:
+    """:func:`ruleset_stats` of :class:`Rows` (the store's, or a frame's)."""
+    return ruleset_table(sums(rows), hands_per_ruleset(rows))
+
+
+def ruleset_table(summed: pl.DataFrame, hands: pl.DataFrame) -> pl.DataFrame:
+    """:func:`ruleset_stats` from :func:`sums` and :func:`hands_per_ruleset`."""
+    added = [pl.col(c).sum() for c in (
+        "hands", "total", "squares", "abs_points", "abs_royalty", "abs_other", "fouls",
+        "eligible", "entered")]
+    overall = summed.group_by("variant", "ruleset").agg(
+        *([pl.col("what_if").any()] if "what_if" in summed.columns else []), *added,
+    ).join(hands.rename({"hands": "distinct_hands"}), on=["variant", "ruleset"]).select(
+        "variant", "ruleset",
+        *(["what_if"] if "what_if" in summed.columns else []),
+        hands=pl.col("distinct_hands").cast(pl.UInt32),
+        seat_hands=pl.col("hands").cast(pl.UInt32),
+        sd=_sd_of(pl.col("hands"), pl.col("total"), pl.col("squares")),
+        mean_abs_points=_mean_of("abs_points"),
+        royalty_share=_rate(pl.col("abs_royalty"),
+                            pl.col("abs_royalty") + pl.col("abs_other")),
+        foul_rate=_mean_of("fouls"),
+        fantasyland_entry_rate=_rate(pl.col("entered"), pl.col("eligible")),
     )
     # Player means from exact sums, in a fixed order: the spread and the pooled SD are
     # then the same whatever the thread count.
-    players = lf.group_by("variant", "ruleset", "player").agg(
-        n=pl.len(), mean=_mean("points"),
-        within=(pl.col("points").cast(pl.Int64).pow(2).sum().cast(pl.Float64)
-                - pl.col("points").cast(pl.Int64).sum().cast(pl.Float64).pow(2) / pl.len()),
+    players = summed.select(
+        "variant", "ruleset", "player",
+        n=pl.col("hands"), mean=_mean_of("total"),
+        within=(pl.col("squares").cast(pl.Float64)
+                - pl.col("total").cast(pl.Float64).pow(2) / pl.col("hands")),
     ).filter(pl.col("n") >= MIN_HANDS_FOR_SKILL).sort("variant", "ruleset", "player")
     skill = players.group_by("variant", "ruleset", maintain_order=True).agg(
         players=pl.len(),
@@ -221,7 +329,7 @@ def ruleset_stats(scored: pl.LazyFrame | pl.DataFrame) -> pl.DataFrame:
         hands_to_tell_apart=pl.when(pl.col("skill_signal") > 0).then(
             (Z95 / pl.col("skill_signal")).pow(2).ceil()).cast(pl.Int64),
     )
-    joined = _stable(overall.join(skill, on=["variant", "ruleset"], how="left").collect())
+    joined = _stable(overall.join(skill, on=["variant", "ruleset"], how="left"))
     ranked = joined.sort(["variant", "skill_signal", "ruleset"],
                          descending=[False, True, False], nulls_last=True)
     return ranked.with_columns(
@@ -230,15 +338,25 @@ def ruleset_stats(scored: pl.LazyFrame | pl.DataFrame) -> pl.DataFrame:
     ).select("variant", "skill_rank", pl.exclude("variant", "skill_rank"))
 
 
+_DIFFERENCES = """
+SELECT hand_id::VARCHAR AS hand_id, session_id::VARCHAR AS session_id,
+       variant::VARCHAR AS variant, seat, player::VARCHAR AS player,
+       ruleset::VARCHAR AS ruleset, reported_points AS reported, points AS rescored,
+       points - reported_points AS difference
+FROM ({source})
+WHERE reported_points IS NOT NULL AND ruleset::VARCHAR = played_ruleset::VARCHAR
+  AND reported_points <> points
+ORDER BY session_id, hand_id, seat
+"""
+
+
 def reported_differences(scored: pl.LazyFrame | pl.DataFrame) -> pl.DataFrame:
     """Seats whose logged ``reported_points`` differ from the re-score under the played
     ruleset: a site's scoring quirk, or a logging error."""
-    return scored.lazy().filter(
-        pl.col("reported_points").is_not_null()
-        & (pl.col("ruleset") == pl.col("played_ruleset"))
-        & (pl.col("reported_points") != pl.col("points"))
-    ).select(
-        "hand_id", "session_id", "variant", "seat", "player", "ruleset",
-        pl.col("reported_points").alias("reported"), pl.col("points").alias("rescored"),
-        (pl.col("points") - pl.col("reported_points")).alias("difference"),
-    ).sort("session_id", "hand_id", "seat").collect().pipe(as_text)
+    with frame_rows(scored) as rows:
+        return reported_differences_of(rows)
+
+
+def reported_differences_of(rows: Rows) -> pl.DataFrame:
+    """:func:`reported_differences` of :class:`Rows` (the store's, or a frame's)."""
+    return rows.query(_DIFFERENCES)

@@ -43,6 +43,7 @@ from ofcstats.records import (
     session_default,
 )
 from ofcstats.rows import ROW_NAMES
+from ofcstats.store import UPDATABLE
 from ofcstats.variants import FANTASYLAND_MAX_CARDS, MIN_PLAYERS, Variant
 
 ROWS = ROW_NAMES
@@ -683,16 +684,30 @@ def _first_of_each_id(batch: HandBatch, source: str) -> HandBatch:
     ids = batch.hands.get_column("hand_id")
     if not ids.is_duplicated().any():
         return batch
-    marked = batch.hands.with_columns(
+    # The fields the fingerprint leaves out (the store's UPDATABLE) must agree too: the
+    # same hand with another point value is a conflict here as it is against the store.
+    hand_fields = [c for c in UPDATABLE if c in batch.hands.columns]
+    seat_fields = [c for c in UPDATABLE if c in batch.seats.columns and c not in hand_fields]
+    per_seat = batch.seats.sort("hand", "seat").group_by("hand", maintain_order=True).agg(
+        _seats=pl.struct("seat", *seat_fields).hash().implode())
+    marked = batch.hands.with_row_index("hand").join(
+        per_seat, on="hand", how="left", maintain_order="left").with_columns(
+        values=pl.struct(*hand_fields, "_seats").hash()).with_columns(
         first=ids.is_first_distinct(),
         first_line=pl.col("line").first().over("hand_id"),
         first_print=pl.col("fingerprint").first().over("hand_id"),
+        first_values=pl.col("values").first().over("hand_id"),
     )
     repeats = marked.filter(~pl.col("first"))
-    conflicts = repeats.filter(pl.col("fingerprint") != pl.col("first_print")).select(
+    conflicts = repeats.filter((pl.col("fingerprint") != pl.col("first_print"))
+                               | (pl.col("values") != pl.col("first_values"))).select(
         pl.lit(source).alias("source"), "line", "hand_id",
-        pl.format("hand {}: a different hand with this id is at line {}", pl.col("hand_id"),
-                  pl.col("first_line")).alias("reason"),
+        pl.when(pl.col("fingerprint") != pl.col("first_print")).then(
+            pl.format("hand {}: a different hand with this id is at line {}",
+                      pl.col("hand_id"), pl.col("first_line"))).otherwise(
+            pl.format("hand {}: the same hand as at line {} but with other values of "
+                      f"{', '.join(UPDATABLE)}", pl.col("hand_id"), pl.col("first_line")))
+        .alias("reason"),
         pl.lit(None, dtype=pl.String).alias("raw"),
     )
     kept = batch.select(marked.get_column("first"))

@@ -99,9 +99,9 @@ COMMANDS = {
             "club.duckdb"],
     "review": ["review", "--db", "club.duckdb", "--player", "ann", "--rollouts", "10"],
 }
-UNITS = {"simulate": b"hands", "rescore": b"hands", "compare": b"rows", "players": b"rows",
-         "player": b"rows", "report": b"steps", "export": b"tables", "sql": b"rows",
-         "ingest": b"kB", "score": b"kB", "review": b"hands"}
+UNITS = {"simulate": b"hands", "rescore": b"hands", "compare": b"steps",
+         "players": b"steps", "player": b"steps", "report": b"steps", "export": b"tables",
+         "sql": b"rows", "ingest": b"kB", "score": b"kB", "review": b"hands"}
 
 
 @pytest.mark.parametrize("name", list(COMMANDS))

@@ -577,6 +577,27 @@ def test_a_stored_hand_with_other_reported_points_is_a_conflict_not_dropped(
     assert _stored_values(db) == before
 
 
+def test_the_same_id_twice_in_one_file_with_other_values_is_a_conflict(
+        tmp_path: Path) -> None:
+    """Inside one run, as against the store: the same cards under one id with another
+    reported result or point value are a conflict; an exact repeat is a duplicate."""
+    first = hands(3, 4)
+    changed = hands(3, 4)
+    changed[1]["players"][0]["reported_points"] = 17.5
+    changed[2]["point_value"] = 0.25
+    log = write_jsonl(tmp_path / "a.jsonl", [*first, first[0], changed[1], changed[2]])
+    db = tmp_path / "x.duckdb"
+    summary = ingest([log], db)
+    assert (summary.hands, summary.duplicates, summary.rejected) == (3, 1, 2)
+    assert [(r.line, r.reason) for r in summary.first_rejects] == [
+        (5, "hand h1: the same hand as at line 2 but with other values of played_at, "
+            "ruleset, point_value, button, reported_points"),
+        (6, "hand h2: the same hand as at line 3 but with other values of played_at, "
+            "ruleset, point_value, button, reported_points")]
+    assert _stored_values(db) == {h["hand_id"]: (h.get("point_value"), tuple(
+        p.get("reported_points") for p in h["players"])) for h in first}
+
+
 def test_update_gives_a_stored_hand_the_new_non_card_values_and_rescores_it(
         tmp_path: Path) -> None:
     db, _, changed = _reloaded_with(tmp_path)

@@ -96,7 +96,7 @@ def test_the_pdf_is_one_a4_document_with_a_title_page_and_a_page_per_chart(
 def test_filters_narrow_the_report(database: Path) -> None:
     with Store(database) as store:
         data = collect(store, Filters(players=[NASTY[1]]), ruleset="pokerstars")
-    assert set(data.scored["player"]) == {NASTY[1]}
+    assert set(data.players["player"]) == set(data.running["player"]) == {NASTY[1]}
     assert data.rulesets_shown == {"pineapple": "pokerstars"}
     assert data.filters == {"players": NASTY[1]}
 

@@ -102,10 +102,9 @@ def test_a_database_cut_in_half_fails_in_one_line_where_it_is_read(
     out = tmp_path / "out"
     out.mkdir()
     failed = 0
-    # Not ingest: it loads into such a file without noticing (left to the ingest rework).
-    for command in [c for c in _commands(broken, log, out) if c[0] != "ingest"]:
+    for command in _commands(broken, log, out):
         result = runner.invoke(app, command)
-        if result.exit_code != 0:
+        if result.exit_code != 0 or command[0] == "ingest":
             failed += 1
             _one_line_failure(result, broken, 1, "cannot open the database",
                               "the database file is damaged")
@@ -217,3 +216,29 @@ def test_an_ingest_that_fills_the_disk_fails_in_one_line_and_keeps_the_database(
         _one_line_failure(result, db, 1, "No space left on device")
         with Store(db, read_only=True) as store:
             assert store.info() == before  # nothing half-loaded, the hands all there
+
+
+def test_ingest_refuses_a_database_cut_short_before_writing_a_byte(
+        database: Path, tmp_path: Path) -> None:
+    broken = _damaged(database, tmp_path, "half")
+    before = _digest(broken)
+    new_log = Path(__file__).resolve().parent.parent / "data" / "sample" / \
+        "chinese-13-russian.jsonl"
+    result = runner.invoke(app, ["ingest", str(new_log), "--db", str(broken)])
+    _one_line_failure(result, broken, 1, "the database file is damaged")
+    assert "before its last block" in result.stderr
+    assert _digest(broken) == before  # not grown, not touched
+
+
+def test_a_looping_symlink_inside_a_directory_is_skipped_with_a_warning(
+        log: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    (folder / "a.jsonl").write_bytes(log.read_bytes())
+    (folder / "loop.jsonl").symlink_to("loop.jsonl")
+    result = runner.invoke(app, ["ingest", str(folder), "--db", str(tmp_path / "x.duckdb")])
+    assert result.exit_code == 0, result.output
+    assert result.stderr.strip().splitlines() == [
+        f"ofcstats: warning: {folder / 'loop.jsonl'}: skipped: a symbolic link that loops "
+        "back on itself"]
+    assert "1 file:" in result.stdout

@@ -34,13 +34,19 @@ __all__ = ["ReportData", "collect", "figures", "render_html", "write_report"]
 
 @dataclass
 class ReportData:
-    """Everything the report shows, already computed; every table is per variant."""
+    """Everything the report shows, already computed (summed in the database: no table
+    or chart needs the scored rows themselves); every table is per variant."""
 
-    scored: pl.DataFrame  # one row per ruleset, hand and seat (filters applied)
     rulesets_shown: dict[str, str]  # per variant, the ruleset of its summary and styles
     players: pl.DataFrame  # player statistics per player, variant and ruleset, with money
     rulesets: pl.DataFrame  # ruleset statistics per variant and ruleset
     differences: pl.DataFrame  # reported points that differ from the re-score
+    # hands and sessions per variant, and under None in all
+    counts: dict[str | None, tuple[int, int]] = field(default_factory=dict)
+    # running totals per variant, ruleset and player (analysis.running_totals)
+    running: pl.DataFrame = field(default_factory=pl.DataFrame)
+    # seats per variant, ruleset and points (analysis.points_histogram)
+    histogram: pl.DataFrame = field(default_factory=pl.DataFrame)
     database: str = ""
     filters: dict[str, str] = field(default_factory=dict)
     # EV loss per variant and player from ``ofcstats review`` (default settings); None
@@ -53,16 +59,9 @@ class ReportData:
         """The variants in the report, in name order."""
         return sorted(self.rulesets_shown)
 
-    def of(self, variant: str) -> pl.DataFrame:
-        """The scored rows of one variant."""
-        return self.scored.filter(pl.col("variant") == variant)
-
-
-COLUMNS = tuple(dict.fromkeys([
-    *analysis.PLAYER_COLUMNS, *stats.RULESET_COLUMNS, "hand_id", "seat", "played_ruleset",
-    "reported_points", "order", "game",
-]))
-"""What the report reads of each result: the statistics', the charts' and the checks'."""
+    def of(self, frame: pl.DataFrame, variant: str) -> pl.DataFrame:
+        """The rows of one variant of one of the report's frames."""
+        return frame.filter(pl.col("variant") == variant)
 
 
 def collect(store: Store, filters: pipeline.Filters | None = None,
@@ -71,12 +70,11 @@ def collect(store: Store, filters: pipeline.Filters | None = None,
     one each variant's summary shows, where it was scored for that variant; otherwise
     a variant shows the ruleset most of its hands were played under."""
     filters = filters or pipeline.Filters()
-    scored = pipeline.scored_frame(store, filters, COLUMNS, categorical=True)
-    if scored.is_empty():
-        raise StoreError("no scored hands match: run ofcstats rescore, or loosen the filters")
-    scored = scored.with_columns(pl.col("variant").cast(pl.String))
-    if ruleset is not None and ruleset not in set(scored.get_column("ruleset").cast(
-            pl.String).unique().to_list()):
+    rows = analysis.stored_rows(store, filters)
+    summed = stats.sums(rows), stats.session_sums(rows)
+    if summed[0].is_empty():
+        raise StoreError(analysis.NOTHING_SCORED)
+    if ruleset is not None and ruleset not in set(summed[0].get_column("ruleset").to_list()):
         raise StoreError(f"not scored under {ruleset}: run ofcstats rescore --ruleset {ruleset}")
     shown = {k: v for k, v in (
         ("sessions", ", ".join(filters.sessions or [])),
@@ -85,10 +83,13 @@ def collect(store: Store, filters: pipeline.Filters | None = None,
         ("since", filters.since.isoformat() if filters.since else ""),
         ("until", filters.until.isoformat() if filters.until else ""),
     ) if v}
-    return ReportData(scored=scored, rulesets_shown=analysis.played_rulesets(scored, ruleset),
-                      players=analysis.player_table(store, scored, filters, seed=seed),
-                      rulesets=stats.ruleset_stats(scored),
-                      differences=stats.reported_differences(scored),
+    return ReportData(rulesets_shown=analysis.played_rulesets(rows, ruleset),
+                      players=analysis.player_table(store, filters, seed=seed, summed=summed),
+                      rulesets=stats.ruleset_table(summed[0], stats.hands_per_ruleset(rows)),
+                      differences=stats.reported_differences_of(rows),
+                      counts=analysis.hand_counts(rows),
+                      running=analysis.running_totals(store, filters, rows),
+                      histogram=analysis.points_histogram(rows),
                       database=str(store.path), filters=shown,
                       decisions=_decisions(store, filters))
 
@@ -149,18 +150,22 @@ def figures(data: ReportData) -> list[tuple[str, Figure]]:
     drawn = []
     for variant in data.variants:
         main = data.rulesets_shown[variant]
-        rows = data.of(variant)
-        players = data.players.filter(pl.col("variant") == variant)
+        running = data.of(data.running, variant)
+        players = data.of(data.players, variant)
+        compared = data.of(data.rulesets, variant)
+        sigma = next(iter(compared.filter(pl.col("ruleset") == main).get_column("sd")
+                          .drop_nulls()), 0.0)
         drawn += [(f"{variant}:{key}", _titled(variant, figure)) for key, figure in (
-            ("cumulative", charts.cumulative_points(rows, main)),
-            ("distribution", charts.points_distribution(rows)),
-            ("skill", charts.skill_signal(data.rulesets.filter(pl.col("variant") == variant))),
+            ("cumulative", charts.cumulative_points(running, main, sigma)),
+            ("distribution", charts.points_distribution(data.of(data.histogram, variant),
+                                                        compared)),
+            ("skill", charts.skill_signal(compared)),
             ("styles", charts.style_map(players, main)),
             ("royalties", charts.royalties_by_row(players, main)),
         )]
         for player in _players(data, variant):
             drawn.append((f"{variant}:player:{player}",
-                          _titled(variant, charts.player_under_rulesets(rows, player))))
+                          _titled(variant, charts.player_under_rulesets(running, player))))
     return drawn
 
 
@@ -271,14 +276,12 @@ def _stakes(data: ReportData, variant: str, ruleset: str) -> str:
 def _variant_section(data: ReportData, variant: str, images: dict[str, str]) -> list[str]:
     esc = html_text
     main_name = data.rulesets_shown[variant]
-    rows = data.of(variant)
-    players = data.players.filter(pl.col("variant") == variant)
+    players = data.of(data.players, variant)
     main = _percent(players.filter(pl.col("ruleset") == main_name).sort(
         ["total", "player"], descending=[True, False]), _RATES)
     compared = analysis.labelled(_percent(data.rulesets.filter(pl.col("variant") == variant),
                                           _RATES))
-    hands = rows.get_column("hand_key").n_unique()
-    sessions = rows.get_column("session_id").n_unique()
+    hands, sessions = data.counts[variant]
     key = f"{variant}:"
     parts = [
         f"<section id=\"{esc(variant)}\"><h2>{esc(variant)}</h2>",
@@ -315,8 +318,7 @@ def render_html(data: ReportData, images: dict[str, str]) -> str:
     checks and the methodology. ``images`` maps a chart's key (see :func:`figures`) to
     its PNG, base64."""
     esc = html_text
-    hands = data.scored.get_column("hand_key").n_unique()
-    sessions = data.scored.get_column("session_id").n_unique()
+    hands, sessions = data.counts[None]
     filters = "; ".join(f"{k}: {v}" for k, v in data.filters.items()) or "none"
     contents = "".join(f"<li><a href=\"#{esc(v)}\">{esc(v)}</a></li>" for v in data.variants)
     parts = [
@@ -385,7 +387,7 @@ def write_pdf(data: ReportData, drawn: Sequence[tuple[str, Figure]], path: Path)
     with PdfPages(path, metadata={"Title": "ofcstats report", "Creator": "ofcstats"}) as pdf:
         title = _page(1, total)
         title.text(0.08, 0.93, "ofcstats report", fontsize=22, fontweight="bold")
-        hands = data.scored.get_column("hand_key").n_unique()
+        hands = data.counts[None][0]
         filters = "; ".join(f"{k}: {v}" for k, v in data.filters.items()) or "none"
         title.text(0.08, 0.895, f"Generated {data.generated_at:%Y-%m-%d %H:%M UTC} from "
                    f"{Path(data.database).name}: {hands:,} hands. Filters: {filters}.",

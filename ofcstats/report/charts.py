@@ -84,33 +84,35 @@ def _empty(title: str, why: str) -> Figure:
     return figure
 
 
-def cumulative_points(scored: pl.DataFrame, ruleset: str) -> Figure:
+def _curves(running: pl.DataFrame, key: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Per value of ``key``, the hands played and the running total at each point."""
+    return {str(name): (part.get_column("hands").to_numpy(),
+                        part.get_column("points").to_numpy())
+            for (name,), part in running.group_by(key, maintain_order=True)}
+
+
+def cumulative_points(running: pl.DataFrame, ruleset: str, sigma: float) -> Figure:
     """Each player's running total over their hands, with the ±2 SD band of pure luck.
 
-    The band is ``±2 σ √n`` around zero, σ being the SD of points per hand under the
-    ruleset: a player whose curve leaves it is winning (or losing) by more than luck
-    would usually give.
+    ``running`` is :func:`ofcstats.analysis.running_totals` of one variant. The band is
+    ``±2 σ √n`` around zero, σ being the SD of points per hand under the ruleset: a
+    player whose curve leaves it is winning (or losing) by more than luck would usually
+    give.
     """
     title = f"Cumulative points per player ({ruleset})"
-    rows = scored.filter(pl.col("ruleset") == ruleset).select(
-        "player", "session_id", "order", "seat", "points").sort("session_id", "order", "seat")
+    rows = running.filter(pl.col("ruleset") == ruleset)
     if rows.is_empty():
         return _empty(title, f"no hands scored under {ruleset}")
-    sigma = float(rows.get_column("points").cast(pl.Float64).std() or 0.0)  # type: ignore[arg-type]
-    players = rows.group_by("player").agg(pl.col("points").sum().alias("total")).sort(
-        ["total", "player"], descending=[True, False]).get_column("player").to_list()
-    by_player = rows.select("player", "points").partition_by(
-        "player", as_dict=True, maintain_order=True)
-    curves = [np.cumsum(by_player[(player,)].get_column("points").to_numpy())
-              for player in players]
-    lengths = [len(curve) for curve in curves]
+    curves = _curves(rows, "player")
+    players = sorted(curves, key=lambda p: (-int(curves[p][1][-1]), p))
+    lengths = [int(curves[p][0][-1]) for p in players]
     with style():
         if len(curves) > 1 and max(lengths) > UNEVEN * min(lengths):
-            return _small_multiples(title, players, curves, sigma)
+            return _small_multiples(title, players, [curves[p] for p in players], sigma)
         figure = Figure(figsize=(9, 4.6))
         axes = figure.subplots()
-        for index, (player, curve) in enumerate(zip(players, curves, strict=True)):
-            hands = np.arange(1, len(curve) + 1)
+        for index, player in enumerate(players):
+            hands, curve = curves[player]
             axes.plot(hands, curve, linewidth=1.4, label=f"{_name(player)} ({int(curve[-1]):+,})",
                       **_line(index))
         _luck_band(axes, max(lengths), sigma)
@@ -136,8 +138,8 @@ def _luck_band(axes: Any, hands: int, sigma: float) -> None:
     axes.axhline(0, color="#666666", linewidth=0.8)
 
 
-def _small_multiples(title: str, players: list[str], curves: list[np.ndarray],
-                     sigma: float) -> Figure:
+def _small_multiples(title: str, players: list[str],
+                     curves: list[tuple[np.ndarray, np.ndarray]], sigma: float) -> Figure:
     columns = min(3, len(players))
     lines = -(-len(players) // columns)
     figure = Figure(figsize=(9, 2.4 * lines + 0.8), layout="constrained")
@@ -146,11 +148,11 @@ def _small_multiples(title: str, players: list[str], curves: list[np.ndarray],
         if index >= len(players):
             axes.set_axis_off()
             continue
-        curve = curves[index]
-        axes.plot(np.arange(1, len(curve) + 1), curve, linewidth=1.3, **_line(index))
-        _luck_band(axes, len(curve), sigma)
-        axes.set_title(f"{_name(players[index])} ({int(curve[-1]):+,} in {len(curve):,} hands)",
-                       fontsize=10, fontweight="normal")
+        hands, curve = curves[index]
+        axes.plot(hands, curve, linewidth=1.3, **_line(index))
+        _luck_band(axes, int(hands[-1]), sigma)
+        axes.set_title(f"{_name(players[index])} ({int(curve[-1]):+,} in {int(hands[-1]):,} "
+                       "hands)", fontsize=10, fontweight="normal")
         axes.set_xlabel("hands played", fontsize=8)
         axes.set_ylabel("points", fontsize=8)
     figure.suptitle(f"{title}: one panel a player (grey: ±2 SD of luck alone)",
@@ -158,24 +160,22 @@ def _small_multiples(title: str, players: list[str], curves: list[np.ndarray],
     return figure
 
 
-def player_under_rulesets(scored: pl.DataFrame, player: str) -> Figure:
-    """One player's running total under every scored ruleset: same cards, other money."""
+def player_under_rulesets(running: pl.DataFrame, player: str) -> Figure:
+    """One player's running total under every scored ruleset: same cards, other money.
+    ``running`` is :func:`ofcstats.analysis.running_totals` of one variant."""
     title = f"{_name(player)}: cumulative points under each ruleset"
-    rows = scored.filter(pl.col("player") == player).select(
-        "ruleset", "session_id", "order", "points").sort("session_id", "order")
+    rows = running.filter(pl.col("player") == player)
     if rows.is_empty():
         return _empty(title, f"no hands for {_name(player)}")
+    curves = _curves(rows, "ruleset")
     with style():
         figure = Figure(figsize=(9, 4.2))
         axes = figure.subplots()
-        finals = rows.group_by("ruleset").agg(pl.col("points").sum()).sort(
-            "points", descending=True)
-        by_ruleset = rows.select("ruleset", "points").partition_by(
-            "ruleset", as_dict=True, maintain_order=True)
-        for index, (ruleset, total) in enumerate(finals.iter_rows()):
-            points = by_ruleset[(ruleset,)].get_column("points").to_numpy()
-            axes.plot(np.arange(1, len(points) + 1), np.cumsum(points), linewidth=1.2,
-                      label=f"{ruleset} ({int(total):+,})", **_line(index))
+        for index, ruleset in enumerate(sorted(curves, key=lambda r: (-int(curves[r][1][-1]),
+                                                                      r))):
+            hands, points = curves[ruleset]
+            axes.plot(hands, points, linewidth=1.2, label=f"{ruleset} ({int(points[-1]):+,})",
+                      **_line(index))
         axes.axhline(0, color="#666666", linewidth=0.8)
         axes.set_title(title)
         axes.set_xlabel("hands played")
@@ -184,21 +184,51 @@ def player_under_rulesets(scored: pl.DataFrame, player: str) -> Figure:
     return figure
 
 
-def points_distribution(scored: pl.DataFrame) -> Figure:
-    """Points per hand under each ruleset, widest spread first: the variance comparison."""
+def _percentile(values: np.ndarray, before: np.ndarray, q: float) -> float:
+    """numpy's linear percentile of values repeated as counted: ``before`` holds, for each
+    distinct value in ascending order, how many values come before its last copy + 1."""
+    n = int(before[-1])
+    virtual = (n - 1) * (q / 100)
+    low = int(np.floor(virtual))
+    t = virtual - low
+    a = float(values[np.searchsorted(before, low, side="right")])
+    b = float(values[np.searchsorted(before, min(low + 1, n - 1), side="right")])
+    return b - (b - a) * (1 - t) if t >= 0.5 else a + (b - a) * t
+
+
+def box_stats(histogram: pl.DataFrame, whis: tuple[float, float] = (1, 99)
+              ) -> dict[str, Any]:
+    """What matplotlib's ``boxplot_stats`` gives for the points a histogram counts
+    (``points``, ``seats``): quartiles, and whiskers at the ``whis`` percentiles."""
+    part = histogram.sort("points")
+    values = part.get_column("points").to_numpy()
+    before = np.cumsum(part.get_column("seats").to_numpy())
+    q1, med, q3 = (_percentile(values, before, q) for q in (25, 50, 75))
+    low, high = (_percentile(values, before, q) for q in whis)
+    below = values[values <= high]
+    above = values[values >= low]
+    return {"med": med, "q1": q1, "q3": q3,
+            "whishi": q3 if len(below) == 0 or below.max() < q3 else float(below.max()),
+            "whislo": q1 if len(above) == 0 or above.min() > q1 else float(above.min()),
+            "fliers": np.array([])}
+
+
+def points_distribution(histogram: pl.DataFrame, spread: pl.DataFrame) -> Figure:
+    """Points per hand under each ruleset, widest spread first: the variance comparison.
+    ``histogram`` is :func:`ofcstats.analysis.points_histogram` of one variant, ``spread``
+    its rulesets' ``sd`` (:func:`ofcstats.stats.ruleset_stats`)."""
     title = "Points per hand by ruleset (box: middle half; whiskers: 1st-99th percentile)"
-    if scored.is_empty():
+    if histogram.is_empty():
         return _empty(title, "no hands scored")
-    spread = scored.group_by("ruleset").agg(pl.col("points").std().alias("sd")).sort(
-        "sd", descending=True)
+    spread = spread.select("ruleset", "sd").sort(["sd", "ruleset"], descending=[True, False],
+                                                 nulls_last=True)
     names = spread.get_column("ruleset").to_list()
-    data = [scored.filter(pl.col("ruleset") == name).get_column("points").to_numpy()
-            for name in names]
+    boxes = [box_stats(histogram.filter(pl.col("ruleset") == name)) for name in names]
     with style():
         figure = Figure(figsize=(9, 0.45 * len(names) + 1.6))
         axes = figure.subplots()
-        parts = axes.boxplot(data, orientation="horizontal", whis=(1, 99), showfliers=False,
-                             patch_artist=True, widths=0.6)
+        parts = axes.bxp(boxes, orientation="horizontal", showfliers=False,
+                         patch_artist=True, widths=0.6)
         for index, box in enumerate(parts["boxes"]):
             box.set_facecolor(_colour(index))
             box.set_alpha(0.55)

@@ -1,0 +1,60 @@
+"""``score`` streams its input: a part at a time, sessions whole, the same records."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from typer.testing import CliRunner
+
+from ofcstats import formats
+from ofcstats.cli import app
+from ofcstats.rules import load_rulesets, preset_names
+from ofcstats.score import ScoredBatch, score_batch, score_files
+
+SAMPLE = Path(__file__).resolve().parent.parent / "data" / "sample"
+LOGS = sorted(SAMPLE.glob("*.jsonl"))
+
+
+def test_scoring_in_small_parts_gives_the_records_of_scoring_whole() -> None:
+    rulesets = load_rulesets(preset_names())
+    whole = score_batch(formats.read_all(LOGS), rulesets, own_variants=True).results
+    parts = list(score_files(LOGS, rulesets, own_variants=True, batch_bytes=400_000))
+    assert len(parts) > 10  # several parts, each of whole sessions
+    streamed = pl.concat([part.results for part in parts])
+    assert streamed.equals(whole)  # repeat limits and games come out the same
+
+
+def test_a_session_that_comes_back_after_it_was_scored_is_a_warning(tmp_path: Path) -> None:
+    lines = (SAMPLE / "pineapple-american.jsonl").read_text().splitlines()
+    first = json.loads(lines[0])["session_id"]
+    rest = [line for line in lines if json.loads(line)["session_id"] != first]
+    log = tmp_path / "log.jsonl"
+    log.write_text("\n".join([lines[0], *rest[:400], lines[1], *rest[400:]]) + "\n")
+    warnings: list[str] = []
+    parts = list(score_files([log], load_rulesets(["american"]), batch_bytes=400_000,
+                             warn=warnings.append))
+    hands = {h for part in parts for h in part.results.get_column("hand_id").to_list()}
+    assert len(hands) == len(lines)  # every hand scored, the one that came back too
+    assert len(warnings) == 1
+    assert f"session {first} comes back" in warnings[0]
+
+
+def test_score_writes_the_same_bytes_in_parts_and_whole(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    runner = CliRunner()
+    command = ["score", *map(str, LOGS), "--all-rulesets", "-f"]
+    whole = {output: runner.invoke(app, [*command, output]) for output in ("csv", "json")}
+
+    def small(*args: Any, **kwargs: Any) -> Iterator[ScoredBatch]:
+        return score_files(*args, **{**kwargs, "batch_bytes": 400_000})
+
+    monkeypatch.setattr("ofcstats.cli.score_files", small)
+    for output, result in whole.items():
+        parted = runner.invoke(app, [*command, output])
+        assert result.exit_code == parted.exit_code == 0
+        assert parted.stdout == result.stdout
