@@ -64,7 +64,7 @@ def board_html(before: Sequence[tuple[int, int]], dealt: Sequence[int],
 
 def render(hand: dict[str, object], seats: pl.DataFrame, decisions: pl.DataFrame) -> str:
     """The page of one hand: ``hand`` (hand_id, session_id, variant, played_at),
-    ``seats`` (seat, player, fantasyland, streets, cards, rows), ``decisions`` (as
+    ``seats`` (seat, player, fantasyland, timed_out, streets, cards, rows), ``decisions`` (as
     stored, for this hand)."""
     e = html_text
     title = f"Hand {hand['hand_id']}"
@@ -80,6 +80,9 @@ def render(hand: dict[str, object], seats: pl.DataFrame, decisions: pl.DataFrame
     for seat in seats.iter_rows(named=True):
         flag = " (fantasyland)" if seat["fantasyland"] else ""
         parts.append(f"<h2>Seat {int(seat['seat'])}: {e(str(seat['player']))}{flag}</h2>")
+        if seat.get("timed_out"):
+            parts.append("<p>Timed out: the cards were placed for the player from some "
+                         "street on, so its streets are not reviewed.</p>")
         if seat["streets"] is None:
             parts.append("<p>Only the final board was logged.</p>")
             continue
@@ -126,7 +129,8 @@ def page(store: Store, hand_id: str, settings: Settings | None = None) -> str:
     run(store, Selection(hand_ids=[hand_id]), settings)
     hand_key = found[0][4]
     seats = store.con.sql("""
-        SELECT s.seat, s.player, s.fantasyland, p.streets, p.cards, p.rows
+        SELECT s.seat, s.player, s.fantasyland, coalesce(s.timed_out, false) AS timed_out,
+               p.streets, p.cards, p.rows
         FROM seats s LEFT JOIN seat_placements p USING (hand_key, seat)
         WHERE s.hand_key = ? ORDER BY s.seat""", params=[hand_key]).pl()
     decisions = decisions_frame(store, Selection(hand_ids=[hand_id]), settings)

@@ -29,6 +29,26 @@ def placement_text(dealt: Sequence[int], rows: Sequence[int]) -> str:
     return " | ".join(parts)
 
 
+def skipped_text(skipped: dict[str, int]) -> str:
+    """One line counting the seats a review left out (see
+    :func:`ofcstats.review.store.skipped`); empty when none.
+
+    >>> skipped_text({"timed_out": 2, "chinese_13": 0, "final_rows": 1})
+    ... # doctest: +ELLIPSIS
+    'Not reviewed: 2 seats that timed out (placed for the player), 1 seat logged with its...'
+    """
+    what = {"timed_out": "that timed out (placed for the player)",
+            "chinese_13": "of 13-card hands (no streets)",
+            "final_rows": "logged with {its} final rows only"}
+    parts = []
+    for key, text in what.items():
+        count = skipped.get(key, 0)
+        if count:
+            noun = "seat" if count == 1 else "seats"
+            parts.append(f"{count} {noun} {text.format(its='its' if count == 1 else 'their')}")
+    return f"Not reviewed: {', '.join(parts)}." if parts else ""
+
+
 def decisions_frame(store: Store, selection: Selection | None = None,
                     settings: Settings | None = None) -> pl.DataFrame:
     """The stored decisions of the selected hands and seats under ``settings``."""

@@ -27,8 +27,8 @@ from ofcstats.simulate.bots import Bot, candidates, pattern_values
 from ofcstats.simulate.scoring import RulesetArrays, board_strengths, pair_points
 from ofcstats.simulate.state import CARD_KEYS, Turn
 from ofcstats.simulate.tables import (
-    SUIT_BITS,
     STRIDE,
+    SUIT_BITS,
     SUIT_MASK,
     pattern_counts,
     pattern_onehot,
