@@ -350,12 +350,55 @@ def test_report_shows_the_decisions_per_variant(simulated: Path, tmp_path: Path)
         assert report.collect(store).decisions is None
         run(store, Selection(players=["mc"]), Settings())
         data = report.collect(store, Filters(players=["mc"]))
+        costliest = decisions_frame(store, Selection(players=["mc"]))["ev_loss"].max()
     assert data.decisions is not None
     assert data.decisions["player"].to_list() == ["mc"]
-    section = "\n".join(report._decisions_section(data))
+    assert data.decision_streets is not None
+    streets = data.decision_streets
+    assert streets["street"].to_list()[:2] == ["street_1", "street_2"]
+    assert (streets["ci_low"] <= streets["mean_ev_loss"]).all()
+    assert (streets["mean_ev_loss"] <= streets["ci_high"]).all()
+    images = {key: report._png(figure) for key, figure in report.figures(data)}
+    assert "pineapple:decisions" in images
+    section = "\n".join(report._decisions_section(data, images))
     assert '<h2 id="decisions">Decisions</h2>' in section
     assert "<h3>pineapple</h3>" in section
     assert "mean EV loss" in section
+    # The chart of EV loss by street with its intervals, next to the style map.
+    assert section.count('<div class="pair">') == 1
+    assert "EV loss per decision by street and player, with 95% intervals" in section
+    assert "foul rate against fantasyland entry rate" in section
+    # The replay: mc's costliest decision, its board before and both placements.
+    (worst,) = data.mistakes
+    assert worst["ev_loss"] == costliest > 0
+    assert len(worst["placed"]) == {1: 0, 2: 5, 3: 7, 4: 9, 5: 11}[worst["street"]]
+    assert '<h3 id="replay-pineapple">' in section
+    assert worst["hand_id"] in section
+    page = report.render_html(data, images)
+    path = tmp_path / "report.html"
+    path.write_text(page, encoding="utf-8")
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is not None:  # as a browser lays it out: the replay's boards and cards
+        playwright = pytest.importorskip("playwright.sync_api")
+        with playwright.sync_playwright() as driver:
+            chromium = driver.chromium.launch(executable_path=browser, args=[
+                "--no-sandbox", "--disable-gpu"])
+            tab = chromium.new_page(viewport={"width": 1280, "height": 900})
+            tab.goto(path.as_uri())
+            replay = tab.evaluate("""() => {
+                const t = document.querySelector('.replay table.street');
+                const cards = Array.from(t.querySelectorAll('.card'));
+                return [t.rows.length, cards.length,
+                        cards.filter(c => c.getBoundingClientRect().width > 0).length,
+                        getComputedStyle(t.querySelector('.card.new')).backgroundColor,
+                        document.querySelectorAll('.pair img').length];
+            }""")
+            chromium.close()
+        rows, cards, shown, highlight, images_shown = replay
+        assert rows == 2  # the header and mc's decision
+        assert cards == shown >= 2 * 13 + len(worst["dealt"])  # two boards and the dealt
+        assert highlight == "rgb(255, 246, 200)"  # the street's cards stand out
+        assert images_shown == 2
 
 
 def test_timed_out_seats_are_not_reviewed_and_are_counted(tmp_path: Path) -> None:

@@ -101,6 +101,25 @@ def player_summary(frame: pl.DataFrame) -> pl.DataFrame:
             .join(by_kind.fill_null(0.0), on=keys, how="left").sort(keys))
 
 
+def street_summary(frame: pl.DataFrame) -> pl.DataFrame:
+    """Per variant, player and street (``street_1`` ... ``fantasyland_set``): decisions,
+    the mean EV loss and its normal 95% interval over the decisions."""
+    keys = ["variant", "player", "street"]
+    if frame.is_empty():
+        return pl.DataFrame(schema={"variant": pl.String, "player": pl.String,
+                                    "street": pl.String, "decisions": pl.UInt32,
+                                    "mean_ev_loss": pl.Float64, "ci_low": pl.Float64,
+                                    "ci_high": pl.Float64})
+    labelled = frame.with_columns(street=street_label(pl.col("street"), pl.col("fantasyland")))
+    out = labelled.group_by(keys).agg(decisions=pl.len(), mean_ev_loss=pl.col("ev_loss").mean(),
+                                      sd=pl.col("ev_loss").std())
+    half = Z95 * pl.col("sd").fill_null(0) / pl.col("decisions").sqrt()
+    return (out.with_columns(ci_low=pl.col("mean_ev_loss") - half,
+                             ci_high=pl.col("mean_ev_loss") + half).drop("sd")
+            .with_columns(order=pl.col("street").str.len_chars())
+            .sort(["variant", "player", "order", "street"]).drop("order"))
+
+
 def biggest_mistakes(frame: pl.DataFrame, count: int = 10) -> pl.DataFrame:
     """Each player's ``count`` costliest decisions in each variant, with the hand ids to
     replay them."""
