@@ -16,6 +16,7 @@ The lookup tables are built before the clock starts (they are built once per pro
 
 from __future__ import annotations
 
+import resource
 import tempfile
 import time
 from pathlib import Path
@@ -61,6 +62,14 @@ def _store(directory: Path, hands: int, tag: str = "") -> Path:
     return db
 
 
+def _cpu_seconds() -> float:
+    """Processor time of this process and of its finished workers: on a shared machine
+    ``dec/cpu-s`` says what a review costs whatever else runs (two cores give at most
+    twice it a second)."""
+    return sum(resource.getrusage(who).ru_utime + resource.getrusage(who).ru_stime
+               for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+
+
 def run(quick: bool) -> None:
     """Print decisions per second of each review setting, and the solver's seconds."""
     with tempfile.TemporaryDirectory() as folder:
@@ -69,20 +78,20 @@ def run(quick: bool) -> None:
         with Store(warm) as store:  # build the tables once, untimed
             review_run(store, Selection(), Settings(rollouts=10))
         print(f"{'review':40s} {'hands':>6s} {'decisions':>9s} {'seconds':>8s} "
-              f"{'dec/s':>7s} {'target':>6s}")
+              f"{'dec/s':>7s} {'dec/cpu-s':>9s} {'target':>6s}")
         for row, (label, settings, jobs, (full, small), target) in enumerate(REVIEWS):
             hands = small if quick else full
             db = _store(directory, hands, f"-{row}")
             with Store(db) as store:
-                start = time.perf_counter()
+                start, cpu = time.perf_counter(), _cpu_seconds()
                 summary = review_run(store, Selection(), settings, jobs=jobs)
-                seconds = time.perf_counter() - start
+                seconds, cpu = time.perf_counter() - start, _cpu_seconds() - cpu
             rate = summary.decisions / seconds
             verdict = "(quick)" if quick else "" if target is None else \
                 "ok" if rate >= target else "BELOW"
             shown = "-" if target is None else str(target)
             print(f"{label:40s} {hands:6d} {summary.decisions:9d} {seconds:8.2f} {rate:7.1f} "
-                  f"{shown:>6s} {verdict}")
+                  f"{summary.decisions / cpu:9.1f} {shown:>6s} {verdict}")
 
     arrays = ruleset_arrays(load_ruleset("american"), Variant.PINEAPPLE)
     rng = np.random.default_rng(3)
