@@ -20,9 +20,13 @@ differences between candidates are far sharper than their spread. A street with 
 cards to come is valued exactly (one deal). The EV loss is the best candidate's mean
 minus the chosen one's: never negative, since the chosen placement is a candidate.
 
-A fantasyland set (13 to 17 cards set at once) is solved by the exact search of
-:func:`ofcstats.simulate.fantasyland.best_sets` (royalties, fouls and the stay), and
-both the solver's set and the chosen one are priced against the opponents' boards.
+Candidates that leave boards the rest of the hand cannot tell apart are valued once
+(:func:`_representatives`); every other candidate gets every rollout unless screening
+is asked for.
+
+A fantasyland set (13 to 17 cards set at once) is solved exactly by :func:`solve_set`:
+the best of every way to set 13 of the cards, priced against the opponents' boards
+(rows, scoops, fouls, royalties and the stay).
 
 All rollouts of a group of decisions (same variant and street) are array work over
 ``candidates x rollouts`` boards at once; the random draws are seeded per decision,
