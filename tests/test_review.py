@@ -4,6 +4,7 @@ the review and replay commands."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from functools import cache
@@ -429,3 +430,41 @@ def test_timed_out_seats_are_not_reviewed_and_are_counted(tmp_path: Path) -> Non
     assert json.loads(result.stdout)["skipped"]["timed_out"] == len(late)
     table = runner.invoke(app, ["review", "--db", str(db), "--rollouts", "5"])
     assert f"Not reviewed: {len(late)} seats that timed out" in table.stdout
+
+
+def test_every_candidate_gets_every_rollout_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The default values each candidate of its class on all 100 rollouts: no screening,
+    # and only alike candidates (one class) share a valuation.
+    from ofcstats.review import core  # noqa: PLC0415
+
+    valued: list[tuple[int, int]] = []
+    original = core._Street.value
+
+    def spy(self, dec, pat, n):  # type: ignore[no-untyped-def]
+        valued.append((dec.size, n))
+        return original(self, dec, pat, n)
+
+    monkeypatch.setattr(core._Street, "value", spy)
+    rng = np.random.default_rng(3)
+    deck = rng.permutation(52).astype(np.uint8)
+    p = position("pineapple", 0, {}, _code(deck[:5]), [BOTTOM, BOTTOM, MIDDLE, MIDDLE, TOP],
+                 [_code(deck[5:18])])
+    (verdict,) = review([p])
+    assert verdict.candidates == 232
+    assert verdict.rollouts == core.DEFAULT_ROLLOUTS == 100
+    assert len(valued) == 1
+    count, n = valued[0]
+    assert n == 100
+    dec, pat = np.nonzero(np.ones((1, 232), dtype=bool))
+    keys = np.zeros((1, 3), dtype=np.int64)
+    onehot = core.pattern_onehot(5, 0).reshape(5, -1, 3)
+    added = np.einsum("k,kpr->pr", core.CARD_KEYS[deck[:5]].astype(float), onehot)[None]
+    classes = core._representatives(dec, pat, keys, added.astype(np.int64), (1, 232))
+    assert count == len(np.unique(classes)) <= 232
+
+
+def test_reviews_of_many_hands_use_both_cores() -> None:
+    from ofcstats.review.store import auto_jobs  # noqa: PLC0415
+
+    assert auto_jobs(1) == auto_jobs(100) == 1
+    assert auto_jobs(101) == min(2, len(os.sched_getaffinity(0)))
