@@ -43,13 +43,11 @@ _BLOCKED = np.int16(-30000)
 
 
 @cache
-def _made_small() -> npt.NDArray[np.int8]:
-    """:attr:`RowTables.made_of_key` as bytes (made indexes of partial rows are at most
-    quads of aces, 103): half the memory, so the lookups stay in the cache. It reaches
-    one card past a full row (-1 there), so a card can be tried on every row at once."""
+def _made_padded() -> npt.NDArray[np.int16]:
+    """:attr:`RowTables.made_of_key` reaching one card past a full row (-1 there), so a
+    card can be tried on every row at once."""
     made = row_tables().made_of_key
-    assert made.max() < 128
-    out = np.full(made.size + 2 * STRIDE, -1, dtype=np.int8)  # six aces: 7.2 strides
+    out = np.full(made.size + 2 * STRIDE, -1, dtype=np.int16)  # six aces: 7.2 strides
     out[:made.size] = made
     return out
 
@@ -61,9 +59,8 @@ def _rule_scores(keys: npt.NDArray[np.int64], filled: npt.NDArray[np.int8],
     """How well one card (its key, ``(B,)``) fits each row of each board, ``(3, B)`` in
     tenths of a made-index step, and each row's made index were it put there. Boards are
     rows first, ``(3, B)``."""
-    room = filled < _SIZES8
     new_keys = keys + card_key
-    new = _made_small()[new_keys >> SUIT_BITS].astype(np.int16)
+    new = _made_padded()[new_keys >> SUIT_BITS]
     score = (new - made) * _GAIN_TENTHS
     # A suited row is a flush draw: worth more the more cards it has.
     flushy = row_tables().suited[new_keys[1:] & SUIT_MASK] & (filled[1:] >= 1)
@@ -71,7 +68,9 @@ def _rule_scores(keys: npt.NDArray[np.int64], filled: npt.NDArray[np.int8],
     # Keep the lower rows ahead: a row may not outgrow what the row above can still make.
     score[0] -= (new[0] > made[1] + 13 * (filled[1] <= 3)) * 400
     score[1] -= (new[1] > made[2] + 13 * (filled[2] <= 3)) * 400
-    score[~room] = _BLOCKED
+    # A full row is out: far below any other (a card always has a row with room, so the
+    # best row is never a full one; scores stay above -2,000).
+    score += (filled >= _SIZES8) * _BLOCKED
     return score, new
 
 
@@ -88,7 +87,7 @@ def rule_street(keys: npt.NDArray[np.int64], filled: npt.NDArray[np.int8],
     place; the ``discards`` cards that fit worst are thrown away."""
     b, k = cards.shape
     card_keys = CARD_KEYS[cards]
-    made = _made_small()[keys >> SUIT_BITS].astype(np.int16)
+    made = _made_padded()[keys >> SUIT_BITS]
     boards = np.arange(b)
     first = None
     if discards:
