@@ -1232,8 +1232,9 @@ FantasylandValueOption = Annotated[float, typer.Option(
 # The review's defaults are written out here (its modules load the simulator, a slow
 # import); a test checks they are those of ofcstats.review.core.
 ScreenOption = Annotated[int, typer.Option(
-    "--screen", help="Value every candidate on a first few rollouts and only this many "
-    "best (and the play made) on all of them; 0: every candidate on every rollout.")]
+    "--screen", help="Faster, approximate: value every candidate on a first few rollouts "
+    "and only this many best (and the play made) on all of them. Default 0: every "
+    "candidate on every rollout.")]
 
 
 def _review_settings(ruleset: str | None, rollouts: int, seed: int, fantasyland_value: float,
@@ -1257,19 +1258,21 @@ def review(
     rollouts: RolloutsOption = 100,
     seed: ReviewSeedOption = 0,
     fantasyland_value: FantasylandValueOption = 14.0,
-    screen: ScreenOption = 6,
+    screen: ScreenOption = 0,
     output: FormatOption = TableFormat.table,
     mistakes: Annotated[bool, typer.Option(
         "--mistakes", help="CSV: print the biggest mistakes instead of the summary.")]
         = False,
     jobs: Annotated[int, typer.Option(
-        "--jobs", "-j", help="Processes sharing the rollouts (the numbers do not change).")]
-        = 1,
+        "--jobs", "-j", help="Processes sharing the rollouts (the numbers do not change). "
+        "Default 0: one per core, at most 2, when there are more than 100 hands to review; "
+        "else 1.")] = 0,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """What each logged placement cost: every legal alternative of each street valued by
     rollouts, the EV loss of the play made, per variant and player with the ten biggest
-    mistakes.
+    mistakes. Seats that timed out (placed for the player), 13-card hands and seats logged
+    with their final rows only are not reviewed; the output counts them.
 
     Decisions go to the decisions table; hands already reviewed under the same settings
     are not reviewed again, so an interrupted review resumes.
@@ -1290,23 +1293,26 @@ def review(
                               ) as update:
                 reviewing.run(store, selection, settings, update, jobs=jobs)
             frame = summary.decisions_frame(store, selection, settings)
+            left_out = reviewing.skipped(store, selection)
         except OfcstatsError as error:
             raise fail_with(error) from None
     if frame.is_empty():
         raise fail("no decisions to review: no hands with logged streets match the filters", 1)
     _print_review(summary.player_summary(frame), summary.biggest_mistakes(frame), output,
-                  mistakes)
+                  mistakes, left_out, summary.skipped_text(left_out))
 
 
 def _print_review(players: pl.DataFrame, biggest: pl.DataFrame, output: TableFormat,
-                  mistakes: bool) -> None:
+                  mistakes: bool, left_out: dict[str, int], not_reviewed: str) -> None:
     """The review's summary per player and its biggest mistakes, per variant (a table),
-    or either (CSV), or both (JSON)."""
+    or either (CSV), or both (JSON); and what was not reviewed."""
     if output is TableFormat.json:
-        typer.echo(json.dumps({"players": players.to_dicts(), "mistakes": biggest.to_dicts()},
-                              indent=2, default=str))
+        typer.echo(json.dumps({"players": players.to_dicts(), "mistakes": biggest.to_dicts(),
+                               "skipped": left_out}, indent=2, default=str))
     elif output is TableFormat.csv:
         sys.stdout.write(frame_text(biggest if mistakes else players, output))
+        if not_reviewed:
+            typer.echo(not_reviewed, err=True)
     else:
         for index, ((variant,), part) in enumerate(players.group_by("variant",
                                                                     maintain_order=True)):
@@ -1317,6 +1323,8 @@ def _print_review(players: pl.DataFrame, biggest: pl.DataFrame, output: TableFor
             typer.echo("\nBiggest mistakes (replay one with ofcstats replay HAND_ID):")
             _print_table(biggest.filter(pl.col("variant") == variant), output, [
                 "player", "hand_id", "seat", "street", "mistake", "ev_loss", "chosen", "best"])
+        if not_reviewed:
+            typer.echo("\n" + not_reviewed)
 
 
 @app.command()
@@ -1329,7 +1337,7 @@ def replay(
     rollouts: RolloutsOption = 100,
     seed: ReviewSeedOption = 0,
     fantasyland_value: FantasylandValueOption = 14.0,
-    screen: ScreenOption = 6,
+    screen: ScreenOption = 0,
 ) -> None:
     """Write one hand as an HTML page: each street of each seat on its board, the play
     made and the best candidate side by side with their expected points.

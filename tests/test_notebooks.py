@@ -43,3 +43,9 @@ def test_notebook_runs_top_to_bottom_in_under_a_minute(path: Path) -> None:
     images = sum("image/png" in output.get("data", {}) for cell in notebook.cells
                  if cell.cell_type == "code" for output in cell.outputs)
     assert images >= 1
+    if path.stem == "03_player_styles":  # the decisions part: a replayed mistake per player
+        pages = [output["data"]["text/html"] for cell in notebook.cells
+                 if cell.cell_type == "code" for output in cell.outputs
+                 if "text/html" in output.get("data", {})]
+        assert any('<table class="street">' in page and 'class="card' in page
+                   for page in pages)

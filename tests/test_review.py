@@ -4,6 +4,7 @@ the review and replay commands."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from functools import cache
@@ -23,6 +24,7 @@ from ofcstats.review.store import Selection, Settings, run
 from ofcstats.review.summary import biggest_mistakes, decisions_frame, player_summary
 from ofcstats.rules import load_ruleset
 from ofcstats.simulate import Player, Simulation, write_jsonl
+from ofcstats.simulate.scoring import RulesetArrays
 from ofcstats.store import Store
 from ofcstats.variants import Variant
 
@@ -93,6 +95,87 @@ def test_fantasyland_with_a_unique_best_set_is_solved() -> None:
     assert verdict.ev_loss > 20
     (again,) = review([position("pineapple", -1, {}, cards, best, [OPPONENT])])
     assert again.ev_loss == 0
+
+
+def _every_set_value(cards: np.ndarray, opponents: list[str], arrays: RulesetArrays) -> float:
+    """The best points of any way to set 13 of ``cards``, by trying every one."""
+    from ofcstats.review.core import _Opponents, _set_values  # noqa: PLC0415
+    from ofcstats.simulate.fantasyland import _layout  # noqa: PLC0415
+
+    k = cards.size
+    layout = _layout(k)
+    tops = layout.left_tops.shape[1]
+    b = np.repeat(np.arange(layout.five.shape[0]), layout.apart5.shape[1] * tops)
+    m = np.repeat(layout.apart5.ravel(), tops)
+    t = layout.left_tops[layout.apart_left].ravel()
+    actions = np.full((b.size, k), DISCARD, dtype=np.int8)
+    bits = 1 << np.arange(k)
+    for mask, row in ((layout.mask3[t], TOP), (layout.mask5[m], MIDDLE),
+                      (layout.mask5[b], BOTTOM)):
+        actions[(mask[:, None] & bits) != 0] = row
+    opp = _Opponents.of([position("pineapple", -1, {}, "", [], opponents)], arrays)
+    return max(float(_set_values(np.broadcast_to(cards, part.shape), part, arrays, opp,
+                                 14.0)[0].max()) for part in np.array_split(actions, 8))
+
+
+@pytest.mark.parametrize("monotone", [True, False])
+def test_fantasyland_solver_finds_the_best_of_every_set(monotone: bool) -> None:
+    # Against two opponents' boards, row points count as much as royalties: the solver's
+    # set is worth what the best of all 1,009,008 ways to set 13 of 14 cards is worth.
+    from dataclasses import replace  # noqa: PLC0415
+
+    from ofcstats.review.core import _Opponents, _set_values, solve_set  # noqa: PLC0415
+    from ofcstats.simulate.scoring import ruleset_arrays  # noqa: PLC0415
+
+    arrays = ruleset_arrays(AMERICAN, Variant.PINEAPPLE)
+    if not monotone:  # royalties that do not grow with the hand: every top is tried
+        top = arrays.royalty[0].copy()
+        top[top > 0] = 30 - top[top > 0]
+        arrays = replace(arrays, royalty=(top, *arrays.royalty[1:]))
+    rng = np.random.default_rng(21 if monotone else 22)
+    deck = rng.permutation(52).astype(np.uint8)
+    cards, opponents = deck[:14], [_code(deck[14:27]), _code(deck[27:40])]
+    opp = _Opponents.of([position("pineapple", -1, {}, "", [], opponents)], arrays)
+    actions, value, count = solve_set(cards, arrays, opp, 14.0)
+    assert count == 1_009_008
+    assert value == _every_set_value(cards, opponents, arrays)
+    assert _set_values(cards[None], actions[None], arrays, opp, 14.0)[0][0] == value
+
+
+def _code(cards: np.ndarray) -> str:
+    return " ".join(f"{'23456789TJQKA'[c // 4]}{'cdhs'[c % 4]}" for c in cards.tolist())
+
+
+def test_candidates_alike_are_valued_once_and_exactly(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A pair split between rows that cannot make a flush, or one card of it on top and
+    # the other thrown away, leaves boards the rest of the hand cannot tell apart: valuing
+    # one of them stands for the other, with the very same numbers.
+    from ofcstats.review import core  # noqa: PLC0415
+
+    rng = np.random.default_rng(8)
+    found = []
+    for _ in range(6):
+        deck = rng.permutation(52).astype(np.uint8)
+        pair = deck[deck // 4 == deck[0] // 4][:2]
+        rest = deck[~np.isin(deck, pair)]
+        board = {0: _code(rest[:1]), 1: _code(rest[1:3]), 2: _code(rest[3:5])}
+        found.append(position("pineapple", 1, board, _code(np.r_[pair, rest[5:6]]),
+                              [TOP, DISCARD, MIDDLE], [_code(rest[6:19])]))
+        found.append(position("pineapple", 1, board, _code(np.r_[pair, rest[5:6]]),
+                              [DISCARD, TOP, MIDDLE], [_code(rest[6:19])]))
+    pruned = review(found, rollouts=30)
+    for a, b in zip(pruned[::2], pruned[1::2], strict=True):
+        assert (a.ev_chosen, a.ev_best, a.se_chosen) == (b.ev_chosen, b.ev_best, b.se_chosen)
+
+    def each_alone(dec, pat, keys, added, shape):
+        rep = np.full(shape, -1, dtype=np.intp)
+        rep[dec, pat] = pat
+        return rep
+
+    monkeypatch.setattr(core, "_representatives", each_alone)
+    every = review(found, rollouts=30)
+    assert [(v.ev_chosen, v.ev_best) for v in every] == \
+        [(v.ev_chosen, v.ev_best) for v in pruned]
 
 
 def test_same_seed_same_numbers_whatever_is_reviewed_alongside() -> None:
@@ -253,7 +336,7 @@ def test_command_defaults_are_the_library_defaults() -> None:
         assert params["rollouts"].default == core.DEFAULT_ROLLOUTS
         assert params["seed"].default == core.DEFAULT_SEED
         assert params["fantasyland_value"].default == core.FANTASYLAND_VALUE
-        assert params["screen"].default == core.DEFAULT_SCREEN
+        assert params["screen"].default == core.DEFAULT_SCREEN == 0
 
 
 def test_report_shows_the_decisions_per_variant(simulated: Path, tmp_path: Path) -> None:
@@ -268,9 +351,120 @@ def test_report_shows_the_decisions_per_variant(simulated: Path, tmp_path: Path)
         assert report.collect(store).decisions is None
         run(store, Selection(players=["mc"]), Settings())
         data = report.collect(store, Filters(players=["mc"]))
+        costliest = decisions_frame(store, Selection(players=["mc"]))["ev_loss"].max()
     assert data.decisions is not None
     assert data.decisions["player"].to_list() == ["mc"]
-    section = "\n".join(report._decisions_section(data))
+    assert data.decision_streets is not None
+    streets = data.decision_streets
+    assert streets["street"].to_list()[:2] == ["street_1", "street_2"]
+    assert (streets["ci_low"] <= streets["mean_ev_loss"]).all()
+    assert (streets["mean_ev_loss"] <= streets["ci_high"]).all()
+    images = {key: report._png(figure) for key, figure in report.figures(data)}
+    assert "pineapple:decisions" in images
+    section = "\n".join(report._decisions_section(data, images))
     assert '<h2 id="decisions">Decisions</h2>' in section
     assert "<h3>pineapple</h3>" in section
     assert "mean EV loss" in section
+    # The chart of EV loss by street with its intervals, next to the style map.
+    assert section.count('<div class="pair">') == 1
+    assert "EV loss per decision by street and player, with 95% intervals" in section
+    assert "foul rate against fantasyland entry rate" in section
+    # The replay: mc's costliest decision, its board before and both placements.
+    (worst,) = data.mistakes
+    assert worst["ev_loss"] == costliest > 0
+    assert len(worst["placed"]) == {1: 0, 2: 5, 3: 7, 4: 9, 5: 11}[worst["street"]]
+    assert '<h3 id="replay-pineapple">' in section
+    assert worst["hand_id"] in section
+    page = report.render_html(data, images)
+    path = tmp_path / "report.html"
+    path.write_text(page, encoding="utf-8")
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is not None:  # as a browser lays it out: the replay's boards and cards
+        playwright = pytest.importorskip("playwright.sync_api")
+        with playwright.sync_playwright() as driver:
+            chromium = driver.chromium.launch(executable_path=browser, args=[
+                "--no-sandbox", "--disable-gpu"])
+            tab = chromium.new_page(viewport={"width": 1280, "height": 900})
+            tab.goto(path.as_uri())
+            replay = tab.evaluate("""() => {
+                const t = document.querySelector('.replay table.street');
+                const cards = Array.from(t.querySelectorAll('.card'));
+                return [t.rows.length, cards.length,
+                        cards.filter(c => c.getBoundingClientRect().width > 0).length,
+                        getComputedStyle(t.querySelector('.card.new')).backgroundColor,
+                        document.querySelectorAll('.pair img').length];
+            }""")
+            chromium.close()
+        rows, cards, shown, highlight, images_shown = replay
+        assert rows == 2  # the header and mc's decision
+        assert cards == shown >= 2 * 13 + len(worst["dealt"])  # two boards and the dealt
+        assert highlight == "rgb(255, 246, 200)"  # the street's cards stand out
+        assert images_shown == 2
+
+
+def test_timed_out_seats_are_not_reviewed_and_are_counted(tmp_path: Path) -> None:
+    # A seat out of time had the rest of its hand placed for it: none of its streets is
+    # judged as the player's, and the review says how many seats it left out.
+    from ofcstats.review.store import skipped  # noqa: PLC0415
+
+    sim = Simulation(variant=Variant.PINEAPPLE, ruleset=AMERICAN, hands=6, seed=4,
+                     timeout_rate=0.5, players=[Player("a", "balanced"),
+                                                Player("b", "aggressive")])
+    log = tmp_path / "late.jsonl"
+    write_jsonl(sim, log)
+    db = tmp_path / "late.duckdb"
+    ingest([log], db)
+    with Store(db) as store:
+        late = set(store.con.sql("SELECT hand_key, seat FROM seats WHERE timed_out")
+                   .fetchall())
+        assert late  # the simulator made some
+        run(store, Selection(), Settings(rollouts=5))
+        reviewed = set(store.con.sql("SELECT DISTINCT hand_key, seat FROM decisions")
+                       .fetchall())
+        assert reviewed
+        assert not reviewed & late
+        assert skipped(store) == {"timed_out": len(late), "chinese_13": 0, "final_rows": 0}
+    result = runner.invoke(app, ["review", "--db", str(db), "--rollouts", "5",
+                                 "--format", "json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["skipped"]["timed_out"] == len(late)
+    table = runner.invoke(app, ["review", "--db", str(db), "--rollouts", "5"])
+    assert f"Not reviewed: {len(late)} seats that timed out" in table.stdout
+
+
+def test_every_candidate_gets_every_rollout_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The default values each candidate of its class on all 100 rollouts: no screening,
+    # and only alike candidates (one class) share a valuation.
+    from ofcstats.review import core  # noqa: PLC0415
+
+    valued: list[tuple[int, int]] = []
+    original = core._Street.value
+
+    def spy(self, dec, pat, n):  # type: ignore[no-untyped-def]
+        valued.append((dec.size, n))
+        return original(self, dec, pat, n)
+
+    monkeypatch.setattr(core._Street, "value", spy)
+    rng = np.random.default_rng(3)
+    deck = rng.permutation(52).astype(np.uint8)
+    p = position("pineapple", 0, {}, _code(deck[:5]), [BOTTOM, BOTTOM, MIDDLE, MIDDLE, TOP],
+                 [_code(deck[5:18])])
+    (verdict,) = review([p])
+    assert verdict.candidates == 232
+    assert verdict.rollouts == core.DEFAULT_ROLLOUTS == 100
+    assert len(valued) == 1
+    count, n = valued[0]
+    assert n == 100
+    dec, pat = np.nonzero(np.ones((1, 232), dtype=bool))
+    keys = np.zeros((1, 3), dtype=np.int64)
+    onehot = core.pattern_onehot(5, 0).reshape(5, -1, 3)
+    added = np.einsum("k,kpr->pr", core.CARD_KEYS[deck[:5]].astype(float), onehot)[None]
+    classes = core._representatives(dec, pat, keys, added.astype(np.int64), (1, 232))
+    assert count == len(np.unique(classes)) <= 232
+
+
+def test_reviews_of_many_hands_use_both_cores() -> None:
+    from ofcstats.review.store import auto_jobs  # noqa: PLC0415
+
+    assert auto_jobs(1) == auto_jobs(100) == 1
+    assert auto_jobs(101) == min(2, len(os.sched_getaffinity(0)))

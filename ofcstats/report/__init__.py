@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 from matplotlib import image as mpl_image
@@ -52,6 +53,10 @@ class ReportData:
     # EV loss per variant and player from ``ofcstats review`` (default settings); None
     # when nothing was reviewed
     decisions: pl.DataFrame | None = None
+    # the same per variant, player and street, with 95% intervals; and each player's
+    # costliest decision with its board (``ofcstats.review.replay.worst_mistakes``)
+    decision_streets: pl.DataFrame | None = None
+    mistakes: list[dict[str, Any]] = field(default_factory=list)
     generated_at: datetime = field(default_factory=lambda: datetime.now(UTC))
 
     @property
@@ -91,26 +96,36 @@ def collect(store: Store, filters: pipeline.Filters | None = None,
                       running=analysis.running_totals(store, filters, rows),
                       histogram=analysis.points_histogram(rows),
                       database=str(store.path), filters=shown,
-                      decisions=_decisions(store, filters))
+                      **_decisions(store, filters))
 
 
-def _decisions(store: Store, filters: pipeline.Filters) -> pl.DataFrame | None:
-    """The review's EV loss per variant and player, for the hands the filters keep."""
-    from ofcstats.review.store import Selection  # noqa: PLC0415 (loads the simulator)
-    from ofcstats.review.summary import decisions_frame, player_summary  # noqa: PLC0415
+def _decisions(store: Store, filters: pipeline.Filters) -> dict[str, Any]:
+    """The review's EV loss per variant and player, and per street, and each player's
+    costliest decision, for the hands the filters keep (none when nothing was reviewed)."""
+    from ofcstats.review.replay import worst_mistakes  # noqa: PLC0415 (loads the simulator)
+    from ofcstats.review.store import Selection  # noqa: PLC0415
+    from ofcstats.review.summary import (  # noqa: PLC0415
+        decisions_frame,
+        player_summary,
+        street_summary,
+    )
 
     if not store.count("decisions"):
-        return None
+        return {}
     frame = decisions_frame(store, Selection(players=filters.players,
                                              sessions=filters.sessions,
                                              since=filters.since, until=filters.until))
     if filters.variants is not None:
         frame = frame.filter(pl.col("variant").is_in(list(filters.variants)))
-    return None if frame.is_empty() else player_summary(frame)
+    if frame.is_empty():
+        return {}
+    return {"decisions": player_summary(frame), "decision_streets": street_summary(frame),
+            "mistakes": worst_mistakes(store, frame)}
 
 
-def _decisions_section(data: ReportData) -> list[str]:
-    """EV loss per player and street, a table per variant (``ofcstats review``)."""
+def _decisions_section(data: ReportData, images: dict[str, str]) -> list[str]:
+    """EV loss per player and street, a table per variant (``ofcstats review``), the
+    chart of it next to the style map, and each player's costliest decision replayed."""
     parts = ["<h2 id=\"decisions\">Decisions</h2>"]
     if data.decisions is None:
         return [*parts, "<p>No decisions reviewed for these hands: run <code>ofcstats "
@@ -131,6 +146,24 @@ def _decisions_section(data: ReportData) -> list[str]:
             *((c, c.replace("_", " ")) for c in streets),
             ("loss_foul", "lost to fouls"), ("loss_fantasyland", "lost: fantasyland"),
             ("total_ev_loss", "total EV loss")]))
+        key = f"{variant}:"
+        if key + "decisions" in images:
+            parts.append('<div class="pair">'
+                         + _image(images[key + "decisions"], f"{variant}: EV loss per decision"
+                                  " by street and player, with 95% intervals")
+                         + _image(images[key + "styles"], f"{variant}: the same players' "
+                                  "styles, foul rate against fantasyland entry rate")
+                         + "</div>")
+        worst = [m for m in data.mistakes if m["variant"] == variant]
+        if worst:
+            from ofcstats.review.replay import mistakes_html  # noqa: PLC0415
+
+            parts.append(f'<h3 id="replay-{html_text(str(variant))}">Replay: each player\'s '
+                         "costliest decision</h3>")
+            parts.append("<p>The board before the street, the cards dealt (highlighted), "
+                         "the play made and the best candidate with their expected points. "
+                         "<code>ofcstats replay HAND_ID</code> shows the whole hand.</p>")
+            parts.append(f'<div class="replay">{mistakes_html(worst)}</div>')
     return parts
 
 
@@ -166,6 +199,11 @@ def figures(data: ReportData) -> list[tuple[str, Figure]]:
         for player in _players(data, variant):
             drawn.append((f"{variant}:player:{player}",
                           _titled(variant, charts.player_under_rulesets(running, player))))
+    if data.decision_streets is not None:
+        for (variant,), part in data.decision_streets.group_by("variant", maintain_order=True):
+            if variant in data.rulesets_shown:
+                drawn.append((f"{variant}:decisions",
+                              _titled(str(variant), charts.ev_loss_by_street(part))))
     return drawn
 
 
@@ -248,6 +286,8 @@ nav ul{columns:3;font-size:.9rem}
 th,td{padding:.15rem .25rem}figure,table{break-inside:avoid}h2{break-before:page}}
 figure{margin:1rem 0}img{max-width:100%;height:auto}figcaption{color:#555;font-size:.85rem}
 .note{background:#f7f7f2;border-left:4px solid #E69F00;padding:.6rem 1rem}
+.pair{display:flex;flex-wrap:wrap;gap:1rem}.pair figure{flex:1 1 420px;margin:0}
+.replay table{display:table}.replay td{text-align:left;white-space:normal}
 """
 
 
@@ -313,6 +353,15 @@ def _variant_section(data: ReportData, variant: str, images: dict[str, str]) -> 
     return parts
 
 
+def _card_style(data: ReportData) -> str:
+    """The replay's card style, when the page shows cards."""
+    if not data.mistakes:
+        return ""
+    from ofcstats.review.replay import CARD_STYLE  # noqa: PLC0415
+
+    return CARD_STYLE
+
+
 def render_html(data: ReportData, images: dict[str, str]) -> str:
     """The page: per variant its summary, charts, rulesets compared and players; then the
     checks and the methodology. ``images`` maps a chart's key (see :func:`figures`) to
@@ -324,7 +373,7 @@ def render_html(data: ReportData, images: dict[str, str]) -> str:
     parts = [
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">",
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">",
-        f"<title>ofcstats report</title><style>{CSS}</style></head><body>",
+        f"<title>ofcstats report</title><style>{CSS}{_card_style(data)}</style></head><body>",
         "<h1>ofcstats session report</h1>",
         f"<p class=\"meta\">Generated {esc(data.generated_at.strftime('%Y-%m-%d %H:%M UTC'))}"
         f" from {esc(data.database)}: {hands:,} hands in {sessions:,} sessions, "
@@ -335,7 +384,7 @@ def render_html(data: ReportData, images: dict[str, str]) -> str:
     ]
     for variant in data.variants:
         parts += _variant_section(data, variant, images)
-    parts += _decisions_section(data)
+    parts += _decisions_section(data, images)
     parts.append("<h2 id=\"checks\">Checks against the logs</h2>")
     if data.differences.is_empty():
         parts.append("<p>Every logged <code>reported_points</code> agrees with the re-score "
@@ -369,7 +418,7 @@ def _caption(key: str) -> str:
         return f"{variant}: {chart.removeprefix('player:')} under each ruleset"
     names = {"cumulative": "cumulative points per player", "distribution": "points per hand "
              "by ruleset", "skill": "skill signal by ruleset", "styles": "player styles",
-             "royalties": "royalties by row"}
+             "royalties": "royalties by row", "decisions": "EV loss by street"}
     return f"{variant}: {names.get(chart, chart)}"
 
 

@@ -285,6 +285,38 @@ def _spread_labels(figure: Figure, axes: Any, labels: list[Any], x: np.ndarray,
                 arrowprops={"arrowstyle": "-", "color": "#888888", "lw": 0.6})
 
 
+def ev_loss_by_street(streets: pl.DataFrame) -> Figure:
+    """Mean EV loss per decision by street, a bar per player with its 95% interval
+    (rows of :func:`ofcstats.review.summary.street_summary`, one variant)."""
+    title = "EV loss per decision, by street"
+    if streets.is_empty():
+        return _empty(title, "no decisions reviewed: run ofcstats review")
+    labels = list(dict.fromkeys(streets.sort(pl.col("street").str.len_chars(), "street")
+                                .get_column("street").to_list()))
+    players = sorted(set(streets.get_column("player").to_list()))
+    with style():
+        figure = Figure(figsize=(7.5, 5))
+        axes = figure.subplots()
+        width = 0.8 / len(players)
+        for index, player in enumerate(players):
+            mine = streets.filter(pl.col("player") == player)
+            at = {s: i for i, s in enumerate(labels)}
+            x = np.array([at[s] for s in mine.get_column("street")]) + (index + 0.5) * width \
+                - 0.4
+            mean = mine.get_column("mean_ev_loss").to_numpy()
+            low = mean - mine.get_column("ci_low").to_numpy()
+            high = mine.get_column("ci_high").to_numpy() - mean
+            axes.bar(x, mean, width=width, color=_colour(index), label=_name(player),
+                     yerr=np.stack([low, high]), capsize=2, error_kw={"linewidth": 0.8})
+        axes.set_xticks(range(len(labels)), [s.replace("_", " ") for s in labels])
+        axes.set_title(title)
+        axes.set_ylabel("points given up per decision")
+        axes.legend(ncols=min(4, len(players)))
+        axes.text(0.99, 0.99, "bars: 95% interval of the mean", transform=axes.transAxes,
+                  ha="right", va="top", fontsize=8, color="#555555")
+    return figure
+
+
 def royalties_by_row(player_stats: pl.DataFrame, ruleset: str) -> Figure:
     """Mean royalties collected per hand, by row, per player."""
     title = f"Royalties collected per hand, by row ({ruleset})"

@@ -20,9 +20,13 @@ differences between candidates are far sharper than their spread. A street with 
 cards to come is valued exactly (one deal). The EV loss is the best candidate's mean
 minus the chosen one's: never negative, since the chosen placement is a candidate.
 
-A fantasyland set (13 to 17 cards set at once) is solved by the exact search of
-:func:`ofcstats.simulate.fantasyland.best_sets` (royalties, fouls and the stay), and
-both the solver's set and the chosen one are priced against the opponents' boards.
+Candidates that leave boards the rest of the hand cannot tell apart are valued once
+(:func:`_representatives`); every other candidate gets every rollout unless screening
+is asked for.
+
+A fantasyland set (13 to 17 cards set at once) is solved exactly by :func:`solve_set`:
+the best of every way to set 13 of the cards, priced against the opponents' boards
+(rows, scoops, fouls, royalties and the stay).
 
 All rollouts of a group of decisions (same variant and street) are array work over
 ``candidates x rollouts`` boards at once; the random draws are seeded per decision,
@@ -39,13 +43,21 @@ from functools import cache
 import numpy as np
 import numpy.typing as npt
 
+from ofcstats import evaluate
 from ofcstats.rules.board import fouled, pair_points, royalties
 from ofcstats.rules.model import Ruleset
-from ofcstats.simulate.fantasyland import best_sets
+from ofcstats.simulate.fantasyland import _Layout, _layout
 from ofcstats.simulate.montecarlo import _final_strengths, play_out
 from ofcstats.simulate.scoring import RulesetArrays, board_strengths, qualifies, ruleset_arrays
 from ofcstats.simulate.state import CARD_KEYS
-from ofcstats.simulate.tables import pattern_counts, pattern_onehot, patterns
+from ofcstats.simulate.tables import (
+    SUIT_BITS,
+    SUIT_MASK,
+    pattern_counts,
+    pattern_onehot,
+    patterns,
+    row_tables,
+)
 from ofcstats.variants import Variant
 
 DEFAULT_ROLLOUTS = 100
@@ -65,9 +77,9 @@ _BOARDS_AT_ONCE = 60_000  # boards (candidates x rollouts) played out per array 
 _MARGIN = 0.02  # rates within this of each other count as the same
 SCREEN_ROLLOUTS = 12
 """Rollouts every candidate gets when screening (the first of the decision's draws)."""
-DEFAULT_SCREEN = 6
-"""Candidates kept after screening, besides the play made; None values every candidate
-on every rollout."""
+DEFAULT_SCREEN = 0
+"""Candidates kept after screening, besides the play made; 0 (or None) values every
+candidate on every rollout, the default."""
 
 
 @dataclass(frozen=True)
@@ -312,7 +324,13 @@ def _streets(positions: Sequence[Position], arrays: RulesetArrays, rollouts: int
                      arrays, fantasyland_value)
     dec, pat = np.nonzero(fits)  # every fitting candidate, decision by decision
     total = np.bincount(dec, minlength=d_count)
-    if screen is not None and n > SCREEN_ROLLOUTS and total.max() > screen:
+    # Candidates that leave the same board, as far as the rest of the hand can tell, are
+    # valued once: only the first of each class is rolled out and stands for the others.
+    rep = _representatives(dec, pat, keys, added, fits.shape)
+    lead = rep[dec, pat] == pat
+    dec, pat = dec[lead], pat[lead]
+    mine_rep = rep[np.arange(d_count), chosen]
+    if screen and n > SCREEN_ROLLOUTS and total.max() > screen:
         # Screening: every candidate on the first rollouts; the best few, and the play
         # made, go on to the full count.
         quick = street.value(dec, pat, SCREEN_ROLLOUTS)[0]
@@ -321,7 +339,7 @@ def _streets(positions: Sequence[Position], arrays: RulesetArrays, rollouts: int
         for d in range(d_count):
             lo, hi = bounds[d], bounds[d + 1]
             keep[lo + np.argsort(-quick[lo:hi], kind="stable")[:screen]] = True
-            keep[lo:hi] |= pat[lo:hi] == chosen[d]
+            keep[lo:hi] |= pat[lo:hi] == mine_rep[d]
         dec, pat = dec[keep], pat[keep]
     stats = street.value(dec, pat, n)
     mean = stats[0]
@@ -329,11 +347,12 @@ def _streets(positions: Sequence[Position], arrays: RulesetArrays, rollouts: int
     bounds = np.searchsorted(dec, np.arange(d_count + 1))
     for d, p in enumerate(positions):
         lo, hi = bounds[d], bounds[d + 1]
-        mine = lo + int(np.flatnonzero(pat[lo:hi] == chosen[d])[0])
+        # The play made is valued as the first candidate of its class.
+        mine = lo + int(np.flatnonzero(pat[lo:hi] == mine_rep[d])[0])
         top = lo + int(np.argmax(mean[lo:hi]))
         if mean[top] <= mean[mine]:
             top = mine  # a tie goes to the play made
-        best = pats[pat[top]]
+        best = p.chosen if top == mine else pats[pat[top]]
         kind = None
         if mean[top] > mean[mine]:
             kind = _mistake(stats[2, [mine, top]], stats[3, [mine, top]], stats[4, [mine, top]],
@@ -343,6 +362,35 @@ def _streets(positions: Sequence[Position], arrays: RulesetArrays, rollouts: int
             ev_best=float(mean[top]), se_chosen=float(np.sqrt(stats[1, mine] / n)),
             candidates=int(total[d]), rollouts=n if future else 0, mistake=kind))
     return verdicts
+
+
+def _representatives(dec: npt.NDArray[np.intp], pat: npt.NDArray[np.intp],
+                     keys: npt.NDArray[np.int64], added: npt.NDArray[np.int64],
+                     shape: tuple[int, int]) -> npt.NDArray[np.intp]:
+    """``(D, P)``: the first pattern of each fitting candidate's class (-1: no fit).
+
+    Two candidates are one class when they leave boards the rest of the hand cannot tell
+    apart. A row is its ranks, plus, for the middle and bottom, its suits while they are
+    all one suit (a flush draw). The top row's suits count for nothing (three cards make
+    no flush), nor do those of a row holding two suits already (it can never be a flush),
+    nor where the discards went. So a pair dealt in Pineapple, one card on top and the
+    other thrown away, is one class either way round, and so is a pair split between two
+    rows that cannot be flushes. The rollouts see the same draws for every candidate, and
+    the rule and the scoring see only this much of a board, so the candidates of a class
+    have the same value on every rollout: valuing one of them is exact.
+    """
+    rep = np.full(shape, -1, dtype=np.intp)
+    if not dec.size:
+        return rep
+    rows = keys[dec] + added[dec, pat]  # (C, 3) the boards after the street
+    ranks = rows >> SUIT_BITS
+    suits = rows & SUIT_MASK
+    suits = np.where(row_tables().suited[suits], suits, SUIT_MASK)  # mixed: all alike
+    code = np.stack([dec, ranks[:, 0], ranks[:, 1], suits[:, 1], ranks[:, 2], suits[:, 2]],
+                    axis=1)
+    _, first, inverse = np.unique(code, axis=0, return_index=True, return_inverse=True)
+    rep[dec, pat] = pat[first[inverse.ravel()]]
+    return rep
 
 
 def _mistake(foul: npt.NDArray[np.float64], reach: npt.NDArray[np.float64],
@@ -362,41 +410,156 @@ def _mistake(foul: npt.NDArray[np.float64], reach: npt.NDArray[np.float64],
 
 def _fantasyland(positions: Sequence[Position], arrays: RulesetArrays,
                  fantasyland_value: float) -> list[Verdict]:
-    """Fantasyland sets: the exact best set by royalties and the stay, and the chosen
-    one, priced against the opponents' final boards (the better of the two is best)."""
-    by_size: dict[int, list[int]] = {}
-    for i, p in enumerate(positions):
-        by_size.setdefault(p.dealt.size, []).append(i)
-    done: dict[int, Verdict] = {}
-    for members in by_size.values():
-        group = [positions[i] for i in members]
-        cards = np.stack([p.dealt for p in group])
-        # Royalties and the stay are both worth their value from each opponent.
-        solved = best_sets(cards, arrays, fantasyland_value)
-        chosen = np.stack([p.chosen for p in group])
-        opp = _Opponents.of(group, arrays)
-        values = []
-        for actions in (chosen, solved):
-            boards = _board_of(cards, actions)
-            strength = np.moveaxis(board_strengths(boards), -1, 0).astype(np.intp)
-            foul = fouled(strength)
-            points, reach, roy = _score(arrays, strength, foul, np.arange(len(group)), opp,
-                                        fantasyland_value, True)
-            values.append((points, foul, reach, roy))
-        for j, p in enumerate(group):
-            mine, theirs = values[0][0][j], values[1][0][j]
-            better = theirs > mine
-            best = solved[j] if better else chosen[j]
-            kind = None
-            if better:
-                pair = [np.array([values[0][x][j], values[1][x][j]], dtype=float)
-                        for x in (1, 2, 3)]
-                kind = _mistake(pair[0], pair[1], pair[2], chosen[j], solved[j], p.dealt)
-            done[members[j]] = Verdict(
-                position=p, best=best.astype(np.int8), ev_chosen=float(mine),
-                ev_best=float(max(mine, theirs)), se_chosen=0.0, candidates=2, rollouts=0,
-                mistake=kind)
-    return [done[i] for i in range(len(positions))]
+    """Fantasyland sets: every way to set 13 of the cards, priced against the opponents'
+    final boards (:func:`solve_set`); the play made against the best of them."""
+    out = []
+    for p in positions:
+        opp = _Opponents.of([p], arrays)
+        best, ev_best, count = solve_set(p.dealt, arrays, opp, fantasyland_value)
+        points, foul, reach, roy = _set_values(p.dealt[None], p.chosen[None], arrays, opp,
+                                               fantasyland_value)
+        ev_chosen = float(points[0])
+        kind = None
+        if ev_best > ev_chosen:
+            other = _set_values(p.dealt[None], best[None], arrays, opp, fantasyland_value)
+            pair = [np.array([mine[0], theirs[0]], dtype=float)
+                    for mine, theirs in zip((foul, reach, roy), other[1:], strict=True)]
+            kind = _mistake(pair[0], pair[1], pair[2], p.chosen, best, p.dealt)
+        else:
+            best, ev_best = p.chosen, ev_chosen  # a tie goes to the play made
+        out.append(Verdict(position=p, best=best.astype(np.int8), ev_chosen=ev_chosen,
+                           ev_best=ev_best, se_chosen=0.0, candidates=count, rollouts=0,
+                           mistake=kind))
+    return out
+
+
+def _set_values(cards: npt.NDArray[np.uint8], actions: npt.NDArray[np.int8],
+                arrays: RulesetArrays, opp: _Opponents, fantasyland_value: float
+                ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_],
+                           npt.NDArray[np.bool_], npt.NDArray[np.int32]]:
+    """Points of sets ``(m, k)`` of one seat in fantasyland against its opponents (the
+    stay included); and their fouls, stays and royalties."""
+    boards = _board_of(cards, actions)
+    strength = np.moveaxis(board_strengths(boards), -1, 0).astype(np.intp)
+    foul = fouled(strength)
+    points, reach, roy = _score(arrays, strength, foul, np.zeros(len(boards), dtype=np.intp),
+                                opp, fantasyland_value, True)
+    return points, foul, reach, roy
+
+
+_SET_ELEMENTS = 1 << 22  # (middle, bottom, top) triples valued per array step
+
+
+def solve_set(cards: npt.NDArray[np.uint8], arrays: RulesetArrays, opp: _Opponents,
+              fantasyland_value: float) -> tuple[npt.NDArray[np.int8], float, int]:
+    """The best way to set 13 of a fantasyland seat's ``cards`` (13 to 17), exactly:
+    its rows (0 top, 1 middle, 2 bottom, 3 discard per card), its points against the
+    opponents' final boards in ``opp`` (one decision's) with the stay worth
+    ``fantasyland_value`` per opponent, and how many sets there are.
+
+    Every (bottom, middle) pair of fives is tried (6188 x 792 with 17 cards). A set's
+    points grow with each row's strength (row wins, royalties and the stay all do, under
+    every ruleset whose royalties grow with the hand), so for a pair that does not foul
+    the best top is the strongest three of the cards left that does not beat the middle;
+    the pairs are tried in the order of a bound (the strongest top of all the cards that
+    does not beat the middle), until no bound is above the best found. Should the
+    royalties not grow with the hand, every top of every pair is tried. A fouled set is
+    worth the same whatever its cards, so one value stands for all of them.
+    """
+    search = _SetSearch.of(cards, arrays, opp, fantasyland_value)
+    layout = search.layout
+    best_value, best = search.best()
+    any_foul = np.array([[1], [0], [0]], dtype=np.intp)  # any fouled board: the same points
+    foul_points = float(_score(arrays, any_foul, np.ones(1, dtype=bool), np.zeros(1, np.intp),
+                               opp, fantasyland_value, True)[0][0])
+    s5 = search.s5
+    if foul_points > best_value:
+        # Fouling pays more (a ruleset with a mild foul): the weakest five at the bottom
+        # under the strongest middle left fouls, unless every five is as strong.
+        b5 = int(np.argmin(s5))
+        a = int(np.argmax(s5[layout.apart5[b5]]))
+        if s5[layout.apart5[b5, a]] > s5[b5]:
+            t3 = int(layout.left_tops[layout.apart_left[b5, a]][0])
+            best, best_value = (t3, int(layout.apart5[b5, a]), b5), foul_points
+    bits = 1 << np.arange(cards.size)
+    actions = np.full(cards.size, 3, dtype=np.int8)
+    for mask, row in ((layout.mask3[best[0]], 0), (layout.mask5[best[1]], 1),
+                      (layout.mask5[best[2]], 2)):
+        actions[(mask & bits) != 0] = row
+    return actions, best_value, layout.apart5.size * layout.left_tops.shape[1]
+
+
+@dataclass(frozen=True)
+class _SetSearch:
+    """The legal (bottom, middle) pairs of one fantasyland hand and how to value sets."""
+
+    layout: _Layout
+    s5: npt.NDArray[np.intp]  # strength of each five
+    s3: npt.NDArray[np.intp]  # of each three
+    b: npt.NDArray[np.intp]  # the pairs whose middle does not beat the bottom
+    a: npt.NDArray[np.intp]  # the middle's place in layout.apart5[b]
+    m: npt.NDArray[np.intp]
+    arrays: RulesetArrays
+    opp: _Opponents
+    fantasyland_value: float
+
+    @classmethod
+    def of(cls, cards: npt.NDArray[np.uint8], arrays: RulesetArrays, opp: _Opponents,
+           fantasyland_value: float) -> _SetSearch:
+        layout = _layout(cards.size)
+        s5 = evaluate.strength5(cards[layout.five]).astype(np.intp)
+        s3 = evaluate.strength3(cards[layout.three]).astype(np.intp)
+        b = np.repeat(np.arange(s5.size), layout.apart5.shape[1])
+        a = np.tile(np.arange(layout.apart5.shape[1]), s5.size)
+        legal = s5[layout.apart5.ravel()] <= s5[b]
+        b, a = b[legal], a[legal]
+        return cls(layout, s5, s3, b, a, layout.apart5[b, a].astype(np.intp), arrays, opp,
+                   fantasyland_value)
+
+    def value(self, top: npt.NDArray[np.intp], pairs: npt.NDArray[np.intp]
+              ) -> npt.NDArray[np.float64]:
+        """Points of legal sets: top strengths and the pairs' rows."""
+        strength = np.stack([top, self.s5[self.m[pairs]], self.s5[self.b[pairs]]])
+        return _score(self.arrays, strength, np.zeros(pairs.size, dtype=bool),
+                      np.zeros(pairs.size, dtype=np.intp), self.opp, self.fantasyland_value,
+                      True)[0]
+
+    def best(self) -> tuple[float, tuple[int, int, int]]:
+        """The best legal set's points and (top, middle, bottom); -inf when none."""
+        monotone = all(bool((np.diff(self.arrays.royalty[r][np.sort(s)]) >= 0).all())
+                       for r, s in ((0, self.s3), (1, self.s5), (2, self.s5)))
+        step = max(1, _SET_ELEMENTS // (8 * self.layout.left_tops.shape[1]))
+        best_value, best = -np.inf, (-1, -1, -1)
+        if monotone:
+            ordered = np.sort(self.s3)
+            below = np.searchsorted(ordered, self.s5[self.m], side="right") - 1
+            bound = np.full(self.m.size, -np.inf)
+            some = np.flatnonzero(below >= 0)
+            bound[some] = self.value(ordered[below[some]], some)
+            order = np.argsort(-bound, kind="stable")
+        else:
+            order = np.arange(self.m.size)
+        for start in range(0, order.size, step):
+            part = order[start:start + step]
+            if monotone and not bound[part[0]] > best_value:
+                break
+            tops = self.layout.left_tops[self.layout.apart_left[self.b[part], self.a[part]]]
+            legal = self.s3[tops] <= self.s5[self.m[part]][:, None]  # (q, L)
+            if monotone:  # the strongest legal top of each pair
+                pick = np.argmax(np.where(legal, self.s3[tops], -1), axis=1)
+                q = np.flatnonzero(legal[np.arange(part.size), pick])
+                t = tops[q, pick[q]]
+            else:
+                q, ll = np.nonzero(legal)
+                t = tops[q, ll]
+            if q.size:
+                points = self.value(self.s3[t], part[q])
+                i = int(np.argmax(points))
+                if points[i] > best_value:
+                    pair = part[q[i]]
+                    best_value, best = float(points[i]), (int(t[i]), int(self.m[pair]),
+                                                          int(self.b[pair]))
+        return best_value, best
 
 
 def _board_of(cards: npt.NDArray[np.uint8], actions: npt.NDArray[np.int8]

@@ -8,6 +8,7 @@ that comes from a log (hand id, player names) is escaped; the page needs no netw
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import polars as pl
 
@@ -19,9 +20,7 @@ from ofcstats.store import Store
 
 _SUIT = {0: ("&clubs;", "black"), 1: ("&diams;", "red"), 2: ("&hearts;", "red"),
          3: ("&spades;", "black")}
-_STYLE = """
-body { font-family: system-ui, sans-serif; margin: 1.5rem; color: #222; }
-h1 { font-size: 1.4rem; } h2 { font-size: 1.15rem; margin-top: 2rem; }
+CARD_STYLE = """
 table.street { border-collapse: collapse; margin: .5rem 0 1rem; }
 table.street td, table.street th { border: 1px solid #ccc; padding: .35rem .6rem;
   vertical-align: top; text-align: left; }
@@ -34,6 +33,11 @@ table.street td, table.street th { border: 1px solid #ccc; padding: .35rem .6rem
 .board div { white-space: nowrap; }
 .loss { font-weight: 700; color: #a00; } .ok { color: #070; }
 """
+"""The style of the cards, boards and street tables (the report uses it too)."""
+_STYLE = """
+body { font-family: system-ui, sans-serif; margin: 1.5rem; color: #222; }
+h1 { font-size: 1.4rem; } h2 { font-size: 1.15rem; margin-top: 2rem; }
+""" + CARD_STYLE
 
 
 def card_html(code: int | None, *extra: str) -> str:
@@ -62,9 +66,68 @@ def board_html(before: Sequence[tuple[int, int]], dealt: Sequence[int],
     return f'<div class="board">{"".join(lines)}</div>'
 
 
+def street_cells(placed: Sequence[tuple[int, int]], dealt: Sequence[int],
+                 chosen: Sequence[int], verdict: dict[str, Any] | None) -> str:
+    """The cells of one street: the cards dealt, the board after the play made and after
+    the best candidate with their EVs, and the EV loss (``verdict``: a decisions row, or
+    None when the street was not reviewed)."""
+    e = html_text
+    if verdict is None:
+        best_cell, loss_cell, ev_played = "not reviewed", "", ""
+    else:
+        best = list(verdict["best"])
+        ev_played = f"<br>EV {verdict['ev_chosen']:+.2f}"
+        best_cell = (board_html(placed, dealt, best)
+                     + f"{e(placement_text(dealt, best))}<br>EV {verdict['ev_best']:+.2f}")
+        loss = float(verdict["ev_loss"])
+        kind = f" ({e(str(verdict['mistake']))})" if verdict["mistake"] else ""
+        loss_cell = (f'<span class="loss">{loss:.2f}{kind}</span>' if loss > 0
+                     else '<span class="ok">0</span>')
+    return (f"<td>{''.join(card_html(c) for c in dealt)}</td>"
+            f"<td>{board_html(placed, dealt, chosen)}{e(placement_text(dealt, chosen))}"
+            f"{ev_played}</td><td>{best_cell}</td><td>{loss_cell}</td>")
+
+
+def worst_mistakes(store: Store, frame: pl.DataFrame) -> list[dict[str, Any]]:
+    """Each player's costliest decision in each variant (rows of ``frame``, a decisions
+    frame), with ``placed``: the (card, row) pairs on the board before that street."""
+    top = (frame.filter(pl.col("ev_loss") > 0)
+           .sort(["variant", "player", "ev_loss", "hand_id", "seat", "street"],
+                 descending=[False, False, True, False, False, False])
+           .group_by(["variant", "player"], maintain_order=True).head(1))
+    if top.is_empty():
+        return []
+    seats = store.con.sql("""
+        SELECT hand_key, seat, streets, cards, rows FROM seat_placements
+        WHERE hand_key IN (SELECT unnest(?))""",
+        params=[top["hand_key"].to_list()]).pl()
+    logged = {(r["hand_key"], r["seat"]): r for r in seats.iter_rows(named=True)}
+    out = []
+    for row in top.iter_rows(named=True):
+        seat = logged.get((row["hand_key"], row["seat"]))
+        placed = [] if seat is None else [
+            (c, r - 1) for s, c, r in zip(seat["streets"], seat["cards"], seat["rows"],
+                                          strict=True) if s < row["street"] and r - 1 < 3]
+        out.append({**row, "placed": placed})
+    return out
+
+
+def mistakes_html(mistakes: Sequence[dict[str, Any]]) -> str:
+    """A table of decisions from :func:`worst_mistakes`, each street as the replay page
+    shows it; ``CARD_STYLE`` styles its cards."""
+    e = html_text
+    rows = [
+        f"<tr><td>{e(str(m['player']))}<br>{e(str(m['hand_id']))} seat {int(m['seat'])}"
+        f"<br>street {int(m['street'])}</td>"
+        f"{street_cells(m['placed'], list(m['dealt']), list(m['chosen']), m)}</tr>"
+        for m in mistakes]
+    return ('<table class="street"><tr><th>Decision</th><th>Dealt</th><th>Played</th>'
+            f"<th>Best</th><th>EV loss</th></tr>{''.join(rows)}</table>")
+
+
 def render(hand: dict[str, object], seats: pl.DataFrame, decisions: pl.DataFrame) -> str:
     """The page of one hand: ``hand`` (hand_id, session_id, variant, played_at),
-    ``seats`` (seat, player, fantasyland, streets, cards, rows), ``decisions`` (as
+    ``seats`` (seat, player, fantasyland, timed_out, streets, cards, rows), ``decisions`` (as
     stored, for this hand)."""
     e = html_text
     title = f"Hand {hand['hand_id']}"
@@ -80,6 +143,9 @@ def render(hand: dict[str, object], seats: pl.DataFrame, decisions: pl.DataFrame
     for seat in seats.iter_rows(named=True):
         flag = " (fantasyland)" if seat["fantasyland"] else ""
         parts.append(f"<h2>Seat {int(seat['seat'])}: {e(str(seat['player']))}{flag}</h2>")
+        if seat.get("timed_out"):
+            parts.append("<p>Timed out: the cards were placed for the player from some "
+                         "street on, so its streets are not reviewed.</p>")
         if seat["streets"] is None:
             parts.append("<p>Only the final board was logged.</p>")
             continue
@@ -93,21 +159,8 @@ def render(hand: dict[str, object], seats: pl.DataFrame, decisions: pl.DataFrame
             dealt = [cards[i] for i in now]
             chosen = [rows[i] for i in now]
             verdict = by_street.get((int(seat["seat"]), int(street)))
-            if verdict is None:
-                best_cell, loss_cell, ev_played = "not reviewed", "", ""
-            else:
-                best = list(verdict["best"])
-                ev_played = f"<br>EV {verdict['ev_chosen']:+.2f}"
-                best_cell = (board_html(placed, dealt, best)
-                             + f"{e(placement_text(dealt, best))}<br>EV {verdict['ev_best']:+.2f}")
-                loss = float(verdict["ev_loss"])
-                kind = f" ({e(str(verdict['mistake']))})" if verdict["mistake"] else ""
-                loss_cell = (f'<span class="loss">{loss:.2f}{kind}</span>' if loss > 0
-                             else '<span class="ok">0</span>')
-            parts.append(
-                f"<tr><td>{int(street)}</td><td>{''.join(card_html(c) for c in dealt)}</td>"
-                f"<td>{board_html(placed, dealt, chosen)}{e(placement_text(dealt, chosen))}"
-                f"{ev_played}</td><td>{best_cell}</td><td>{loss_cell}</td></tr>")
+            parts.append(f"<tr><td>{int(street)}</td>"
+                         f"{street_cells(placed, dealt, chosen, verdict)}</tr>")
             placed += [(c, r) for c, r in zip(dealt, chosen, strict=True) if r < 3]
         parts.append("</table>")
     parts.append("<p>EV: expected points of the placement against the other seats' final "
@@ -126,7 +179,8 @@ def page(store: Store, hand_id: str, settings: Settings | None = None) -> str:
     run(store, Selection(hand_ids=[hand_id]), settings)
     hand_key = found[0][4]
     seats = store.con.sql("""
-        SELECT s.seat, s.player, s.fantasyland, p.streets, p.cards, p.rows
+        SELECT s.seat, s.player, s.fantasyland, coalesce(s.timed_out, false) AS timed_out,
+               p.streets, p.cards, p.rows
         FROM seats s LEFT JOIN seat_placements p USING (hand_key, seat)
         WHERE s.hand_key = ? ORDER BY s.seat""", params=[hand_key]).pl()
     decisions = decisions_frame(store, Selection(hand_ids=[hand_id]), settings)

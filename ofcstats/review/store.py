@@ -9,6 +9,7 @@ the same seed gives the same numbers.
 from __future__ import annotations
 
 import multiprocessing
+import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
@@ -38,6 +39,8 @@ from ofcstats.variants import Variant
 
 DEFAULT_RULESET = "american"
 _HANDS_AT_ONCE = 400  # hands per transaction
+_HANDS_FOR_JOBS = 100  # fewer hands are reviewed in one process by default
+_MOST_JOBS = 2
 
 
 class ReviewError(OfcstatsError, ValueError):
@@ -123,7 +126,8 @@ def positions(frame: pl.DataFrame, seats: set[tuple[int, int]] | None,
     hand present, placements as lists) listed in ``seats`` as (hand key, seat) (None: all).
 
     13-card Chinese poker hands and seats logged without their streets have no
-    decisions to review and are left out.
+    decisions to review, and a seat that timed out had its placements made for it (the
+    log does not say from which street on): all are left out (see :func:`skipped`).
     """
     out: list[Position] = []
     for (hand_key,), hand in frame.group_by("hand_key", maintain_order=True):
@@ -134,8 +138,8 @@ def positions(frame: pl.DataFrame, seats: set[tuple[int, int]] | None,
         boards = np.array([[*t, *m, *b] for t, m, b in zip(
             hand["top"], hand["middle"], hand["bottom"], strict=True)], dtype=np.uint8)
         for i, row in enumerate(hand.iter_rows(named=True)):
-            if row["streets"] is None or (seats is not None
-                                          and (hand_key, row["seat"]) not in seats):
+            if row["streets"] is None or row["timed_out"] or (
+                    seats is not None and (hand_key, row["seat"]) not in seats):
                 continue
             opponents = np.delete(boards, i, axis=0)
             streets = np.array(row["streets"], dtype=np.int64)
@@ -163,7 +167,8 @@ def positions(frame: pl.DataFrame, seats: set[tuple[int, int]] | None,
 def _frame(store: Store, hand_keys: Sequence[int]) -> pl.DataFrame:
     return store.con.sql("""
         SELECT h.hand_key, h.hand_id, h.variant, h.ruleset, s.seat, s.player,
-               s.fantasyland, s.top, s.middle, s.bottom, p.streets, p.cards, p.rows
+               s.fantasyland, coalesce(s.timed_out, false) AS timed_out, s.top, s.middle,
+               s.bottom, p.streets, p.cards, p.rows
         FROM hands h JOIN seats s USING (hand_key)
         LEFT JOIN seat_placements p USING (hand_key, seat)
         WHERE h.hand_key IN (SELECT unnest(?))
@@ -171,15 +176,34 @@ def _frame(store: Store, hand_keys: Sequence[int]) -> pl.DataFrame:
     """, params=[list(hand_keys)]).pl()
 
 
+def skipped(store: Store, selection: Selection | None = None) -> dict[str, int]:
+    """Seats of the selection a review leaves out, by why: ``timed_out`` (placed for the
+    player once its time ran out, from a street the log does not give), ``chinese_13``
+    (13 cards set at once: no streets), ``final_rows`` (logged with the final rows only)."""
+    where, params = (selection or Selection()).where()
+    row = store.con.sql(f"""
+        SELECT count(*) FILTER (WHERE h.variant <> 'chinese-13'
+                                  AND coalesce(s.timed_out, false)),
+               count(*) FILTER (WHERE h.variant = 'chinese-13'),
+               count(*) FILTER (WHERE h.variant <> 'chinese-13'
+                                  AND NOT coalesce(s.timed_out, false) AND p.seat IS NULL)
+        FROM hands h JOIN seats s USING (hand_key)
+        LEFT JOIN seat_placements p USING (hand_key, seat)
+        WHERE {where}
+    """, params=params).fetchall()[0]
+    return dict(zip(("timed_out", "chinese_13", "final_rows"), map(int, row), strict=True))
+
+
 def run(store: Store, selection: Selection | None = None, settings: Settings | None = None,
-        progress: Callable[[int, int], None] | None = None, jobs: int = 1) -> Summary:
+        progress: Callable[[int, int], None] | None = None, jobs: int = 0) -> Summary:
     """Review the selected seats not yet reviewed under ``settings``, into ``decisions``;
     ``progress(done, total)`` counts hands. ``jobs`` > 1 shares the rollouts among that
-    many processes (the numbers do not change: each decision is seeded on its own)."""
+    many processes (the numbers do not change: each decision is seeded on its own); 0
+    picks :func:`auto_jobs`."""
     selection = selection or Selection()
     settings = settings or Settings()
-    if jobs < 1:
-        raise ReviewError(f"--jobs must be at least 1, not {jobs}")
+    if jobs < 0:
+        raise ReviewError(f"--jobs must be 0 (automatic) or more, not {jobs}")
     if settings.rollouts < 1:
         raise ReviewError(f"--rollouts must be at least 1, not {settings.rollouts}")
     if settings.ruleset is not None:
@@ -194,7 +218,8 @@ def run(store: Store, selection: Selection | None = None, settings: Settings | N
     todo = store.con.sql(f"""
         SELECT h.hand_key, s.seat FROM hands h JOIN seats s USING (hand_key)
         JOIN seat_placements p USING (hand_key, seat)
-        WHERE {where} AND h.variant <> 'chinese-13' AND NOT EXISTS (
+        WHERE {where} AND h.variant <> 'chinese-13' AND NOT coalesce(s.timed_out, false)
+          AND NOT EXISTS (
             SELECT 1 FROM decisions d WHERE d.hand_key = s.hand_key AND d.seat = s.seat
               AND d.rollouts = ? AND d.seed = ? AND d.fantasyland_value = ?
               AND d.screen = ? AND d.reviewed_as = ?)
@@ -203,6 +228,7 @@ def run(store: Store, selection: Selection | None = None, settings: Settings | N
                  settings.screen or 0, name or ""]).fetchall()
     pending = {(int(k), int(seat)) for k, seat in todo}
     keys = sorted({k for k, _ in pending})
+    jobs = jobs or auto_jobs(len(keys))
     done = decisions = 0
     if progress is not None:
         progress(0, len(keys))
@@ -217,6 +243,14 @@ def run(store: Store, selection: Selection | None = None, settings: Settings | N
             if progress is not None:
                 progress(done, len(keys))
     return Summary(hands=len(keys), decisions=decisions)
+
+
+def auto_jobs(hands: int) -> int:
+    """Processes for a review of ``hands`` hands: one per core, at most two, once there
+    are enough hands to repay starting them (a second or two each); else one."""
+    if hands <= _HANDS_FOR_JOBS:
+        return 1
+    return max(1, min(_MOST_JOBS, len(os.sched_getaffinity(0))))
 
 
 @contextmanager

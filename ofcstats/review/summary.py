@@ -30,6 +30,26 @@ def placement_text(dealt: Sequence[int], rows: Sequence[int]) -> str:
     return " | ".join(parts)
 
 
+def skipped_text(skipped: dict[str, int]) -> str:
+    """One line counting the seats a review left out (see
+    :func:`ofcstats.review.store.skipped`); empty when none.
+
+    >>> skipped_text({"timed_out": 2, "chinese_13": 0, "final_rows": 1})
+    ... # doctest: +ELLIPSIS
+    'Not reviewed: 2 seats that timed out (placed for the player), 1 seat logged with its...'
+    """
+    what = {"timed_out": "that timed out (placed for the player)",
+            "chinese_13": "of 13-card hands (no streets)",
+            "final_rows": "logged with {its} final rows only"}
+    parts = []
+    for key, text in what.items():
+        count = skipped.get(key, 0)
+        if count:
+            noun = "seat" if count == 1 else "seats"
+            parts.append(f"{count} {noun} {text.format(its='its' if count == 1 else 'their')}")
+    return f"Not reviewed: {', '.join(parts)}." if parts else ""
+
+
 def decisions_frame(store: Store, selection: Selection | None = None,
                     settings: Settings | None = None) -> pl.DataFrame:
     """The stored decisions of the selected hands and seats under ``settings``."""
@@ -80,6 +100,25 @@ def player_summary(frame: pl.DataFrame) -> pl.DataFrame:
         by_kind = by_kind.join(part, on=keys, how="left")
     return (base.join(by_street, on=keys, how="left")
             .join(by_kind.fill_null(0.0), on=keys, how="left").sort(keys))
+
+
+def street_summary(frame: pl.DataFrame) -> pl.DataFrame:
+    """Per variant, player and street (``street_1`` ... ``fantasyland_set``): decisions,
+    the mean EV loss and its normal 95% interval over the decisions."""
+    keys = ["variant", "player", "street"]
+    if frame.is_empty():
+        return pl.DataFrame(schema={"variant": pl.String, "player": pl.String,
+                                    "street": pl.String, "decisions": pl.UInt32,
+                                    "mean_ev_loss": pl.Float64, "ci_low": pl.Float64,
+                                    "ci_high": pl.Float64})
+    labelled = frame.with_columns(street=street_label(pl.col("street"), pl.col("fantasyland")))
+    out = labelled.group_by(keys).agg(decisions=pl.len(), mean_ev_loss=pl.col("ev_loss").mean(),
+                                      sd=pl.col("ev_loss").std())
+    half = Z95 * pl.col("sd").fill_null(0) / pl.col("decisions").sqrt()
+    return (out.with_columns(ci_low=pl.col("mean_ev_loss") - half,
+                             ci_high=pl.col("mean_ev_loss") + half).drop("sd")
+            .with_columns(order=pl.col("street").str.len_chars())
+            .sort(["variant", "player", "order", "street"]).drop("order"))
 
 
 def biggest_mistakes(frame: pl.DataFrame, count: int = 10) -> pl.DataFrame:

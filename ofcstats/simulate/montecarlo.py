@@ -15,6 +15,7 @@ All of it is array work over ``tables x candidates x samples`` boards at once.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,7 @@ from ofcstats.simulate.bots import Bot, candidates, pattern_values
 from ofcstats.simulate.scoring import RulesetArrays, board_strengths
 from ofcstats.simulate.state import CARD_KEYS, Turn
 from ofcstats.simulate.tables import (
+    STRIDE,
     SUIT_BITS,
     SUIT_MASK,
     pattern_counts,
@@ -41,6 +43,16 @@ _GAIN_TENTHS = np.array([3, 8, 10], dtype=np.int16)[:, None]  # gains weigh 0.3,
 _BLOCKED = np.int16(-30000)
 
 
+@cache
+def _made_padded() -> npt.NDArray[np.int16]:
+    """:attr:`RowTables.made_of_key` reaching one card past a full row (-1 there), so a
+    card can be tried on every row at once."""
+    made = row_tables().made_of_key
+    out = np.full(made.size + 2 * STRIDE, -1, dtype=np.int16)  # six aces: 7.2 strides
+    out[:made.size] = made
+    return out
+
+
 def _rule_scores(keys: npt.NDArray[np.int64], filled: npt.NDArray[np.int8],
                  made: npt.NDArray[np.int16],
                  card_key: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int16],
@@ -48,19 +60,26 @@ def _rule_scores(keys: npt.NDArray[np.int64], filled: npt.NDArray[np.int8],
     """How well one card (its key, ``(B,)``) fits each row of each board, ``(3, B)`` in
     tenths of a made-index step, and each row's made index were it put there. Boards are
     rows first, ``(3, B)``."""
-    t = row_tables()
-    room = filled < _SIZES8
-    new_keys = keys + np.where(room, card_key, 0)
-    new = t.made_of_key[new_keys >> SUIT_BITS]
+    new_keys = keys + card_key
+    new = _made_padded()[new_keys >> SUIT_BITS]
     score = (new - made) * _GAIN_TENTHS
     # A suited row is a flush draw: worth more the more cards it has.
-    flushy = t.suited[new_keys[1:] & SUIT_MASK] & (filled[1:] >= 1)
+    flushy = row_tables().suited[new_keys[1:] & SUIT_MASK] & (filled[1:] >= 1)
     score[1:] += flushy * (filled[1:] + 1).astype(np.int16) * 20
     # Keep the lower rows ahead: a row may not outgrow what the row above can still make.
     score[0] -= (new[0] > made[1] + 13 * (filled[1] <= 3)) * 400
     score[1] -= (new[1] > made[2] + 13 * (filled[2] <= 3)) * 400
-    score[~room] = _BLOCKED
+    # A full row is out: far below any other (a card always has a row with room, so the
+    # best row is never a full one; scores stay above -2,000).
+    score += (filled >= _SIZES8) * _BLOCKED
     return score, new
+
+
+def _best_row(score: npt.NDArray[np.int16]) -> npt.NDArray[np.intp]:
+    """``argmax`` over the three rows of ``(3, B)`` scores (the first on a tie), by
+    comparisons: numpy's reduction along the short axis is several times slower."""
+    row = (score[1] > score[0]).astype(np.intp)
+    return np.where(score[2] > np.maximum(score[0], score[1]), 2, row)
 
 
 def rule_street(keys: npt.NDArray[np.int64], filled: npt.NDArray[np.int8],
@@ -68,38 +87,37 @@ def rule_street(keys: npt.NDArray[np.int64], filled: npt.NDArray[np.int8],
     """Place a street's ``cards`` (B, k) on boards ``(3, B)`` by the quick rule, in
     place; the ``discards`` cards that fit worst are thrown away."""
     b, k = cards.shape
-    t = row_tables()
     card_keys = CARD_KEYS[cards]
-    made = t.made_of_key[keys >> SUIT_BITS]
-    keep = np.ones((k, b), dtype=bool)
+    made = _made_padded()[keys >> SUIT_BITS]
+    boards = np.arange(b)
     first = None
     if discards:
-        # Every card scored against the board as it stands, in one pass.
+        # Every card scored against the board as it stands, in one pass; the kept cards
+        # are then placed in their order, the first of them from this pass.
         score, new = _rule_scores(np.tile(keys, k), np.tile(filled, k), np.tile(made, k),
                                   card_keys.T.ravel())
         best = score.max(axis=0).reshape(k, b)
         if discards == 1:  # the first card that fits worst (as a stable sort would pick)
-            keep[np.argmin(best, axis=0), np.arange(b)] = False
+            low = best.min(axis=0)
+            thrown = np.argmax(best == low, axis=0)
+            kept = np.arange(k - 1)[None, :] + (np.arange(k - 1)[None, :] >= thrown[:, None])
         else:
-            order = np.argsort(best.T, axis=1, kind="stable")[:, :discards]
-            np.put_along_axis(keep.T, order, False, axis=1)
-        first = score[:, :b], new[:, :b]
-    boards = np.arange(b)
-    # Flat views of the boards (copies written back at the end, should they not be views).
-    flat_keys, flat_filled, flat_made = keys.reshape(-1), filled.reshape(-1), made.reshape(-1)
-    for j in range(k):
+            order = np.argsort(best.T, axis=1, kind="stable")
+            kept = np.sort(order[:, discards:], axis=1)
+        if kept.shape[1]:
+            at = kept[:, 0] * b + boards
+            first = score[:, at], new[:, at]
+        card_keys = np.take_along_axis(card_keys, kept, axis=1)
+    for j in range(card_keys.shape[1]):
+        ck = card_keys[:, j]
         score, new = first if j == 0 and first is not None else \
-            _rule_scores(keys, filled, made, card_keys[:, j])
-        # Each board's best row, as flat indices; a card thrown away changes nothing.
-        at = np.argmax(score, axis=0) * b + boards
-        go = keep[j]
-        flat_keys[at] += np.where(go, card_keys[:, j], 0)
-        flat_filled[at] += go
-        flat_made[at] = np.where(go, new.reshape(-1)[at], flat_made[at])
-    if not np.shares_memory(flat_keys, keys):
-        keys[...] = flat_keys.reshape(keys.shape)
-    if not np.shares_memory(flat_filled, filled):
-        filled[...] = flat_filled.reshape(filled.shape)
+            _rule_scores(keys, filled, made, ck)
+        row = _best_row(score)
+        for r in range(3):
+            here = row == r
+            keys[r] += np.where(here, ck, 0)
+            filled[r] += here
+            made[r] = np.where(here, new[r], made[r])
 
 
 def _final_strengths(keys: npt.NDArray[np.int64]) -> npt.NDArray[np.intp]:
