@@ -214,6 +214,65 @@ def score_sessions(seats: pl.DataFrame, hands: pl.DataFrame, rulesets: Sequence[
     return capped.rename({"hand_id": "hand_key"}), showdowns
 
 
+@dataclass
+class Plan:
+    """What a rescore has to do: the rulesets' ids, those scored again from scratch, and
+    groups of rulesets that need the same sessions of the same variants."""
+
+    ids: dict[str, int]
+    rebuilt: list[str]
+    groups: list[tuple[list[Ruleset], tuple[str, ...], pl.DataFrame]]
+    """(rulesets, variants, sessions to score: session_id, hands, was_scored)"""
+
+    @property
+    def total(self) -> int:
+        """Hands to score (a hand counted once per group that scores it)."""
+        return sum(int(sessions.get_column("hands").sum()) for _, _, sessions in self.groups)
+
+
+def plan(store: Store, rulesets: Sequence[Ruleset], *, rebuild: bool = False,
+         what_if: Collection[str] = ()) -> Plan:
+    """Register the rulesets (dropping the results of those rebuilt or redefined) and
+    find the sessions each group of them has still to score."""
+    con = store.con
+    unknown = sorted(set(what_if) - {r.name for r in rulesets})
+    if unknown:
+        raise StoreError(f"what-if {unknown[0]!r} is not among the rulesets being scored")
+    with store.transaction():
+        ids, rebuilt, scopes = _register(con, rulesets, rebuild, what_if)
+    # Rulesets that need the same sessions of the same variants are scored together.
+    by_sessions: dict[tuple[tuple[str, ...], tuple[str, ...]], list[Ruleset]] = {}
+    todo: dict[tuple[tuple[str, ...], tuple[str, ...]], pl.DataFrame] = {}
+    for ruleset in rulesets:
+        scope = scopes[ruleset.name]
+        sessions = _sessions_to_score(con, ids[ruleset.name], scope)
+        key = (tuple(sessions.get_column("session_id").to_list()), scope)
+        if key[0]:
+            by_sessions.setdefault(key, []).append(ruleset)
+            todo[key] = sessions
+    return Plan(ids, rebuilt, [(group, key[1], todo[key]) for key, group in by_sessions.items()])
+
+
+def with_ruleset_ids(results: pl.DataFrame, ruleset_ids: Sequence[int]) -> pl.DataFrame:
+    """The scored rows (one block per ruleset, in order) with their rulesets' ids."""
+    block = results.height // len(ruleset_ids)
+    return results.with_columns(ruleset_id=pl.Series(
+        np.repeat(np.array(ruleset_ids, dtype=np.int16), block)))
+
+
+def write_batch(con: duckdb.DuckDBPyConnection, ruleset_ids: list[int], sessions: pl.DataFrame,
+                results: pl.DataFrame, showdowns: dict[int, pl.DataFrame]) -> None:
+    """Store one scored batch of whole sessions in one transaction."""
+    _write(con, ruleset_ids, _Batch(sessions, results, showdowns))
+
+
+def finish(store: Store, ids: Collection[int]) -> None:
+    """Note when the rulesets were last scored."""
+    with store.transaction():
+        store.con.execute("UPDATE rulesets SET scored_at = current_timestamp WHERE ruleset_id "
+                          "IN (SELECT unnest(?))", [list(ids)])
+
+
 def rescore(store: Store, rulesets: Sequence[Ruleset], *, rebuild: bool = False,
             what_if: Collection[str] = (), progress: Progress | None = None,
             batch_hands: int = BATCH_HANDS) -> RescoreSummary:
@@ -229,35 +288,21 @@ def rescore(store: Store, rulesets: Sequence[Ruleset], *, rebuild: bool = False,
     started = datetime.now()
     con = store.con
     summary = RescoreSummary(rulesets=[r.name for r in rulesets])
-    unknown = sorted(set(what_if) - {r.name for r in rulesets})
-    if unknown:
-        raise StoreError(f"what-if {unknown[0]!r} is not among the rulesets being scored")
-    with store.transaction():
-        ids, summary.rebuilt, scopes = _register(con, rulesets, rebuild, what_if)
-    # Rulesets that need the same sessions of the same variants are scored together.
-    by_sessions: dict[tuple[tuple[str, ...], tuple[str, ...]], list[Ruleset]] = {}
-    todo: dict[tuple[tuple[str, ...], tuple[str, ...]], pl.DataFrame] = {}
-    for ruleset in rulesets:
-        scope = scopes[ruleset.name]
-        sessions = _sessions_to_score(con, ids[ruleset.name], scope)
-        key = (tuple(sessions.get_column("session_id").to_list()), scope)
-        if key[0]:
-            by_sessions.setdefault(key, []).append(ruleset)
-            todo[key] = sessions
-    total = sum(int(todo[k].get_column("hands").sum()) for k in todo)
+    work = plan(store, rulesets, rebuild=rebuild, what_if=what_if)
+    ids = work.ids
+    summary.rebuilt = work.rebuilt
+    total = work.total
     done = 0
     writer = store.con.cursor()  # a second connection to the same database, for the writes
     with ThreadPoolExecutor(max_workers=1) as pool:
         pending: Future[None] | None = None
-        for key, group in by_sessions.items():
+        for group, variants, todo in work.groups:
             group_ids = [ids[r.name] for r in group]
-            for sessions in _batches(todo[key], batch_hands):
+            for sessions in _batches(todo, batch_hands):
                 names = sessions.get_column("session_id").to_list()
-                seats, hands = read_sessions(con, names, key[1])
+                seats, hands = read_sessions(con, names, variants)
                 results, showdowns = score_sessions(seats, hands, group)
-                block = results.height // len(group)
-                results = results.with_columns(ruleset_id=pl.Series(
-                    np.repeat(np.array(group_ids, dtype=np.int16), block)))
+                results = with_ruleset_ids(results, group_ids)
                 if pending is not None:
                     pending.result()  # the previous batch is written; its errors surface here
                 pending = pool.submit(_write, writer, group_ids,
@@ -271,9 +316,7 @@ def rescore(store: Store, rulesets: Sequence[Ruleset], *, rebuild: bool = False,
         if pending is not None:
             pending.result()
     writer.close()
-    with store.transaction():
-        con.execute("UPDATE rulesets SET scored_at = current_timestamp WHERE ruleset_id IN "
-                    "(SELECT unnest(?))", [list(ids.values())])
+    finish(store, ids.values())
     summary.seconds = (datetime.now() - started).total_seconds()
     return summary
 
