@@ -57,8 +57,9 @@ REVIEW_SHARD_HANDS = 400
 """Hands per review shard: a few minutes of work for one worker at the default settings."""
 
 
-RAY_SYSTEM_CONFIG = {"agent_register_timeout_ms": 300_000}
-"""For a Ray cluster started here: its agents may take long to start on a busy machine."""
+RAY_SYSTEM_CONFIG = {"enable_metrics_collection": False, "agent_register_timeout_ms": 300_000}
+"""For a Ray cluster started here: no metrics (nothing reads them), and patience with
+agents slow to start on a busy machine."""
 
 
 class EngineError(StoreError):

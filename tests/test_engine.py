@@ -4,9 +4,11 @@ finished by the next without a partial shard."""
 
 from __future__ import annotations
 
+import gc
 import os
 import random
 import shutil
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,7 +24,8 @@ from ofcstats.errors import UsageError
 from ofcstats.ingest import ingest
 from ofcstats.review.store import Selection, Settings, run
 from ofcstats.rules import load_rulesets
-from ofcstats.simulate import Player, Simulation, write_jsonl as write_simulation
+from ofcstats.simulate import Player, Simulation
+from ofcstats.simulate import write_jsonl as write_simulation
 from ofcstats.store import Store
 from ofcstats.variants import Variant
 
@@ -106,7 +109,8 @@ def test_an_export_older_than_the_store_is_refused(loaded: Path, tmp_path: Path)
         store.export_parquet(tmp_path / "pq")
     ingest([write_jsonl(tmp_path / "more.jsonl", [random_hand(random.Random(1), "late")
                                                   | {"session_id": "s03"}])], db)
-    with Store(db) as store, pytest.raises(UsageError, match="holds 20 hands of session s03 .21 hands"):
+    with Store(db) as store, pytest.raises(UsageError,
+                                           match=r"holds 20 hands of session s03 \(21 hands"):
         engine.rescore(store, load_rulesets(RULESETS), engine.Engine(source=tmp_path / "pq"))
 
 
@@ -130,7 +134,7 @@ def test_a_shard_that_keeps_killing_its_worker_writes_nothing(loaded: Path,
     assert _scored(db)["results"] == []
 
 
-class _Interrupted(Exception):
+class _InterruptedError(Exception):
     pass
 
 
@@ -143,9 +147,9 @@ def test_an_interrupted_run_is_finished_by_the_next_without_a_partial_shard(
     def stop_after_two(done: int, total: int) -> None:
         written.append(done)
         if len(written) == 2:
-            raise _Interrupted
+            raise _InterruptedError
 
-    with Store(db) as store, pytest.raises(_Interrupted):
+    with Store(db) as store, pytest.raises(_InterruptedError):
         engine.rescore(store, rulesets, engine.Engine(jobs=2, shard_hands=50),
                        progress=stop_after_two)
     con = duckdb.connect(str(db), read_only=True)
@@ -287,6 +291,9 @@ def ray_cluster() -> Iterator[None]:
         yield
     finally:
         ray.shutdown()
+        with warnings.catch_warnings():  # Ray leaves its processes' handles to the collector
+            warnings.simplefilter("ignore", ResourceWarning)
+            gc.collect()
 
 
 @pytest.mark.slow
