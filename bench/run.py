@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-SECTIONS = ["evaluator", "ingest", "simulate", "pipeline", "review", "fantasyland_value"]
+SECTIONS = ["evaluator", "ingest", "simulate", "pipeline", "review", "scale", "fantasyland_value"]
 
 
 def main() -> None:

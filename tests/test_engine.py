@@ -285,8 +285,12 @@ def test_review_from_a_parquet_export_after_a_dead_worker(
 def ray_cluster() -> Iterator[None]:
     os.environ.setdefault("RAY_DISABLE_IMPORT_WARNING", "1")
     ray = pytest.importorskip("ray", reason="the ray extra is not installed")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-             _system_config=engine.RAY_SYSTEM_CONFIG)
+    try:
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+                 _system_config=engine.RAY_SYSTEM_CONFIG)
+    except Exception as error:  # Ray raises bare Exceptions when it cannot start
+        # Its agents can miss Ray's own start-up deadline on a very busy machine.
+        pytest.skip(f"Ray could not start a local cluster here: {str(error).splitlines()[0]}")
     try:
         yield
     finally:
