@@ -7,8 +7,8 @@
   worker processes included; the Ray cluster is started once, before, and its start
   timed apart. Ray's rows are left out when the extra is not installed.
 - ``review`` at the default settings over simulated Pineapple hands (one session per
-  game): ``run`` in one process, the local engine with 1 and 2 workers, and Ray;
-  decisions per second.
+  game): ``run`` in one process, the local engine with 1 and 2 workers, and Ray, in
+  shards of about an eighth of the hands; decisions per second.
 
 Every run starts from a copy of the same store, so each scores (reviews) everything.
 The figures for ``docs/scale.md`` come from ``python bench/run.py --only scale``.
@@ -22,6 +22,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from ofcstats import engine, pipeline
@@ -83,7 +84,8 @@ def run(quick: bool) -> None:
         print(f"{'rescore --all-rulesets':40s} {'hands':>8s} {'seconds':>8s} {'hands/s':>9s}")
         for label, chosen in ENGINES:
             if chosen is not None and chosen.kind == "ray" and not use_ray:
-                print(f"{label:40s} (no Ray cluster: pip install 'ofcstats[ray]')")
+                print(f"{label:40s} " + ("(Ray did not start)" if HAS_RAY else
+                                         "(no Ray: pip install 'ofcstats[ray]')"))
                 continue
 
             def rescore(store: Store, chosen: engine.Engine | None = chosen) -> int:
@@ -99,14 +101,17 @@ def run(quick: bool) -> None:
               f"{'dec/s':>9s}")
         for label, chosen in ENGINES:
             if chosen is not None and chosen.kind == "ray" and not use_ray:
-                print(f"{label:40s} (no Ray cluster: pip install 'ofcstats[ray]')")
+                print(f"{label:40s} " + ("(Ray did not start)" if HAS_RAY else
+                                         "(no Ray: pip install 'ofcstats[ray]')"))
                 continue
 
             def review(store: Store, chosen: engine.Engine | None = chosen) -> int:
                 if chosen is None:
                     review_run(store, Selection(), Settings())
                     return store.count("decisions")
-                return engine.review(store, Selection(), Settings(), chosen).decisions
+                # Shards of a few games: several for the workers to share.
+                shards = replace(chosen, review_shard_hands=max(2, reviewed // 8))
+                return engine.review(store, Selection(), Settings(), shards).decisions
 
             seconds, count = _timed(db, folder, review)
             print(f"{label:40s} {count:8,d} {seconds:8.2f} {count / seconds:9,.1f}")
