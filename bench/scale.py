@@ -135,6 +135,7 @@ def _start_ray() -> float | None:
                      _system_config=engine.RAY_SYSTEM_CONFIG)
         except Exception as error:  # Ray raises bare Exceptions when it cannot start
             print(f"ray did not start: {str(error).splitlines()[0]}")
+            ray.shutdown()
             continue
         return time.perf_counter() - start
     return None

@@ -53,6 +53,8 @@ from ofcstats.score import available_cores
 from ofcstats.store import SHARD_HANDS, SHARDED_TABLES, Store
 
 ENGINES = ("local", "ray")
+RESCORE_IN_FLIGHT = 16
+"""Rescore shards scored ahead of the writer, at most (each holds its rows in memory)."""
 REVIEW_SHARD_HANDS = 400
 """Hands per review shard: a few minutes of work for one worker at the default settings."""
 
@@ -101,7 +103,10 @@ class Engine:
 
 
 class _Runner:
-    """Tasks in flight: ``submit`` returns a handle, ``result`` waits for its value."""
+    """Tasks in flight: ``submit`` returns a handle, ``result`` waits for its value;
+    ``width`` tasks run at once."""
+
+    width = 1
 
     def submit(self, task: Callable[[Any], Any], payload: Any) -> Any:
         raise NotImplementedError
@@ -138,7 +143,7 @@ class _Local(_Runner):
     still in flight sent again, each at most ``retries`` more times."""
 
     def __init__(self, jobs: int, retries: int) -> None:
-        self.jobs = jobs
+        self.jobs = self.width = jobs
         self.retries = retries
         self.pool = self._pool()
         self.tickets: dict[int, _Ticket] = {}
@@ -172,8 +177,8 @@ class _Local(_Runner):
                     future.exception(), BrokenProcessPool):
                 continue  # finished before the pool broke: its value (or error) stands
             if ticket.attempts > self.retries:
-                raise EngineError(f"a worker died {ticket.attempts} times running the same "
-                                  "shard; nothing of it was written")
+                raise EngineError(f"a worker running a shard died ({_times(ticket.attempts)}"
+                                  f", {self.retries} retries); nothing of the shard was written")
             ticket.attempts += 1
             ticket.future = self.pool.submit(ticket.task, ticket.payload)
 
@@ -206,6 +211,7 @@ class _Ray(_Runner):
                                   f"{str(error).splitlines()[0]}") from None
         self.retries = engine.retries
         self.remote: dict[Callable[[Any], Any], Any] = {}
+        self.width = max(1, int(ray.cluster_resources().get("CPU", 1)))
 
     def submit(self, task: Callable[[Any], Any], payload: Any) -> Any:
         if task not in self.remote:
@@ -220,9 +226,9 @@ class _Ray(_Runner):
             cause = error.cause
             raise (cause if isinstance(cause, OfcstatsError) else error) from None
         except (exceptions.WorkerCrashedError, exceptions.NodeDiedError) as error:
-            raise EngineError(f"a Ray worker died {self.retries + 1} times running the same "
-                              f"shard; nothing of it was written ({type(error).__name__})"
-                              ) from None
+            raise EngineError(f"a Ray worker running a shard died "
+                              f"({_times(self.retries + 1)}, {self.retries} retries); nothing "
+                              f"of the shard was written ({type(error).__name__})") from None
 
     def close(self) -> None:
         if self.started:
@@ -235,12 +241,16 @@ def _runner(engine: Engine) -> _Runner:
     return _Inline() if engine.workers == 1 else _Local(engine.workers, engine.retries)
 
 
+def _times(count: int) -> str:
+    return "once" if count == 1 else f"{count} times"
+
+
 def _in_order(engine: Engine, tasks: Iterable[tuple[Callable[[Any], Any], Any, Any]],
-              done: Callable[[Any, Any], None]) -> None:
-    """Run ``(task, payload, note)`` triples, a few per worker in flight, and call
-    ``done(note, value)`` in the order they were given."""
-    window = 2 * engine.workers
+              done: Callable[[Any, Any], None], most: int | None = None) -> None:
+    """Run ``(task, payload, note)`` triples, two per worker in flight (at most ``most``),
+    and call ``done(note, value)`` in the order they were given."""
     runner = _runner(engine)
+    window = min(2 * runner.width, most or 2 * runner.width)
     try:
         flight: deque[tuple[Any, Any]] = deque()
         for task, payload, note in tasks:
@@ -422,7 +432,8 @@ def rescore(store: Store, rulesets: Sequence[Ruleset], engine: Engine, *,
         if progress is not None:
             progress(summary.hands, total)
 
-    _in_order(engine, tasks(), write)
+    # The one writer is the limit: more shards in flight would only wait, in memory.
+    _in_order(engine, tasks(), write, most=RESCORE_IN_FLIGHT)
     finish(store, work.ids.values())
     summary.seconds = (datetime.now() - started).total_seconds()
     return summary
