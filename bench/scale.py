@@ -72,7 +72,7 @@ def run(quick: bool) -> None:
 
     rulesets = load_rulesets(preset_names())
     hands = 20_000 if quick else 200_000
-    reviewed = 8 if quick else 60
+    reviewed = 8 if quick else 240
     started = _start_ray() if HAS_RAY else None
     use_ray = started is not None
     with tempfile.TemporaryDirectory() as scratch:

@@ -16,6 +16,7 @@ from typing import Any
 import duckdb
 import pytest
 from handgen import random_hand, write_jsonl
+from test_pipeline import random_log
 from typer.testing import CliRunner
 
 from ofcstats import engine, pipeline
@@ -35,27 +36,12 @@ RULESETS = ["american", "western", "russian", "classic-kush", "finnish-spade", "
 SCORED_TABLES = ("results", "showdowns", "scored_sessions", "showdown_sessions")
 
 
-def _log(path: Path, n: int = 240, sessions: int = 12, seed: int = 5) -> Path:
-    rng = random.Random(seed)
-    hands = []
-    for i in range(n):
-        variant = rng.choice(["pineapple", "ofc-classic", "ofc-turbo", "chinese-13"])
-        players = rng.randint(2, 3 if variant == "pineapple" else 4)
-        fantasyland = tuple(variant != "chinese-13" and rng.random() < 0.3
-                            for _ in range(players))
-        hand = random_hand(rng, f"h{i}", variant, players, fantasyland=fantasyland)
-        hand["session_id"] = f"s{i % sessions:02d}"
-        hand["played_at"] = f"2026-11-01T10:{i // 60:02d}:{i % 60:02d}Z"
-        hands.append(hand)
-    return write_jsonl(path, hands)
-
-
 @pytest.fixture(scope="module")
 def loaded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A store of hands of every variant in 12 sessions, not yet scored."""
     folder = tmp_path_factory.mktemp("engine")
     db = folder / "club.duckdb"
-    ingest([_log(folder / "club.jsonl")], db)
+    ingest([random_log(folder / "club.jsonl", 240, seed=5, sessions=12)], db)
     return db
 
 
@@ -109,9 +95,9 @@ def test_an_export_older_than_the_store_is_refused(loaded: Path, tmp_path: Path)
     with Store(db) as store:
         store.export_parquet(tmp_path / "pq")
     ingest([write_jsonl(tmp_path / "more.jsonl", [random_hand(random.Random(1), "late")
-                                                  | {"session_id": "s03"}])], db)
+                                                  | {"session_id": "club-s3"}])], db)
     with Store(db) as store, pytest.raises(UsageError,
-                                           match=r"holds 20 hands of session s03 \(21 hands"):
+                                           match=r"holds 20 hands of session club-s3 \(21 hands"):
         engine.rescore(store, load_rulesets(RULESETS), engine.Engine(source=tmp_path / "pq"))
 
 
