@@ -14,8 +14,8 @@ import sys
 import time
 from pathlib import Path
 
-SECTIONS = ["evaluator", "ingest", "simulate", "pipeline", "review", "fantasyland_value",
-            "memory"]
+SECTIONS = ["evaluator", "ingest", "simulate", "pipeline", "review", "scale",
+            "fantasyland_value", "memory"]
 
 
 def main() -> None:

@@ -45,7 +45,9 @@ from rich.text import Text
 from typer.exceptions import TyperException
 
 from ofcstats import allocator, analysis, formats, pipeline, sanitize, stats
+from ofcstats import engine as engines
 from ofcstats import ingest as ingesting
+from ofcstats.config import engine_config
 from ofcstats.errors import OfcstatsError, StoreError, UsageError
 from ofcstats.paths import (
     no_loop,
@@ -66,7 +68,7 @@ from ofcstats.rules import (
     preset_names,
 )
 from ofcstats.score import ScoredBatch, score_files
-from ofcstats.store import Store
+from ofcstats.store import SHARD_HANDS, Store
 from ofcstats.variants import VARIANT_NAMES, Variant
 
 
@@ -263,6 +265,65 @@ WaitOption = Annotated[float | None, typer.Option(
 
 JsonFlag = Annotated[bool, typer.Option("--json", hidden=True,
                                         help="Deprecated: use --format json.")]
+
+
+class EngineKind(StrEnum):
+    """Where a sharded run goes."""
+
+    local = "local"
+    ray = "ray"
+
+
+EngineOption = Annotated[EngineKind | None, typer.Option(
+    "--engine", help="Work in shards of whole sessions: local (worker processes on this "
+    "machine) or ray (a Ray cluster; pip install 'ofcstats[ray]'). Default: the config "
+    "file's [engine] engine, else one process.", show_default=False)]
+
+
+AddressOption = Annotated[str | None, typer.Option(
+    "--address", help="With --engine ray: the Ray cluster to use (e.g. ray://head:10001). "
+    "Default: the config file's, else a cluster started here.", show_default=False)]
+
+
+FromOption = Annotated[Path | None, typer.Option(
+    "--from", help="Read the hands from this Parquet export of the database (ofcstats "
+    "export --parquet DIR): each worker reads its own shard there. Implies --engine local "
+    "unless another is given.", show_default=False, metavar="DIR")]
+
+
+ConfigOption = Annotated[Path | None, typer.Option(
+    "--config", help="Configuration file (its [engine] table). Default: ./ofcstats.toml "
+    "if there is one.", show_default=False)]
+
+
+def engine_for(kind: EngineKind | None, jobs: int | None, address: str | None,
+               source: Path | None, config: Path | None, *, jobs_shard: bool
+               ) -> engines.Engine | None:
+    """The engine the options (then the config file) ask for; None for the one-process
+    path. ``jobs_shard``: --jobs alone asks for the local engine."""
+    try:
+        table = engine_config(config)
+        chosen = kind.value if kind is not None else table.get("engine")
+        if chosen is None and (source is not None or address is not None
+                               or (jobs_shard and jobs is not None)):
+            chosen = "ray" if address is not None else "local"
+        if chosen is None:
+            return None
+        if source is not None:
+            no_loop(source, "Parquet export")
+            if not (source / "shards.parquet").is_file():
+                raise UsageError(f"{source}: not a Parquet export of ofcstats (no "
+                                 "shards.parquet): make one with ofcstats export --parquet DIR")
+        if jobs is not None and jobs < 1:
+            raise UsageError(f"--jobs must be at least 1, not {jobs}")
+        return engines.Engine(
+            kind=chosen, jobs=jobs or table.get("jobs", 0),
+            address=address or table.get("address"), retries=table.get("retries", 3),
+            shard_hands=table.get("shard_hands", SHARD_HANDS),
+            review_shard_hands=table.get("review_shard_hands", engines.REVIEW_SHARD_HANDS),
+            source=source)
+    except OfcstatsError as error:
+        raise fail_with(error) from None
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:
@@ -747,9 +808,15 @@ def export(
                                           help="Directory to write Parquet files into.",
                                           show_default=False)],
     db: DbOption = None,
+    shard_hands: Annotated[int, typer.Option(
+        "--shard-hands", help="Hands per shard of hands, seats and placements (whole "
+        "sessions: a shard may hold more).", min=1)] = SHARD_HANDS,
     quiet: QuietOption = False,
 ) -> None:
-    """Write every table of the database (and the boards view) as Parquet files.
+    """Write every table of the database (and its views) as Parquet files; hands, seats
+    and placements (seat_placements) as folders of shards of whole sessions
+    (DIR/hands/shard=K/), listed in DIR/shards.parquet, which rescore and review --from
+    DIR read.
 
     Example: ofcstats export --parquet out/club --db club.duckdb
     """
@@ -757,7 +824,8 @@ def export(
     with _open_existing(db) as store, \
             progress_bar("export", _on_terminal(quiet), unit="tables") as update:
         written = replace_directory_files(
-            parquet, lambda folder: store.export_parquet(folder, progress=update),
+            parquet, lambda folder: store.export_parquet(folder, progress=update,
+                                                         shard_hands=shard_hands),
             "Parquet files")
     for path in written:
         typer.echo(str(path))
@@ -973,6 +1041,14 @@ def rescore(
     rebuild: Annotated[bool, typer.Option(
         "--rebuild", help="Score every hand again, not only those not yet scored.")] = False,
     db: DbOption = None,
+    engine: EngineOption = None,
+    jobs: Annotated[int | None, typer.Option(
+        "--jobs", "-j", help="Worker processes of the local engine (or CPUs of a Ray "
+        "cluster started here); alone, asks for --engine local. Default: the config "
+        "file's, else every core.", show_default=False)] = None,
+    address: AddressOption = None,
+    source: FromOption = None,
+    config: ConfigOption = None,
     output: Annotated[SummaryFormat, typer.Option(
         "--format", "-f", help="How to print the summary.")] = SummaryFormat.table,
     quiet: QuietOption = False,
@@ -985,6 +1061,8 @@ def rescore(
     --what-if NAME scores every hand under NAME, marking the rows of other variants.
     Only hands not yet scored under a ruleset are scored (their whole session, for the
     fantasyland repeat limits); a ruleset whose definition changed is scored again.
+    --engine local|ray scores shards of whole sessions in worker processes or on a Ray
+    cluster and writes the same rows (docs/scale.md).
 
     Example: ofcstats rescore --all-rulesets --db club.duckdb
     """
@@ -998,11 +1076,16 @@ def rescore(
         what_ifs = [load_ruleset(name).name for name in split_list(what_if) or []]
     except OfcstatsError as error:
         raise fail_with(error) from None
+    sharded = engine_for(engine, jobs, address, source, config, jobs_shard=True)
     with _open_existing(db, read_only=False, wait=wait) as store:
         try:
             with progress_bar("rescore", _on_terminal(quiet or as_json)) as update:
-                summary = pipeline.rescore(store, chosen, rebuild=rebuild, what_if=what_ifs,
-                                           progress=update)
+                if sharded is None:
+                    summary = pipeline.rescore(store, chosen, rebuild=rebuild,
+                                               what_if=what_ifs, progress=update)
+                else:
+                    summary = engines.rescore(store, chosen, sharded, rebuild=rebuild,
+                                              what_if=what_ifs, progress=update)
         except OfcstatsError as error:
             raise fail_with(error) from None
     if as_json:
@@ -1263,10 +1346,15 @@ def review(
     mistakes: Annotated[bool, typer.Option(
         "--mistakes", help="CSV: print the biggest mistakes instead of the summary.")]
         = False,
-    jobs: Annotated[int, typer.Option(
-        "--jobs", "-j", help="Processes sharing the rollouts (the numbers do not change). "
-        "Default 0: one per core, at most 2, when there are more than 100 hands to review; "
-        "else 1.")] = 0,
+    jobs: Annotated[int | None, typer.Option(
+        "--jobs", "-j", help="Processes sharing the rollouts (the numbers do not change); "
+        "with --engine, its workers. Default: one per core, at most 2, when there are "
+        "more than 100 hands to review, else 1; with --engine, the config file's, else "
+        "every core.", show_default=False)] = None,
+    engine: EngineOption = None,
+    address: AddressOption = None,
+    source: FromOption = None,
+    config: ConfigOption = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
 ) -> None:
     """What each logged placement cost: every legal alternative of each street valued by
@@ -1275,7 +1363,9 @@ def review(
     with their final rows only are not reviewed; the output counts them.
 
     Decisions go to the decisions table; hands already reviewed under the same settings
-    are not reviewed again, so an interrupted review resumes.
+    are not reviewed again, so an interrupted review resumes. --engine local|ray
+    reviews shards of whole sessions in worker processes or on a Ray cluster, with the
+    same numbers (docs/scale.md).
 
     Example: ofcstats review --player alice --db club.duckdb
     """
@@ -1286,12 +1376,16 @@ def review(
     assert isinstance(settings, reviewing.Settings)
     selection = reviewing.Selection(players=player or None, sessions=session or None,
                                     since=_utc(since), until=_utc(until))
+    sharded = engine_for(engine, jobs, address, source, config, jobs_shard=False)
     # Written to: the decisions table keeps what was reviewed.
     with _open_existing(db, read_only=False) as store:
         try:
             with progress_bar("review", _on_terminal(quiet or output is not TableFormat.table)
                               ) as update:
-                reviewing.run(store, selection, settings, update, jobs=jobs)
+                if sharded is None:
+                    reviewing.run(store, selection, settings, update, jobs=jobs or 0)
+                else:
+                    engines.review(store, selection, settings, sharded, update)
             frame = summary.decisions_frame(store, selection, settings)
             left_out = reviewing.skipped(store, selection)
         except OfcstatsError as error:

@@ -101,10 +101,10 @@ def _errno(error: BaseException) -> int | None:
 
 def replace_directory_files(directory: Path, write: Callable[[Path], list[Path]],
                             what: str) -> list[Path]:
-    """Files written by ``write`` into a fresh folder inside ``directory``, then moved into
-    ``directory`` under their names. On a failure none of them is left (files already
-    in ``directory`` stay as they were); a failed write (a full disk) becomes an
-    :class:`OSError` naming ``directory``, any other error goes on as it was."""
+    """Files (or folders) written by ``write`` into a fresh folder inside ``directory``,
+    then moved into ``directory`` under their names. On a failure none of them is left
+    (files already in ``directory`` stay as they were); a failed write (a full disk)
+    becomes an :class:`OSError` naming ``directory``, any other error goes on as it was."""
     made = not directory.exists()
     directory.mkdir(parents=True, exist_ok=True)
     partial = directory / ".partial"
@@ -114,6 +114,8 @@ def replace_directory_files(directory: Path, write: Callable[[Path], list[Path]]
         written = write(partial)
         moved = []
         for file in written:
+            if file.is_dir():  # a folder of files replaces the one before it whole
+                shutil.rmtree(directory / file.name, ignore_errors=True)
             file.replace(directory / file.name)
             moved.append(directory / file.name)
         return moved

@@ -157,6 +157,48 @@ def score_sessions(seats: pl.DataFrame, hands: pl.DataFrame, rulesets: Sequence[
     return capped.rename({"hand_id": "hand_key"}), showdowns
 
 
+@dataclass(frozen=True)
+class _Work:
+    """Rulesets that need the same sessions of the same variants, scored together."""
+
+    rulesets: list[Ruleset]
+    ruleset_ids: list[int]
+    variants: tuple[str, ...]
+    sessions: pl.DataFrame  # session_id, hands, was_scored
+
+
+@dataclass
+class Plan:
+    """What a rescore has to do: the rulesets' ids, those scored again from scratch, and
+    the work, grouped (:class:`_Work`)."""
+
+    ids: dict[str, int]
+    rebuilt: list[str]
+    work: list[_Work]
+
+    @property
+    def groups(self) -> list[tuple[list[Ruleset], tuple[str, ...], pl.DataFrame]]:
+        """(rulesets, variants, sessions to score: session_id, hands, was_scored)"""
+        return [(item.rulesets, item.variants, item.sessions) for item in self.work]
+
+    @property
+    def total(self) -> int:
+        """Hands to score (a hand counted once per group that scores it)."""
+        return sum(int(item.sessions.get_column("hands").sum()) for item in self.work)
+
+
+def plan(store: Store, rulesets: Sequence[Ruleset], *, rebuild: bool = False,
+         what_if: Collection[str] = ()) -> Plan:
+    """Register the rulesets (dropping the results of those rebuilt or redefined) and
+    find the sessions each group of them has still to score."""
+    unknown = sorted(set(what_if) - {r.name for r in rulesets})
+    if unknown:
+        raise StoreError(f"what-if {unknown[0]!r} is not among the rulesets being scored")
+    with store.transaction():
+        ids, rebuilt, scopes = _register(store.con, rulesets, rebuild, what_if)
+    return Plan(ids, rebuilt, _work(store.con, rulesets, ids, scopes))
+
+
 def rescore(store: Store, rulesets: Sequence[Ruleset], *, rebuild: bool = False,
             what_if: Collection[str] = (), progress: Progress | None = None,
             batch_hands: int = BATCH_HANDS) -> RescoreSummary:
@@ -172,23 +214,19 @@ def rescore(store: Store, rulesets: Sequence[Ruleset], *, rebuild: bool = False,
     started = datetime.now()
     con = store.con
     summary = RescoreSummary(rulesets=[r.name for r in rulesets])
-    unknown = sorted(set(what_if) - {r.name for r in rulesets})
-    if unknown:
-        raise StoreError(f"what-if {unknown[0]!r} is not among the rulesets being scored")
-    with store.transaction():
-        ids, summary.rebuilt, scopes = _register(con, rulesets, rebuild, what_if)
-    work = _work(con, rulesets, ids, scopes)
-    total = sum(int(item.sessions.get_column("hands").sum()) for item in work)
+    work = plan(store, rulesets, rebuild=rebuild, what_if=what_if)
+    summary.rebuilt = work.rebuilt
+    total = work.total
     done = 0
     writer = store.con.cursor()  # a second connection to the same database, for the writes
     with ThreadPoolExecutor(max_workers=1) as pool:
         pending: Future[None] | None = None
-        for item in work:
+        for item in work.work:
             for sessions in _batches(item.sessions, batch_hands):
                 hands, results, showdowns = _scored_batch(con, item, sessions)
                 if pending is not None:
                     pending.result()  # the previous batch is written; its errors surface here
-                pending = pool.submit(stored.write_scored, writer, item.ruleset_ids,
+                pending = pool.submit(write_batch, writer, item.ruleset_ids,
                                       sessions, results, showdowns)
                 done += int(sessions.get_column("hands").sum())
                 summary.hands += hands.height
@@ -199,20 +237,9 @@ def rescore(store: Store, rulesets: Sequence[Ruleset], *, rebuild: bool = False,
         if pending is not None:
             pending.result()
     writer.close()
-    with store.transaction():
-        stored.mark_rulesets_scored(con, ids.values())
+    finish(store, work.ids.values())
     summary.seconds = (datetime.now() - started).total_seconds()
     return summary
-
-
-@dataclass(frozen=True)
-class _Work:
-    """Rulesets that need the same sessions of the same variants, scored together."""
-
-    rulesets: list[Ruleset]
-    ruleset_ids: list[int]
-    variants: tuple[str, ...]
-    sessions: pl.DataFrame  # session_id, hands, was_scored
 
 
 def _work(con: duckdb.DuckDBPyConnection, rulesets: Sequence[Ruleset], ids: dict[str, int],
@@ -239,10 +266,26 @@ def _scored_batch(con: duckdb.DuckDBPyConnection, work: _Work, sessions: pl.Data
     names = sessions.get_column("session_id").to_list()
     seats, hands = read_sessions(con, names, work.variants)
     results, showdowns = score_sessions(seats, hands, work.rulesets)
-    block = results.height // len(work.rulesets)
-    results = results.with_columns(ruleset_id=pl.Series(
-        np.repeat(np.array(work.ruleset_ids, dtype=np.int16), block)))
-    return hands, results, showdowns
+    return hands, with_ruleset_ids(results, work.ruleset_ids), showdowns
+
+
+def with_ruleset_ids(results: pl.DataFrame, ruleset_ids: Sequence[int]) -> pl.DataFrame:
+    """The scored rows (one block per ruleset, in order) with their rulesets' ids."""
+    block = results.height // len(ruleset_ids)
+    return results.with_columns(ruleset_id=pl.Series(
+        np.repeat(np.array(ruleset_ids, dtype=np.int16), block)))
+
+
+def write_batch(con: duckdb.DuckDBPyConnection, ruleset_ids: list[int], sessions: pl.DataFrame,
+                results: pl.DataFrame, showdowns: dict[int, pl.DataFrame]) -> None:
+    """Store one scored batch of whole sessions in one transaction."""
+    stored.write_scored(con, ruleset_ids, sessions, results, showdowns)
+
+
+def finish(store: Store, ids: Collection[int]) -> None:
+    """Note when the rulesets were last scored."""
+    with store.transaction():
+        stored.mark_rulesets_scored(store.con, ids)
 
 
 REPEATED_COLUMNS = ("ruleset", "player", "session_id", "variant", "played_ruleset")

@@ -191,7 +191,7 @@ def test_cli_db_info_and_export(tmp_path: Path) -> None:
     assert "players: " in info.stdout
     exported = runner.invoke(app, ["export", "--parquet", str(tmp_path / "pq"), "--db", str(db)])
     assert exported.exit_code == 0
-    assert (tmp_path / "pq" / "seats.parquet").exists()
+    assert list((tmp_path / "pq" / "seats").glob("shard=*/*.parquet"))
     missing = runner.invoke(app, ["db", "info", "--db", str(tmp_path / "none.duckdb")])
     assert missing.exit_code == 2
 

@@ -156,8 +156,26 @@ def test_export_writes_every_table_as_parquet(tmp_path: Path) -> None:
     ingest([hands_file(tmp_path)], db)
     with Store(db) as store:
         written = store.export_parquet(tmp_path / "pq")
-    assert {p.stem for p in written} >= TABLES | {"boards", "placements"}
-    assert pl.read_parquet(tmp_path / "pq" / "hands.parquet").height == 30
+    assert {p.stem for p in written} >= TABLES | {"boards", "placements", "shards"}
+    assert pl.read_parquet(tmp_path / "pq" / "rejects.parquet").height == 0
+    hands = pl.read_parquet(tmp_path / "pq" / "hands" / "*" / "*.parquet", hive_partitioning=True)
+    assert hands.height == 30
+
+
+def test_export_shards_hands_seats_and_placements_by_whole_sessions(tmp_path: Path) -> None:
+    db = tmp_path / "x.duckdb"
+    ingest([hands_file(tmp_path, n=40)], db)  # sessions s0 and s1, 20 hands each
+    with Store(db) as store:
+        store.export_parquet(tmp_path / "pq", shard_hands=15)
+        keys = store.con.sql("SELECT hand_key, session_id FROM hands").pl()
+    shards = pl.read_parquet(tmp_path / "pq" / "shards.parquet")
+    assert shards.rows() == [(0, "s0", 20), (1, "s1", 20)]  # 20 > 15: a session never split
+    for table in ("hands", "seats", "seat_placements"):
+        frame = pl.read_parquet(tmp_path / "pq" / table / "*" / "*.parquet",
+                                hive_partitioning=True)
+        sessions = frame.join(keys, on="hand_key", suffix="_").group_by("shard").agg(
+            pl.col("session_id_" if table == "hands" else "session_id").unique())
+        assert sorted((s, tuple(x)) for s, x in sessions.rows()) == [(0, ("s0",)), (1, ("s1",))]
 
 
 def test_info_counts_sessions_players_and_dates(tmp_path: Path) -> None:

@@ -214,19 +214,8 @@ def run(store: Store, selection: Selection | None = None, settings: Settings | N
         name: str | None = asked.name
     else:
         name = None
-    where, params = selection.where()
-    todo = store.con.sql(f"""
-        SELECT h.hand_key, s.seat FROM hands h JOIN seats s USING (hand_key)
-        JOIN seat_placements p USING (hand_key, seat)
-        WHERE {where} AND h.variant <> 'chinese-13' AND NOT coalesce(s.timed_out, false)
-          AND NOT EXISTS (
-            SELECT 1 FROM decisions d WHERE d.hand_key = s.hand_key AND d.seat = s.seat
-              AND d.rollouts = ? AND d.seed = ? AND d.fantasyland_value = ?
-              AND d.screen = ? AND d.reviewed_as = ?)
-        ORDER BY h.hand_key, s.seat
-    """, params=[*params, settings.rollouts, settings.seed, settings.fantasyland_value,
-                 settings.screen or 0, name or ""]).fetchall()
-    pending = {(int(k), int(seat)) for k, seat in todo}
+    todo = pending_seats(store, selection, settings, name or "")
+    pending = {(int(k), int(seat)) for k, seat, _ in todo}
     keys = sorted({k for k, _ in pending})
     jobs = jobs or auto_jobs(len(keys))
     done = decisions = 0
@@ -251,6 +240,24 @@ def auto_jobs(hands: int) -> int:
     if hands <= _HANDS_FOR_JOBS:
         return 1
     return max(1, min(_MOST_JOBS, len(os.sched_getaffinity(0))))
+
+
+def pending_seats(store: Store, selection: Selection, settings: Settings, reviewed_as: str
+                  ) -> list[tuple[int, int, str]]:
+    """(hand key, seat, session) of the selected seats with streets to review and no
+    decisions yet under ``settings``, in hand and seat order."""
+    where, params = selection.where()
+    return store.con.sql(f"""
+        SELECT h.hand_key, s.seat, h.session_id FROM hands h JOIN seats s USING (hand_key)
+        JOIN seat_placements p USING (hand_key, seat)
+        WHERE {where} AND h.variant <> 'chinese-13' AND NOT coalesce(s.timed_out, false)
+          AND NOT EXISTS (
+            SELECT 1 FROM decisions d WHERE d.hand_key = s.hand_key AND d.seat = s.seat
+              AND d.rollouts = ? AND d.seed = ? AND d.fantasyland_value = ?
+              AND d.screen = ? AND d.reviewed_as = ?)
+        ORDER BY h.hand_key, s.seat
+    """, params=[*params, settings.rollouts, settings.seed, settings.fantasyland_value,
+                 settings.screen or 0, reviewed_as]).fetchall()
 
 
 @contextmanager
@@ -308,7 +315,12 @@ def _review_part(found: list[Position], sources: list[str] | None,
 
 def _write(store: Store, verdicts: list[Verdict], settings: Settings, name: str) -> None:
     """Replace the verdicts' rows under the same settings, in one transaction."""
-    rows = _rows(verdicts, settings, name)
+    write_rows(store, _rows(verdicts, settings, name))
+
+
+def write_rows(store: Store, rows: pl.DataFrame) -> None:
+    """Replace these rows of ``decisions`` (same decision and settings), in one
+    transaction."""
     with store.transaction():
         store.con.register("new_decisions", rows.to_arrow())
         try:

@@ -43,10 +43,15 @@ from ofcstats.store.files import FileLoad, FileLoads
 from ofcstats.store.hands import UPDATABLE, Added, HandLoading
 from ofcstats.store.schema import MIGRATIONS, SCHEMA_VERSION, Step
 
-__all__ = ["DEFAULT_DB", "LOCK_WAIT", "MIGRATIONS", "SCHEMA_VERSION", "UPDATABLE", "Added",
+__all__ = ["DEFAULT_DB", "LOCK_WAIT", "MIGRATIONS", "SCHEMA_VERSION", "SHARDED_TABLES",
+           "SHARD_HANDS", "UPDATABLE", "Added",
            "FileLoad", "Step", "Store", "lock_wait"]
 
 DEFAULT_DB = "ofcstats.duckdb"
+SHARD_HANDS = 50_000
+"""Hands per shard of whole sessions, in a Parquet export and in sharded runs."""
+SHARDED_TABLES = ("hands", "seats", "seat_placements")
+"""The tables a Parquet export writes in shards of whole sessions."""
 
 _KNOWN = {
     "player": "SELECT DISTINCT player FROM seats ORDER BY 1",
@@ -231,22 +236,51 @@ class Store(FileLoads, HandLoading):
         }
 
     def export_parquet(self, directory: Path,
-                       progress: Callable[[int, int | None], None] | None = None
-                       ) -> list[Path]:
-        """Every table, and the ``boards`` view, as ``DIR/<name>.parquet``;
-        ``progress(tables written, tables)`` after each."""
+                       progress: Callable[[int, int | None], None] | None = None,
+                       shard_hands: int = SHARD_HANDS) -> list[Path]:
+        """Every table, and the views, as ``DIR/<name>.parquet``, except the hands, seats
+        and placements (``seat_placements``): those go to ``DIR/<name>/shard=K/`` in
+        shards of whole sessions of about ``shard_hands`` hands, which
+        ``DIR/shards.parquet`` lists (shard, session_id, hands); ``progress(written,
+        to write)`` after each."""
         directory.mkdir(parents=True, exist_ok=True)
         names = [name for (name,) in self.con.execute("""
             SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'
             ORDER BY table_type, table_name
         """).fetchall()]
+        shards = self.session_shards(shard_hands)
         written = []
-        for name in names:
-            target = directory / f"{name}.parquet"
-            quoted = str(target).replace("'", "''")
-            self.con.execute(f"COPY (SELECT * FROM \"{name}\") TO '{quoted}' (FORMAT parquet)")
-            written.append(target)
-            if progress is not None:
-                progress(len(written), len(names))
+        self.con.register("export_shards", shards)
+        try:
+            for name in [*names, "shards"]:
+                target = directory / (name if name in SHARDED_TABLES else f"{name}.parquet")
+                quoted = str(target).replace("'", "''")
+                if name == "shards":
+                    shards.write_parquet(target)
+                elif name in SHARDED_TABLES:
+                    join = "" if name == "hands" else "JOIN hands h USING (hand_key)"
+                    self.con.execute(f"""
+                        COPY (SELECT t.*, m.shard FROM "{name}" t {join}
+                              JOIN export_shards m USING (session_id) ORDER BY t.hand_key)
+                        TO '{quoted}' (FORMAT parquet, PARTITION_BY (shard))""")
+                else:
+                    self.con.execute(f"COPY (SELECT * FROM \"{name}\") TO '{quoted}' "
+                                     "(FORMAT parquet)")
+                written.append(target)
+                if progress is not None:
+                    progress(len(written), len(names) + 1)
+        finally:
+            self.con.unregister("export_shards")
         return written
+
+    def session_shards(self, shard_hands: int = SHARD_HANDS) -> pl.DataFrame:
+        """Every session with its hand count and shard: consecutive sessions (by id)
+        grouped into shards of about ``shard_hands`` hands, a session never split."""
+        return self.con.sql("""
+            SELECT ((sum(hands) OVER (ORDER BY session_id ROWS UNBOUNDED PRECEDING) - hands)
+                    // $limit)::INTEGER AS shard, session_id, hands
+            FROM (SELECT session_id, count(*)::INTEGER AS hands FROM hands
+                  GROUP BY session_id)
+            ORDER BY session_id
+        """, params={"limit": max(1, shard_hands)}).pl()
 
