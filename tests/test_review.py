@@ -121,7 +121,8 @@ def _every_set_value(cards: np.ndarray, opponents: list[str], arrays: RulesetArr
 @pytest.mark.parametrize("monotone", [True, False])
 def test_fantasyland_solver_finds_the_best_of_every_set(monotone: bool) -> None:
     # Against two opponents' boards, row points count as much as royalties: the solver's
-    # set is worth what the best of all 1,009,008 ways to set 13 of 14 cards is worth.
+    # set (its bounds and the strongest legal top of each pair) is worth what the best of
+    # all 1,009,008 ways to set 13 of 14 cards is worth.
     from dataclasses import replace  # noqa: PLC0415
 
     from ofcstats.review.core import _Opponents, _set_values, solve_set  # noqa: PLC0415
@@ -136,6 +137,7 @@ def test_fantasyland_solver_finds_the_best_of_every_set(monotone: bool) -> None:
     deck = rng.permutation(52).astype(np.uint8)
     cards, opponents = deck[:14], [_code(deck[14:27]), _code(deck[27:40])]
     opp = _Opponents.of([position("pineapple", -1, {}, "", [], opponents)], arrays)
+    assert opp.foul[0].tolist() == [False, True]  # one opponent fouled, one not
     actions, value, count = solve_set(cards, arrays, opp, 14.0)
     assert count == 1_009_008
     assert value == _every_set_value(cards, opponents, arrays)

@@ -509,10 +509,7 @@ class _SetSearch:
         layout = _layout(cards.size)
         s5 = evaluate.strength5(cards[layout.five]).astype(np.intp)
         s3 = evaluate.strength3(cards[layout.three]).astype(np.intp)
-        b = np.repeat(np.arange(s5.size), layout.apart5.shape[1])
-        a = np.tile(np.arange(layout.apart5.shape[1]), s5.size)
-        legal = s5[layout.apart5.ravel()] <= s5[b]
-        b, a = b[legal], a[legal]
+        b, a = np.nonzero(s5[layout.apart5] <= s5[:, None])
         return cls(layout, s5, s3, b, a, layout.apart5[b, a].astype(np.intp), arrays, opp,
                    fantasyland_value)
 
@@ -530,35 +527,78 @@ class _SetSearch:
                        for r, s in ((0, self.s3), (1, self.s5), (2, self.s5)))
         step = max(1, _SET_ELEMENTS // (8 * self.layout.left_tops.shape[1]))
         best_value, best = -np.inf, (-1, -1, -1)
-        if monotone:
-            ordered = np.sort(self.s3)
-            below = np.searchsorted(ordered, self.s5[self.m], side="right") - 1
-            bound = np.full(self.m.size, -np.inf)
-            some = np.flatnonzero(below >= 0)
-            bound[some] = self.value(ordered[below[some]], some)
-            order = np.argsort(-bound, kind="stable")
-        else:
-            order = np.arange(self.m.size)
+        if not monotone:
+            for start in range(0, self.m.size, step):
+                best_value, best = self._try(np.arange(start, min(start + step, self.m.size)),
+                                             False, best_value, best)
+            return best_value, best
+        # The strongest top of all the cards under each middle bounds the pair's sets.
+        ordered = np.sort(self.s3)
+        below = (np.searchsorted(ordered, self.s5, side="right") - 1)[self.m]
+        some = np.flatnonzero(below >= 0)
+        if not some.size:
+            return best_value, best
+        # First a looser bound, one number per row added up, tried best first: the pairs
+        # it leaves at or under the best set found among its best are out at once.
+        rows = self._loose(ordered)
+        loose = rows[0][below[some]] + rows[1][self.m[some]] + rows[2][self.b[some]]
+        lead = np.argpartition(-loose, min(step, loose.size) - 1)[:step]
+        best_value, best = self._try(some[lead[np.argsort(-loose[lead], kind="stable")]], True,
+                                     best_value, best)
+        some = some[loose > best_value]
+        bound = self.value(ordered[below[some]], some)
+        order = np.argsort(-bound, kind="stable")
         for start in range(0, order.size, step):
             part = order[start:start + step]
-            if monotone and not bound[part[0]] > best_value:
+            if not bound[part[0]] > best_value:
                 break
-            tops = self.layout.left_tops[self.layout.apart_left[self.b[part], self.a[part]]]
-            legal = self.s3[tops] <= self.s5[self.m[part]][:, None]  # (q, L)
-            if monotone:  # the strongest legal top of each pair
-                pick = np.argmax(np.where(legal, self.s3[tops], -1), axis=1)
-                q = np.flatnonzero(legal[np.arange(part.size), pick])
-                t = tops[q, pick[q]]
-            else:
-                q, ll = np.nonzero(legal)
-                t = tops[q, ll]
-            if q.size:
-                points = self.value(self.s3[t], part[q])
-                i = int(np.argmax(points))
-                if points[i] > best_value:
-                    pair = part[q[i]]
-                    best_value, best = float(points[i]), (int(t[i]), int(self.m[pair]),
-                                                          int(self.b[pair]))
+            best_value, best = self._try(some[part], True, best_value, best)
+        return best_value, best
+
+    def _loose(self, tops: npt.NDArray[np.intp]) -> list[npt.NDArray[np.float64]]:
+        """A bound on the points of a set, above :meth:`value`, as one number per row
+        added up: each row's wins, royalties and stay counted on its own (the majority and
+        scoop bonuses counted as won, in the top's). The top's for the strengths
+        ``tops``, the middle's and bottom's for every five."""
+        a, opp = self.arrays, self.opp
+        present = opp.present[0]
+        count = int(present.sum())
+        live = present & ~opp.foul[0]
+        fixed = float(((a.majority + a.scoop) * live).sum()
+                      - (opp.royalty[:, 0, :] * live).sum()
+                      + (a.foul_points * (present & opp.foul[0])).sum())
+        out = []
+        for row, strength in ((0, tops), (1, self.s5), (2, self.s5)):
+            theirs = opp.strength[row, 0, :][live]
+            total = a.row * np.sign(strength[:, None] - theirs[None, :]).sum(axis=1) \
+                + count * a.royalty[row][strength].astype(np.float64)
+            limit = a.stay[row]
+            if limit is not None:
+                total += self.fantasyland_value * count * (strength >= limit)
+            out.append(total + (fixed if row == 0 else 0.0))
+        return out
+
+    def _try(self, part: npt.NDArray[np.intp], monotone: bool, best_value: float,
+             best: tuple[int, int, int]) -> tuple[float, tuple[int, int, int]]:
+        """The best so far after the sets of these pairs: with the strongest legal top
+        of each pair (``monotone``), or with every legal top."""
+        if not part.size:
+            return best_value, best
+        tops = self.layout.left_tops[self.layout.apart_left[self.b[part], self.a[part]]]
+        legal = self.s3[tops] <= self.s5[self.m[part]][:, None]  # (q, L)
+        if monotone:
+            pick = np.argmax(np.where(legal, self.s3[tops], -1), axis=1)
+            q = np.flatnonzero(legal[np.arange(part.size), pick])
+            t = tops[q, pick[q]]
+        else:
+            q, ll = np.nonzero(legal)
+            t = tops[q, ll]
+        if q.size:
+            points = self.value(self.s3[t], part[q])
+            i = int(np.argmax(points))
+            if points[i] > best_value:
+                pair = part[q[i]]
+                return float(points[i]), (int(t[i]), int(self.m[pair]), int(self.b[pair]))
         return best_value, best
 
 
