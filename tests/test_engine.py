@@ -8,6 +8,7 @@ import gc
 import os
 import random
 import shutil
+import subprocess
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -281,6 +282,11 @@ def test_review_from_a_parquet_export_after_a_dead_worker(
 # Ray: the same, on a Ray cluster started here (slow to start; skipped without Ray).
 
 
+# Ray's processes' handles may reach the collector during these tests.
+RAY_LEFTOVERS = pytest.mark.filterwarnings("ignore::ResourceWarning",
+                                           "ignore::pytest.PytestUnraisableExceptionWarning")
+
+
 @pytest.fixture(scope="module")
 def ray_cluster() -> Iterator[None]:
     os.environ.setdefault("RAY_DISABLE_IMPORT_WARNING", "1")
@@ -307,10 +313,17 @@ def _shut_down(ray: Any) -> None:
     ray.shutdown()
     with warnings.catch_warnings():  # Ray leaves its processes' handles to the collector
         warnings.simplefilter("ignore", ResourceWarning)
+        # A failed start leaves the processes it started running: end them, by handle.
+        for found in gc.get_objects():
+            if isinstance(found, subprocess.Popen) and found.poll() is None \
+                    and "ray" in str(found.args):
+                found.kill()
+                found.wait(10)
         gc.collect()
 
 
 @pytest.mark.slow
+@RAY_LEFTOVERS
 def test_ray_engine_rescores_and_reviews_as_one_process(
         ray_cluster: None, loaded: Path, reference: dict[str, list[tuple[object, ...]]],
         simulated: Path, reviewed: list[tuple[object, ...]], tmp_path: Path) -> None:
@@ -334,6 +347,7 @@ def test_ray_engine_rescores_and_reviews_as_one_process(
 
 
 @pytest.mark.slow
+@RAY_LEFTOVERS
 def test_ray_runs_again_the_shard_of_a_killed_worker(
         ray_cluster: None, loaded: Path, reference: dict[str, list[tuple[object, ...]]],
         tmp_path: Path) -> None:
