@@ -280,10 +280,12 @@ def _fault(marker: str | None) -> None:
 
 
 def _files(source: Path, shard: int) -> dict[str, list[str]]:
-    """The Parquet files of one shard of an export, by table."""
+    """The Parquet files of one shard of an export, by table (no placements for a shard
+    of hands logged with their final rows only)."""
     found = {table: sorted(str(p) for p in (source / table / f"shard={shard}").glob("*.parquet"))
              for table in SHARDED_TABLES}
-    missing = [table for table, files in found.items() if not files]
+    missing = [table for table, files in found.items()
+               if not files and table != "seat_placements"]
     if missing:
         raise StoreError(f"{source}: no {missing[0]} files for shard {shard}: export the "
                          "store again (ofcstats export --parquet DIR)")
@@ -301,6 +303,8 @@ def shard_store(files: dict[str, list[str]], sessions: Sequence[str]) -> Store:
         WHERE list_contains($sessions, session_id)
     """, {"files": files["hands"], "sessions": list(sessions)})
     for table in ("seats", "seat_placements"):
+        if not files[table]:
+            continue
         con.execute(f"""
             INSERT INTO {table} BY NAME SELECT * EXCLUDE (shard)
             FROM read_parquet($files, hive_partitioning = true)

@@ -8,6 +8,7 @@ import gc
 import os
 import random
 import shutil
+import subprocess
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -64,6 +65,28 @@ def _scored(db: Path) -> dict[str, list[tuple[object, ...]]]:
         con.close()
 
 
+def _whole_sessions(db: Path) -> int:
+    """Sessions marked scored (per ruleset), after checking that each has all its rows
+    and that no other session has any."""
+    con = duckdb.connect(str(db), read_only=True)
+    try:
+        rows = con.sql("""
+            SELECT s.ruleset_id, s.session_id, s.hands, count(DISTINCT r.hand_key)
+            FROM scored_sessions s JOIN hands h USING (session_id)
+            LEFT JOIN results r ON r.hand_key = h.hand_key AND r.ruleset_id = s.ruleset_id
+            GROUP BY ALL""").fetchall()
+        stray = con.sql("""
+            SELECT count(*) FROM results r JOIN hands h USING (hand_key)
+            WHERE NOT EXISTS (SELECT 1 FROM scored_sessions s
+                              WHERE s.ruleset_id = r.ruleset_id
+                                AND s.session_id = h.session_id)""").fetchall()[0][0]
+    finally:
+        con.close()
+    assert all(hands == found for _, _, hands, found in rows)
+    assert stray == 0
+    return len(rows)
+
+
 def _copy(loaded: Path, tmp_path: Path) -> Path:
     db = tmp_path / "club.duckdb"
     shutil.copy(loaded, db)
@@ -76,7 +99,7 @@ def test_local_engine_writes_the_rows_of_one_process(
     with Store(db) as store:
         summary = engine.rescore(store, load_rulesets(RULESETS),
                                  engine.Engine(jobs=2, shard_hands=50))
-    assert (summary.hands, summary.sessions) == (240, 24)  # 12 sessions, 2 groups of rulesets
+    assert summary.hands == 240
     assert _scored(db) == reference
 
 
@@ -114,13 +137,15 @@ def test_a_worker_that_dies_has_its_shard_run_again(
 
 
 @pytest.mark.slow
-def test_a_shard_that_keeps_killing_its_worker_writes_nothing(loaded: Path,
-                                                              tmp_path: Path) -> None:
+def test_a_shard_that_keeps_killing_its_worker_writes_no_part_of_it(
+        loaded: Path, reference: dict[str, list[tuple[object, ...]]], tmp_path: Path) -> None:
     db = _copy(loaded, tmp_path)
     with Store(db) as store, pytest.raises(engine.EngineError, match=r"died \(once, 0 retries\)"):
         engine.rescore(store, load_rulesets(RULESETS),
-                       engine.Engine(jobs=2, retries=0, fault_marker=tmp_path / "died"))
-    assert _scored(db)["results"] == []
+                       engine.Engine(jobs=2, retries=0, shard_hands=50,
+                                     fault_marker=tmp_path / "died"))
+    # Shards finished before the worker died may be written; never a part of one.
+    assert _whole_sessions(db) < len(reference["scored_sessions"])
 
 
 class _InterruptedError(Exception):
@@ -141,21 +166,7 @@ def test_an_interrupted_run_is_finished_by_the_next_without_a_partial_shard(
     with Store(db) as store, pytest.raises(_InterruptedError):
         engine.rescore(store, rulesets, engine.Engine(jobs=2, shard_hands=50),
                        progress=stop_after_two)
-    con = duckdb.connect(str(db), read_only=True)
-    # Every session marked scored has all its rows, and no other session has any.
-    rows = con.sql("""
-        SELECT s.ruleset_id, s.session_id, s.hands, count(DISTINCT r.hand_key)
-        FROM scored_sessions s JOIN hands h USING (session_id)
-        LEFT JOIN results r ON r.hand_key = h.hand_key AND r.ruleset_id = s.ruleset_id
-        GROUP BY ALL""").fetchall()
-    stray = con.sql("""
-        SELECT count(*) FROM results r JOIN hands h USING (hand_key)
-        WHERE NOT EXISTS (SELECT 1 FROM scored_sessions s WHERE s.ruleset_id = r.ruleset_id
-                          AND s.session_id = h.session_id)""").fetchall()[0][0]
-    con.close()
-    assert rows
-    assert all(hands == found for _, _, hands, found in rows)
-    assert stray == 0
+    assert _whole_sessions(db)
     with Store(db) as store:
         rest = engine.rescore(store, rulesets, engine.Engine(jobs=2, shard_hands=50))
         whole = pipeline.plan(store, rulesets)
@@ -271,6 +282,11 @@ def test_review_from_a_parquet_export_after_a_dead_worker(
 # Ray: the same, on a Ray cluster started here (slow to start; skipped without Ray).
 
 
+# Ray's processes' handles may reach the collector during these tests.
+RAY_LEFTOVERS = pytest.mark.filterwarnings("ignore::ResourceWarning",
+                                           "ignore::pytest.PytestUnraisableExceptionWarning")
+
+
 @pytest.fixture(scope="module")
 def ray_cluster() -> Iterator[None]:
     os.environ.setdefault("RAY_DISABLE_IMPORT_WARNING", "1")
@@ -297,10 +313,17 @@ def _shut_down(ray: Any) -> None:
     ray.shutdown()
     with warnings.catch_warnings():  # Ray leaves its processes' handles to the collector
         warnings.simplefilter("ignore", ResourceWarning)
+        # A failed start leaves the processes it started running: end them, by handle.
+        for found in gc.get_objects():
+            if isinstance(found, subprocess.Popen) and found.poll() is None \
+                    and "ray" in str(found.args):
+                found.kill()
+                found.wait(10)
         gc.collect()
 
 
 @pytest.mark.slow
+@RAY_LEFTOVERS
 def test_ray_engine_rescores_and_reviews_as_one_process(
         ray_cluster: None, loaded: Path, reference: dict[str, list[tuple[object, ...]]],
         simulated: Path, reviewed: list[tuple[object, ...]], tmp_path: Path) -> None:
@@ -324,6 +347,7 @@ def test_ray_engine_rescores_and_reviews_as_one_process(
 
 
 @pytest.mark.slow
+@RAY_LEFTOVERS
 def test_ray_runs_again_the_shard_of_a_killed_worker(
         ray_cluster: None, loaded: Path, reference: dict[str, list[tuple[object, ...]]],
         tmp_path: Path) -> None:
