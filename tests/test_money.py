@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from ofcstats import analysis, session
 from ofcstats.cli import app
 from ofcstats.ingest import ingest
-from ofcstats.pipeline import Filters, rescore, stored_rulesets
+from ofcstats.pipeline import Filters, rescore, scored_frame, stored_rulesets
 from ofcstats.rules import load_ruleset
 from ofcstats.store import Store
 
@@ -108,6 +108,25 @@ def test_player_players_and_report_show_the_same_money(capped: Path, tmp_path: P
                                  str(page)])
     assert report.exit_code == 0, report.output
     assert "<td>+10.00</td>" in page.read_text(encoding="utf-8")
+
+
+def test_a_timeout_ends_the_game_for_the_loss_cap(tmp_path: Path) -> None:
+    # Heads-up, a game is two hands; bob times out in h1, so h1 is a game of its own and
+    # h2-h3 the next: the cap of 10 applies to each (-20), not to h1 and h2 together.
+    h1 = _hand("h1", [("ann", GOOD), ("bob", FOULED_B)])
+    h1["players"][1]["timed_out"] = True
+    db = _store(tmp_path, [
+        h1,
+        _hand("h2", [("ann", GOOD), ("bob", FOULED_B)]),
+        _hand("h3", [("ann", FOULED_A), ("bob", FOULED_B)]),
+    ], HOUSE.format(extra="loss_cap = 10"))
+    assert _money(db) == {"ann": 20.0, "bob": -20.0}
+    with Store(db, read_only=True) as store:
+        games = analysis.game_results(store, Filters(), stored_rulesets(store))
+        frame = scored_frame(store)
+    assert games.filter(pl.col("player") == "bob")["game"].to_list() == [0, 1]
+    # The scored frame (notebooks, frame-level money) has the same games.
+    assert frame.filter(pl.col("player") == "bob").sort("order")["game"].to_list() == [0, 1, 1]
 
 
 def test_a_change_of_stakes_starts_a_new_game(tmp_path: Path) -> None:
