@@ -207,3 +207,17 @@ def test_money_sums_to_zero_per_game_and_ruleset(raw: list[int], cap: int | None
     # Nobody wins more than they won at the table, nor loses more.
     for before, after in zip(points, settled["settled_points"], strict=True):
         assert (after <= before + 1e-9) if before > 0 else (after >= before - 1e-9)
+
+
+def test_players_since_keeps_the_games_that_started_in_the_window(tmp_path: Path) -> None:
+    early = _hand("h1", [("ann", WINNER), ("bob", LOSER)], session_id="jan")
+    early["played_at"] = "2026-01-01T20:00:00Z"
+    late = _hand("h2", [("ann", LOSER), ("bob", WINNER)], session_id="mar")
+    late["played_at"] = "2026-03-01T20:00:00+01:00"
+    db = _store(tmp_path, [early, late], HOUSE.format(extra=""))
+    runner = CliRunner()
+    result = runner.invoke(app, ["players", "--db", str(db), "--since", "2026-02-01",
+                                 "-f", "json"])
+    assert result.exit_code == 0, result.output
+    rows = {row["player"]: (row["hands"], row["money"]) for row in json.loads(result.stdout)}
+    assert rows == {"ann": (1, -6.0), "bob": (1, 6.0)}
