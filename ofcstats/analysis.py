@@ -37,7 +37,8 @@ def _games(store: Store, filters: pipeline.Filters) -> pl.DataFrame:
     hands = store.con.sql(f"""
         SELECT h.hand_key, h.session_id, h.played_at, h.n_seats, h.variant, h.point_value,
                coalesce(h.point_value, 1.0) AS logged_stake,
-               bool_or(s.fantasyland) AS fantasyland_hand
+               bool_or(s.fantasyland) AS fantasyland_hand,
+               bool_or(coalesce(s.timed_out, false)) AS timed_out_hand
         FROM hands h JOIN seats s USING (hand_key)
         WHERE {where}
         GROUP BY ALL

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from ofcstats import analysis, session
 from ofcstats.cli import app
 from ofcstats.ingest import ingest
-from ofcstats.pipeline import Filters, rescore, stored_rulesets
+from ofcstats.pipeline import Filters, rescore, scored_frame, stored_rulesets
 from ofcstats.rules import load_ruleset
 from ofcstats.store import Store
 
@@ -110,6 +110,25 @@ def test_player_players_and_report_show_the_same_money(capped: Path, tmp_path: P
     assert "<td>+10.00</td>" in page.read_text(encoding="utf-8")
 
 
+def test_a_timeout_ends_the_game_for_the_loss_cap(tmp_path: Path) -> None:
+    # Heads-up, a game is two hands; bob times out in h1, so h1 is a game of its own and
+    # h2-h3 the next: the cap of 10 applies to each (-20), not to h1 and h2 together.
+    h1 = _hand("h1", [("ann", GOOD), ("bob", FOULED_B)])
+    h1["players"][1]["timed_out"] = True
+    db = _store(tmp_path, [
+        h1,
+        _hand("h2", [("ann", GOOD), ("bob", FOULED_B)]),
+        _hand("h3", [("ann", FOULED_A), ("bob", FOULED_B)]),
+    ], HOUSE.format(extra="loss_cap = 10"))
+    assert _money(db) == {"ann": 20.0, "bob": -20.0}
+    with Store(db, read_only=True) as store:
+        games = analysis.game_results(store, Filters(), stored_rulesets(store))
+        frame = scored_frame(store)
+    assert games.filter(pl.col("player") == "bob")["game"].to_list() == [0, 1]
+    # The scored frame (notebooks, frame-level money) has the same games.
+    assert frame.filter(pl.col("player") == "bob").sort("order")["game"].to_list() == [0, 1, 1]
+
+
 def test_a_change_of_stakes_starts_a_new_game(tmp_path: Path) -> None:
     # ann wins 6 at 1 a point, then loses 6 at 3 a point: she is 12 down, not even.
     db = _store(tmp_path, [
@@ -188,3 +207,17 @@ def test_money_sums_to_zero_per_game_and_ruleset(raw: list[int], cap: int | None
     # Nobody wins more than they won at the table, nor loses more.
     for before, after in zip(points, settled["settled_points"], strict=True):
         assert (after <= before + 1e-9) if before > 0 else (after >= before - 1e-9)
+
+
+def test_players_since_keeps_the_games_that_started_in_the_window(tmp_path: Path) -> None:
+    early = _hand("h1", [("ann", WINNER), ("bob", LOSER)], session_id="jan")
+    early["played_at"] = "2026-01-01T20:00:00Z"
+    late = _hand("h2", [("ann", LOSER), ("bob", WINNER)], session_id="mar")
+    late["played_at"] = "2026-03-01T20:00:00+01:00"
+    db = _store(tmp_path, [early, late], HOUSE.format(extra=""))
+    runner = CliRunner()
+    result = runner.invoke(app, ["players", "--db", str(db), "--since", "2026-02-01",
+                                 "-f", "json"])
+    assert result.exit_code == 0, result.output
+    rows = {row["player"]: (row["hands"], row["money"]) for row in json.loads(result.stdout)}
+    assert rows == {"ann": (1, -6.0), "bob": (1, 6.0)}
