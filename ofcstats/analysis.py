@@ -19,6 +19,7 @@ from ofcstats import pipeline, session, stats
 from ofcstats.errors import StoreError
 from ofcstats.rules.model import Ruleset
 from ofcstats.store import Store
+from ofcstats.store import money as stored
 
 PLAYER_COLUMNS = tuple(dict.fromkeys([*stats.PLAYER_COLUMNS, "hand_key", "played_ruleset"]))
 """What :func:`player_table` and :func:`played_rulesets` read of the scored frame."""
@@ -32,64 +33,9 @@ def _games(store: Store, filters: pipeline.Filters) -> pl.DataFrame:
     stake: ``game_fixed`` (the ruleset sets the stake: only a change of variant ends a
     game early) and ``game_logged`` (a change of the logged stake does too)."""
     # Whole sessions: players and times are picked after the games are settled.
-    where, params = filters.sql({"session_id": "h.session_id", "variant": "h.variant"},
-                                times=None)
-    hands = store.con.sql(f"""
-        SELECT h.hand_key, h.session_id, h.played_at, h.n_seats, h.variant, h.point_value,
-               coalesce(h.point_value, 1.0) AS logged_stake,
-               bool_or(s.fantasyland) AS fantasyland_hand,
-               bool_or(coalesce(s.timed_out, false)) AS timed_out_hand
-        FROM hands h JOIN seats s USING (hand_key)
-        WHERE {where}
-        GROUP BY ALL
-    """, params=params).pl()
+    hands = stored.game_hands(store, filters)
     return session.hand_order(hands, split_on=["variant"], also={
         "game_logged": ["variant", "logged_stake"]}).rename({"game": "game_fixed"}).collect()
-
-
-_PER_GAME = """
-WITH games AS (
-    -- Each game under each kind of stake: fixed by the ruleset, or as logged.
-    SELECT fixed, session_id, game, any_value(variant) AS variant,
-           any_value(point_value) AS logged_value, bool_and(point_value IS NOT NULL) AS logged,
-           bool_and(point_value IS NULL) AS unlogged, min(played_at) AS started_at
-    FROM (SELECT true AS fixed, session_id, game_fixed AS game, variant, point_value,
-                 played_at FROM money_hands
-          UNION ALL
-          SELECT false, session_id, game_logged, variant, point_value, played_at
-          FROM money_hands)
-    GROUP BY ALL
-), points AS (
-    -- Summed by DuckDB: a row per ruleset, game and player.
-    SELECT r.name AS ruleset, g.session_id,
-           CASE WHEN m.fixed THEN g.game_fixed ELSE g.game_logged END AS game,
-           s.player, sum(x.points)::BIGINT AS points, count(*)::BIGINT AS hands
-    FROM results x
-    JOIN rulesets r USING (ruleset_id)
-    JOIN money_rulesets m ON m.ruleset = r.name
-    JOIN money_hands g USING (hand_key)
-    JOIN seats s USING (hand_key, seat)
-    GROUP BY ALL
-)
-SELECT p.session_id, p.game, p.player, p.points, p.hands, g.variant,
-       -- the stake (session.stake): the ruleset's, else the logged one, else 1
-       coalesce(m.stake, g.logged_value, 1.0)::DOUBLE AS point_value, g.started_at,
-       NOT list_contains(m.variants, g.variant) AS what_if, p.ruleset, m.loss_cap,
-       CASE WHEN m.fixed THEN 'ruleset' WHEN g.logged THEN 'logged'
-            WHEN g.unlogged THEN 'default' ELSE 'logged, else default' END AS stake_source
-FROM points p
-JOIN money_rulesets m USING (ruleset)
-JOIN games g ON g.fixed = m.fixed AND g.session_id = p.session_id AND g.game = p.game
-"""
-_MONEY = """
-SELECT variant, ruleset, player,
-       sum(round_even(money * {scale}, 0)::BIGINT)::BIGINT / {scale} AS money,
-       count(*)::UINTEGER AS games, count(*) FILTER (capped) AS capped_games,
-       string_agg(DISTINCT stake_source, '; ' ORDER BY stake_source) AS stake
-FROM settled
-GROUP BY ALL
-ORDER BY variant, ruleset, player
-"""
 
 
 @contextmanager
@@ -109,18 +55,10 @@ def _settled(store: Store, filters: pipeline.Filters, rulesets: Sequence[Ruleset
         "loss_cap": [None if r.loss_cap is None else float(r.loss_cap) for r in rulesets],
         "variants": [[v.value for v in r.variants] for r in rulesets],
     }, schema_overrides={"stake": pl.Float64, "loss_cap": pl.Float64})
-    con = store.con
-    con.register("money_hands", hands.select(
-        "hand_key", "session_id", "played_at", "variant", "point_value", "game_fixed",
-        "game_logged"))
-    con.register("money_rulesets", terms)
-    try:
-        settled = session.SETTLE_SQL.format(source=_PER_GAME)
-        where, params = _after_settling(filters)
-        yield f"SELECT * FROM ({settled}) WHERE {where}", params
-    finally:
-        con.unregister("money_hands")
-        con.unregister("money_rulesets")
+    with stored.settled_games(store, hands.select(
+            "hand_key", "session_id", "played_at", "variant", "point_value", "game_fixed",
+            "game_logged"), terms, replace(filters, sessions=None, variants=None)) as settled:
+        yield settled
 
 
 def game_results(store: Store, filters: pipeline.Filters,
@@ -134,16 +72,7 @@ def game_results(store: Store, filters: pipeline.Filters,
     with _settled(store, filters, rulesets) as settled:
         if settled is None:
             return _empty_games()
-        query, params = settled
-        return store.con.sql(f"SELECT * FROM ({query}) ORDER BY variant, ruleset, "
-                             "session_id, game, player", params=params).pl()
-
-
-def _after_settling(filters: pipeline.Filters) -> tuple[str, list[object]]:
-    """The filters that pick from the settled games, as SQL: players, rulesets, and the
-    games that started in the window."""
-    return replace(filters, sessions=None, variants=None).sql(
-        {"player": "player", "ruleset": "ruleset"}, times="started_at")
+        return stored.game_rows(store, *settled)
 
 
 def _empty_games() -> pl.DataFrame:
@@ -167,9 +96,7 @@ def money(store: Store, filters: pipeline.Filters, rulesets: Sequence[Ruleset]
                 "variant": pl.String, "ruleset": pl.String, "player": pl.String,
                 "money": pl.Float64, "games": pl.UInt32, "capped_games": pl.Int64,
                 "stake": pl.String})
-        query, params = settled
-        return store.con.sql(f"WITH settled AS ({query}) "
-                             + _MONEY.format(scale=10 ** MONEY_DECIMALS), params=params).pl()
+        return stored.money_rows(store, *settled, MONEY_DECIMALS)
 
 
 def money_text(value: float | None) -> str:
@@ -205,7 +132,7 @@ def stored_rows(store: Store, filters: pipeline.Filters,
     summed in the database and never leave it row by row. ``pairs`` (variant to ruleset)
     keeps only those rulesets of those variants."""
     if filters.rulesets is not None:
-        known = {name for (name,) in store.con.execute("SELECT name FROM rulesets").fetchall()}
+        known = stored.scored_ruleset_names(store)
         missing = [name for name in filters.rulesets if name not in known]
         if missing:
             raise StoreError(f"not scored under {', '.join(missing)}: run "
@@ -301,11 +228,7 @@ def running_totals(store: Store, filters: pipeline.Filters, rows: stats.Rows
     end of each run of hands (one hand, up to :data:`CURVE_POINTS` hands a player)."""
     places = _games(store, filters).select("hand_key", "session_id", "order").sort(
         "session_id", "order").with_columns(place=pl.int_range(pl.len(), dtype=pl.Int64))
-    where, params = filters.sql({"session_id": "h.session_id", "variant": "h.variant",
-                                 "player": "s.player"}, times="h.played_at")
-    seated = store.con.sql(f"""
-        SELECT s.hand_key, s.player, h.variant FROM seats s JOIN hands h USING (hand_key)
-        WHERE {where}""", params=params).pl()
+    seated = stored.seated_players(store, filters)
     runs = seated.join(places.select("hand_key", "place"), on="hand_key").sort(
         "variant", "player", "place").with_columns(
         index=pl.int_range(pl.len(), dtype=pl.Int64).over("variant", "player"),
@@ -333,15 +256,8 @@ def shown_rulesets(store: Store, filters: pipeline.Filters, chosen: str | None =
     """:func:`played_rulesets` from the store's tables, before any result is read: the
     hands the filters keep, by variant and the ruleset they were played under. With
     ``chosen``, only the variants scored under it."""
-    where, params = filters.sql({"session_id": "h.session_id", "variant": "h.variant",
-                                 "player": "s.player"}, times="h.played_at")
-    con = store.con
-    played = con.execute(f"""
-        SELECT h.variant, h.ruleset, count(DISTINCT h.hand_key) AS hands
-        FROM hands h JOIN seats s USING (hand_key) WHERE {where}
-        GROUP BY ALL ORDER BY ALL
-    """, params).fetchall()
-    defined = con.execute("SELECT name, variants, scope FROM rulesets").fetchall()
+    played = stored.played_rulesets(store, filters)
+    defined = stored.defined_rulesets(store)
     found: dict[str, str] = {}
     for variant in sorted({str(v) for v, _, _ in played}):
         scored = [n for n, _, scope in defined if variant in (scope or [])]

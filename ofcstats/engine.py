@@ -50,7 +50,8 @@ from ofcstats.pipeline import (
 from ofcstats.rules.load import ruleset_from
 from ofcstats.rules.model import Ruleset
 from ofcstats.score import available_cores
-from ofcstats.store import SHARD_HANDS, SHARDED_TABLES, Store
+from ofcstats.store import SHARD_HANDS, Store, decisions
+from ofcstats.store.shards import foreign_hands, shard_files, shard_store
 
 ENGINES = ("local", "ray")
 RESCORE_IN_FLIGHT = 16
@@ -279,40 +280,6 @@ def _fault(marker: str | None) -> None:
 # Where a task's hands come from.
 
 
-def _files(source: Path, shard: int) -> dict[str, list[str]]:
-    """The Parquet files of one shard of an export, by table (no placements for a shard
-    of hands logged with their final rows only)."""
-    found = {table: sorted(str(p) for p in (source / table / f"shard={shard}").glob("*.parquet"))
-             for table in SHARDED_TABLES}
-    missing = [table for table, files in found.items()
-               if not files and table != "seat_placements"]
-    if missing:
-        raise StoreError(f"{source}: no {missing[0]} files for shard {shard}: export the "
-                         "store again (ofcstats export --parquet DIR)")
-    return found
-
-
-def shard_store(files: dict[str, list[str]], sessions: Sequence[str]) -> Store:
-    """An in-memory store holding the hands (with their seats and placements) of
-    ``sessions``, from a shard of a Parquet export."""
-    store = Store(":memory:")
-    con = store.con
-    con.execute("""
-        INSERT INTO hands BY NAME SELECT * EXCLUDE (shard)
-        FROM read_parquet($files, hive_partitioning = true)
-        WHERE list_contains($sessions, session_id)
-    """, {"files": files["hands"], "sessions": list(sessions)})
-    for table in ("seats", "seat_placements"):
-        if not files[table]:
-            continue
-        con.execute(f"""
-            INSERT INTO {table} BY NAME SELECT * EXCLUDE (shard)
-            FROM read_parquet($files, hive_partitioning = true)
-            WHERE hand_key IN (SELECT hand_key FROM hands)
-        """, {"files": files[table]})
-    return store
-
-
 def export_shards(source: Path, sessions: pl.DataFrame, store: Store) -> pl.DataFrame:
     """``sessions`` (session_id, hands, ...) with the shard of the export at ``source``
     that holds each; an error when the export is missing a session or holds a different
@@ -339,15 +306,9 @@ def export_shards(source: Path, sessions: pl.DataFrame, store: Store) -> pl.Data
 
 def _same_hands(source: Path, store: Store) -> None:
     """Raise unless the export's hands are the store's under the same keys."""
-    pattern = str(source / "hands" / "*" / "*.parquet")
-    row = store.con.execute("""
-        SELECT count(*) FILTER (WHERE h.hand_id IS DISTINCT FROM x.hand_id), min(x.hand_id)
-            FILTER (WHERE h.hand_id IS DISTINCT FROM x.hand_id)
-        FROM read_parquet(?, hive_partitioning = true) x
-        LEFT JOIN hands h USING (hand_key)
-    """, [pattern]).fetchone()
-    if row and row[0]:
-        raise UsageError(f"{source}: hand {row[1]} is not the store's hand under the same "
+    foreign, first = foreign_hands(source, store)
+    if foreign:
+        raise UsageError(f"{source}: hand {first} is not the store's hand under the same "
                          "key: the export was made from another database; export this one "
                          "(ofcstats export --parquet DIR)")
 
@@ -420,7 +381,7 @@ def rescore(store: Store, rulesets: Sequence[Ruleset], engine: Engine, *,
                 if engine.source is None:
                     seats, hands = read_sessions(store.con, names, variants)
                 else:
-                    files = _files(engine.source, int(shard.get_column("shard")[0]))
+                    files = shard_files(engine.source, int(shard.get_column("shard")[0]))
                 payload = _ScoreTask(definitions, ids, variants, names, seats, hands, files,
                                      fault)
                 yield _score_shard, payload, (ids, shard.select(todo.columns))
@@ -468,7 +429,7 @@ def _review_shard(task: _ReviewTask) -> pl.DataFrame:
     if frame is None:
         assert task.files is not None
         with shard_store(task.files, task.sessions) as shard:
-            frame = reviewing._frame(shard, task.hand_keys)
+            frame = decisions.review_seats(shard, task.hand_keys)
     found = reviewing.positions(frame, set(task.seats), settings.ruleset)
     options = (settings.rollouts, settings.seed, settings.fantasyland_value, settings.screen)
     try:
@@ -520,8 +481,8 @@ def review(store: Store, selection: Any, settings: Any, engine: Engine,
             keys = part.get_column("hand_key").unique(maintain_order=True).to_list()
             seats = list(zip(part.get_column("hand_key").to_list(),
                              part.get_column("seat").to_list(), strict=True))
-            frame = reviewing._frame(store, keys) if engine.source is None else None
-            files = None if engine.source is None else _files(
+            frame = decisions.review_seats(store, keys) if engine.source is None else None
+            files = None if engine.source is None else shard_files(
                 engine.source, int(shard.get_column("shard")[0]))
             payload = _ReviewTask(keys, seats, names, settings, name, frame, files, fault)
             yield _review_shard, payload, len(keys)
@@ -530,7 +491,7 @@ def review(store: Store, selection: Any, settings: Any, engine: Engine,
 
     def write(hands: int, rows: pl.DataFrame) -> None:
         nonlocal done
-        reviewing.write_rows(store, rows)
+        decisions.replace_decisions(store, rows)
         done += hands
         summary.decisions += rows.height
         summary.shards.append(hands)

@@ -403,15 +403,7 @@ def head_to_head(table: SeatTable, mask: int, without: Counts | None = None) -> 
     the hands where some seat holds a natural the mask pays, so only those are redone.
     """
     if mask and without is not None:
-        part, where = table.hands_with(differs(table.showdown_bits(mask), mask))
-        if not where.size:
-            return without
-        redone = head_to_head(part, mask)
-        fields = {}
-        for field in dataclasses.fields(Counts):
-            fields[field.name] = getattr(without, field.name).copy()
-            fields[field.name][..., where] = getattr(redone, field.name)
-        return Counts(**fields)
+        return _redone_for_naturals(table, mask, without)
     table = table.for_key(mask)
     n_seats = table.seats
     row_sign, row_wins = np.empty((2, 3, n_seats), dtype=np.int8)
@@ -441,28 +433,53 @@ def head_to_head(table: SeatTable, mask: int, without: Counts | None = None) -> 
         for name in fields:
             # Each seat met n - 1 opponents, each adding _BIAS; the wrap to int8 is exact.
             np.subtract(raw[name], _BIAS * (n - 1), out=fields[name][block], casting="unsafe")
-        # Table bonus: each row beating every showdown opponent (no opponent stopped it) is
-        # collected from each of them; in turn a seat pays each showdown opponent's such
-        # rows. A seat out of the showdown, or fouled, beats no table.
-        opponents = table.wide(fields["opponents"], n)
-        everyone = (_BIAS + 1) * (n - 1)
-        beating = np.zeros(opponents.shape, dtype=np.int8)
-        for row in ROWS:
-            beating += raw[f"clear_{row}"].reshape(-1, n) == everyone
-        beating *= show & alive & (opponents > 0)
-        paid = _others(beating) * show
-        table.wide(table_bonus, n)[...] = beating * opponents - paid
-    # A surrendered seat pays every opponent that did not surrender (docs/rules.md §5).
-    surrender = np.zeros(n_seats, dtype=np.int8)
+        table.wide(table_bonus, n)[...] = _table_bonus(
+            raw, table.wide(fields["opponents"], n), show, alive)
+    return Counts(
+        rows=fields["rows"], majority=fields["majority"], scoop=fields["scoop"],
+        foul=fields["foul"], table_bonus=table_bonus, surrender=_surrender(table),
+        row_sign=row_sign, row_wins=row_wins,
+        scoops=fields["scoops"], scooped=fields["scooped"])
+
+
+def _redone_for_naturals(table: SeatTable, mask: int, without: Counts) -> Counts:
+    """``without`` (the counts under mask 0) with the hands where some seat holds a
+    natural ``mask`` pays counted again."""
+    part, where = table.hands_with(differs(table.showdown_bits(mask), mask))
+    if not where.size:
+        return without
+    redone = head_to_head(part, mask)
+    fields = {}
+    for field in dataclasses.fields(Counts):
+        fields[field.name] = getattr(without, field.name).copy()
+        fields[field.name][..., where] = getattr(redone, field.name)
+    return Counts(**fields)
+
+
+def _table_bonus(raw: dict[str, np.ndarray], opponents: np.ndarray, show: Bool,
+                 alive: Bool) -> np.ndarray:
+    """The table bonus count of a block's seats, ``(hands, n)``: each row beating every
+    showdown opponent (no opponent stopped it) is collected from each of them; in turn
+    a seat pays each showdown opponent's such rows. A seat out of the showdown, or
+    fouled, beats no table. ``raw``: the block's biased pair sums by field."""
+    n = opponents.shape[1]
+    everyone = (_BIAS + 1) * (n - 1)
+    beating = np.zeros(opponents.shape, dtype=np.int8)
+    for row in ROWS:
+        beating += raw[f"clear_{row}"].reshape(-1, n) == everyone
+    beating *= show & alive & (opponents > 0)
+    paid = _others(beating) * show
+    return beating * opponents - paid
+
+
+def _surrender(table: SeatTable) -> Tiny:
+    """A surrendered seat pays every opponent that did not surrender (docs/rules.md §5)."""
+    surrender = np.zeros(table.seats, dtype=np.int8)
     if table.surrendered.any():
         for n in table.blocks:
             gave = table.wide(table.surrendered, n).astype(np.int8)
             table.wide(surrender, n)[...] = _hand_total(gave) - n * gave
-    return Counts(
-        rows=fields["rows"], majority=fields["majority"], scoop=fields["scoop"],
-        foul=fields["foul"], table_bonus=table_bonus, surrender=surrender,
-        row_sign=row_sign, row_wins=row_wins,
-        scoops=fields["scoops"], scooped=fields["scooped"])
+    return surrender
 
 
 def foul_rows(table: SeatTable, mask: int) -> Small:

@@ -449,6 +449,15 @@ def _check_streets(street_cards: pl.DataFrame, every_card: pl.DataFrame, seats: 
                    append: Callable[[pl.DataFrame], None]) -> None:
     """Street sizes against the variant (a text that is no card still counts), and each
     street's dealt cards all accounted for."""
+    per_street = _per_street(every_card, seats)
+    _check_street_sizes(per_street, seats, append)
+    _check_fantasyland_street(per_street, seats, append)
+    _check_accounting(street_cards, append)
+
+
+def _per_street(every_card: pl.DataFrame, seats: pl.DataFrame) -> pl.DataFrame:
+    """Cards dealt and discarded on each street of each seat, streets with no cards at
+    all included."""
     per_street = every_card.group_by("hand", "seat_index", "street").agg(
         dealt=(pl.col("kind") == DEALT).sum(),
         discard=(pl.col("kind") == DISCARD).sum(),
@@ -457,12 +466,16 @@ def _check_streets(street_cards: pl.DataFrame, every_card: pl.DataFrame, seats: 
     all_streets = seats.filter(pl.col("n_streets") > 0).select(
         "hand", "seat_index", "label", "variant", "fantasyland",
         street=pl.int_ranges(1, pl.col("n_streets") + 1)).explode("street")
-    per_street = all_streets.join(per_street, on=["hand", "seat_index", "street"],
-                                  how="left").with_columns(
-        pl.col("dealt", "discard").fill_null(0))
-    streets_of_seat = seats.filter(pl.col("has_streets"))
-    regular = streets_of_seat.filter(~pl.col("fantasyland") & pl.col("variant").is_in(
-        _VARIANT_NAMES))
+    return all_streets.join(per_street, on=["hand", "seat_index", "street"],
+                            how="left").with_columns(pl.col("dealt", "discard").fill_null(0))
+
+
+def _check_street_sizes(per_street: pl.DataFrame, seats: pl.DataFrame,
+                        append: Callable[[pl.DataFrame], None]) -> None:
+    """Outside fantasyland: the variant's number of streets, and its cards dealt and
+    discarded on each."""
+    regular = seats.filter(pl.col("has_streets")).filter(
+        ~pl.col("fantasyland") & pl.col("variant").is_in(_VARIANT_NAMES))
     plans = _plans()
     want = plans.group_by("variant").agg(want_streets=pl.col("want_streets").first())
     wrong_count = regular.join(want, on="variant").filter(
@@ -481,7 +494,12 @@ def _check_streets(street_cards: pl.DataFrame, every_card: pl.DataFrame, seats: 
         pl.format("{} street {}: {} discarded; {} discards {} on that street", pl.col("label"),
                   pl.col("street"), pl.col("discard"), pl.col("variant"),
                   pl.col("want_discard")), 7))
-    fantasy = streets_of_seat.filter(pl.col("fantasyland"))
+
+
+def _check_fantasyland_street(per_street: pl.DataFrame, seats: pl.DataFrame,
+                              append: Callable[[pl.DataFrame], None]) -> None:
+    """In fantasyland: one street, 13 cards or more dealt, all but 13 discarded."""
+    fantasy = seats.filter(pl.col("has_streets") & pl.col("fantasyland"))
     append(_problems(fantasy.filter(pl.col("n_streets") != 1), pl.format(
         "{} plays fantasyland, so sets all its cards on one street; the log has {}",
         pl.col("label"), pl.col("n_streets")), 7))
@@ -497,7 +515,10 @@ def _check_streets(street_cards: pl.DataFrame, every_card: pl.DataFrame, seats: 
                   "the log discards {}", pl.col("label"), pl.col("dealt"),
                   pl.col("dealt") - 13, pl.col("discard")), 7))
 
-    # Accounting: each street's dealt cards, each placed or discarded exactly once.
+
+def _check_accounting(street_cards: pl.DataFrame,
+                      append: Callable[[pl.DataFrame], None]) -> None:
+    """Each street's dealt cards, each placed or discarded exactly once."""
     tally = street_cards.group_by("hand", "seat_index", "street", "code").agg(
         dealt=(pl.col("kind") == DEALT).sum(),
         used=(pl.col("kind") != DEALT).sum(),

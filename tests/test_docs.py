@@ -79,3 +79,43 @@ def test_pages_cite_sources_by_title(page: Path) -> None:
     for name in ("RULES.md", "FORMAT.md", "DESIGN.md", "STYLE.md"):
         assert name not in text, f"{page.name} cites {name}"
     assert not re.search(r"\bseeds?\s+0\d\d", text), f"{page.name} cites a source by number"
+
+
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+PACKAGE = ROOT / "ofcstats"
+
+
+def named_in(module: Path, text: str) -> bool:
+    """Whether a page names a module: by its path under ``ofcstats/`` (a package by its
+    folder), or on a line that names its package folder and its file name."""
+    rel = module.relative_to(PACKAGE)
+    folder = "/".join(rel.parts[:-1]) + "/" if len(rel.parts) > 1 else ""
+    target = folder if rel.name == "__init__.py" else rel.as_posix()
+    if re.search(rf"(?<![\w/.]){re.escape(target)}(?![\w/])", text.replace("ofcstats/", "")):
+        return True
+    name = re.compile(rf"(?<![\w/.]){re.escape(rel.name)}\b")
+    return bool(folder) and any(folder in line and name.search(line)
+                                for line in text.splitlines())
+
+
+def test_architecture_names_every_module() -> None:
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    modules = [p for p in sorted(PACKAGE.rglob("*.py")) if p.read_text(encoding="utf-8").strip()]
+    missing = [p.relative_to(ROOT).as_posix() for p in modules if not named_in(p, text)]
+    assert not missing, f"docs/architecture.md does not name {missing}"
+
+
+def test_architecture_names_only_modules_that_exist() -> None:
+    text = ARCHITECTURE.read_text(encoding="utf-8")
+    for path in re.findall(r"ofcstats/[\w/]+\.py", text):
+        assert (ROOT / path).exists(), f"docs/architecture.md names {path}, which is gone"
+
+
+def test_the_module_check_catches_an_unnamed_module() -> None:
+    board = PACKAGE / "rules" / "board.py"
+    assert named_in(board, "`ofcstats/rules/board.py`")
+    assert named_in(board, "| rules | `ofcstats/rules/` | `board.py` (the finished board) |")
+    assert not named_in(board, "`ofcstats/rules/` | `model.py`\n`board.py` elsewhere")
+    assert not named_in(board, "`ofcstats/rules/dashboard.py`")
+    assert named_in(PACKAGE / "store" / "__init__.py", "the store (`ofcstats/store/`)")
+    assert not named_in(PACKAGE / "store" / "__init__.py", "`ofcstats/store.py`")

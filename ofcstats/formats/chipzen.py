@@ -134,11 +134,46 @@ def _line_problem(text: str, arrow_message: str) -> str:
 
 def _from_arrow(table: pa.Table, lines: np.ndarray, source: str
                 ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
-    n = table.num_rows
+    """The raw hands, seats and cards of a batch of records as Arrow read them."""
     variant = table.column("variant").combine_chunks()
     seats_level = nested.flatten(nested.field(variant, "seats"))
     seat_structs = seats_level.values
     seat_hand, seat_index = seats_level.parent, seats_level.pos + 1
+    hands = _hands(table, variant, seats_level, lines, source)
+
+    streets = nested.flatten(nested.field(seat_structs, "streets"))
+    street_hand, street_seat = seat_hand[streets.parent], seat_index[streets.parent]
+    street_no = streets.pos + 1
+    rows = nested.field(seat_structs, "rows")
+    placements = nested.flatten(nested.field(streets.values, "placements"))
+    row_names = nested.field(placements.values, "row")
+    kinds = pc.index_in(row_names, value_set=pa.array(list(_ROW_KINDS))).to_numpy(
+        zero_copy_only=False)
+    bad_row = np.isnan(kinds) if kinds.dtype.kind == "f" else np.zeros(len(kinds), dtype=bool)
+    kind = np.where(bad_row, 0, np.nan_to_num(kinds) + 1).astype(np.int64)
+    placed = _placed_by_kind(placements, kind, bad_row)
+    seat_bad_row = np.bincount(streets.parent[placements.parent[bad_row]],
+                               minlength=len(seat_hand)) > 0
+    seats = _seats(seat_structs, seat_hand, seat_index, seat_bad_row)
+
+    zeros = np.zeros(len(seat_hand), dtype=np.int64)
+    parts = [(DEALT, nested.card_list(nested.field(streets.values, "pull")),
+              street_hand, street_seat, street_no)]
+    for row, row_kind in _ROW_KINDS.items():
+        parts.append((row_kind, placed[row_kind], street_hand, street_seat, street_no))
+        parts.append((row_kind, nested.card_list(nested.field(rows, row)),
+                      seat_hand, seat_index, zeros))
+    parts.append((DISCARD, nested.card_list(nested.field(streets.values, "discarded")),
+                  street_hand, street_seat, street_no))
+    return (conform(hands, RAW_HANDS_SCHEMA), conform(seats, RAW_SEATS_SCHEMA),
+            nested.cards_frame(parts))
+
+
+def _hands(table: pa.Table, variant: pa.Array, seats_level: nested.Level, lines: np.ndarray,
+           source: str) -> pl.DataFrame:
+    """One row per record: its ids, button and what it reported, with the reasons a record
+    is not a Chipzen OFC hand record v1."""
+    n = table.num_rows
     top = pl.from_arrow(table.select(["hand_id", "match_id", "hand_number", "dealer_seat"]))
     assert isinstance(top, pl.DataFrame)
     reported = pl.from_arrow(pa.table({"seats": nested.field(variant, "seats"),
@@ -159,7 +194,8 @@ def _from_arrow(table: pa.Table, lines: np.ndarray, source: str
         point_value=nested.series(nested.field(variant, "point_value")),
         has_seats=pl.Series(seats_level.valid),
         extra=extra.get_column("extra"),
-    ).with_columns(
+    )
+    return hands.with_columns(
         hand_id=pl.coalesce(
             "hand_id",
             pl.format("{}-h{}", pl.col("match_id"), pl.col("hand_number")),
@@ -182,21 +218,12 @@ def _from_arrow(table: pa.Table, lines: np.ndarray, source: str
         ]),
     )
 
-    streets = nested.flatten(nested.field(seat_structs, "streets"))
-    street_hand, street_seat = seat_hand[streets.parent], seat_index[streets.parent]
-    street_no = streets.pos + 1
-    rows = nested.field(seat_structs, "rows")
-    placements = nested.flatten(nested.field(streets.values, "placements"))
-    row_names = nested.field(placements.values, "row")
-    kinds = pc.index_in(row_names, value_set=pa.array(list(_ROW_KINDS))).to_numpy(
-        zero_copy_only=False)
-    bad_row = np.isnan(kinds) if kinds.dtype.kind == "f" else np.zeros(len(kinds), dtype=bool)
-    kind = np.where(bad_row, 0, np.nan_to_num(kinds) + 1).astype(np.int64)
-    placed = _placed_by_kind(placements, kind, bad_row)
 
-    seat_bad_row = np.bincount(streets.parent[placements.parent[bad_row]],
-                               minlength=len(seat_hand)) > 0
-    seats = pl.DataFrame({
+def _seats(seat_structs: pa.Array, seat_hand: np.ndarray, seat_index: np.ndarray,
+           bad_row: np.ndarray) -> pl.DataFrame:
+    """One row per seat of every record, with the reasons a seat cannot be read."""
+    rows = nested.field(seat_structs, "rows")
+    return pl.DataFrame({
         "hand": seat_hand, "seat_index": seat_index,
         "seat": pl.from_arrow(nested.field(seat_structs, "seat")),
         "fantasyland": pl.from_arrow(nested.field(seat_structs, "fantasy_land_in")),
@@ -205,7 +232,7 @@ def _from_arrow(table: pa.Table, lines: np.ndarray, source: str
             zero_copy_only=False),
         "n_streets": pl.from_arrow(pc.list_value_length(nested.field(seat_structs, "streets"))),
         "has_rows": rows.is_valid().to_numpy(zero_copy_only=False),
-        "bad_row": seat_bad_row,
+        "bad_row": bad_row,
     }).with_columns(
         player=pl.format("seat {}", pl.col("seat") + 1),
         seat=pl.col("seat") + 1,
@@ -219,18 +246,6 @@ def _from_arrow(table: pa.Table, lines: np.ndarray, source: str
          "a seat has neither streets nor rows"),
         (pl.col("bad_row"), "a placement's row is not top, middle or bottom"),
     ]))
-
-    zeros = np.zeros(len(seat_hand), dtype=np.int64)
-    parts = [(DEALT, nested.card_list(nested.field(streets.values, "pull")),
-              street_hand, street_seat, street_no)]
-    for row, row_kind in _ROW_KINDS.items():
-        parts.append((row_kind, placed[row_kind], street_hand, street_seat, street_no))
-        parts.append((row_kind, nested.card_list(nested.field(rows, row)),
-                      seat_hand, seat_index, zeros))
-    parts.append((DISCARD, nested.card_list(nested.field(streets.values, "discarded")),
-                  street_hand, street_seat, street_no))
-    return (conform(hands, RAW_HANDS_SCHEMA), conform(seats, RAW_SEATS_SCHEMA),
-            nested.cards_frame(parts))
 
 
 def _placed_by_kind(placements: nested.Level, kind: np.ndarray, bad_row: np.ndarray

@@ -17,6 +17,7 @@ from ofcstats.review.store import ReviewError, Selection, Settings, run
 from ofcstats.review.summary import decisions_frame, placement_text
 from ofcstats.sanitize import html_text
 from ofcstats.store import Store
+from ofcstats.store import decisions as stored
 
 _SUIT = {0: ("&clubs;", "black"), 1: ("&diams;", "red"), 2: ("&hearts;", "red"),
          3: ("&spades;", "black")}
@@ -97,10 +98,7 @@ def worst_mistakes(store: Store, frame: pl.DataFrame) -> list[dict[str, Any]]:
            .group_by(["variant", "player"], maintain_order=True).head(1))
     if top.is_empty():
         return []
-    seats = store.con.sql("""
-        SELECT hand_key, seat, streets, cards, rows FROM seat_placements
-        WHERE hand_key IN (SELECT unnest(?))""",
-        params=[top["hand_key"].to_list()]).pl()
+    seats = stored.placements(store, top["hand_key"].to_list())
     logged = {(r["hand_key"], r["seat"]): r for r in seats.iter_rows(named=True)}
     out = []
     for row in top.iter_rows(named=True):
@@ -172,20 +170,14 @@ def page(store: Store, hand_id: str, settings: Settings | None = None) -> str:
     """The replay page of a stored hand, reviewing it first if it was not yet reviewed
     under ``settings``."""
     settings = settings or Settings()
-    found = store.con.sql("SELECT hand_id, session_id, variant, played_at, hand_key FROM hands "
-                          "WHERE hand_id = ?", params=[hand_id]).fetchall()
-    if not found:
+    found = stored.hand(store, hand_id)
+    if found is None:
         raise ReviewError(f"no hand {hand_id!r} in {store.path}: see ofcstats db info")
     run(store, Selection(hand_ids=[hand_id]), settings)
-    hand_key = found[0][4]
-    seats = store.con.sql("""
-        SELECT s.seat, s.player, s.fantasyland, coalesce(s.timed_out, false) AS timed_out,
-               p.streets, p.cards, p.rows
-        FROM seats s LEFT JOIN seat_placements p USING (hand_key, seat)
-        WHERE s.hand_key = ? ORDER BY s.seat""", params=[hand_key]).pl()
+    seats = stored.hand_seats(store, found[4])
     decisions = decisions_frame(store, Selection(hand_ids=[hand_id]), settings)
     rulesets = sorted(set(decisions["ruleset"].to_list())) if decisions.height else ["-"]
-    hand = dict(zip(("hand_id", "session_id", "variant", "played_at"), found[0][:4],
+    hand = dict(zip(("hand_id", "session_id", "variant", "played_at"), found[:4],
                     strict=True))
     hand["ruleset"] = ", ".join(rulesets)
     return render(hand, seats, decisions)

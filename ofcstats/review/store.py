@@ -14,7 +14,6 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from datetime import datetime
 from functools import cache
 
 import numpy as np
@@ -35,6 +34,8 @@ from ofcstats.rules.model import Ruleset
 from ofcstats.simulate.scoring import ruleset_arrays
 from ofcstats.simulate.tables import row_tables
 from ofcstats.store import Store
+from ofcstats.store import decisions as stored
+from ofcstats.store.decisions import Selection
 from ofcstats.variants import Variant
 
 DEFAULT_RULESET = "american"
@@ -57,34 +58,10 @@ class Settings:
     fantasyland_value: float = FANTASYLAND_VALUE
     screen: int | None = DEFAULT_SCREEN  # None: every candidate on every rollout
 
-
-@dataclass(frozen=True)
-class Selection:
-    """Which hands and seats to review (None: no filter)."""
-
-    players: Sequence[str] | None = None
-    sessions: Sequence[str] | None = None
-    hand_ids: Sequence[str] | None = None
-    since: datetime | None = None
-    until: datetime | None = None
-
-    def where(self, hands: str = "h", seats: str = "s") -> tuple[str, list[object]]:
-        """A SQL condition on ``hands`` and ``seats`` aliases, and its parameters."""
-        where: list[str] = ["true"]
-        params: list[object] = []
-        for column, values in ((f"{hands}.hand_id", self.hand_ids),
-                               (f"{hands}.session_id", self.sessions),
-                               (f"{seats}.player", self.players)):
-            if values is not None:
-                where.append(f"{column} IN (SELECT unnest(?))")
-                params.append(list(values))
-        if self.since is not None:
-            where.append(f"{hands}.played_at >= ?")
-            params.append(self.since)
-        if self.until is not None:
-            where.append(f"{hands}.played_at < ?")
-            params.append(self.until)
-        return " AND ".join(where), params
+    def reviewed(self, reviewed_as: str) -> stored.Reviewed:
+        """The settings its rows of ``decisions`` are kept under."""
+        return stored.Reviewed(self.rollouts, self.seed, self.fantasyland_value,
+                               self.screen or 0, reviewed_as)
 
 
 @dataclass(frozen=True)
@@ -164,34 +141,12 @@ def positions(frame: pl.DataFrame, seats: set[tuple[int, int]] | None,
     return out
 
 
-def _frame(store: Store, hand_keys: Sequence[int]) -> pl.DataFrame:
-    return store.con.sql("""
-        SELECT h.hand_key, h.hand_id, h.variant, h.ruleset, s.seat, s.player,
-               s.fantasyland, coalesce(s.timed_out, false) AS timed_out, s.top, s.middle,
-               s.bottom, p.streets, p.cards, p.rows
-        FROM hands h JOIN seats s USING (hand_key)
-        LEFT JOIN seat_placements p USING (hand_key, seat)
-        WHERE h.hand_key IN (SELECT unnest(?))
-        ORDER BY h.hand_key, s.seat
-    """, params=[list(hand_keys)]).pl()
-
-
 def skipped(store: Store, selection: Selection | None = None) -> dict[str, int]:
     """Seats of the selection a review leaves out, by why: ``timed_out`` (placed for the
     player once its time ran out, from a street the log does not give), ``chinese_13``
     (13 cards set at once: no streets), ``final_rows`` (logged with the final rows only)."""
-    where, params = (selection or Selection()).where()
-    row = store.con.sql(f"""
-        SELECT count(*) FILTER (WHERE h.variant <> 'chinese-13'
-                                  AND coalesce(s.timed_out, false)),
-               count(*) FILTER (WHERE h.variant = 'chinese-13'),
-               count(*) FILTER (WHERE h.variant <> 'chinese-13'
-                                  AND NOT coalesce(s.timed_out, false) AND p.seat IS NULL)
-        FROM hands h JOIN seats s USING (hand_key)
-        LEFT JOIN seat_placements p USING (hand_key, seat)
-        WHERE {where}
-    """, params=params).fetchall()[0]
-    return dict(zip(("timed_out", "chinese_13", "final_rows"), map(int, row), strict=True))
+    row = stored.skipped_seats(store, selection or Selection())
+    return dict(zip(("timed_out", "chinese_13", "final_rows"), row, strict=True))
 
 
 def run(store: Store, selection: Selection | None = None, settings: Settings | None = None,
@@ -224,7 +179,7 @@ def run(store: Store, selection: Selection | None = None, settings: Settings | N
     with _pool(jobs if len(keys) > 1 else 1) as pool:
         for start in range(0, len(keys), _HANDS_AT_ONCE):
             batch = keys[start:start + _HANDS_AT_ONCE]
-            found = positions(_frame(store, batch), pending, settings.ruleset)
+            found = positions(stored.review_seats(store, batch), pending, settings.ruleset)
             verdicts = _review(found, settings, pool, jobs)
             _write(store, verdicts, settings, name or "")
             done += len(batch)
@@ -246,18 +201,7 @@ def pending_seats(store: Store, selection: Selection, settings: Settings, review
                   ) -> list[tuple[int, int, str]]:
     """(hand key, seat, session) of the selected seats with streets to review and no
     decisions yet under ``settings``, in hand and seat order."""
-    where, params = selection.where()
-    return store.con.sql(f"""
-        SELECT h.hand_key, s.seat, h.session_id FROM hands h JOIN seats s USING (hand_key)
-        JOIN seat_placements p USING (hand_key, seat)
-        WHERE {where} AND h.variant <> 'chinese-13' AND NOT coalesce(s.timed_out, false)
-          AND NOT EXISTS (
-            SELECT 1 FROM decisions d WHERE d.hand_key = s.hand_key AND d.seat = s.seat
-              AND d.rollouts = ? AND d.seed = ? AND d.fantasyland_value = ?
-              AND d.screen = ? AND d.reviewed_as = ?)
-        ORDER BY h.hand_key, s.seat
-    """, params=[*params, settings.rollouts, settings.seed, settings.fantasyland_value,
-                 settings.screen or 0, reviewed_as]).fetchall()
+    return stored.pending_seats(store, selection, settings.reviewed(reviewed_as))
 
 
 @contextmanager
@@ -315,24 +259,7 @@ def _review_part(found: list[Position], sources: list[str] | None,
 
 def _write(store: Store, verdicts: list[Verdict], settings: Settings, name: str) -> None:
     """Replace the verdicts' rows under the same settings, in one transaction."""
-    write_rows(store, _rows(verdicts, settings, name))
-
-
-def write_rows(store: Store, rows: pl.DataFrame) -> None:
-    """Replace these rows of ``decisions`` (same decision and settings), in one
-    transaction."""
-    with store.transaction():
-        store.con.register("new_decisions", rows.to_arrow())
-        try:
-            store.con.execute("""
-                DELETE FROM decisions d USING new_decisions n
-                WHERE d.hand_key = n.hand_key AND d.seat = n.seat AND d.street = n.street
-                  AND d.reviewed_as = n.reviewed_as AND d.rollouts = n.rollouts
-                  AND d.seed = n.seed AND d.fantasyland_value = n.fantasyland_value
-                  AND d.screen = n.screen""")
-            store.con.execute("INSERT INTO decisions BY NAME SELECT * FROM new_decisions")
-        finally:
-            store.con.unregister("new_decisions")
+    stored.replace_decisions(store, _rows(verdicts, settings, name))
 
 
 def _rows(verdicts: Sequence[Verdict], settings: Settings, reviewed_as: str) -> pl.DataFrame:

@@ -11,6 +11,7 @@ from ofcstats.review.core import MISTAKES
 from ofcstats.review.store import Selection, Settings
 from ofcstats.rows import ROW_NAMES
 from ofcstats.store import Store
+from ofcstats.store import decisions as stored
 
 PLACES = (*ROW_NAMES, "discard")
 Z95 = 1.959964
@@ -55,14 +56,7 @@ def decisions_frame(store: Store, selection: Selection | None = None,
     """The stored decisions of the selected hands and seats under ``settings``."""
     selection = selection or Selection()
     settings = settings or Settings()
-    where, params = selection.where("d", "d")
-    return store.con.sql(f"""
-        SELECT * FROM decisions_named d
-        WHERE {where} AND d.rollouts = ? AND d.seed = ? AND d.fantasyland_value = ?
-          AND d.screen = ? AND d.reviewed_as = ?
-        ORDER BY d.hand_key, d.seat, d.street
-    """, params=[*params, settings.rollouts, settings.seed, settings.fantasyland_value,
-                 settings.screen or 0, settings.ruleset or ""]).pl()
+    return stored.decisions(store, selection, settings.reviewed(settings.ruleset or ""))
 
 
 def street_label(street: pl.Expr, fantasyland: pl.Expr) -> pl.Expr:

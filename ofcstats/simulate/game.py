@@ -27,6 +27,14 @@ from ofcstats.simulate.state import Boards, Turn
 from ofcstats.simulate.tables import DISCARD
 from ofcstats.variants import Variant
 
+_Deal = Callable[[npt.NDArray[np.intp], int], npt.NDArray[np.uint8]]
+"""Deal ``count`` cards to each of these tables from their decks."""
+_Log = Callable[[npt.NDArray[np.intp], int, int, npt.NDArray[np.uint8], npt.NDArray[np.int8]],
+                None]
+"""Log a seat's cards and where they went at these tables, on a street (0: set at once)."""
+_Act = tuple[int, npt.NDArray[np.intp], npt.NDArray[np.uint8], npt.NDArray[np.int8]]
+"""A seat's turn at some tables: (seat, tables, cards, rows)."""
+
 
 class StepLog:
     """The placements of one round of hands, in the order they were made: each entry is
@@ -198,51 +206,68 @@ class Dealer:
         visible = np.zeros((m, 53), dtype=bool)  # column 52: discards, never read
         step = StepLog(m)
         log = step.add
-        rows_all = np.arange(m)
 
         def deal(tables: npt.NDArray[np.intp], count: int) -> npt.NDArray[np.uint8]:
             cards = deck[tables[:, None], cursor[tables][:, None] + np.arange(count)]
             cursor[tables] += count
             return cards
 
-        # Fantasyland seats set all their cards at once, face down, before the others.
-        for seat in range(s):
-            for count in np.unique(fl_cards[:, seat][in_fl[:, seat]]):
-                tables = np.flatnonzero(fl_cards[:, seat] == count)
-                cards = deal(tables, int(count))
-                may_stay = allowed[tables, seat]
-                actions = self.bots[seat].set_fantasyland(cards, self.arrays, may_stay)
-                late = timeout[tables, seat] < len(streets)
-                if late.any():
-                    actions[late] = auto_rows(boards.filled[tables[late], seat], int(count),
-                                              int(count) - 13)
-                boards.place(tables, seat, cards, actions)
-                log(tables, seat, 0, cards, actions)
-
+        self._set_fantasyland(deal, log, boards, fl_cards, allowed, timeout)
         if self.variant is Variant.CHINESE_13:
-            for seat in range(s):
-                cards = deal(rows_all, 13)
-                seen[rows_all[:, None], seat, cards] = True
-                actions = self.bots[seat].set_thirteen(cards, self.arrays, seen[:, seat], s - 1)
-                boards.place(rows_all, seat, cards, actions)
-                log(rows_all, seat, 0, cards, actions)
+            self._set_thirteen(deal, log, boards, seen)
         else:
             self._streets(idx, state, deal, log, boards, in_fl, timeout, seen, visible)
-
-        strengths = board_strengths(boards.cards)
-        # Where misses are not counted a misset hand plays as set, into fantasyland too.
-        foul = fouled(strengths) if self.ruleset.misset != "not-counted" \
-            else np.zeros((m, s), dtype=bool)
-        qualified = qualifies(self.arrays, strengths, foul, in_fl, allowed)
-        base = self.variant.fantasyland_base_cards
-        entry_cards = board.entry_cards(strengths[..., TOP], self.entry_steps, base, np.int64)
-        next_fl = np.where(qualified, np.where(in_fl, base, entry_cards), 0)
+        next_fl = self._next_fantasyland(boards, in_fl, allowed)
 
         timed_out = timeout < len(streets)
         hands = [HandRecord(game=0, button=int(state.button[t]), fantasyland=in_fl[i],
                             timed_out=timed_out[i], boards=boards.cards[i], log=step, row=i)
                  for i, t in enumerate(idx)]
         return hands, next_fl, np.asarray(timed_out.any(axis=1), dtype=bool)
+
+    def _set_fantasyland(self, deal: _Deal, log: _Log, boards: Boards,
+                         fl_cards: npt.NDArray[np.int64], allowed: npt.NDArray[np.bool_],
+                         timeout: npt.NDArray[np.int64]) -> None:
+        """Fantasyland seats set all their cards at once, face down, before the others."""
+        in_fl = fl_cards > 0
+        streets = len(self.variant.streets)
+        for seat in range(self.seats):
+            for count in np.unique(fl_cards[:, seat][in_fl[:, seat]]):
+                tables = np.flatnonzero(fl_cards[:, seat] == count)
+                cards = deal(tables, int(count))
+                may_stay = allowed[tables, seat]
+                actions = self.bots[seat].set_fantasyland(cards, self.arrays, may_stay)
+                late = timeout[tables, seat] < streets
+                if late.any():
+                    actions[late] = auto_rows(boards.filled[tables[late], seat], int(count),
+                                              int(count) - 13)
+                boards.place(tables, seat, cards, actions)
+                log(tables, seat, 0, cards, actions)
+
+    def _set_thirteen(self, deal: _Deal, log: _Log, boards: Boards,
+                      seen: npt.NDArray[np.bool_]) -> None:
+        """13-card Chinese poker: each seat in turn is dealt 13 cards and sets them."""
+        s = self.seats
+        rows_all = np.arange(seen.shape[0])
+        for seat in range(s):
+            cards = deal(rows_all, 13)
+            seen[rows_all[:, None], seat, cards] = True
+            actions = self.bots[seat].set_thirteen(cards, self.arrays, seen[:, seat], s - 1)
+            boards.place(rows_all, seat, cards, actions)
+            log(rows_all, seat, 0, cards, actions)
+
+    def _next_fantasyland(self, boards: Boards, in_fl: npt.NDArray[np.bool_],
+                          allowed: npt.NDArray[np.bool_]) -> npt.NDArray[np.int64]:
+        """(tables, seats): the cards each seat is dealt in fantasyland next hand, 0 for
+        none (docs/rules.md §6)."""
+        strengths = board_strengths(boards.cards)
+        # Where misses are not counted a misset hand plays as set, into fantasyland too.
+        foul = fouled(strengths) if self.ruleset.misset != "not-counted" \
+            else np.zeros(in_fl.shape, dtype=bool)
+        qualified = qualifies(self.arrays, strengths, foul, in_fl, allowed)
+        base = self.variant.fantasyland_base_cards
+        entry_cards = board.entry_cards(strengths[..., TOP], self.entry_steps, base, np.int64)
+        return np.where(qualified, np.where(in_fl, base, entry_cards), 0)
 
     def _streets(self, idx: npt.NDArray[np.intp], state: _Series,
                  deal: Callable[[npt.NDArray[np.intp], int], npt.NDArray[np.uint8]],
@@ -251,21 +276,14 @@ class Dealer:
                  boards: Boards, in_fl: npt.NDArray[np.bool_], timeout: npt.NDArray[np.int64],
                  seen: npt.NDArray[np.bool_], visible: npt.NDArray[np.bool_]) -> None:
         """The streets of the seats not in fantasyland, in turn from the button's left."""
-        m, s = idx.size, self.seats
+        s = self.seats
         streets = self.variant.streets
         remaining = np.cumsum([st.dealt for st in streets][::-1])[::-1]
         playing = ~in_fl
         button = state.button[idx]
         for number, street in enumerate(streets):
             future = int(remaining[number + 1]) if number + 1 < len(streets) else 0
-            dealt = {}
-            for seat in range(s):
-                tables = np.flatnonzero(playing[:, seat])
-                cards = deal(tables, street.dealt)
-                full = np.zeros((m, street.dealt), dtype=np.uint8)
-                full[tables] = cards
-                dealt[seat] = full
-                seen[tables[:, None], seat, cards] = True
+            dealt = self._deal_street(deal, street.dealt, playing, seen)
             for position in range(s):
                 acting = (button + 1 + position) % s
                 # The seats acting in one position play disjoint tables, so every bot
@@ -292,19 +310,38 @@ class Dealer:
                 answers = place_all([bot for bot, *_ in asked], turns)
                 for (*_, actions, on_time), rows in zip(asked, answers, strict=True):
                     actions[on_time] = rows
-                if not acts:
-                    continue
-                # One placement for the seats of the position (their tables differ).
-                tables = np.concatenate([t for _, t, _, _ in acts])
-                cards = np.concatenate([c for _, _, c, _ in acts])
-                actions = np.concatenate([a for _, _, _, a in acts])
-                boards.place(tables, np.repeat([seat for seat, *_ in acts],
-                                               [t.size for _, t, _, _ in acts]),
-                             cards, actions)
-                placed = np.where(actions != DISCARD, cards, 52)
-                visible[tables[:, None], placed] = True
-                for seat, seat_tables, seat_cards, seat_actions in acts:
-                    log(seat_tables, seat, number + 1, seat_cards, seat_actions)
+                if acts:
+                    self._place(acts, number, boards, visible, log)
+
+    def _deal_street(self, deal: _Deal, count: int, playing: npt.NDArray[np.bool_],
+                     seen: npt.NDArray[np.bool_]) -> dict[int, npt.NDArray[np.uint8]]:
+        """A street's cards for each seat playing it, by seat: (tables, count), zeros at
+        the tables where the seat does not play the street."""
+        dealt = {}
+        for seat in range(self.seats):
+            tables = np.flatnonzero(playing[:, seat])
+            cards = deal(tables, count)
+            full = np.zeros((playing.shape[0], count), dtype=np.uint8)
+            full[tables] = cards
+            dealt[seat] = full
+            seen[tables[:, None], seat, cards] = True
+        return dealt
+
+    @staticmethod
+    def _place(acts: list[_Act], number: int, boards: Boards, visible: npt.NDArray[np.bool_],
+               log: _Log) -> None:
+        """One placement for the seats acting in one position (their tables differ): the
+        cards go on the boards, face up for all, and into the log."""
+        tables = np.concatenate([t for _, t, _, _ in acts])
+        cards = np.concatenate([c for _, _, c, _ in acts])
+        actions = np.concatenate([a for _, _, _, a in acts])
+        boards.place(tables, np.repeat([seat for seat, *_ in acts],
+                                       [t.size for _, t, _, _ in acts]),
+                     cards, actions)
+        placed = np.where(actions != DISCARD, cards, 52)
+        visible[tables[:, None], placed] = True
+        for seat, seat_tables, seat_cards, seat_actions in acts:
+            log(seat_tables, seat, number + 1, seat_cards, seat_actions)
 
     def _turns(self, asked: list[tuple[int, npt.NDArray[np.intp]]], opponents: list[bool],
                number: int, dealt: dict[int, npt.NDArray[np.uint8]], discards: int,

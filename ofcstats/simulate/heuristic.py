@@ -182,21 +182,7 @@ def row_features(keys: npt.NDArray[np.int64], future_total: npt.NDArray[np.int64
     share, tail = _shares(ctx, future_total)
     slot = open_slots + np.arange(m)[:, None] * 6
     made = by_id.made[ids]
-
-    # Draws in the five-card rows: their odds depend only on the table, the row's open
-    # slots (and the suit), so they are worked out per table and looked up.
-    straight_odds = STRAIGHT_DRAW_SHARE * _odds(_OPEN_SLOTS, np.minimum(4 * _OPEN_SLOTS, 13),
-                                                0, 0, tail)
-    # (suit, open slots, table): the tables last, for long loops.
-    flush_odds = _odds(_OPEN_SLOTS[:, None], np.minimum(ctx.live_suits.reshape(m, 4).T, 13)
-                       [:, None, :], 0, 0, tail.T)
-    flush = np.zeros(keys.shape, dtype=np.float32)
-    suits = t.suit_of[suit_word[1:]]
-    flush[1:] = np.where(t.suited[suit_word[1:]] & by_id.flush_draw[ids[1:]],
-                         flush_odds.ravel()[(np.maximum(suits, 0) * 6 + open_slots[1:]) * m
-                                            + np.arange(m)[:, None]], 0)
-    straight = np.zeros(keys.shape, dtype=np.float32)
-    straight[1:] = np.where(by_id.straight_draw[ids[1:]], straight_odds.ravel()[slot[1:]], 0)
+    flush, straight = _draws(ids, suit_word, open_slots, slot, tail, ctx)
     # No open slot: nothing drawn (share 0), so no chance, as it should be. The empty
     # row (id 0) is a guess from its share of the cards alone.
     improve = np.where(ids == 0, (np.minimum(share, EMPTY_ROW_CARDS) * EMPTY_ROW_IMPROVE)
@@ -218,14 +204,7 @@ def row_features(keys: npt.NDArray[np.int64], future_total: npt.NDArray[np.int64
     catch = np.where(full, 0.0, 1.0 - (1.0 - improve) * miss)
     catch_far = np.where(full, 0.0, 1.0 - (1.0 - FAR_IMPROVE_SHARE * improve) * miss)
 
-    fantasyland = np.zeros(keys.shape, dtype=np.float32)
-    if arrays.has_fantasyland:
-        top = made[0]
-        entry_rank = arrays.entry_index % 13
-        can_pair = (by_id.high_single[ids[0]] >= entry_rank) & (open_slots[0] > 0) & (top < 13)
-        chance = _odds(1, 3, np.minimum(ctx.future, FUTURE_CARDS_CAP), ctx.unseen)
-        fantasyland[0] = np.maximum((top >= arrays.entry_index).astype(np.float32),
-                                    np.where(can_pair, weights.chase * chance, 0.0))
+    fantasyland = _fantasyland_chance(made, ids, open_slots, ctx, arrays, weights)
     weight = np.array([TOP_STRENGTH_WEIGHT, 1.0, 1.0],
                       dtype=np.float32)[:rows, None, None] * weights.strength
     # Made indices and margins are whole numbers: the guard is exact in float32.
@@ -239,15 +218,68 @@ def row_features(keys: npt.NDArray[np.int64], future_total: npt.NDArray[np.int64
                       rise=improve if ctx.forced else np.zeros_like(improve))
     if rows == 3:
         return out
-    # The bottom as the middle, with the bottom's royalties (the same steps as above).
-    bottom = np.take(_royalty_by_id(arrays), ids[1] + 2 * t.size.size)
-    at = np.flatnonzero(full[1])
+    return _bottom_as_middle(out, ids[1], full[1], (flush[1] * roy_flush[BOTTOM],
+                                                    straight[1] * roy_straight[BOTTOM]), arrays)
+
+
+def _bottom_as_middle(out: RowFeatures, ids: npt.NDArray[np.intp], full: npt.NDArray[np.bool_],
+                      drawn: tuple[npt.NDArray[Any], npt.NDArray[Any]], arrays: RulesetArrays
+                      ) -> RowFeatures:
+    """The features of two rows (top, middle) as three, the bottom the same as the middle
+    but for its royalty (the same steps as :func:`row_features`; ``drawn``: the middle's
+    flush and straight draws, each valued at the bottom's royalty)."""
+    bottom = np.take(_royalty_by_id(arrays), ids + 2 * row_tables().size.size)
+    at = np.flatnonzero(full)
     bottom.ravel()[at] = _royalty_by_strength(arrays)[BOTTOM][
-        exact_strength[1].ravel()[at].astype(np.intp)]
-    bottom = bottom + flush[1] * roy_flush[BOTTOM] + straight[1] * roy_straight[BOTTOM]
+        out.exact[1].ravel()[at].astype(np.intp)]
+    bottom = bottom + drawn[0] + drawn[1]
     parts = {name: [value[0], value[1], value[1]] for name, value in vars(out).items()}
     parts["royalty"][2] = bottom.astype(np.float32, copy=False)
     return RowFeatures(**parts)
+
+
+def _draws(ids: npt.NDArray[np.intp], suit_word: npt.NDArray[np.int64],
+           open_slots: npt.NDArray[np.int64], slot: npt.NDArray[np.int64],
+           tail: npt.NDArray[np.int64], ctx: Context
+           ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]]:
+    """The chance each row completes a flush and a straight (none for the top row).
+
+    Draws in the five-card rows: their odds depend only on the table, the row's open
+    slots (and the suit), so they are worked out per table and looked up.
+    """
+    t = row_tables()
+    by_id = _id_tables()
+    m = ids.shape[1]
+    straight_odds = STRAIGHT_DRAW_SHARE * _odds(_OPEN_SLOTS, np.minimum(4 * _OPEN_SLOTS, 13),
+                                                0, 0, tail)
+    # (suit, open slots, table): the tables last, for long loops.
+    flush_odds = _odds(_OPEN_SLOTS[:, None], np.minimum(ctx.live_suits.reshape(m, 4).T, 13)
+                       [:, None, :], 0, 0, tail.T)
+    flush = np.zeros(ids.shape, dtype=np.float32)
+    suits = t.suit_of[suit_word[1:]]
+    flush[1:] = np.where(t.suited[suit_word[1:]] & by_id.flush_draw[ids[1:]],
+                         flush_odds.ravel()[(np.maximum(suits, 0) * 6 + open_slots[1:]) * m
+                                            + np.arange(m)[:, None]], 0)
+    straight = np.zeros(ids.shape, dtype=np.float32)
+    straight[1:] = np.where(by_id.straight_draw[ids[1:]], straight_odds.ravel()[slot[1:]], 0)
+    return flush, straight
+
+
+def _fantasyland_chance(made: npt.NDArray[np.float32], ids: npt.NDArray[np.intp],
+                        open_slots: npt.NDArray[np.int64], ctx: Context,
+                        arrays: RulesetArrays, weights: Weights) -> npt.NDArray[np.float32]:
+    """Top row only: the chance it qualifies for fantasyland, a pair still to come
+    weighed by the style's ``chase``; zero in the other rows."""
+    fantasyland = np.zeros(ids.shape, dtype=np.float32)
+    if arrays.has_fantasyland:
+        by_id = _id_tables()
+        top = made[0]
+        entry_rank = arrays.entry_index % 13
+        can_pair = (by_id.high_single[ids[0]] >= entry_rank) & (open_slots[0] > 0) & (top < 13)
+        chance = _odds(1, 3, np.minimum(ctx.future, FUTURE_CARDS_CAP), ctx.unseen)
+        fantasyland[0] = np.maximum((top >= arrays.entry_index).astype(np.float32),
+                                    np.where(can_pair, weights.chase * chance, 0.0))
+    return fantasyland
 
 
 def _complete_rows(full: npt.NDArray[np.bool_], ids: npt.NDArray[np.intp],

@@ -24,7 +24,10 @@ concept it belongs to:
 - :mod:`ofcstats.store.connect`: opening the file, waiting for a program that holds it;
 - :mod:`ofcstats.store.files`: the record of file loads and their rejects;
 - :mod:`ofcstats.store.hands`: adding a batch's hands, repeats and conflicts;
-- :mod:`ofcstats.store.results`: what rescoring reads and writes, and what analysis reads.
+- :mod:`ofcstats.store.results`: what rescoring reads and writes, and what analysis reads;
+- :mod:`ofcstats.store.money`: what the money and player questions read (games settled);
+- :mod:`ofcstats.store.decisions`: what a review reads and writes (``decisions``);
+- :mod:`ofcstats.store.shards`: the shards of a Parquet export read back.
 """
 
 from __future__ import annotations
