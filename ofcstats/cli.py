@@ -544,8 +544,7 @@ files (which are removed after): the statistics of millions of hands on a laptop
 def bounded_memory(store: Store) -> Iterator[None]:
     """Hold DuckDB to :data:`READ_MEMORY`, spilling to a temporary folder of its own."""
     with tempfile.TemporaryDirectory(prefix="ofcstats-") as spill:
-        store.con.execute(f"SET memory_limit = '{READ_MEMORY}'")
-        store.con.execute("SET temp_directory = ?", [spill])
+        store.limit_memory(READ_MEMORY, spill)
         yield
 
 

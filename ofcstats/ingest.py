@@ -232,9 +232,7 @@ def check_whole(store: Store) -> None:
     it into a file no read can trust."""
     if store.path is None or not Path(store.path).is_file():
         return
-    blocks, block_size = store.con.execute(
-        "SELECT total_blocks, block_size FROM pragma_database_size() "
-        "WHERE database_name = current_database()").fetchone() or (0, 0)
+    blocks, block_size = store.blocks()
     size = Path(store.path).stat().st_size
     if blocks and size < HEADER_BYTES + blocks * block_size:
         raise StoreError(f"{store.path}: cannot open the database: the file ends at "

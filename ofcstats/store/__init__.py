@@ -172,6 +172,18 @@ class Store(FileLoads, HandLoading):
         row = self.con.execute(f'SELECT count(*) FROM "{table}"').fetchall()[0]
         return int(row[0]) if row else 0
 
+    def blocks(self) -> tuple[int, int]:
+        """The database file's blocks as DuckDB counts them, and their size in bytes."""
+        row = self.con.execute(
+            "SELECT total_blocks, block_size FROM pragma_database_size() "
+            "WHERE database_name = current_database()").fetchone()
+        return (int(row[0]), int(row[1])) if row else (0, 0)
+
+    def limit_memory(self, limit: str, spill: str) -> None:
+        """Hold DuckDB to ``limit`` (``"512MB"``), working from files in ``spill`` past it."""
+        self.con.execute(f"SET memory_limit = '{limit}'")
+        self.con.execute("SET temp_directory = ?", [spill])
+
     # Reading.
 
     def seats_frame(self, *, hand_ids: Sequence[str] | None = None,
