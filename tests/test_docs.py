@@ -119,3 +119,16 @@ def test_the_module_check_catches_an_unnamed_module() -> None:
     assert not named_in(board, "`ofcstats/rules/dashboard.py`")
     assert named_in(PACKAGE / "store" / "__init__.py", "the store (`ofcstats/store/`)")
     assert not named_in(PACKAGE / "store" / "__init__.py", "`ofcstats/store.py`")
+
+
+SHIPPED = sorted(p for folder in ("ofcstats", "data/rulesets", "notebooks", "bench")
+                 for p in (ROOT / folder).rglob("*")
+                 if p.suffix in {".py", ".toml", ".ipynb", ".md"} and p.is_file())
+
+
+def test_code_and_data_cite_sources_by_title() -> None:
+    found = [f"{p.relative_to(ROOT)} cites {name}" for p in SHIPPED
+             for name in ("RULES.md", "FORMAT.md", "DESIGN.md", "STYLE.md")
+             if name in p.read_text(encoding="utf-8")]
+    assert SHIPPED
+    assert not found, found
