@@ -21,8 +21,6 @@ from ofcstats.rules.model import Ruleset
 from ofcstats.store import Store
 from ofcstats.store import money as stored
 
-PLAYER_COLUMNS = tuple(dict.fromkeys([*stats.PLAYER_COLUMNS, "hand_key", "played_ruleset"]))
-"""What :func:`player_table` and :func:`played_rulesets` read of the scored frame."""
 MONEY_DECIMALS = 6
 """Money is summed in millionths of a unit, as integers: the same bytes whatever the
 order (or the number of threads) in which the games are added."""

@@ -25,12 +25,12 @@ Definitions (they are printed in the report's methodology section too):
   A higher signal means skill shows in fewer hands. Rulesets are ranked within each
   variant by the signal rounded to nine decimals, ties broken by the ruleset's name.
 - *Money*: settled per game (one orbit of the button plus its fantasyland hands; a
-  change of variant or stakes starts a new game) and ruleset over every seat at the
-  table: the loss cap limits what a player loses in the game, and what a capped loser
-  does not pay is taken from the game's winners in proportion to their winnings. The
-  point value is the ruleset's where its file sets one, else the one logged with the
-  hand, else 1. Player, session and time filters pick from the settled games (a game
-  belongs to the time it started).
+  timeout ends it early, and a change of variant or stakes starts a new game) and
+  ruleset over every seat at the table: the loss cap limits what a player loses in the
+  game, and what a capped loser does not pay is taken from the game's winners in
+  proportion to their winnings. The point value is the ruleset's where its file sets
+  one, else the one logged with the hand, else 1. Player, session and time filters pick
+  from the settled games (a game belongs to the time it started).
 - *What-if*: a ruleset applied to hands of a variant it is not played under, at the
   user's request; such rows are marked and never mixed with the others.
 """
@@ -49,25 +49,6 @@ from ofcstats.variants import Variant
 
 Z95 = 1.959963984540054
 MIN_HANDS_FOR_SKILL = 30
-
-PLAYER_COLUMNS = (
-    "player", "ruleset", "session_id", "variant", "n_seats", "points", "fouled",
-    "fantasyland", "fantasyland_entered", "fantasyland_stayed", "royalty_top",
-    "royalty_middle", "royalty_bottom", "royalty_points", "scoops", "scooped", "wins_top",
-    "wins_middle", "wins_bottom", "what_if",
-)
-"""The columns :func:`player_stats` reads: ask the store for these alone."""
-RULESET_COLUMNS = (
-    "ruleset", "hand_key", "player", "variant", "points", "royalty_points", "fouled",
-    "fantasyland", "fantasyland_entered", "what_if",
-)
-"""The columns :func:`ruleset_stats` reads (``hand_id`` will do for ``hand_key``)."""
-DIFFERENCE_COLUMNS = (
-    "hand_id", "session_id", "variant", "seat", "player", "ruleset", "played_ruleset",
-    "reported_points", "points",
-)
-"""The columns :func:`reported_differences` reads."""
-
 
 KEYS = ("player", "variant", "ruleset")
 """A player's statistics are per variant and ruleset: no figure pools two variants."""
