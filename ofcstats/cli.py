@@ -1227,6 +1227,8 @@ def report(
     from ofcstats import report as reporting  # noqa: PLC0415
 
     filters = _filters(None, session, since, until, variant, player)
+    if output.suffix.lower() == ".pdf":
+        raise fail(f"{output}: -o writes the HTML report; write the PDF with --pdf {output}", 2)
     for path, what in ((output, "report"), (pdf, "PDF")):
         if path is not None:
             writable_file(path, what, make_parents=True)

@@ -253,3 +253,12 @@ def test_score_prints_json_to_a_file(tmp_path: Path) -> None:
     rows = json.loads(out.read_text())
     assert len(rows) == 400 * 4
     assert {r["ruleset"] for r in rows} == {"russian"}
+
+
+def test_report_output_named_pdf_is_a_usage_error(tmp_path: Path) -> None:
+    target = tmp_path / "r.pdf"
+    result = CliRunner().invoke(app, ["report", "--db", str(tmp_path / "none.duckdb"),
+                                      "-o", str(target)])
+    assert result.exit_code == 2
+    assert "--pdf" in result.output
+    assert not target.exists()

@@ -151,8 +151,9 @@ def _decisions_section(data: ReportData, images: dict[str, str]) -> list[str]:
             parts.append('<div class="pair">'
                          + _image(images[key + "decisions"], f"{variant}: EV loss per decision"
                                   " by street and player, with 95% intervals")
-                         + _image(images[key + "styles"], f"{variant}: the same players' "
-                                  "styles, foul rate against fantasyland entry rate")
+                         + _image(images[key + "styles"], f"{variant}: every player's style"
+                                  " (the reviewed and the others), foul rate against "
+                                  "fantasyland entry rate")
                          + "</div>")
         worst = [m for m in data.mistakes if m["variant"] == variant]
         if worst:

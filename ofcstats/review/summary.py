@@ -18,17 +18,17 @@ Z95 = 1.959964
 
 
 def placement_text(dealt: Sequence[int], rows: Sequence[int]) -> str:
-    """``top Ah Kd | bottom 7c | discard 2s``: where each dealt card went, by row.
+    """``top Ah Kd, bottom 7c, discard 2s``: where each dealt card went, by row.
 
     >>> placement_text([51, 47, 20, 0], [0, 0, 2, 3])
-    'top As Ks | bottom 7c | discard 2c'
+    'top As Ks, bottom 7c, discard 2c'
     """
     parts = []
     for row, name in enumerate(PLACES):
         cards = [format_card(c) for c, r in zip(dealt, rows, strict=True) if r == row]
         if cards:
             parts.append(f"{name} {' '.join(cards)}")
-    return " | ".join(parts)
+    return ", ".join(parts)
 
 
 def skipped_text(skipped: dict[str, int]) -> str:
