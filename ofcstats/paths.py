@@ -6,6 +6,7 @@ import errno
 import os
 import re
 import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -54,11 +55,24 @@ def writable_file(path: Path, what: str = "output", *, make_parents: bool = Fals
                              "not a directory")
         if above != parent and not make_parents:
             raise UsageError(f"{path}: cannot write the {what}: no directory {parent}")
-        if not os.access(above, os.W_OK | os.X_OK):
+        if not os.access(above, os.W_OK | os.X_OK) or not _can_create_in(above):
             raise UsageError(f"{path}: cannot write the {what}: the directory {above} is "
-                             "not writable")
+                             "not writable; choose a place you can write to")
         return
     raise UsageError(f"{path}: cannot write the {what} here")
+
+
+def _can_create_in(directory: Path) -> bool:
+    """Whether a file can be made in ``directory``: tried, since permission bits do not
+    tell (a superuser passes every check, yet cannot make files in ``/proc``); the trial
+    file is removed at once."""
+    try:
+        handle, name = tempfile.mkstemp(prefix=".ofcstats-", dir=directory)
+    except OSError:
+        return False
+    os.close(handle)
+    os.unlink(name)
+    return True
 
 
 def writable_directory(path: Path, what: str = "output") -> None:

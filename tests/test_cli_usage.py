@@ -79,6 +79,16 @@ def test_report_under_a_file_is_a_clean_usage_error(database: Path, tmp_path: Pa
                     "file, not a directory")
 
 
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs a /proc file system")
+def test_report_into_a_directory_that_takes_no_files_is_a_usage_error(database: Path) -> None:
+    # /proc takes no new files, even for a superuser whom every permission check lets in.
+    text = one_line_error(runner.invoke(app, ["report", "--db", str(database), "-o",
+                                              "/proc/report.html"]), 2)
+    assert text == ("ofcstats: /proc/report.html: cannot write the report: the directory "
+                    "/proc is not writable; choose a place you can write to")
+    assert not Path("/proc/report.html").exists()
+
+
 def test_unknown_player_lists_the_known_ones(database: Path) -> None:
     text = one_line_error(runner.invoke(app, ["players", "--db", str(database), "--ruleset",
                                               "american", "--player", "nobody"]), 2)
