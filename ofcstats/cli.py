@@ -898,7 +898,8 @@ def _records_out(path: Path | None) -> Iterator[TextIO]:
 def write_records(parts: Iterable[ScoredBatch], output: OutputFormat, out: TextIO
                   ) -> pl.DataFrame:
     """Write scored records a part at a time, the bytes :func:`frame_text` gives for them
-    all (a table is drawn per part); give back the parts' rejects."""
+    all (a table's header is written once, its rows part by part); give back the parts'
+    rejects."""
     rejects, written, last = [], 0, None
     for part in parts:
         rejects.append(part.rejects)
@@ -911,6 +912,10 @@ def write_records(parts: Iterable[ScoredBatch], output: OutputFormat, out: TextI
             out.write("[\n" if not written else ",\n")
             out.write(",\n".join(textwrap.indent(json.dumps(row, indent=2, default=str), "  ")
                                   for row in frame.to_dicts()))
+        elif output == "table" and written:
+            # One table: a later part's rows go under the first part's header (a Markdown
+            # table's columns need not line up to read as one).
+            out.write(frame_text(frame, output).split("\n", 2)[2])
         else:
             out.write(frame_text(frame, output))
         written += frame.height

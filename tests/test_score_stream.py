@@ -59,3 +59,20 @@ def test_score_writes_the_same_bytes_in_parts_and_whole(
         parted = runner.invoke(app, [*command, output])
         assert result.exit_code == parted.exit_code == 0
         assert parted.stdout == result.stdout
+
+
+def test_score_draws_one_table_over_all_its_parts(monkeypatch: pytest.MonkeyPatch) -> None:
+    def small(*args: Any, **kwargs: Any) -> Iterator[ScoredBatch]:
+        return score_files(*args, **{**kwargs, "batch_bytes": 400_000})
+
+    monkeypatch.setattr("ofcstats.cli.score_files", small)
+    log = str(SAMPLE / "pineapple-american.jsonl")
+    table = CliRunner().invoke(app, ["score", log, "-r", "american", "-f", "table"])
+    rows = CliRunner().invoke(app, ["score", log, "-r", "american", "-f", "csv"])
+    assert table.exit_code == rows.exit_code == 0
+    lines = table.stdout.splitlines()
+    header, rule = lines[0], lines[1]
+    assert lines.count(header) == 1  # one header for every part
+    assert lines.count(rule) == 1
+    assert len(lines) - 2 == len(rows.stdout.splitlines()) - 1  # a line per record
+    assert all(line.startswith("|") and line.endswith("|") for line in lines)
