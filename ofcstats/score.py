@@ -34,7 +34,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from ofcstats import evaluate, session, showdown
+from ofcstats import criss_cross, evaluate, session, showdown
 from ofcstats.errors import HandError, RulesetError
 from ofcstats.records import REJECTS_SCHEMA, HandBatch
 from ofcstats.rows import ROWS
@@ -389,6 +389,14 @@ def _stacked(parts: Sequence[Scored], rulesets: int) -> Scored:
 
 
 def _score_part(frame: pl.DataFrame, rulesets: Sequence[Ruleset]) -> Scored:
+    """One part's hands scored; criss-cross hands as the heads-up meetings of their
+    boards (:mod:`ofcstats.criss_cross`), after the others."""
+    crossed = criss_cross.crossed(frame)
+    if crossed.any():
+        parts = [criss_cross.score(frame.filter(crossed), rulesets, _score_part)]
+        if not crossed.all():
+            parts.insert(0, _score_part(frame.filter(~crossed), rulesets))
+        return _stacked(parts, len(rulesets))
     frame, table = _laid_out(frame)
     return ruleset_results(frame, table, rulesets)
 

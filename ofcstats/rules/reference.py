@@ -38,6 +38,7 @@ class Seat:
     bottom: list[int]
     fantasyland: bool = False
     surrendered: bool = False
+    player: str = ""  # criss-cross: the player whose board this is (two seats each)
 
     def strengths(self, wheel: bool = False) -> tuple[int, int, int]:
         """The strengths of the top, middle and bottom rows (§1); with ``wheel``, straights
@@ -272,11 +273,40 @@ def _table_bonus(facts: dict[int, _Facts], result: dict[int, dict[str, Any]],
                 result[me]["points"] += bonus * (rows_beating_table[me] - rows_beating_table[them])
 
 
+def _criss_cross(seats: list[Seat], ruleset: Ruleset) -> dict[int, dict[str, Any]]:
+    """A criss-cross hand (§5): each meeting of two boards of different players is a
+    heads-up 13-card hand; a board's result is the sum of its meetings. With
+    ``criss_cross = "both"`` every board meets both of the opponent's; with
+    ``"matching"`` the boards on the players' lower seats meet, and those on the higher."""
+    players: dict[str, list[Seat]] = {}
+    for seat in sorted(seats, key=lambda s: s.seat):
+        players.setdefault(seat.player, []).append(seat)
+    first, second = players.values()
+    total: dict[int, dict[str, Any]] = {}
+    for i, mine in enumerate(first):
+        for j, theirs in enumerate(second):
+            if ruleset.criss_cross == "matching" and i != j:
+                continue
+            met = score_hand([mine, theirs], ruleset, Variant.CHINESE_13)
+            for number, result in met.items():
+                if number not in total:
+                    total[number] = result
+                    continue
+                kept = total[number]
+                for key in ("points", "royalties", "scoops", "scooped"):
+                    kept[key] += result[key]
+                for key in ("royalty_rows", "rows", "wins"):
+                    kept[key] = [a + b for a, b in zip(kept[key], result[key], strict=True)]
+    return total
+
+
 def score_hand(seats: list[Seat], ruleset: Ruleset, variant: str = Variant.PINEAPPLE
                ) -> dict[int, dict[str, Any]]:
     """Points and facts per seat number under one ruleset: ``points``, ``royalties`` (and
     per row, ``royalty_rows``), per row the sum of wins and losses (``rows``) and the wins
     (``wins``), ``fouled``, ``scoops``, ``scooped`` and ``fantasyland_next``."""
+    if variant == Variant.CRISS_CROSS:
+        return _criss_cross(seats, ruleset)
     facts = {s.seat: _facts(s, ruleset, variant) for s in seats}
     result: dict[int, dict[str, Any]] = {
         s.seat: {"points": 0, "royalties": 0, "royalty_rows": [0, 0, 0], "rows": [0, 0, 0],
