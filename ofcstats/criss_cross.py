@@ -73,10 +73,15 @@ def _per_board(frame: pl.DataFrame, rows: npt.NDArray[np.intp], n: int) -> pl.Da
     """Meetings' rows summed per board (the ``n`` rows of the criss-cross seats), in the
     boards' order."""
     present = [c for c in _SUMMED if c in frame.columns]
-    kept = [c for c in frame.columns if c not in present]
+    kept = [c for c in frame.columns if c not in present and c != "unit_points"]
+    # A meeting of two boards at unit 1 has no unit points (its points are): a board
+    # with unit points in any meeting sums the others' points with them.
+    weighted = [pl.when(pl.col("unit_points").is_not_null().any()).then(
+        pl.col("unit_points").fill_null(pl.col("points")).sum()).alias("unit_points")] \
+        if "unit_points" in frame.columns else []
     summed = frame.with_columns(_row=pl.Series(rows, dtype=pl.Int64)).group_by("_row").agg(
         *[pl.col(c).sum().cast(frame.schema[c]) for c in present],
-        *[pl.col(c).first() for c in kept])
+        *[pl.col(c).first() for c in kept], *weighted)
     # Every board meets at least one of the opponent's.
     return pl.DataFrame({"_row": np.arange(n, dtype=np.int64)}).join(
         summed, on="_row", how="left", maintain_order="left").select(frame.columns)

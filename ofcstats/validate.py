@@ -113,7 +113,7 @@ def _with_raw(raw: RawBatch, rejected: pl.DataFrame) -> pl.DataFrame:
 
 # The fast pass: every rule as integer arithmetic over the whole batch.
 
-def _np(frame: pl.DataFrame, name: str, fill: int | bool = 0) -> np.ndarray:
+def _np(frame: pl.DataFrame, name: str, fill: float | bool = 0) -> np.ndarray:
     column = frame.get_column(name)
     if column.null_count():
         column = column.fill_null(fill)
@@ -199,6 +199,10 @@ def _seat_suspects(raw: RawBatch, ix: Index, bad: np.ndarray) -> np.ndarray:
         | (ix.s_seat < 0) | (ix.s_seat > MAX_SEAT) | (ix.s_streets & s_rows) \
         | (ix.s_fl & _THIRTEEN[v[ix.s_hand]]) \
         | (_np(seats, "surrendered", fill=False) & ~_THIRTEEN[v[ix.s_hand]])
+    unit = seats.get_column("unit")
+    if unit.null_count() < len(unit):
+        units = _np(seats, "unit", fill=1.0)
+        s_bad |= ~(units > 0) | ~np.isfinite(units)
     s_bad |= ix.s_streets & np.where(ix.s_fl, ix.n_streets != 1,
                                      ix.n_streets != _PLAN_LEN[v[ix.s_hand]])
     bad |= (ix.per_hand < MIN_PLAYERS) | (ix.per_hand > _MAX_PLAYERS[v])
@@ -431,6 +435,11 @@ def _check_seats(hands: pl.DataFrame, seats: pl.DataFrame, add: Add) -> None:
                 .str.join("; ").alias("found")), on="hand"),
         pl.format("criss-cross seats each of its two players on two seats, one for each "
                   "board; this hand has {}", pl.col("found")), 4))
+    add(_problems(
+        seats.filter(~(pl.col("unit").fill_null(1.0) > 0) | pl.col("unit").is_infinite()),
+        pl.format("{}: unit {} is not a positive number: a player's unit is what a point is "
+                  "worth to the player, in point values (default 1)", pl.col("label"),
+                  pl.col("unit")), 5))
     seat_lists = seats.group_by("hand").agg(pl.col("seat"))
     button = hands.filter(pl.col("button").is_not_null()).join(seat_lists, on="hand")
     add(_problems(

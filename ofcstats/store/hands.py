@@ -179,7 +179,7 @@ class HandLoading:
                 FROM new_hands""")
             con.execute(f"""
                 INSERT INTO seats SELECT {base} + hand, seat, player, fantasyland, timed_out,
-                    surrendered, reported_points, dealt, top, middle, bottom
+                    surrendered, reported_points, dealt, top, middle, bottom, unit
                 FROM new_seats""")
             con.execute(f"""
                 INSERT INTO seat_placements SELECT {base} + hand, seat, streets, cards, rows
