@@ -7,7 +7,7 @@ too; a ruleset file may name a built-in royalty table or policy, or spell one in
 >>> load_ruleset("american").head_to_head.scoop_value
 6
 >>> sorted(preset_names())[:3]
-['american', 'classic-kush', 'finnish-spade']
+['american', 'classic-kush', 'criss-cross']
 """
 
 from __future__ import annotations
