@@ -405,7 +405,7 @@ def _score_part(frame: pl.DataFrame, rulesets: Sequence[Ruleset]) -> Scored:
     frame, table = _laid_out(frame)
     scored = ruleset_results(frame, table, rulesets)
     if units.weighted(frame).any():
-        return units.with_unit_points(frame, scored, rulesets, _score_part)
+        return units.with_unit_points(frame, table.order, scored, rulesets, _score_part)
     return scored
 
 

@@ -30,8 +30,9 @@ Definitions (they are printed in the report's methodology section too):
   game, and what a capped loser does not pay is taken from the game's winners in
   proportion to their winnings. The point value is the ruleset's where its file sets
   one, else the one logged with the hand, else 1. Players of different units settle
-  each pair at the smaller unit; a player's cap is the cap times its unit. Player, session and time filters pick
-  from the settled games (a game belongs to the time it started).
+  each pair at the smaller unit; a player's cap is the cap times its unit. Player,
+  session and time filters pick from the settled games (a game belongs to the time it
+  started).
 - *What-if*: a ruleset applied to hands of a variant it is not played under, at the
   user's request; such rows are marked and never mixed with the others.
 """

@@ -17,6 +17,7 @@ points themselves).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
@@ -32,20 +33,32 @@ if TYPE_CHECKING:
     from ofcstats.score import Scored
 
 
-def weighted(seats: pl.DataFrame) -> pl.Series:
+def weighted(seats: pl.DataFrame) -> npt.NDArray[np.bool_]:
     """Per seat row, whether its hand has a unit other than 1 (its unit points count)."""
-    if "unit" not in seats.columns:
-        return pl.Series([False] * seats.height, dtype=pl.Boolean)
-    unit = seats.get_column("unit")
-    if unit.null_count() == seats.height:
-        return pl.Series([False] * seats.height, dtype=pl.Boolean)
-    return seats.select((pl.col("unit").fill_null(1.0) != 1.0).any().over("hand_id")
-                        ).to_series()
+    none = np.zeros(seats.height, dtype=bool)
+    if "unit" not in seats.columns or seats.get_column("unit").null_count() == seats.height:
+        return none
+    other = seats.get_column("unit").fill_null(1.0).to_numpy() != 1.0
+    if not other.any():
+        return none
+    starts = showdown.hand_starts(seats.get_column("hand_id"))
+    if starts is None:  # a hand's seats apart
+        return seats.select(pl.Series(other).any().over(seats.get_column("hand_id"))
+                            ).to_series().to_numpy()
+    return np.repeat(np.logical_or.reduceat(other, starts),
+                     np.diff(np.append(starts, seats.height)))
 
 
 def pairs_of(seats: pl.DataFrame) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
     """Every pair of seats of each hand, as two arrays of rows of ``seats`` (a hand's
     seats adjacent or not)."""
+    starts = showdown.hand_starts(seats.get_column("hand_id"))
+    if starts is not None:  # adjacent: by arithmetic
+        sizes = np.diff(np.append(starts, seats.height))
+        firsts = [(starts[sizes == n], i, j) for n in (2, 3, 4)
+                  for i, j in itertools.combinations(range(n), 2)]
+        return (np.concatenate([first + i for first, i, _ in firsts]).astype(np.intp),
+                np.concatenate([first + j for first, _, j in firsts]).astype(np.intp))
     rows = seats.select("hand_id").with_row_index("_row")
     met = rows.join(rows.rename({"_row": "_them"}), on="hand_id").filter(
         pl.col("_row") < pl.col("_them")).sort("_row", "_them")
@@ -83,14 +96,18 @@ def _beating_rows(table: showdown.SeatTable, mask: int) -> npt.NDArray[np.int32]
     return beating
 
 
-def with_unit_points(seats: pl.DataFrame, scored: Scored, rulesets: Sequence[Ruleset],
+def with_unit_points(seats: pl.DataFrame, order: npt.NDArray[np.int64], scored: Scored,
+                     rulesets: Sequence[Ruleset],
                      score_part: Callable[[pl.DataFrame, Sequence[Ruleset]], Scored]
                      ) -> Scored:
-    """``scored`` (the results of ``seats``) with ``unit_points`` filled in the hands where
-    some unit is not 1. ``score_part`` scores the hands' pairs as heads-up hands."""
+    """``scored`` (the results of ``seats``, each ruleset's block listing the seats in
+    ``order``) with ``unit_points`` filled in the hands where some unit is not 1.
+    ``score_part`` scores the hands' pairs as heads-up hands."""
     from ofcstats.score import Scored  # noqa: PLC0415 - score imports this module
 
-    sub = seats.filter(weighted(seats)).with_columns(pl.col("unit").fill_null(1.0))
+    flagged = weighted(seats)
+    where = np.flatnonzero(flagged)  # rows of ``seats`` that ``sub`` holds
+    sub = seats.filter(pl.Series(flagged)).with_columns(pl.col("unit").fill_null(1.0))
     unit = sub.get_column("unit").to_numpy()
     a, b = pairs_of(sub)
     pair_seats = sub.drop("unit")[np.stack([a, b], axis=1).ravel()].with_columns(
@@ -101,8 +118,8 @@ def with_unit_points(seats: pl.DataFrame, scored: Scored, rulesets: Sequence[Rul
     table = showdown.seat_table(sub)
     placed = table.order  # table position -> row of ``sub``
     smallest = sub.select(pl.col("unit").min().over("hand_id")).to_series().to_numpy()
-    names = scored.results.schema["ruleset"]
-    extra = []
+    n = seats.height
+    column = np.empty(len(rulesets) * n, dtype=np.float64)
     for index, ruleset in enumerate(rulesets):
         block = heads_up.results.slice(index * size, size).select(
             "hand_id", "seat", "points")
@@ -125,11 +142,9 @@ def with_unit_points(seats: pl.DataFrame, scored: Scored, rulesets: Sequence[Rul
             pool = np.empty(sub.height, dtype=np.float64)
             pool[placed] = showdown.pool_points(table, ruleset.royalty_pool, mask)
             total += pool * smallest
-        extra.append(sub.select("hand_id", pl.col("seat").cast(pl.Int8)).with_columns(
-            ruleset=pl.Series([ruleset.name], dtype=names).new_from_index(0, sub.height),
-            _unit_points=pl.Series(total)))
-    filled = scored.results.join(pl.concat(extra), on=["ruleset", "hand_id", "seat"],
-                                 how="left", maintain_order="left")
-    results = filled.with_columns(unit_points=pl.col("_unit_points")).drop("_unit_points")
+        by_row = np.full(n, np.nan)
+        by_row[where] = total
+        column[index * n:(index + 1) * n] = by_row[order]
+    results = scored.results.with_columns(unit_points=pl.Series(column).fill_nan(None))
     return Scored(results=results, showdowns=scored.showdowns,
                   showdown_bits=scored.showdown_bits)
