@@ -43,8 +43,8 @@ def weighted(seats: pl.DataFrame) -> npt.NDArray[np.bool_]:
         return none
     starts = showdown.hand_starts(seats.get_column("hand_id"))
     if starts is None:  # a hand's seats apart
-        return seats.select(pl.Series(other).any().over(seats.get_column("hand_id"))
-                            ).to_series().to_numpy()
+        by_hand = pl.DataFrame({"hand": seats.get_column("hand_id"), "other": other})
+        return by_hand.select(pl.col("other").any().over("hand")).to_series().to_numpy()
     return np.repeat(np.logical_or.reduceat(other, starts),
                      np.diff(np.append(starts, seats.height)))
 
