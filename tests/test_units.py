@@ -167,3 +167,24 @@ def test_per_player_units_reach_the_store_money_and_the_score_command(tmp_path: 
     weighted = {(r["hand_id"], r["seat"]): r["unit_points"] for r in json.loads(out.stdout)}
     assert weighted[("h1", 1)] == 16.0
     assert weighted[("h2", 2)] == 61.0
+
+
+def test_per_player_units_logged_again_otherwise_are_a_conflict_or_an_update(tmp_path: Path
+                                                                             ) -> None:
+    """A stored hand logged again with another unit is not the same hand's repeat: a
+    conflict naming the unit, or with ``--update`` the new unit, rescored."""
+    first, second = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    first.write_text(json.dumps(_hand("h1", [10, 10, 1])) + "\n", encoding="utf-8")
+    second.write_text(json.dumps(_hand("h1", [1, 10, 1])) + "\n", encoding="utf-8")
+    db = tmp_path / "club.duckdb"
+    ingest([first], db)
+    summary = ingest([second], db)
+    assert summary.rejected == 1
+    assert "but another unit" in summary.first_rejects[0].reason
+    assert ingest([second], db, update=True).rejected == 0
+    with Store(db) as store:
+        rescore(store, [ONE_SIX])
+        money = analysis.money(store, Filters(), stored_rulesets(store))
+    # a (now at 1) beats b 2-1 at 1 and c 3-0 at 1; b (10) beats c 3-0 at 1.
+    assert dict(zip(money["player"], money["money"], strict=True)) == \
+        {"a": 7.0, "b": 5.0, "c": -12.0}
