@@ -122,7 +122,7 @@ def test_per_player_units_cap_a_loss_at_the_cap_times_the_players_unit() -> None
     assert _settle([("a", 15, 150.0, 10.0), ("c", -15, -15.0, 1.0)], 20)["c"] == -7.5
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(st.lists(st.tuples(st.integers(-200, 200), st.sampled_from([0.5, 1.0, 2.0, 10.0])),
                 min_size=2, max_size=4),
        st.one_of(st.none(), st.integers(1, 150)))
