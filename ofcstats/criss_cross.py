@@ -113,7 +113,7 @@ def score(seats: pl.DataFrame, rulesets: Sequence[Ruleset], score_meetings: Scor
         scored = score_meetings(frame, played)
         size = frame.height
         for index, ruleset in enumerate(played):
-            if ruleset.criss_cross == reading:
+            if ruleset in rulesets and ruleset.criss_cross == reading:  # not a stand-in
                 block = scored.results.slice(index * size, size)
                 blocks[ruleset.name] = _per_board(block.drop("ruleset"), rows, n)
         for key, rows_of_key in scored.showdowns.items():
