@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -170,3 +171,43 @@ def test_criss_cross_plays_in_the_simulator() -> None:
                        players=parse_players("a:safe,b:safe,c:safe"))
     with pytest.raises(SimulationError, match="criss-cross is heads-up: give 2 players, not 3"):
         three.check()
+
+
+
+# Ann's second board set wrong: jacks on top over tens in the middle.
+ANN_FOULED: Board = ("Js Jh 9d", "Ts Td 8h 6c 2s", "Jc 3h 5d 4d 2d")
+
+
+def test_criss_cross_counts_a_hand_once_per_player_in_statistics(tmp_path: Path) -> None:
+    """Two boards, one hand: a player's hands, total and foul rate count the hand once
+    (fouled when either board is), under either reading."""
+    from typer.testing import CliRunner  # noqa: PLC0415
+
+    from ofcstats.cli import app  # noqa: PLC0415
+    from ofcstats.ingest import ingest  # noqa: PLC0415
+    from ofcstats.pipeline import rescore  # noqa: PLC0415
+    from ofcstats.store import Store  # noqa: PLC0415
+
+    hands = [crossed([ANN_1, BOB_1, ANN_2, BOB_2], "abab", "h1"),
+             crossed([ANN_FOULED, BOB_1, ANN_1, BOB_2], "abab", "h2")]
+    log = tmp_path / "cc.jsonl"
+    log.write_text("".join(json.dumps(h) + "\n" for h in hands), encoding="utf-8")
+    db = tmp_path / "cc.duckdb"
+    assert ingest([log], db).rejected == 0
+    matching = tmp_path / "matching.toml"
+    matching.write_text('name = "cc-matching"\nvariants = ["criss-cross"]\n'
+                        'criss_cross = "matching"\n[head_to_head]\nrow = 1\nmajority = 1\n',
+                        encoding="utf-8")
+    with Store(db) as store:
+        rescore(store, [BOTH, load_ruleset(str(matching))])
+    runner = CliRunner()
+    # h2, both: the misset board pays 4 to each of Bob's (-8), the other wins 2 + 4.
+    # h2, matching: the misset board pays 4 to Bob's first, the other wins 4 from his second.
+    for name, ann_total in (("criss-cross", 6 - 8 + 6), ("cc-matching", 6 - 4 + 4)):
+        out = runner.invoke(app, ["players", "--db", str(db), "--ruleset", name, "-f", "json"])
+        assert out.exit_code == 0, out.output
+        rows = {r["player"]: r for r in json.loads(out.stdout)}
+        assert {p: r["hands"] for p, r in rows.items()} == {"ann": 2, "bob": 2}
+        assert rows["ann"]["total"] == ann_total
+        assert rows["bob"]["total"] == -ann_total
+        assert {p: r["foul_rate"] for p, r in rows.items()} == {"ann": 0.5, "bob": 0.0}
