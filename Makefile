@@ -89,6 +89,9 @@ sample-data: $(BASE) ## Regenerate data/sample/ from fixed seeds with the simula
 	$(BIN)/ofcstats simulate -q --variant chinese-13 --ruleset russian --seed 11 \
 		--players nora:safe,omar:balanced,pia:aggressive,quin:montecarlo --hands 400 \
 		--prefix chinese-russian -o data/sample/chinese-13-russian.jsonl
+	$(BIN)/ofcstats simulate -q --variant criss-cross --ruleset criss-cross --seed 12 \
+		--players rosa:balanced,sven:safe --hands 150 \
+		--prefix criss-cross -o data/sample/criss-cross.jsonl
 
 clean: ## Remove the virtualenv and generated files
 	rm -rf $(VENV) out .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -61,8 +61,9 @@ def _settled(store: Store, filters: pipeline.Filters, rulesets: Sequence[Ruleset
 
 def game_results(store: Store, filters: pipeline.Filters,
                  rulesets: Sequence[Ruleset]) -> pl.DataFrame:
-    """Per ruleset, session, game and player: points, hands, money after the table's
-    loss cap, the stake and where it came from, when the game started and its variant.
+    """Per ruleset, session, game and player: points (and, with per-player units, the unit
+    points and the player's unit), hands, money after the table's loss cap, the stake
+    and where it came from, when the game started and its variant.
 
     Whole games are settled; ``filters.players``, ``since`` and ``until`` then keep the
     rows of those players and the games that started in the window.
@@ -76,7 +77,8 @@ def game_results(store: Store, filters: pipeline.Filters,
 def _empty_games() -> pl.DataFrame:
     return pl.DataFrame(schema={
         "session_id": pl.String, "game": pl.Int64, "player": pl.String, "points": pl.Int64,
-        "hands": pl.Int64, "variant": pl.String, "point_value": pl.Float64,
+        "unit_points": pl.Float64, "unit": pl.Float64, "hands": pl.Int64,
+        "variant": pl.String, "point_value": pl.Float64,
         "started_at": pl.Datetime("us", "UTC"), "what_if": pl.Boolean, "ruleset": pl.String,
         "loss_cap": pl.Float64, "stake_source": pl.String, "settled_points": pl.Float64,
         "capped": pl.Boolean, "money": pl.Float64})

@@ -53,6 +53,7 @@ RAW_SEATS_SCHEMA: dict[str, pl.DataType] = {
     "timed_out": pl.Boolean(),
     "surrendered": pl.Boolean(),
     "reported_points": pl.Float64(),
+    "unit": pl.Float64(),  # what one point is worth to this player, times the point value
     "has_streets": pl.Boolean(),
     "n_streets": pl.Int64(),  # length of the seat's list of streets (0 without one)
     "has_rows": pl.Boolean(),  # final rows given (top, middle or bottom)
@@ -94,6 +95,7 @@ SEATS_SCHEMA: dict[str, pl.DataType] = {
     "timed_out": pl.Boolean(),
     "surrendered": pl.Boolean(),
     "reported_points": pl.Float64(),
+    "unit": pl.Float64(),  # the player's unit (null: 1), docs/rules.md §5
     "dealt": pl.Int8(),  # cards this seat was dealt (13 in the final-rows form)
     "top": pl.Array(pl.UInt8, 3),
     "middle": pl.Array(pl.UInt8, 5),
@@ -197,7 +199,7 @@ class HandBatch:
         variant = self.hands.get_column("variant").gather(self.seats.get_column("hand"))
         return self.seats.with_columns(variant=variant).select(
             "hand_id", "variant", "seat", "player", "fantasyland", "timed_out", "surrendered",
-            *ROW_NAMES,
+            *ROW_NAMES, "unit",
         )
 
     def without(self, hand_ids: pl.Series) -> HandBatch:

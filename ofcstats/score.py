@@ -34,7 +34,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from ofcstats import evaluate, session, showdown
+from ofcstats import criss_cross, evaluate, session, showdown, units
 from ofcstats.errors import HandError, RulesetError
 from ofcstats.records import REJECTS_SCHEMA, HandBatch
 from ofcstats.rows import ROWS
@@ -80,6 +80,9 @@ RESULT_SCHEMA: dict[str, pl.DataType] = {
     "scooped": pl.Int8(),  # opponents that beat this seat in all three rows
     "fantasyland_next": pl.Boolean(),
     "fantasyland_cards": pl.Int8(),
+    # points weighted by the unit each opponent pair settles at (ofcstats.units); null
+    # where every unit of the hand is 1 (then the points themselves)
+    "unit_points": pl.Float64(),
 }
 """One row per hand, seat and ruleset."""
 
@@ -317,6 +320,7 @@ def _ruleset_frames(table: SeatTable, rulesets: Sequence[Ruleset], counts: dict[
         ("royalties", "royalty_top", "royalty_middle", "royalty_bottom", "royalty_points"),
         zeros16)
     per_policy: dict[tuple[FantasylandPolicy, bool], dict[str, pl.Series]] = {}
+    no_units = pl.Series(values=[None], dtype=pl.Float64).new_from_index(0, n)
     names = pl.Enum([r.name for r in rulesets])
     frames = []
     for ruleset in rulesets:
@@ -347,6 +351,7 @@ def _ruleset_frames(table: SeatTable, rulesets: Sequence[Ruleset], counts: dict[
             **columns.per_mask[mask],
             "fouled": columns.fouled[mask],
             **per_policy[ruleset.fantasyland, counted],
+            "unit_points": no_units,
         }
         frames.append(pl.DataFrame({name: result[name].alias(name) for name in RESULT_SCHEMA}))
     return frames
@@ -389,8 +394,19 @@ def _stacked(parts: Sequence[Scored], rulesets: int) -> Scored:
 
 
 def _score_part(frame: pl.DataFrame, rulesets: Sequence[Ruleset]) -> Scored:
+    """One part's hands scored; criss-cross hands as the heads-up meetings of their
+    boards (:mod:`ofcstats.criss_cross`), after the others."""
+    crossed = criss_cross.crossed(frame)
+    if crossed.any():
+        parts = [criss_cross.score(frame.filter(crossed), rulesets, _score_part)]
+        if not crossed.all():
+            parts.insert(0, _score_part(frame.filter(~crossed), rulesets))
+        return _stacked(parts, len(rulesets))
     frame, table = _laid_out(frame)
-    return ruleset_results(frame, table, rulesets)
+    scored = ruleset_results(frame, table, rulesets)
+    if units.weighted(frame).any():
+        return units.with_unit_points(frame, table.order, scored, rulesets, _score_part)
+    return scored
 
 
 def score_with_showdowns(seats: pl.LazyFrame | pl.DataFrame, rulesets: Sequence[Ruleset],

@@ -13,7 +13,8 @@ A hand's points are fixed by its boards; three things need the hands around it:
 - **Money**: points times the point value, with the per-game loss cap: a player loses
   at most ``loss_cap`` points in one game. **Decision**: what a capped loser does not
   pay is taken from the winners of that game in proportion to their winnings, so money
-  still sums to zero.
+  still sums to zero. With per-player units (:mod:`ofcstats.units`) money is settled on
+  the unit-weighted points, and a player's cap is ``loss_cap`` times the player's unit.
 
 Every function here is columnar: sorts, cumulative sums and window functions.
 """
@@ -239,25 +240,28 @@ def limit_repeats(results: pl.DataFrame, seats: pl.DataFrame, hands: pl.DataFram
 
 SETTLE_SQL = """
 WITH t AS (
-    SELECT *, CASE WHEN loss_cap IS NOT NULL AND points < -loss_cap THEN -loss_cap
-                   ELSE points END::DOUBLE AS _capped
+    SELECT *, CASE WHEN loss_cap IS NOT NULL AND unit_points < -loss_cap * unit
+                   THEN -loss_cap * unit ELSE unit_points END::DOUBLE AS _capped
     FROM ({source})
 ), g AS (
-    SELECT ruleset, session_id, game, sum(_capped - points) AS _shortfall,
-           sum(greatest(points, 0)) AS _won
+    SELECT ruleset, session_id, game, sum(_capped - unit_points) AS _shortfall,
+           sum(greatest(unit_points, 0)) AS _won
     FROM t GROUP BY ALL
 ), s AS (
     SELECT t.* EXCLUDE (_capped),
-           CASE WHEN points > 0 THEN points - g._shortfall * greatest(points, 0) / g._won
+           CASE WHEN unit_points > 0
+                THEN unit_points - g._shortfall * greatest(unit_points, 0) / g._won
                 ELSE _capped END::DOUBLE AS settled_points,
-           coalesce(loss_cap IS NOT NULL AND points < -loss_cap, false) AS capped
+           coalesce(loss_cap IS NOT NULL AND unit_points < -loss_cap * unit, false) AS capped
     FROM t JOIN g USING (ruleset, session_id, game)
 )
 SELECT *, settled_points * point_value AS money FROM s
 """
 """Settling as SQL over ``{source}`` (rows as :func:`settle` describes): DuckDB settles
 the store's games without them leaving the database, and :func:`settle` a frame's, by
-the same statement."""
+the same statement. It settles ``unit_points`` (the points weighted by the units the
+player's pairs settle at; the points themselves where every unit is 1), capping a
+player's loss at ``loss_cap`` times the player's own ``unit``."""
 
 
 def settle(per_game: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
@@ -265,11 +269,18 @@ def settle(per_game: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
 
     ``per_game`` has one row per ruleset, session, game and player, with the player's
     ``points`` in that game, the ruleset's ``loss_cap`` (points, or null) and the game's
-    ``point_value``. Every seat of the game must be there: the cap is applied over the
-    whole table, and what a capped loser does not pay is taken from the game's winners
-    in proportion to their winnings, so each game's money sums to zero.
+    ``point_value``; with per-player units (docs/rules.md §5) also its ``unit_points``
+    (default: the points) and its ``unit`` (default 1): money is then settled on the unit
+    points, and the cap is ``loss_cap`` times the player's unit. Every seat of the game
+    must be there: the cap is applied over the whole table, and what a capped loser does
+    not pay is taken from the game's winners in proportion to their winnings, so each
+    game's money sums to zero.
     """
     frame = per_game.lazy().collect().with_row_index("_row")
+    if "unit_points" not in frame.columns:
+        frame = frame.with_columns(unit_points=pl.col("points").cast(pl.Float64))
+    if "unit" not in frame.columns:
+        frame = frame.with_columns(unit=pl.lit(1.0))
     con = duckdb.connect()
     try:
         con.register("per_game", frame)
@@ -293,11 +304,13 @@ def game_money(results: pl.LazyFrame, hands: pl.LazyFrame,
     """Per ruleset, session, game and player: points, and money after the loss cap.
 
     ``results`` holds every seat of the games (``ruleset``, ``hand_id``, ``player``,
-    ``points``); ``hands`` gives ``hand_id``, ``session_id``, ``game`` and the logged
-    ``point_value`` (or null). A game has one stake: a change of stakes starts a new game
+    ``points``, and with per-player units ``unit_points`` and the seat's ``unit``);
+    ``hands`` gives ``hand_id``, ``session_id``, ``game`` and the logged ``point_value``
+    (or null). A game has one stake: a change of stakes starts a new game
     (:func:`hand_order` with ``split_on``).
     """
     frames = []
+    columns = results.collect_schema().names()
     for ruleset in rulesets:
         frames.append(results.filter(pl.col("ruleset").cast(pl.String) == ruleset.name)
                       .with_columns(pl.col("ruleset").cast(pl.String)).join(
@@ -311,6 +324,9 @@ def game_money(results: pl.LazyFrame, hands: pl.LazyFrame,
                                     "game": pl.Int64, "player": pl.String})
     per_game = pl.concat(frames).group_by(*GAME, "player").agg(
         points=pl.col("points").sum(),
+        unit_points=pl.col("unit_points").fill_null(pl.col("points")).sum()
+        if "unit_points" in columns else pl.col("points").sum().cast(pl.Float64),
+        unit=pl.col("unit").fill_null(1.0).max() if "unit" in columns else pl.lit(1.0),
         hands=pl.len(),
         stakes=pl.col("point_value").n_unique(),
         point_value=pl.col("point_value").first(),

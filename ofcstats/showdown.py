@@ -50,6 +50,9 @@ THREE_STRAIGHTS, THREE_FLUSHES, SIX_PAIRS, DRAGON = 1, 2, 4, 8
 MISSES_NOT_COUNTED = 16
 WHEEL = 32
 LOW_MIDDLE = 64  # the middle plays as a deuce-to-seven low: every seat's showdown changes
+# Criss-cross boards meet only the opponent's matching board (ofcstats.criss_cross): every
+# criss-cross seat's showdown changes; no other seat's.
+CRISS_CROSS_MATCHING = 128
 
 Int = npt.NDArray[np.int32]
 Small = npt.NDArray[np.int16]
@@ -272,12 +275,13 @@ def natural_mask(rule: Naturals) -> int:
 
 
 def showdown_key(ruleset: Ruleset) -> int:
-    """Which showdown a ruleset plays: the naturals it pays, whether misses count, and
-    the order of straights."""
+    """Which showdown a ruleset plays: the naturals it pays, whether misses count, the
+    order of straights, the middle played low, and which criss-cross boards meet."""
     return (natural_mask(ruleset.naturals)
             | (MISSES_NOT_COUNTED if ruleset.misset == "not-counted" else 0)
             | (WHEEL if ruleset.wheel else 0)
-            | (LOW_MIDDLE if ruleset.low_middle else 0))
+            | (LOW_MIDDLE if ruleset.low_middle else 0)
+            | (CRISS_CROSS_MATCHING if ruleset.criss_cross == "matching" else 0))
 
 
 def differs(showdown_bits: npt.NDArray[np.uint8], key: int) -> Bool:

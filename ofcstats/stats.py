@@ -29,8 +29,10 @@ Definitions (they are printed in the report's methodology section too):
   ruleset over every seat at the table: the loss cap limits what a player loses in the
   game, and what a capped loser does not pay is taken from the game's winners in
   proportion to their winnings. The point value is the ruleset's where its file sets
-  one, else the one logged with the hand, else 1. Player, session and time filters pick
-  from the settled games (a game belongs to the time it started).
+  one, else the one logged with the hand, else 1. Players of different units settle
+  each pair at the smaller unit; a player's cap is the cap times its unit. Player,
+  session and time filters pick from the settled games (a game belongs to the time it
+  started).
 - *What-if*: a ruleset applied to hands of a variant it is not played under, at the
   user's request; such rows are marked and never mixed with the others.
 """
@@ -84,7 +86,7 @@ SELECT player::VARCHAR AS player, variant::VARCHAR AS variant, ruleset::VARCHAR 
        coalesce(sum(abs(royalty_points)), 0)::BIGINT AS abs_royalty,
        coalesce(sum(abs(points - royalty_points)), 0)::BIGINT AS abs_other,
        count(*) FILTER (fouled) AS fouls,
-       count(*) FILTER (NOT fantasyland AND variant::VARCHAR <> '{chinese_13}') AS eligible,
+       count(*) FILTER (NOT fantasyland AND variant::VARCHAR NOT IN ({thirteen})) AS eligible,
        count(*) FILTER (fantasyland_entered) AS entered,
        count(*) FILTER (fantasyland_stayed) AS stayed,
        count(*) FILTER (fantasyland) AS fantasyland_hands,
@@ -148,16 +150,53 @@ def frame_rows(scored: pl.LazyFrame | pl.DataFrame) -> Iterator[Rows]:
         con.close()
 
 
+# A criss-cross player holds two boards (two rows) in a hand: per hand, their sums. Its
+# matchups depend on how the ruleset has the boards meet, so rates per matchup are not
+# given for it (no opponents counted).
+_PER_PLAYER = """
+SELECT * FROM ({source}) WHERE variant::VARCHAR <> '{criss_cross}'
+UNION ALL BY NAME
+SELECT player, variant, ruleset, session_id, {what_if}
+       sum(points) AS points, sum(royalty_points) AS royalty_points,
+       bool_or(fouled) AS fouled, bool_or(fantasyland) AS fantasyland,
+       bool_or(fantasyland_entered) AS fantasyland_entered,
+       bool_or(fantasyland_stayed) AS fantasyland_stayed,
+       sum(royalty_top) AS royalty_top, sum(royalty_middle) AS royalty_middle,
+       sum(royalty_bottom) AS royalty_bottom, NULL::INTEGER AS n_seats,
+       sum(scoops) AS scoops, sum(scooped) AS scooped, sum(wins_top) AS wins_top,
+       sum(wins_middle) AS wins_middle, sum(wins_bottom) AS wins_bottom
+FROM ({source}) WHERE variant::VARCHAR = '{criss_cross}'
+GROUP BY ruleset, variant, player, session_id, {hand}
+"""
+
+
+def per_player_hand(rows: Rows) -> Rows:
+    """``rows`` with a criss-cross player's two boards in a hand as one row (their sums;
+    fouled when either board is): statistics count a hand once per player."""
+    found = rows.con.execute(f"SELECT 1 FROM ({rows.source}) WHERE variant::VARCHAR = "
+                             f"'{Variant.CRISS_CROSS.value}' LIMIT 1",
+                             list(rows.params)).fetchall()
+    if not found:
+        return rows
+    columns = rows.columns
+    hand = "hand_key" if "hand_key" in columns else "hand_id"
+    what_if = "bool_or(what_if) AS what_if," if "what_if" in columns else ""
+    source = _PER_PLAYER.format(source=rows.source, criss_cross=Variant.CRISS_CROSS.value,
+                                what_if=what_if, hand=hand)
+    return Rows(rows.con, source, [*rows.params, *rows.params])
+
+
 def sums(rows: Rows) -> pl.DataFrame:
     """Per player, variant and ruleset: the integer sums every statistic comes from."""
+    rows = per_player_hand(rows)
     what_if = "bool_or(what_if) AS what_if," if "what_if" in rows.columns else ""
-    return rows.query(_SUMS, what_if=what_if,
-                      chinese_13=Variant.CHINESE_13.value).sort(*KEYS)
+    thirteen = ", ".join(f"'{v.value}'" for v in Variant if v.thirteen_card)
+    return rows.query(_SUMS, what_if=what_if, thirteen=thirteen).sort(*KEYS)
 
 
 def session_sums(rows: Rows) -> pl.DataFrame:
     """Per player, variant, ruleset and session: points and hands (for the bootstrap)."""
-    return rows.query(_SESSION_SUMS)
+    return per_player_hand(rows).query(_SESSION_SUMS)
 
 
 def hands_per_ruleset(rows: Rows) -> pl.DataFrame:

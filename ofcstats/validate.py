@@ -59,7 +59,10 @@ _PLAN_DEALT = np.array([[s.dealt for s in v.streets] + [0] * (_MAX_STREETS - len
 _PLAN_DISCARD = np.array([[s.discard for s in v.streets]
                           + [0] * (_MAX_STREETS - len(v.streets)) for v in _VARIANTS],
                          dtype=np.int64)
-_CHINESE_13 = _VARIANTS.index(Variant.CHINESE_13)
+_THIRTEEN = np.array([v.thirteen_card for v in _VARIANTS])
+_CRISS_CROSS = _VARIANTS.index(Variant.CRISS_CROSS)
+_THIRTEEN_NAMES = [v.value for v in _VARIANTS if v.thirteen_card]
+_CRISS_SEATS = 2 * Variant.CRISS_CROSS.boards_per_player  # two players, two boards each
 _CARD_NAMES = [RANKS[c >> 2] + SUITS[c & 3] for c in range(52)]
 _TIMES = {1: "", 2: "twice", 3: "three times", 4: "four times"}
 
@@ -110,7 +113,7 @@ def _with_raw(raw: RawBatch, rejected: pl.DataFrame) -> pl.DataFrame:
 
 # The fast pass: every rule as integer arithmetic over the whole batch.
 
-def _np(frame: pl.DataFrame, name: str, fill: int | bool = 0) -> np.ndarray:
+def _np(frame: pl.DataFrame, name: str, fill: float | bool = 0) -> np.ndarray:
     column = frame.get_column(name)
     if column.null_count():
         column = column.fill_null(fill)
@@ -194,14 +197,21 @@ def _seat_suspects(raw: RawBatch, ix: Index, bad: np.ndarray) -> np.ndarray:
     s_rows = _np(seats, "has_rows", fill=False)
     s_bad = seats.get_column("error").is_not_null().to_numpy() \
         | (ix.s_seat < 0) | (ix.s_seat > MAX_SEAT) | (ix.s_streets & s_rows) \
-        | (ix.s_fl & (v[ix.s_hand] == _CHINESE_13)) \
-        | (_np(seats, "surrendered", fill=False) & (v[ix.s_hand] != _CHINESE_13))
+        | (ix.s_fl & _THIRTEEN[v[ix.s_hand]]) \
+        | (_np(seats, "surrendered", fill=False) & ~_THIRTEEN[v[ix.s_hand]])
+    unit = seats.get_column("unit")
+    if unit.null_count() < len(unit):
+        units = _np(seats, "unit", fill=1.0)
+        s_bad |= ~(units > 0) | ~np.isfinite(units)
     s_bad |= ix.s_streets & np.where(ix.s_fl, ix.n_streets != 1,
                                      ix.n_streets != _PLAN_LEN[v[ix.s_hand]])
     bad |= (ix.per_hand < MIN_PLAYERS) | (ix.per_hand > _MAX_PLAYERS[v])
     bad |= _repeats(ix.s_hand, ix.s_seat, ix.n)
-    bad |= _repeats(ix.s_hand, seats.get_column("player").fill_null("").hash().to_numpy(),
-                    ix.n)
+    names = seats.get_column("player").fill_null("").hash().to_numpy()
+    crossed = v == _CRISS_CROSS
+    bad |= _repeats(ix.s_hand, names, ix.n) & ~crossed
+    if crossed.any():
+        bad |= crossed & ((ix.per_hand != _CRISS_SEATS) | ~_twice_each(ix.s_hand, names, ix.n))
     button = raw.hands.get_column("button")
     if button.null_count() < ix.n:
         b = button.fill_null(-1).to_numpy()
@@ -260,6 +270,15 @@ def _repeats(group: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
     g, val = group[order], values[order]
     same = (g[1:] == g[:-1]) & (val[1:] == val[:-1])
     return np.bincount(g[1:][same], minlength=n) > 0
+
+
+def _twice_each(group: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
+    """Per group (hand), whether every value in it occurs exactly twice."""
+    _, inverse, counts = np.unique(np.stack([group, values.astype(np.int64, copy=False)
+                                             .view(np.int64)]), axis=1,
+                                   return_inverse=True, return_counts=True)
+    odd = counts[inverse.ravel()] != 2
+    return np.bincount(group[odd], minlength=n) == 0
 
 
 def _counted_twice(keys: np.ndarray, hands: np.ndarray, n: int) -> np.ndarray:
@@ -386,6 +405,12 @@ def _check_seats(hands: pl.DataFrame, seats: pl.DataFrame, add: Add) -> None:
         counts.filter((pl.col("n") < MIN_PLAYERS) | (pl.col("n") > max_players)),
         pl.format("{} seats {} to {} players, this hand has {}", pl.col("variant"),
                   pl.lit(MIN_PLAYERS), max_players, pl.col("n")), 3))
+    add(_problems(
+        counts.filter((pl.col("variant") == Variant.CRISS_CROSS.value)
+                      & pl.col("n").is_between(MIN_PLAYERS, _CRISS_SEATS - 1)),
+        pl.format("criss-cross has {} seats, two boards for each of its two players (the "
+                  "player's name on both); this hand has {}", pl.lit(_CRISS_SEATS),
+                  pl.col("n")), 3))
     no_players = hands.join(counts, on="hand", how="anti").filter(pl.col("error").is_null())
     add(_problems(no_players, pl.lit("players is an empty list"), 3))
     add(_problems(
@@ -396,23 +421,36 @@ def _check_seats(hands: pl.DataFrame, seats: pl.DataFrame, add: Add) -> None:
         n=pl.len()).filter(pl.col("n") > 1)
     add(_problems(doubled_seats, pl.format("seat {} appears {} times", pl.col("seat"),
                                            pl.col("n")), 4))
-    doubled_names = seats.filter(pl.col("player").fill_null("") != "").group_by(
+    named = seats.filter(pl.col("player").fill_null("") != "").group_by(
         "hand", "player").agg(
         where=pl.col("seat").sort().cast(pl.String).str.join(" and "), n=pl.len(),
-    ).filter(pl.col("n") > 1)
-    add(_problems(doubled_names, pl.format("player {} sits in seats {}", pl.col("player"),
-                                           pl.col("where")), 4))
+        variant=pl.col("variant").first())
+    crossed = pl.col("variant") == Variant.CRISS_CROSS.value
+    add(_problems(named.filter(~crossed & (pl.col("n") > 1)), pl.format(
+        "player {} sits in seats {}", pl.col("player"), pl.col("where")), 4))
+    add(_problems(
+        counts.filter(crossed & (pl.col("n") == _CRISS_SEATS)).join(
+            named.filter(crossed & (pl.col("n") != 2)).group_by("hand").agg(
+                pl.format("{} in seats {}", pl.col("player"), pl.col("where")).sort()
+                .str.join("; ").alias("found")), on="hand"),
+        pl.format("criss-cross seats each of its two players on two seats, one for each "
+                  "board; this hand has {}", pl.col("found")), 4))
+    add(_problems(
+        seats.filter(~(pl.col("unit").fill_null(1.0) > 0) | pl.col("unit").is_infinite()),
+        pl.format("{}: unit {} is not a positive number: a player's unit is what a point is "
+                  "worth to the player, in point values (default 1)", pl.col("label"),
+                  pl.col("unit")), 5))
     seat_lists = seats.group_by("hand").agg(pl.col("seat"))
     button = hands.filter(pl.col("button").is_not_null()).join(seat_lists, on="hand")
     add(_problems(
         button.filter(~pl.col("seat").list.contains(pl.col("button"))),
         pl.format("button is seat {}, which is not at the table", pl.col("button")), 5))
     add(_problems(
-        seats.filter(pl.col("fantasyland") & (pl.col("variant") == Variant.CHINESE_13.value)),
-        pl.format("{}: fantasyland is not part of chinese-13", pl.col("label")), 5))
+        seats.filter(pl.col("fantasyland") & pl.col("variant").is_in(_THIRTEEN_NAMES)),
+        pl.format("{}: fantasyland is not part of {}", pl.col("label"), pl.col("variant")), 5))
     add(_problems(
         seats.filter(pl.col("surrendered") & pl.col("variant").is_in(_VARIANT_NAMES)
-                     & (pl.col("variant") != Variant.CHINESE_13.value)),
+                     & ~pl.col("variant").is_in(_THIRTEEN_NAMES)),
         pl.format("{}: surrender is a chinese-13 option, not part of {}: an open-face hand "
                   "is played out (drop \"surrendered\")", pl.col("label"),
                   pl.col("variant")), 5))

@@ -129,9 +129,9 @@ def seats_frame(hands: list[dict[str, Any]]) -> pl.DataFrame:
                 "player": p["name"], "fantasyland": p.get("fantasyland", False),
                 "timed_out": False, "surrendered": p.get("surrendered", False),
                 "top": parse_cards(p["top"]), "middle": parse_cards(p["middle"]),
-                "bottom": parse_cards(p["bottom"]),
+                "bottom": parse_cards(p["bottom"]), "unit": p.get("unit"),
             })
-    frame = pl.DataFrame(rows)
+    frame = pl.DataFrame(rows, schema_overrides={"unit": pl.Float64})
     return frame.with_columns(
         pl.col("seat").cast(pl.Int8),
         pl.col("top").list.to_array(3).cast(pl.Array(pl.UInt8, 3)),

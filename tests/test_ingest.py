@@ -591,9 +591,9 @@ def test_the_same_id_twice_in_one_file_with_other_values_is_a_conflict(
     assert (summary.hands, summary.duplicates, summary.rejected) == (3, 1, 2)
     assert [(r.line, r.reason) for r in summary.first_rejects] == [
         (5, "hand h1: the same hand as at line 2 but with other values of played_at, "
-            "ruleset, point_value, button, reported_points"),
+            "ruleset, point_value, button, reported_points, unit"),
         (6, "hand h2: the same hand as at line 3 but with other values of played_at, "
-            "ruleset, point_value, button, reported_points")]
+            "ruleset, point_value, button, reported_points, unit")]
     assert _stored_values(db) == {h["hand_id"]: (h.get("point_value"), tuple(
         p.get("reported_points") for p in h["players"])) for h in first}
 

@@ -31,6 +31,7 @@ PRESETS = {  # docs/rules.md §7: name -> (2-1 pays, 3-0 pays, royalty table, fo
     "two-four-scoop": (1, 4, "none", 4, "none"),
     "foreign": (2, 4, "none", 4, "none"),
     "russian": (2, 4, "none", 4, "none"),
+    "criss-cross": (2, 4, "none", 4, "none"),
 }
 
 

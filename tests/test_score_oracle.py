@@ -18,15 +18,26 @@ def mixed_hands(n: int, seed: int) -> list[dict]:
     rng = random.Random(seed)
     hands = []
     for i in range(n):
-        variant = rng.choice(["pineapple", "ofc-classic", "ofc-turbo", "chinese-13"])
-        players = rng.randint(2, 3 if variant == "pineapple" else 4)
-        fl = tuple(rng.random() < 0.2 for _ in range(players)) if variant != "chinese-13" \
-            else ()
-        hand = random_hand(rng, f"h{i}", variant, players, streets=False, fantasyland=fl)
+        variant = rng.choice(["pineapple", "ofc-classic", "ofc-turbo", "chinese-13",
+                              "criss-cross"])
+        players = 4 if variant == "criss-cross" else \
+            rng.randint(2, 3 if variant == "pineapple" else 4)
+        thirteen = variant in ("chinese-13", "criss-cross")
+        fl = tuple(rng.random() < 0.2 for _ in range(players)) if not thirteen else ()
+        hand = random_hand(rng, f"h{i}", "chinese-13" if thirteen else variant, players,
+                           streets=False, fantasyland=fl)
+        if variant == "criss-cross":  # each player's name on two seats, in any order
+            hand["variant"] = variant
+            names = rng.choice(["xxyy", "xyxy", "xyyx"])
+            for p, name in zip(hand["players"], names, strict=True):
+                p["name"] = name
         if rng.random() < 0.7:
             for p in hand["players"]:
                 p.update(rich_board(rng, arrange=rng.random() < 0.9))
-        if variant == "chinese-13":
+        if rng.random() < 0.3:  # per-player units: some players at other stakes
+            for p in hand["players"]:
+                p["unit"] = rng.choice([1.0, 1.0, 2.0, 10.0, 0.5])
+        if thirteen:
             for p in hand["players"]:
                 p["surrendered"] = rng.random() < 0.1
         hands.append(hand)
@@ -48,7 +59,8 @@ def test_pipeline_matches_plain_scorer(name: str) -> None:
     for hand in hands:
         seats = [Seat(p["seat"], parse_cards(p["top"]), parse_cards(p["middle"]),
                       parse_cards(p["bottom"]), p.get("fantasyland", False),
-                      p.get("surrendered", False)) for p in hand["players"]]
+                      p.get("surrendered", False), p["name"], p.get("unit", 1.0))
+                 for p in hand["players"]]
         expected = score_hand(seats, ruleset, hand["variant"])
         for seat, facts in expected.items():
             got = by_key[(hand["hand_id"], seat)]
@@ -65,6 +77,8 @@ def test_pipeline_matches_plain_scorer(name: str) -> None:
             assert got["scoops"] == facts["scoops"], context
             assert got["scooped"] == facts["scooped"], context
             assert got["fantasyland_next"] == facts["fantasyland_next"], context
+            weighted = got["points"] if got["unit_points"] is None else got["unit_points"]
+            assert weighted == pytest.approx(facts["unit_points"], abs=1e-9), context
 
 
 def test_scoring_split_between_cores_equals_scoring_at_once(monkeypatch: pytest.MonkeyPatch

@@ -327,7 +327,7 @@ def test_classic_fantasyland_with_13_cards_and_no_discard() -> None:
     ({"hand_id": None}, "hand_id is missing or not a string"),
     ({"variant": None}, "hand h17: variant is missing or not a string"),
     ({"variant": "omaha"}, "hand h17: unknown variant 'omaha': use one of chinese-13, "
-                           "ofc-classic, ofc-turbo, pineapple"),
+                           "criss-cross, ofc-classic, ofc-turbo, pineapple"),
     ({"players": None}, "hand h17: players is missing or not a list of seats"),
     ({"played_at": "yesterday"}, "hand h17: played_at 'yesterday' is not an ISO 8601 time "
                                  "such as 2026-11-29T18:03:11Z"),

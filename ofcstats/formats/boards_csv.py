@@ -216,7 +216,7 @@ def _frames(table: pl.DataFrame, first_line: int, source: str
         seat=pl.col("seat_number"),
         player=pl.col("player").replace("", None),
         fantasyland=pl.lit(False), timed_out=pl.lit(False), surrendered=pl.lit(False),
-        reported_points=pl.col("points_number"),
+        reported_points=pl.col("points_number"), unit=pl.lit(None, dtype=pl.Float64),
         has_streets=pl.lit(False), n_streets=pl.lit(0, dtype=pl.Int64), has_rows=pl.lit(True),
         error=join_errors([
             (pl.col("seat_number").is_null() & (pl.col("seat") != ""),

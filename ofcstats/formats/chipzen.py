@@ -237,7 +237,7 @@ def _seats(seat_structs: pa.Array, seat_hand: np.ndarray, seat_index: np.ndarray
         player=pl.format("seat {}", pl.col("seat") + 1),
         seat=pl.col("seat") + 1,
         fantasyland=pl.col("fantasyland").fill_null(False),
-        timed_out=pl.lit(False), surrendered=pl.lit(False),
+        timed_out=pl.lit(False), surrendered=pl.lit(False), unit=pl.lit(None, dtype=pl.Float64),
         n_streets=pl.col("n_streets").fill_null(0),
     ).with_columns(error=join_errors([
         (pl.col("seat").is_null(),

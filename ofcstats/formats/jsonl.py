@@ -46,6 +46,7 @@ _STREET = pa.struct([(kind, _CARDS) for kind in KIND_NAMES])
 _PLAYER = pa.struct([
     ("seat", pa.int64()), ("name", pa.string()), ("fantasyland", pa.bool_()),
     ("timed_out", pa.bool_()), ("surrendered", pa.bool_()), ("reported_points", pa.float64()),
+    ("unit", pa.float64()),
     *[(row, _CARDS) for row in _ROWS], ("streets", pa.list_(_STREET)),
 ])
 SCHEMA = pa.schema([
@@ -235,6 +236,7 @@ def seat_frame(seat_structs: pa.Array, seat_hand: np.ndarray, seat_index: np.nda
         "timed_out": nested.series(col("timed_out")),
         "surrendered": nested.series(col("surrendered")),
         "reported_points": nested.series(col("reported_points")),
+        "unit": nested.series(col("unit")),
         "has_streets": streets.is_valid().to_numpy(zero_copy_only=False),
         "n_streets": nested.series(pc.list_value_length(streets)),
         "has_rows": (nested.series(col("top")).is_not_null()
@@ -270,6 +272,7 @@ _BOOL = ("BOOLEAN",)
 _TEXT = ("VARCHAR",)
 _LIST = ("ARRAY",)
 _PLAYER_KEYS = ("seat", "name", "fantasyland", "timed_out", "surrendered", "reported_points",
+                "unit",
                 *_ROWS, "streets")
 _HAND = json.dumps({
     **{key: "JSON" for key in KNOWN_KEYS if key != "players"},
@@ -384,6 +387,7 @@ def _seats_sql() -> str:
         (_wrong("p.timed_out", _BOOL), "'timed_out must be true or false'"),
         (_wrong("p.surrendered", _BOOL), "'surrendered must be true or false'"),
         (_wrong("p.reported_points", _NUMBER), "'reported_points must be a number'"),
+        (_wrong("p.unit", _NUMBER), "'unit must be a number'"),
         (_wrong("p.streets", _LIST), "'streets must be a list of streets'"),
         *[(_wrong(f"p.{row}", _LIST), f"'{row} must be a list of cards'") for row in _ROWS],
         (f"NOT {_present('p.streets')} AND NOT ({has_rows})",
@@ -396,6 +400,7 @@ def _seats_sql() -> str:
                coalesce({_value('p.timed_out', 'BOOLEAN', _BOOL)}, false) AS timed_out,
                coalesce({_value('p.surrendered', 'BOOLEAN', _BOOL)}, false) AS surrendered,
                {_value('p.reported_points', 'DOUBLE', _NUMBER)} AS reported_points,
+               {_value('p.unit', 'DOUBLE', _NUMBER)} AS unit,
                coalesce(json_type(p.streets) = 'ARRAY', false) AS has_streets,
                CASE WHEN json_type(p.streets) = 'ARRAY' THEN json_array_length(p.streets)
                     ELSE 0 END AS n_streets,

@@ -7,7 +7,7 @@ too; a ruleset file may name a built-in royalty table or policy, or spell one in
 >>> load_ruleset("american").head_to_head.scoop_value
 6
 >>> sorted(preset_names())[:3]
-['american', 'classic-kush', 'finnish-spade']
+['american', 'classic-kush', 'criss-cross']
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ _RULESET_KEYS = {
     "name", "description", "variant", "variants", "sources", "head_to_head", "royalties",
     "fantasyland",
     "foul_penalty", "surrender", "spade_bonus", "naturals", "point_value", "loss_cap",
-    "misset", "wheel", "royalty_pool", "low_middle",
+    "misset", "wheel", "royalty_pool", "low_middle", "criss_cross",
 }
 _HEAD_TO_HEAD_KEYS = {"row", "majority", "scoop", "table_bonus"}
 _ROYALTY_KEYS = {"name", "description", *ROW_NAMES}
@@ -218,6 +218,7 @@ def ruleset_from(data: dict[str, Any], where: str) -> Ruleset:
         misset=data.get("misset", "scoop"),
         wheel=data.get("wheel", False),
         low_middle=data.get("low_middle", False),
+        criss_cross=data.get("criss_cross", "both"),
         spade_bonus=data.get("spade_bonus", False),
         naturals=Naturals(**naturals_data, where=f"{where}.naturals") if "naturals" in data
         else Naturals.default_for(variants, f"{where}.naturals"),

@@ -295,7 +295,7 @@ class Naturals:
         source naming no amount): 3 units for each natural and 13 for a dragon when it is
         played under 13-card Chinese poker, where naturals are played; nothing otherwise."""
         played = variants if isinstance(variants, tuple) else (variants,)
-        if Variant.CHINESE_13 in played:
+        if any(v.thirteen_card for v in played):
             return cls(three_straights=3, three_flushes=3, six_pairs=3, dragon=13, where=where)
         return cls(where=where)
 
@@ -334,6 +334,13 @@ wrongly set row (a row above the one below it: top over middle, middle over bott
 ``not-counted``, misses are not counted and the hand plays its rows as set."""
 
 
+CRISS_CROSS_READINGS = ("both", "matching")
+"""How the boards of a criss-cross hand meet (docs/rules.md §5): ``both``, each of a
+player's two boards plays both of the opponent's (four heads-up meetings; a player's own
+boards never meet); ``matching``, the first board plays the opponent's first and the
+second the second (two meetings)."""
+
+
 @dataclass(frozen=True)
 class Ruleset:
     """Everything that turns the final boards of a hand into points (docs/rules.md §7)."""
@@ -356,6 +363,7 @@ class Ruleset:
     wheel: bool = False
     royalty_pool: RoyaltyPool = field(default_factory=RoyaltyPool)
     low_middle: bool = False
+    criss_cross: str = "both"
 
     def __post_init__(self) -> None:
         where = self.path or self.name
@@ -374,6 +382,9 @@ class Ruleset:
         if not isinstance(self.wheel, bool):
             raise _fail(where, "wheel", self.wheel, "must be true or false")
         self._check_low_middle(where)
+        if self.criss_cross not in CRISS_CROSS_READINGS:
+            raise _fail(where, "criss_cross", self.criss_cross,
+                        f"use one of {', '.join(CRISS_CROSS_READINGS)}")
         if self.misset not in MISSET_RULES:
             raise _fail(where, "misset", self.misset, f"use one of {', '.join(MISSET_RULES)}")
         if self.misset == "per-row" and self.foul_penalty is None:
@@ -391,10 +402,10 @@ class Ruleset:
         """Low in the middle is a 13-card agreement: no open-face deal, no fantasyland."""
         if not isinstance(self.low_middle, bool):
             raise _fail(where, "low_middle", self.low_middle, "must be true or false")
-        if self.low_middle and self.variants != (Variant.CHINESE_13,):
+        if self.low_middle and not all(v.thirteen_card for v in self.variants):
             raise _fail(where, "low_middle", self.low_middle,
                         "is a 13-card agreement: play it under variants = [\"chinese-13\"] "
-                        "only")
+                        "(or \"criss-cross\") only")
         if self.low_middle and self.fantasyland.entry is not None:
             raise _fail(where, "low_middle", self.low_middle,
                         "is a 13-card agreement: it takes fantasyland = \"none\"")
@@ -472,6 +483,10 @@ class Ruleset:
             parts.append("straights in the wheel order")
         if self.low_middle:
             parts.append("the middle played as a 2-7 low")
+        if Variant.CRISS_CROSS in self.variants:
+            parts.append("criss-cross boards meet "
+                         + ("both of the opponent's" if self.criss_cross == "both"
+                            else "the opponent's matching board"))
         if self.royalty_pool.played:
             parts.append(f"royalty pool {self.royalty_pool.stake} a player "
                          f"({self.royalty_pool.split})")
@@ -518,6 +533,8 @@ class Ruleset:
                             "dragon": n.dragon}
         if self.low_middle:
             data["low_middle"] = True
+        if self.criss_cross != "both":
+            data["criss_cross"] = self.criss_cross
         if self.royalty_pool.played:
             data["royalty_pool"] = {"stake": self.royalty_pool.stake,
                                     "split": self.royalty_pool.split}

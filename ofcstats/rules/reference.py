@@ -38,6 +38,8 @@ class Seat:
     bottom: list[int]
     fantasyland: bool = False
     surrendered: bool = False
+    player: str = ""  # criss-cross: the player whose board this is (two seats each)
+    unit: float = 1.0  # what a point is worth to the player, in point values (§5)
 
     def strengths(self, wheel: bool = False) -> tuple[int, int, int]:
         """The strengths of the top, middle and bottom rows (§1); with ``wheel``, straights
@@ -258,8 +260,9 @@ def _settle(res: dict[str, Any], me: Seat, them: Seat, a: _Facts, b: _Facts,
 
 
 def _table_bonus(facts: dict[int, _Facts], result: dict[int, dict[str, Any]],
-                 bonus: int) -> None:
-    """Each row that beats every showdown opponent is paid ``bonus`` by each of them (§3)."""
+                 bonus: int, units: dict[int, float]) -> None:
+    """Each row that beats every showdown opponent is paid ``bonus`` by each of them (§3);
+    between players of different units, at the smaller (§5)."""
     showing = [seat for seat, f in facts.items() if not f.out_of_showdown]
     rows_beating_table = {}
     for me in showing:
@@ -269,7 +272,36 @@ def _table_bonus(facts: dict[int, _Facts], result: dict[int, dict[str, Any]],
     for me in showing:
         for them in showing:
             if me != them:
-                result[me]["points"] += bonus * (rows_beating_table[me] - rows_beating_table[them])
+                paid = bonus * (rows_beating_table[me] - rows_beating_table[them])
+                result[me]["points"] += paid
+                result[me]["unit_points"] += paid * min(units[me], units[them])
+
+
+def _criss_cross(seats: list[Seat], ruleset: Ruleset) -> dict[int, dict[str, Any]]:
+    """A criss-cross hand (§5): each meeting of two boards of different players is a
+    heads-up 13-card hand; a board's result is the sum of its meetings. With
+    ``criss_cross = "both"`` every board meets both of the opponent's; with
+    ``"matching"`` the boards on the players' lower seats meet, and those on the higher."""
+    players: dict[str, list[Seat]] = {}
+    for seat in sorted(seats, key=lambda s: s.seat):
+        players.setdefault(seat.player, []).append(seat)
+    first, second = players.values()
+    total: dict[int, dict[str, Any]] = {}
+    for i, mine in enumerate(first):
+        for j, theirs in enumerate(second):
+            if ruleset.criss_cross == "matching" and i != j:
+                continue
+            met = score_hand([mine, theirs], ruleset, Variant.CHINESE_13)
+            for number, result in met.items():
+                if number not in total:
+                    total[number] = result
+                    continue
+                kept = total[number]
+                for key in ("points", "royalties", "scoops", "scooped", "unit_points"):
+                    kept[key] += result[key]
+                for key in ("royalty_rows", "rows", "wins"):
+                    kept[key] = [a + b for a, b in zip(kept[key], result[key], strict=True)]
+    return total
 
 
 def score_hand(seats: list[Seat], ruleset: Ruleset, variant: str = Variant.PINEAPPLE
@@ -277,19 +309,33 @@ def score_hand(seats: list[Seat], ruleset: Ruleset, variant: str = Variant.PINEA
     """Points and facts per seat number under one ruleset: ``points``, ``royalties`` (and
     per row, ``royalty_rows``), per row the sum of wins and losses (``rows``) and the wins
     (``wins``), ``fouled``, ``scoops``, ``scooped`` and ``fantasyland_next``."""
+    if variant == Variant.CRISS_CROSS:
+        return _criss_cross(seats, ruleset)
     facts = {s.seat: _facts(s, ruleset, variant) for s in seats}
     result: dict[int, dict[str, Any]] = {
         s.seat: {"points": 0, "royalties": 0, "royalty_rows": [0, 0, 0], "rows": [0, 0, 0],
-                 "wins": [0, 0, 0], "fouled": facts[s.seat].fouled, "scoops": 0, "scooped": 0}
+                 "wins": [0, 0, 0], "fouled": facts[s.seat].fouled, "scoops": 0, "scooped": 0,
+                 "unit_points": 0.0}
         for s in seats}
     for me in seats:
         for them in seats:
             if me.seat != them.seat:
+                before = result[me.seat]["points"]
                 _settle(result[me.seat], me, them, facts[me.seat], facts[them.seat], ruleset)
+                # Per-player units (§5): a pair settles at the smaller of its two units.
+                result[me.seat]["unit_points"] += (result[me.seat]["points"] - before) \
+                    * min(me.unit, them.unit)
     if ruleset.head_to_head.table_bonus:
-        _table_bonus(facts, result, ruleset.head_to_head.table_bonus)
+        _table_bonus(facts, result, ruleset.head_to_head.table_bonus,
+                     {s.seat: s.unit for s in seats})
     if ruleset.royalty_pool.played:
+        before_pool = {s.seat: result[s.seat]["points"] for s in seats}
         _royalty_pool(facts, result, ruleset.royalty_pool)
+        # The pool is one pot: played at the smallest unit at the table (§5).
+        smallest = min(s.unit for s in seats)
+        for s in seats:
+            result[s.seat]["unit_points"] += \
+                (result[s.seat]["points"] - before_pool[s.seat]) * smallest
     for s in seats:
         result[s.seat]["royalties"] = sum(result[s.seat]["royalty_rows"])
         result[s.seat]["fantasyland_next"] = _fantasyland_next(

@@ -85,9 +85,17 @@ class Simulation:
     prefix: str | None = None  # hand and session ids start with it (default sim<seed>)
     start: datetime = datetime(2026, 1, 5, 18, 0, tzinfo=UTC)
 
+    @property
+    def seated(self) -> list[Player]:
+        """The player at each seat: in criss-cross each player sits twice, one seat for
+        each board: the players' first boards on seats 1 and 2, their second on 3 and 4."""
+        return self.players * self.variant.boards_per_player
+
     def check(self) -> None:
         """Raise :class:`SimulationError` for anything that cannot be dealt."""
         seats = len(self.players)
+        if self.variant is Variant.CRISS_CROSS and seats != MIN_PLAYERS:
+            raise SimulationError(f"criss-cross is heads-up: give 2 players, not {seats}")
         if not MIN_PLAYERS <= seats <= self.variant.max_players:
             raise SimulationError(
                 f"{self.variant.value} seats {MIN_PLAYERS} to {self.variant.max_players} "
@@ -102,11 +110,11 @@ class Simulation:
         if not 0 <= self.timeout_rate <= 1:
             raise SimulationError(f"--timeout-rate is a chance between 0 and 1, "
                                   f"not {self.timeout_rate}")
-        if self.ruleset.wheel and self.variant is not Variant.CHINESE_13:
+        if self.ruleset.wheel and not self.variant.thirteen_card:
             raise SimulationError(
                 f"ruleset {self.ruleset.name}: the wheel order of straights is played in "
                 f"chinese-13; simulate {self.variant.value} under a ruleset without it")
-        if self.ruleset.low_middle and self.variant is not Variant.CHINESE_13:
+        if self.ruleset.low_middle and not self.variant.thirteen_card:
             raise SimulationError(
                 f"ruleset {self.ruleset.name}: low in the middle is played in chinese-13; "
                 f"simulate {self.variant.value} under a ruleset without it")
@@ -135,7 +143,7 @@ def make_bot(style: str, rng: np.random.Generator, rollouts: int = 100) -> Bot:
 
 def _bots(sim: Simulation, block: int) -> list[Bot]:
     return [make_bot(p.style, np.random.default_rng([sim.seed, block, 1 + i]), sim.rollouts)
-            for i, p in enumerate(sim.players)]
+            for i, p in enumerate(sim.seated)]
 
 
 @dataclass(frozen=True)
@@ -164,9 +172,9 @@ def _play(sim: Simulation, progress: Callable[[int, int], None] | None,
     each block deals from generators seeded by the seed and the block's number alone,
     so a run can begin at any block)."""
     sim.check()
-    arrays = ruleset_arrays(sim.ruleset, sim.variant)
-    names = [p.name for p in sim.players]
-    seats = len(sim.players)
+    arrays = ruleset_arrays(sim.ruleset, sim.variant.dealt_as)
+    names = [p.name for p in sim.seated]
+    seats = len(names)
     series = math.ceil(sim.hands / (GAMES_PER_SERIES * seats))
     written, games, block = start.hands, start.games, start.block
     while written < sim.hands:
@@ -175,7 +183,7 @@ def _play(sim: Simulation, progress: Callable[[int, int], None] | None,
         planned = series - block * MAX_TABLES
         tables = min(MAX_TABLES, planned if planned > 0 else
                      math.ceil((sim.hands - written) / (GAMES_PER_SERIES * seats)))
-        dealer = Dealer(sim.variant, sim.ruleset, arrays, _bots(sim, block),
+        dealer = Dealer(sim.variant.dealt_as, sim.ruleset, arrays, _bots(sim, block),
                         np.random.default_rng([sim.seed, block, 0]), sim.timeout_rate)
 
         def step(done: int, base: int = written) -> None:
@@ -206,8 +214,8 @@ def simulate(sim: Simulation,
     short). ``progress(done, total)`` is called as hands are played. The same
     simulation gives the same hands, to the byte.
     """
-    names = [p.name for p in sim.players]
-    styles = [p.style for p in sim.players]
+    names = [p.name for p in sim.seated]
+    styles = [p.style for p in sim.seated]
     prefix = sim.prefix or f"sim{sim.seed}"
     for played in _play(sim, progress):
         for i, (hand, game, number) in enumerate(zip(
@@ -235,8 +243,8 @@ def write_jsonl(sim: Simulation, path: Path,
     be those this run plays, else :class:`SimulationError`), and play goes on from
     there. Without ``append`` the file is written anew.
     """
-    lines = LineFormat(sim.variant, sim.ruleset, [p.name for p in sim.players],
-                       [p.style for p in sim.players], sim.prefix or f"sim{sim.seed}",
+    lines = LineFormat(sim.variant, sim.ruleset, [p.name for p in sim.seated],
+                       [p.style for p in sim.seated], sim.prefix or f"sim{sim.seed}",
                        sim.start)
     sim.check()
     found = _resume_point(sim, path) if append and path.exists() else None

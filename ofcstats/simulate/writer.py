@@ -59,7 +59,7 @@ def hand_record(hand: HandRecord, *, hand_id: str, session_id: str, played_at: d
     for index, name in enumerate(names):
         entry: dict[str, Any] = {"seat": index + 1, "name": name,
                                  "fantasyland": bool(hand.fantasyland[index])}
-        if variant is Variant.CHINESE_13:
+        if variant.thirteen_card:
             board = [_CARD[c] for c in hand.boards[index].tolist()]
             entry["top"], entry["middle"], entry["bottom"] = board[0:3], board[3:8], board[8:13]
         else:
@@ -125,7 +125,7 @@ class LineFormat:
         """The lines of consecutive hands, each with its newline: game and hand numbers
         (for the ids), the run's index of the first hand (for the time stamps), points."""
         n = len(hands)
-        if self.variant is Variant.CHINESE_13:  # final rows only: few hands, made as objects
+        if self.variant.thirteen_card:  # final rows only: few hands, made as objects
             return "".join(
                 _compact(hand_record(
                     hand, hand_id=f"{self.prefix}-{g:05d}-{number:02d}",

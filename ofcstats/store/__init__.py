@@ -213,7 +213,7 @@ class Store(FileLoads, HandLoading):
             params.append(until)
         frame = self.con.sql(f"""
             SELECT h.hand_id, h.variant, s.seat, s.player, s.fantasyland, s.timed_out,
-                   s.surrendered, s.top, s.middle, s.bottom
+                   s.surrendered, s.top, s.middle, s.bottom, s.unit
             FROM hands h JOIN seats s USING (hand_key)
             WHERE {' AND '.join(where)}
             ORDER BY h.hand_key, s.seat

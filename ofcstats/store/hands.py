@@ -18,7 +18,7 @@ import pyarrow as pa
 from ofcstats.records import REJECTS_SCHEMA, HandBatch
 
 _HAND_FIELDS = ("played_at", "ruleset", "point_value", "button")
-_SEAT_FIELDS = ("reported_points",)
+_SEAT_FIELDS = ("reported_points", "unit")
 UPDATABLE = (*_HAND_FIELDS, *_SEAT_FIELDS)
 """Fields the fingerprint of a hand leaves out: another value under a stored hand is a
 conflict, or (``ingest --update``) replaces the stored one."""
@@ -104,19 +104,18 @@ class HandLoading:
         # Tables, not streams: with ``update`` they are read more than once.
         self.con.register("incoming_ids", ids.to_arrow())
         self.con.register("incoming_seats", seats.to_arrow())
+        # Each seat field that differs in some seat, by name.
+        seat_changes = ", ".join(
+            "CASE WHEN EXISTS (SELECT 1 FROM incoming_seats n JOIN seats s ON s.hand_key = "
+            "h.hand_key AND s.seat = n.seat WHERE n.hand_id = i.hand_id AND "
+            f"n.{c} IS DISTINCT FROM s.{c}) THEN '{c}' END" for c in _SEAT_FIELDS)
         try:
             known = self.con.sql(f"""
                 SELECT i.hand_id, i.fingerprint = h.fingerprint AS same, h.line,
                        f.path, h.hand_key, h.session_id,
                        concat_ws(', ', {", ".join(
                            f"CASE WHEN i.{c} IS DISTINCT FROM h.{c} THEN '{c}' END"
-                           for c in _HAND_FIELDS)},
-                           CASE WHEN EXISTS (
-                               SELECT 1 FROM incoming_seats n JOIN seats s
-                                 ON s.hand_key = h.hand_key AND s.seat = n.seat
-                               WHERE n.hand_id = i.hand_id AND ({" OR ".join(
-                                   f"n.{c} IS DISTINCT FROM s.{c}" for c in _SEAT_FIELDS)}))
-                           THEN '{"/".join(_SEAT_FIELDS)}' END) AS changed
+                           for c in _HAND_FIELDS)}, {seat_changes}) AS changed
                 FROM incoming_ids i
                 JOIN hands h ON h.hand_id = i.hand_id
                 JOIN ingested_files f ON f.file_id = h.file_id
@@ -179,7 +178,7 @@ class HandLoading:
                 FROM new_hands""")
             con.execute(f"""
                 INSERT INTO seats SELECT {base} + hand, seat, player, fantasyland, timed_out,
-                    surrendered, reported_points, dealt, top, middle, bottom
+                    surrendered, reported_points, dealt, top, middle, bottom, unit
                 FROM new_seats""")
             con.execute(f"""
                 INSERT INTO seat_placements SELECT {base} + hand, seat, streets, cards, rows

@@ -35,7 +35,11 @@ WITH games AS (
     -- Summed by DuckDB: a row per ruleset, game and player.
     SELECT r.name AS ruleset, g.session_id,
            CASE WHEN m.fixed THEN g.game_fixed ELSE g.game_logged END AS game,
-           s.player, sum(x.points)::BIGINT AS points, count(*)::BIGINT AS hands
+           s.player, sum(x.points)::BIGINT AS points, count(*)::BIGINT AS hands,
+           -- per-player units: the points weighted by the unit of each pair (null: the
+           -- points), and the player's unit (null: 1), its largest in the game
+           sum(coalesce(x.unit_points, x.points))::DOUBLE AS unit_points,
+           max(coalesce(s.unit, 1.0))::DOUBLE AS unit
     FROM results x
     JOIN rulesets r USING (ruleset_id)
     JOIN money_rulesets m ON m.ruleset = r.name
@@ -43,7 +47,7 @@ WITH games AS (
     JOIN seats s USING (hand_key, seat)
     GROUP BY ALL
 )
-SELECT p.session_id, p.game, p.player, p.points, p.hands, g.variant,
+SELECT p.session_id, p.game, p.player, p.points, p.unit_points, p.unit, p.hands, g.variant,
        -- the stake (session.stake): the ruleset's, else the logged one, else 1
        coalesce(m.stake, g.logged_value, 1.0)::DOUBLE AS point_value, g.started_at,
        NOT list_contains(m.variants, g.variant) AS what_if, p.ruleset, m.loss_cap,

@@ -106,7 +106,7 @@ def session_seats(con: duckdb.DuckDBPyConnection, session_ids: Sequence[str],
     try:
         return con.sql("""
             SELECT s.hand_key AS hand_id, h.variant, s.seat, s.player, s.fantasyland,
-                   s.timed_out, s.surrendered, s.top, s.middle, s.bottom,
+                   s.timed_out, s.surrendered, s.top, s.middle, s.bottom, s.unit,
                    h.session_id, h.played_at, h.n_seats
             FROM hands h JOIN seats s USING (hand_key)
             WHERE h.session_id IN (SELECT session_id FROM wanted_sessions)
@@ -148,7 +148,8 @@ def _forget(con: duckdb.DuckDBPyConnection, ruleset_ids: list[int], sessions: li
 
 def _append(con: duckdb.DuckDBPyConnection, results: pl.DataFrame) -> None:
     # One chunk per column: DuckDB scans a contiguous frame faster than thirteen pieces.
-    frame = results.select("ruleset_id", "hand_key", "seat", *RESULT_COLUMNS).cast(
+    frame = results.select("ruleset_id", "hand_key", "seat", *RESULT_COLUMNS,
+                           "unit_points").cast(
         {name: pl.Int32 for name in RESULT_COLUMNS if name != "fantasyland_earned"}
     ).rechunk()
     con.register("new_results", frame)

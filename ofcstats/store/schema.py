@@ -354,6 +354,16 @@ ALTER TABLE ingested_files ADD COLUMN first_line BIGINT;
 """
 
 
+# Version 7: per-player units (docs/rules.md §5). A seat's ``unit`` is what a point is worth
+# to its player, in point values (null: 1); ``unit_points`` is a seat's points weighted by
+# the unit each opponent pair settles at (the smaller of the two), filled only in hands
+# where some unit is not 1 (null: the points themselves): results stay as small as before.
+_V7 = """
+ALTER TABLE seats ADD COLUMN unit DOUBLE;
+ALTER TABLE results ADD COLUMN unit_points DOUBLE;
+"""
+
+
 MIGRATIONS: list[tuple[int, str, Sequence[Step]]] = [
     (1, "hands, seats, placements, ingested files, rejects", (_V1, _fill_cards)),
     (2, "rulesets, scored sessions and results of rescoring", (_V2,)),
@@ -361,6 +371,7 @@ MIGRATIONS: list[tuple[int, str, Sequence[Step]]] = [
     (4, "rulesets know their variants; results say which rows are what-ifs", (_V4,)),
     (5, "decisions: what each logged placement cost, from ofcstats review", (_V5,)),
     (6, "content hash, lines and first line of each file load", (_V6,)),
+    (7, "per-player units: the seat's unit, the results' unit-weighted points", (_V7,)),
 ]
 """``(version, description, steps)`` in order; a later stage appends, never edits."""
 
