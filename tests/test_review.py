@@ -470,3 +470,19 @@ def test_reviews_of_many_hands_use_both_cores() -> None:
 
     assert auto_jobs(1) == auto_jobs(100) == 1
     assert auto_jobs(101) == min(2, len(os.sched_getaffinity(0)))
+
+
+def test_seats_of_13_card_hands_and_their_criss_cross_are_counted_as_13_card(
+        tmp_path: Path) -> None:
+    # Neither deals streets: 13 cards are set at once, so nothing is reviewed, and the
+    # review says why (not "final rows only", which would blame the log).
+    from ofcstats.review.store import skipped  # noqa: PLC0415
+
+    sample = Path(__file__).resolve().parent.parent / "data" / "sample"
+    db = tmp_path / "thirteen.duckdb"
+    ingest([sample / "criss-cross.jsonl", sample / "chinese-13-russian.jsonl"], db)
+    with Store(db) as store:
+        seats = store.con.sql("SELECT count(*) FROM seats").fetchall()[0][0]
+        assert skipped(store) == {"timed_out": 0, "chinese_13": seats, "final_rows": 0}
+        run(store, Selection(), Settings(rollouts=5))
+        assert store.con.sql("SELECT count(*) FROM decisions").fetchall()[0][0] == 0

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from ofcstats.variants import Variant
+
 if TYPE_CHECKING:
     from ofcstats.store import Store
 
@@ -81,15 +83,20 @@ def review_seats(store: Store, hand_keys: Sequence[int]) -> pl.DataFrame:
     """, params=[list(hand_keys)]).pl()
 
 
+_THIRTEEN = "h.variant IN ({})".format(
+    ", ".join(f"'{v.value}'" for v in Variant if v.thirteen_card))
+"""A hand of 13-card Chinese poker or its criss-cross: 13 cards set at once, no streets to
+review."""
+
+
 def skipped_seats(store: Store, selection: Selection) -> tuple[int, int, int]:
     """Seats of the selection a review leaves out: (timed out, of 13-card hands, logged
     with the final rows only)."""
     where, params = selection.where()
     row = store.con.sql(f"""
-        SELECT count(*) FILTER (WHERE h.variant <> 'chinese-13'
-                                  AND coalesce(s.timed_out, false)),
-               count(*) FILTER (WHERE h.variant = 'chinese-13'),
-               count(*) FILTER (WHERE h.variant <> 'chinese-13'
+        SELECT count(*) FILTER (WHERE NOT {_THIRTEEN} AND coalesce(s.timed_out, false)),
+               count(*) FILTER (WHERE {_THIRTEEN}),
+               count(*) FILTER (WHERE NOT {_THIRTEEN}
                                   AND NOT coalesce(s.timed_out, false) AND p.seat IS NULL)
         FROM hands h JOIN seats s USING (hand_key)
         LEFT JOIN seat_placements p USING (hand_key, seat)
@@ -106,7 +113,7 @@ def pending_seats(store: Store, selection: Selection, reviewed: Reviewed
     return store.con.sql(f"""
         SELECT h.hand_key, s.seat, h.session_id FROM hands h JOIN seats s USING (hand_key)
         JOIN seat_placements p USING (hand_key, seat)
-        WHERE {where} AND h.variant <> 'chinese-13' AND NOT coalesce(s.timed_out, false)
+        WHERE {where} AND NOT {_THIRTEEN} AND NOT coalesce(s.timed_out, false)
           AND NOT EXISTS (
             SELECT 1 FROM decisions d WHERE d.hand_key = s.hand_key AND d.seat = s.seat
               AND {_SAME_SETTINGS})
