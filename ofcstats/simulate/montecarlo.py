@@ -56,11 +56,13 @@ def _made_padded() -> npt.NDArray[np.int16]:
 
 
 @cache
-def _transitions() -> tuple[npt.NDArray[np.int16], npt.NDArray[np.int16]]:
+def _transitions() -> tuple[npt.NDArray[np.int16], npt.NDArray[np.int16],
+                           npt.NDArray[np.int16]]:
     """The rows' ranks as dense ids that grow card by card, small enough to stay in the
     processor's cache: ``(ids + 1, 13)`` the id after one more card of each rank (the
-    last id: no such row, e.g. past five cards), and each id's made index (-1 for the
-    empty row and the last id): :attr:`RowTables.made_of_key` by id."""
+    last id: no such row, e.g. past five cards), each id's made index (-1 for the
+    empty row and the last id: :attr:`RowTables.made_of_key` by id), and the made index
+    after one more card of each rank, ``(ids + 1, 13)``."""
     t = row_tables()
     count = t.size.size
     key_of_id = np.zeros(count, dtype=np.int64)
@@ -72,21 +74,20 @@ def _transitions() -> tuple[npt.NDArray[np.int16], npt.NDArray[np.int16]]:
     after = np.full((count + 1, 13), count, dtype=np.int16)
     after[:count] = np.where(ids >= 0, ids, count)
     made = np.append(t.made_index, np.int16(-1)).astype(np.int16)
-    return after, made
+    return after, made, made[after]
 
 
 @njit(inline="always")
 def _rule_scores(id0: Any, id1: Any, id2: Any, key1: Any, key2: Any, filled0: Any,
                  filled1: Any, filled2: Any, made0: Any, made1: Any, made2: Any, card: Any,
-                 card_key: Any, after: Any, made_of: Any, suited: Any
-                 ) -> tuple[Any, ...]:
+                 card_key: Any, made_after: Any, suited: Any) -> tuple[Any, ...]:
     """How well one card fits each row of a board (in tenths of a made-index step), and
     each row's made index were it put there. The board is its rows' ids
     (:func:`_transitions`), keys, cards and made indexes (top, middle, bottom)."""
     rank = card >> 2
-    new0 = np.int64(made_of[after[id0, rank]])
-    new1 = np.int64(made_of[after[id1, rank]])
-    new2 = np.int64(made_of[after[id2, rank]])
+    new0 = np.int64(made_after[id0, rank])
+    new1 = np.int64(made_after[id1, rank])
+    new2 = np.int64(made_after[id2, rank])
     # A row's gain weighs 0.3, 0.8, 1 (in tenths).
     score0, score1, score2 = (new0 - made0) * 3, (new1 - made1) * 8, (new2 - made2) * 10
     # A suited row is a flush draw: worth more the more cards it has.
@@ -153,10 +154,10 @@ def _last_street(id0: Any, id1: Any, id2: Any, key0: Any, key1: Any, key2: Any, 
     return out
 
 
-@njit(nogil=True)
+@njit(nogil=True, cache=True)
 def _play_out(keys: Any, filled: Any, cards: Any, dealt: Any, discards: Any,
               exact_last: bool, card_key: Any, id_of_key: Any, after: Any, made_of: Any,
-              tables: Any, pats: Any, counts: Any, royalty: Any, entry: int,
+              made_after: Any, tables: Any, pats: Any, counts: Any, royalty: Any, entry: int,
               fl_value: float) -> None:
     """:func:`play_out` on boards ``(3, B)``, in place, one board at a time: each
     street's ``discards`` cards that fit worst (their best row's score lowest, the
@@ -186,19 +187,20 @@ def _play_out(keys: Any, filled: Any, cards: Any, dealt: Any, discards: Any,
                 break
             for j in range(k):
                 kept[j] = True
-            for _ in range(discards[s]):
-                if _ == 0:
-                    for j in range(k):
-                        card = cards[b, start + j]
-                        score0, score1, score2, _n0, _n1, _n2 = _rule_scores(
-                            id0, id1, id2, key1, key2, filled0, filled1, filled2, made0, made1,
-                            made2, card, card_key[card], after, made_of, suited)
-                        worst[j] = max(score0, score1, score2)
-                low = -1
+            if discards[s]:
+                # Every card scored against the board as it stands, its best row's score.
                 for j in range(k):
-                    if kept[j] and (low < 0 or worst[j] < worst[low]):
-                        low = j
-                kept[low] = False
+                    card = cards[b, start + j]
+                    score0, score1, score2, _, _, _ = _rule_scores(
+                        id0, id1, id2, key1, key2, filled0, filled1, filled2, made0, made1,
+                        made2, card, card_key[card], made_after, suited)
+                    worst[j] = max(score0, score1, score2)
+                for _ in range(discards[s]):
+                    low = -1
+                    for j in range(k):
+                        if kept[j] and (low < 0 or worst[j] < worst[low]):
+                            low = j
+                    kept[low] = False
             for j in range(k):
                 if not kept[j]:
                     continue
@@ -206,7 +208,7 @@ def _play_out(keys: Any, filled: Any, cards: Any, dealt: Any, discards: Any,
                 rank, add = card >> 2, card_key[card]
                 score0, score1, score2, new0, new1, new2 = _rule_scores(
                     id0, id1, id2, key1, key2, filled0, filled1, filled2, made0, made1, made2,
-                    card, add, after, made_of, suited)
+                    card, add, made_after, suited)
                 if score2 > max(score0, score1):
                     id2, key2, filled2, made2 = np.int64(after[id2, rank]), key2 + add, \
                         filled2 + 1, new2
@@ -236,13 +238,13 @@ def play_out(keys: npt.NDArray[np.int64], filled: npt.NDArray[np.int8],
     if not streets or not out.shape[1]:
         return out
     t = row_tables()
-    after, made_of = _transitions()
+    after, made_of, made_after = _transitions()
     last, last_discards = streets[-1]
     _play_out(out, np.ascontiguousarray(filled, dtype=np.int8),
               np.ascontiguousarray(cards, dtype=np.uint8),
               np.array([d for d, _ in streets], dtype=np.int64),
               np.array([x for _, x in streets], dtype=np.int64), exact_last, CARD_KEYS,
-              t.id_of_key, after, made_of, (t.suited, t.full3, t.full5, t.full5_flush),
+              t.id_of_key, after, made_of, made_after, (t.suited, t.full3, t.full5, t.full5_flush),
               patterns(last, last_discards), pattern_counts(last, last_discards),
               tuple(r.astype(np.float32) for r in arrays.royalty),
               -1 if arrays.entry is None else arrays.entry, float(fl_value))
