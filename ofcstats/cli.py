@@ -1353,7 +1353,7 @@ def review(
         "--mistakes", help="CSV: print the biggest mistakes instead of the summary.")]
         = False,
     jobs: Annotated[int | None, typer.Option(
-        "--jobs", "-j", help="Processes sharing the rollouts (the numbers do not change); "
+        "--jobs", "-j", help="Threads sharing the rollouts (the numbers do not change); "
         "with --engine, its workers. Default: one per core, at most 2, when there are "
         "more than 100 hands to review, else 1; with --engine, the config file's, else "
         "every core.", show_default=False)] = None,

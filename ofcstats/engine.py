@@ -433,7 +433,7 @@ def _review_shard(task: _ReviewTask) -> pl.DataFrame:
     found = reviewing.positions(frame, set(task.seats), settings.ruleset)
     options = (settings.rollouts, settings.seed, settings.fantasyland_value, settings.screen)
     try:
-        verdicts = reviewing._review_part(found, None, options)
+        verdicts = reviewing._review_part(found, options)
     except ValueError as error:
         raise reviewing.ReviewError(str(error)) from None
     return reviewing._rows(verdicts, settings, task.reviewed_as)

@@ -404,6 +404,34 @@ def test_report_shows_the_decisions_per_variant(simulated: Path, tmp_path: Path)
         assert images_shown == 2
 
 
+def test_ev_loss_chart_has_the_style_map_beside_it_in_one_figure() -> None:
+    from matplotlib.colors import to_hex  # noqa: PLC0415
+
+    from ofcstats.report import charts  # noqa: PLC0415
+
+    streets = pl.DataFrame({
+        "player": ["bo", "bo", "al", "al"], "street": ["street_1", "street_2"] * 2,
+        "mean_ev_loss": [2.0, 1.0, 3.0, 0.5], "ci_low": [1.0, 0.5, 2.0, 0.1],
+        "ci_high": [3.0, 1.5, 4.0, 0.9]})
+    players = pl.DataFrame({  # cy played but was not reviewed: not on the map
+        "player": ["cy", "bo", "al"], "ruleset": ["american"] * 3, "hands": [50, 40, 60],
+        "foul_rate": [0.3, 0.1, 0.2], "fantasyland_entry_rate": [0.05, 0.02, 0.08]})
+    figure = charts.ev_loss_beside_styles(streets, players, "american")
+    bars, styles = figure.axes
+    assert bars.get_title() == "EV loss per decision, by street"
+    assert "styles" in styles.get_title()
+    assert sorted(t.get_text() for t in styles.texts if t.get_text() in {"al", "bo", "cy"}) \
+        == ["al", "bo"]
+    # Each player in one colour in both: the legend's bars and the map's markers.
+    legend = {t.get_text(): to_hex(h.get_facecolor())
+              for t, h in zip(bars.get_legend().get_texts(), bars.get_legend().legend_handles,
+                              strict=True)}
+    marked = {round(float(c.get_offsets()[0][0]), 6): to_hex(c.get_facecolor()[0], keep_alpha=False)
+              for c in styles.collections}
+    assert marked == {20.0: legend["al"], 10.0: legend["bo"]}
+    assert legend["al"] != legend["bo"]
+
+
 def test_timed_out_seats_are_not_reviewed_and_are_counted(tmp_path: Path) -> None:
     # A seat out of time had the rest of its hand placed for it: none of its streets is
     # judged as the player's, and the review says how many seats it left out.

@@ -22,6 +22,7 @@ from ofcstats.rules.reference import Seat, score_hand
 from ofcstats.simulate.montecarlo import _final_strengths
 from ofcstats.simulate.scoring import board_strengths, qualifies, ruleset_arrays
 from ofcstats.simulate.state import CARD_KEYS
+from ofcstats.variants import Variant
 
 BOARDS = 1200
 
@@ -86,3 +87,45 @@ def test_simulator_scoring_matches_reference_scorer(name: str) -> None:
             reference = score_hand([*hand, dataclasses.replace(seats[b], seat=1)], ruleset,
                                    variant)
             assert earned[in_fl][a] == reference[0]["fantasyland_next"], context
+
+
+def _keys(*rows: str) -> tuple[np.ndarray, np.ndarray]:
+    """Row keys and card counts ``(3, 1)`` of one board in the making."""
+    cards = [parse_cards(row) if row else [] for row in rows]
+    keys = np.array([[CARD_KEYS[c].sum() if c else 0] for c in cards], dtype=np.int64)
+    return keys, np.array([[len(c)] for c in cards], dtype=np.int8)
+
+
+def test_rollout_rule_pairs_a_row_and_throws_the_worst_card_away() -> None:
+    """The compiled rollout rule: a card that pairs a row goes there, and of a Pineapple
+    street's three cards the one that helps no row is the one discarded."""
+    from ofcstats.simulate.montecarlo import play_out  # noqa: PLC0415
+
+    arrays = ruleset_arrays(load_ruleset("american"), Variant.PINEAPPLE)
+    keys, filled = _keys("", "2c 7d", "Ah 9s")
+    ace = np.array([parse_cards("Ad")], dtype=np.uint8)
+    after = play_out(keys, filled, ace, [(1, 0)], arrays, 14.0, exact_last=False)
+    assert (after[:, 0] == keys[:, 0] + [0, 0, CARD_KEYS[ace[0, 0]]]).all()
+    dealt = np.array([parse_cards("Ad 9d 3h")], dtype=np.uint8)
+    after = play_out(keys, filled, dealt, [(3, 1)], arrays, 14.0, exact_last=False)
+    placed = int(after.sum() - keys.sum())
+    assert placed == int(CARD_KEYS[dealt[0, :2]].sum())  # the three is thrown away
+
+
+def test_rollout_last_street_is_played_exactly() -> None:
+    """The last street is placed exactly: of the ways to finish the board it takes one
+    that does not foul, with the most royalties, then the strongest rows."""
+    from ofcstats.simulate.montecarlo import play_out  # noqa: PLC0415
+
+    arrays = ruleset_arrays(load_ruleset("american"), Variant.PINEAPPLE)
+    # One slot left in the top and one in the middle: the king in the middle makes
+    # trips (a royalty); the nine or the deuce on top, the board is legal either way.
+    keys, filled = _keys("Qs 4d", "Kh Kc 8s 5d", "Ac Ad As 7h 7c")
+    dealt = np.array([parse_cards("Kd 2h 9c")], dtype=np.uint8)
+    final = play_out(keys, filled, dealt, [(3, 1)], arrays, 14.0)
+    strengths = _final_strengths(final)
+    assert not fouled(strengths)[0]
+    # Trips of kings in the middle (royalties); on top the nine, not the deuce: the
+    # royalties being equal, the strongest rows.
+    assert final[1, 0] == keys[1, 0] + CARD_KEYS[dealt[0, 0]]
+    assert final[0, 0] == keys[0, 0] + CARD_KEYS[dealt[0, 2]]

@@ -247,33 +247,44 @@ def points_distribution(histogram: pl.DataFrame, spread: pl.DataFrame) -> Figure
 def style_map(player_stats: pl.DataFrame, ruleset: str) -> Figure:
     """Foul rate against fantasyland entry rate per player; marker area by hands played."""
     title = f"Player styles: fouls against fantasyland ({ruleset})"
-    # Players of 13-card Chinese poker only have no fantasyland to enter.
-    rows = player_stats.filter((pl.col("ruleset") == ruleset)
-                               & pl.col("fantasyland_entry_rate").is_not_null())
+    rows = _style_rows(player_stats, ruleset)
     if rows.is_empty():
         return _empty(title, f"no player under {ruleset} had a hand with fantasyland to enter")
     with style():
         figure = Figure(figsize=(7.5, 5))
-        axes = figure.subplots()
-        hands = rows.get_column("hands").to_numpy().astype(float)
-        sizes = 40 + 400 * hands / hands.max()
-        fouls = rows.get_column("foul_rate").to_numpy() * 100
-        entries = rows.get_column("fantasyland_entry_rate").to_numpy() * 100
-        labels = []
-        for index, (player, x, y, size) in enumerate(zip(rows.get_column("player"), fouls,
-                                                         entries, sizes, strict=True)):
-            axes.scatter([x], [y], s=size, color=_colour(index), alpha=0.75,
-                         edgecolors="#333333", linewidths=0.6)
-            labels.append(axes.text(x, y, _name(player), fontsize=9))
-        axes.set_title(title)
-        axes.set_xlabel("foul rate (% of hands)")
-        axes.set_ylabel("fantasyland entry rate (% of eligible hands)")
-        axes.set_xlim(left=0)
-        axes.set_ylim(bottom=0)
-        axes.text(0.99, 0.01, "marker area: hands played", transform=axes.transAxes,
-                  ha="right", va="bottom", fontsize=8, color="#555555")
-        _spread_labels(figure, axes, labels, fouls, entries)
+        _draw_style_map(figure, figure.subplots(), rows, title)
     return figure
+
+
+def _style_rows(player_stats: pl.DataFrame, ruleset: str) -> pl.DataFrame:
+    # Players of 13-card Chinese poker only have no fantasyland to enter.
+    return player_stats.filter((pl.col("ruleset") == ruleset)
+                               & pl.col("fantasyland_entry_rate").is_not_null())
+
+
+def _draw_style_map(figure: Figure, axes: Any, rows: pl.DataFrame, title: str,
+                    players: list[str] | None = None) -> None:
+    """The style map of ``rows`` on ``axes``; each player in the colour of its place in
+    ``players`` when given (as in a chart beside it), else of its row."""
+    hands = rows.get_column("hands").to_numpy().astype(float)
+    sizes = 40 + 400 * hands / hands.max()
+    fouls = rows.get_column("foul_rate").to_numpy() * 100
+    entries = rows.get_column("fantasyland_entry_rate").to_numpy() * 100
+    labels = []
+    for index, (player, x, y, size) in enumerate(zip(rows.get_column("player"), fouls,
+                                                     entries, sizes, strict=True)):
+        colour = _colour(players.index(player) if players else index)
+        axes.scatter([x], [y], s=size, color=colour, alpha=0.75, edgecolors="#333333",
+                     linewidths=0.6)
+        labels.append(axes.text(x, y, _name(player), fontsize=9))
+    axes.set_title(title)
+    axes.set_xlabel("foul rate (% of hands)")
+    axes.set_ylabel("fantasyland entry rate (% of eligible hands)")
+    axes.set_xlim(left=0)
+    axes.set_ylim(bottom=0)
+    axes.text(0.99, 0.01, "marker area: hands played", transform=axes.transAxes,
+              ha="right", va="bottom", fontsize=8, color="#555555")
+    _spread_labels(figure, axes, labels, fouls, entries)
 
 
 def _spread_labels(figure: Figure, axes: Any, labels: list[Any], x: np.ndarray,
@@ -291,30 +302,58 @@ def ev_loss_by_street(streets: pl.DataFrame) -> Figure:
     title = "EV loss per decision, by street"
     if streets.is_empty():
         return _empty(title, "no decisions reviewed: run ofcstats review")
+    with style():
+        figure = Figure(figsize=(7.5, 5))
+        _draw_ev_loss(figure.subplots(), streets, title)
+    return figure
+
+
+def ev_loss_beside_styles(streets: pl.DataFrame, player_stats: pl.DataFrame,
+                          ruleset: str) -> Figure:
+    """:func:`ev_loss_by_street` and, next to it in one figure, the reviewed players on
+    the :func:`style_map` (``player_stats`` under ``ruleset``), each player in one colour
+    in both."""
+    title = "EV loss per decision, by street"
+    if streets.is_empty():
+        return _empty(title, "no decisions reviewed: run ofcstats review")
+    players = sorted(set(streets.get_column("player").to_list()))
+    rows = _style_rows(player_stats, ruleset).filter(pl.col("player").is_in(players)) \
+        .sort("player")
+    with style():
+        figure = Figure(figsize=(15, 5))
+        left, right = figure.subplots(1, 2, gridspec_kw={"wspace": 0.25})
+        _draw_ev_loss(left, streets, title)
+        styles = f"The same players' styles ({ruleset})"
+        if rows.is_empty():
+            right.set_axis_off()
+            right.text(0.5, 0.5, f"{styles}:\nno hand of theirs had fantasyland to enter",
+                       ha="center", va="center", transform=right.transAxes)
+        else:
+            _draw_style_map(figure, right, rows, styles, players)
+    return figure
+
+
+def _draw_ev_loss(axes: Any, streets: pl.DataFrame, title: str) -> None:
+    """The bars of :func:`ev_loss_by_street` on ``axes``."""
     labels = list(dict.fromkeys(streets.sort(pl.col("street").str.len_chars(), "street")
                                 .get_column("street").to_list()))
     players = sorted(set(streets.get_column("player").to_list()))
-    with style():
-        figure = Figure(figsize=(7.5, 5))
-        axes = figure.subplots()
-        width = 0.8 / len(players)
-        for index, player in enumerate(players):
-            mine = streets.filter(pl.col("player") == player)
-            at = {s: i for i, s in enumerate(labels)}
-            x = np.array([at[s] for s in mine.get_column("street")]) + (index + 0.5) * width \
-                - 0.4
-            mean = mine.get_column("mean_ev_loss").to_numpy()
-            low = mean - mine.get_column("ci_low").to_numpy()
-            high = mine.get_column("ci_high").to_numpy() - mean
-            axes.bar(x, mean, width=width, color=_colour(index), label=_name(player),
-                     yerr=np.stack([low, high]), capsize=2, error_kw={"linewidth": 0.8})
-        axes.set_xticks(range(len(labels)), [s.replace("_", " ") for s in labels])
-        axes.set_title(title)
-        axes.set_ylabel("points given up per decision")
-        axes.legend(ncols=min(4, len(players)))
-        axes.text(0.99, 0.99, "bars: 95% interval of the mean", transform=axes.transAxes,
-                  ha="right", va="top", fontsize=8, color="#555555")
-    return figure
+    width = 0.8 / len(players)
+    for index, player in enumerate(players):
+        mine = streets.filter(pl.col("player") == player)
+        at = {s: i for i, s in enumerate(labels)}
+        x = np.array([at[s] for s in mine.get_column("street")]) + (index + 0.5) * width - 0.4
+        mean = mine.get_column("mean_ev_loss").to_numpy()
+        low = mean - mine.get_column("ci_low").to_numpy()
+        high = mine.get_column("ci_high").to_numpy() - mean
+        axes.bar(x, mean, width=width, color=_colour(index), label=_name(player),
+                 yerr=np.stack([low, high]), capsize=2, error_kw={"linewidth": 0.8})
+    axes.set_xticks(range(len(labels)), [s.replace("_", " ") for s in labels])
+    axes.set_title(title)
+    axes.set_ylabel("points given up per decision")
+    axes.legend(ncols=min(4, len(players)))
+    axes.text(0.99, 0.99, "bars: 95% interval of the mean", transform=axes.transAxes,
+              ha="right", va="top", fontsize=8, color="#555555")
 
 
 def royalties_by_row(player_stats: pl.DataFrame, ruleset: str) -> Figure:

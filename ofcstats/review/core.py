@@ -196,17 +196,19 @@ def _score(arrays: RulesetArrays, strength: npt.NDArray[np.intp], foul: npt.NDAr
            decision: npt.NDArray[np.intp], opp: _Opponents, fantasyland_value: float,
            in_fantasyland: bool) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_],
                                           npt.NDArray[np.int32]]:
-    """Points of finished boards (strengths ``(3, B)``) against their decision's
+    """Points of finished boards (strengths ``(3, ...)``) against their decision's
     opponents, the fantasyland value included; and whether each reaches fantasyland,
-    and its royalties."""
+    and its royalties. ``decision`` broadcasts against the boards: one per board, or
+    ``(C, 1)`` for boards ``(3, C, n)``, n boards of each of C candidates."""
     roy = royalties([arrays.royalty], strength, ~foul, np.int32, dense=True)[0]
-    total = np.zeros(strength.shape[1], dtype=np.float64)
+    total = np.zeros(strength.shape[1:], dtype=np.float64)
     for o in range(opp.present.shape[1]):
         points = pair_points(arrays, strength, opp.strength[:, decision, o], foul,
                              opp.foul[decision, o], roy, opp.royalty[:, decision, o])
         total += np.where(opp.present[decision, o], points, 0)
-    reach = qualifies(arrays, strength.T.astype(np.int32), foul, in_fantasyland)
-    opponents = opp.present[decision].sum(axis=1)
+    reach = qualifies(arrays, np.moveaxis(strength, 0, -1).astype(np.int32), foul,
+                      in_fantasyland)
+    opponents = opp.present[decision].sum(axis=-1)
     return total + fantasyland_value * opponents * reach, reach, roy.sum(axis=0)
 
 
@@ -256,16 +258,15 @@ class _Street:
                                  self.arrays, self.fantasyland_value)
             else:
                 final = board_keys
-            strength = _final_strengths(final)
+            strength = _final_strengths(final).reshape(3, c, n)
             foul = fouled(strength)
-            points, reach, roy = _score(self.arrays, strength, foul, np.repeat(d, n),
-                                        self.opp, self.fantasyland_value, False)
-            points = points.reshape(c, n)
+            points, reach, roy = _score(self.arrays, strength, foul, d[:, None], self.opp,
+                                        self.fantasyland_value, False)
             out[0, part] = points.mean(axis=1)
             out[1, part] = points.var(axis=1, ddof=1) if n > 1 else 0.0
-            out[2, part] = foul.reshape(c, n).mean(axis=1)
-            out[3, part] = reach.reshape(c, n).mean(axis=1)
-            out[4, part] = roy.reshape(c, n).mean(axis=1)
+            out[2, part] = foul.mean(axis=1)
+            out[3, part] = reach.mean(axis=1)
+            out[4, part] = roy.mean(axis=1)
         return out
 
 

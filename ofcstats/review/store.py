@@ -8,12 +8,11 @@ the same seed gives the same numbers.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
@@ -31,8 +30,6 @@ from ofcstats.review.core import (
 )
 from ofcstats.rules import load_ruleset
 from ofcstats.rules.model import Ruleset
-from ofcstats.simulate.scoring import ruleset_arrays
-from ofcstats.simulate.tables import row_tables
 from ofcstats.store import Store
 from ofcstats.store import decisions as stored
 from ofcstats.store.decisions import Selection
@@ -74,12 +71,7 @@ class Summary:
 
 @cache
 def _ruleset(source: str) -> Ruleset:
-    ruleset = load_ruleset(source)
-    _SOURCES[id(ruleset)] = source
-    return ruleset
-
-
-_SOURCES: dict[int, str] = {}  # what each loaded ruleset was loaded from, by its id
+    return load_ruleset(source)
 
 
 def resolve_ruleset(played: str | None, variant: Variant, asked: str | None) -> Ruleset:
@@ -153,7 +145,7 @@ def run(store: Store, selection: Selection | None = None, settings: Settings | N
         progress: Callable[[int, int], None] | None = None, jobs: int = 0) -> Summary:
     """Review the selected seats not yet reviewed under ``settings``, into ``decisions``;
     ``progress(done, total)`` counts hands. ``jobs`` > 1 shares the rollouts among that
-    many processes (the numbers do not change: each decision is seeded on its own); 0
+    many threads (the numbers do not change: each decision is seeded on its own); 0
     picks :func:`auto_jobs`."""
     selection = selection or Selection()
     settings = settings or Settings()
@@ -190,8 +182,8 @@ def run(store: Store, selection: Selection | None = None, settings: Settings | N
 
 
 def auto_jobs(hands: int) -> int:
-    """Processes for a review of ``hands`` hands: one per core, at most two, once there
-    are enough hands to repay starting them (a second or two each); else one."""
+    """Threads for a review of ``hands`` hands: one per core, at most two, once there
+    are enough hands to keep both busy; else one."""
     if hands <= _HANDS_FOR_JOBS:
         return 1
     return max(1, min(_MOST_JOBS, len(os.sched_getaffinity(0))))
@@ -205,56 +197,42 @@ def pending_seats(store: Store, selection: Selection, settings: Settings, review
 
 
 @contextmanager
-def _pool(jobs: int) -> Iterator[ProcessPoolExecutor | None]:
-    """Worker processes (started fresh, not forked: the store's threads stay here)."""
+def _pool(jobs: int) -> Iterator[ThreadPoolExecutor | None]:
+    """Threads sharing the rollouts: the compiled play-outs and numpy's array steps run
+    outside the interpreter's lock, so threads use the cores as processes would, but
+    start at once and share the lookup tables and the compiled code (a process would
+    import, build and compile them again, seconds each)."""
     if jobs == 1:
         yield None
         return
-    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn"),
-                             initializer=_warm) as pool:
+    with ThreadPoolExecutor(jobs, thread_name_prefix="review") as pool:
         yield pool
 
 
-def _warm() -> None:
-    """Build the lookup tables in a worker before its first batch."""
-    row_tables()
-    ruleset_arrays(_ruleset(DEFAULT_RULESET), Variant.PINEAPPLE)
-
-
-def _review(found: list[Position], settings: Settings, pool: ProcessPoolExecutor | None,
+def _review(found: list[Position], settings: Settings, pool: ThreadPoolExecutor | None,
             jobs: int) -> list[Verdict]:
-    """Verdicts of ``found`` in order, shared among the workers of ``pool`` if any."""
+    """Verdicts of ``found`` in order, shared among the threads of ``pool`` if any."""
     options = (settings.rollouts, settings.seed, settings.fantasyland_value, settings.screen)
     try:
         if pool is None:
-            return _review_part(found, None, options)
-        # Rulesets do not pickle: they travel as what they were loaded from. Every job
-        # takes every jobs-th position, so each gets some of every street.
-        bare = [replace(p, ruleset=None) for p in found]  # type: ignore[arg-type]
-        sources = [_SOURCES[id(p.ruleset)] for p in found]
-        parts = list(pool.map(_review_part, [bare[j::jobs] for j in range(jobs)],
-                              [sources[j::jobs] for j in range(jobs)], [options] * jobs))
+            return _review_part(found, options)
+        # Every thread takes every jobs-th position, so each gets some of every street.
+        parts = list(pool.map(_review_part, [found[j::jobs] for j in range(jobs)],
+                              [options] * jobs))
     except ValueError as error:
         raise ReviewError(str(error)) from None
     out: list[Verdict] = [None] * len(found)  # type: ignore[list-item]
     for j, part in enumerate(parts):
-        out[j::jobs] = [replace(v, position=p) for v, p in zip(part, found[j::jobs], strict=True)]
+        out[j::jobs] = part
     return out
 
 
-def _review_part(found: list[Position], sources: list[str] | None,
-                 options: tuple[int, int, float, int | None]) -> list[Verdict]:
-    """:func:`review` in a worker: positions without their rulesets (loaded here from
-    ``sources``) give verdicts without them; or, with no sources, as they are."""
+def _review_part(found: list[Position], options: tuple[int, int, float, int | None]
+                 ) -> list[Verdict]:
+    """:func:`review` with the settings' numbers (rollouts, seed, fantasyland value,
+    screen)."""
     rollouts, seed, value, screen = options
-    if sources is not None:
-        found = [replace(p, ruleset=_ruleset(s)) for p, s in zip(found, sources, strict=True)]
-    verdicts = review(found, rollouts=rollouts, seed=seed, fantasyland_value=value,
-                      screen=screen)
-    if sources is not None:
-        verdicts = [replace(v, position=replace(v.position, ruleset=None))  # type: ignore[arg-type]
-                    for v in verdicts]
-    return verdicts
+    return review(found, rollouts=rollouts, seed=seed, fantasyland_value=value, screen=screen)
 
 
 def _write(store: Store, verdicts: list[Verdict], settings: Settings, name: str) -> None:

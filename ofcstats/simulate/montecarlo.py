@@ -10,7 +10,8 @@ rows, scoops, fouls, royalties, plus a value for reaching fantasyland. The candi
 with the best mean wins. Every candidate sees the same samples (common random numbers),
 so the comparison between candidates is much sharper than the samples' spread.
 
-All of it is array work over ``tables x candidates x samples`` boards at once.
+All of it is array work over ``tables x candidates x samples`` boards at once, but for
+the play-outs themselves: :func:`play_out` is compiled (numba) and plays board by board.
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from numba import njit
 
 from ofcstats import evaluate
+from ofcstats.evaluate import RANK_KEYS
 from ofcstats.rules.board import enters, fouled, pair_points, royalties
 from ofcstats.simulate import chinese, heuristic
 from ofcstats.simulate.bots import Bot, candidates, pattern_values
@@ -33,14 +36,13 @@ from ofcstats.simulate.tables import (
     SUIT_MASK,
     pattern_counts,
     pattern_onehot,
+    patterns,
     row_tables,
 )
 from ofcstats.variants import Variant
 
 _SIZES = np.array([3, 5, 5])
-_SIZES8 = _SIZES.astype(np.int8)[:, None]
-_GAIN_TENTHS = np.array([3, 8, 10], dtype=np.int16)[:, None]  # gains weigh 0.3, 0.8, 1 by row
-_BLOCKED = np.int16(-30000)
+_BLOCKED = -30000
 
 
 @cache
@@ -53,71 +55,200 @@ def _made_padded() -> npt.NDArray[np.int16]:
     return out
 
 
-def _rule_scores(keys: npt.NDArray[np.int64], filled: npt.NDArray[np.int8],
-                 made: npt.NDArray[np.int16],
-                 card_key: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int16],
-                                                           npt.NDArray[np.int16]]:
-    """How well one card (its key, ``(B,)``) fits each row of each board, ``(3, B)`` in
-    tenths of a made-index step, and each row's made index were it put there. Boards are
-    rows first, ``(3, B)``."""
-    new_keys = keys + card_key
-    new = _made_padded()[new_keys >> SUIT_BITS]
-    score = (new - made) * _GAIN_TENTHS
+@cache
+def _transitions() -> tuple[npt.NDArray[np.int16], npt.NDArray[np.int16],
+                           npt.NDArray[np.int16]]:
+    """The rows' ranks as dense ids that grow card by card, small enough to stay in the
+    processor's cache: ``(ids + 1, 13)`` the id after one more card of each rank (the
+    last id: no such row, e.g. past five cards), each id's made index (-1 for the
+    empty row and the last id: :attr:`RowTables.made_of_key` by id), and the made index
+    after one more card of each rank, ``(ids + 1, 13)``."""
+    t = row_tables()
+    count = t.size.size
+    key_of_id = np.zeros(count, dtype=np.int64)
+    present = np.flatnonzero(t.id_of_key >= 0)
+    key_of_id[t.id_of_key[present]] = present
+    keys = key_of_id[:, None] + STRIDE + np.asarray(RANK_KEYS, dtype=np.int64)[None, :]
+    inside = keys < t.id_of_key.size
+    ids = np.where(inside, t.id_of_key[np.where(inside, keys, 0)], -1)
+    after = np.full((count + 1, 13), count, dtype=np.int16)
+    after[:count] = np.where(ids >= 0, ids, count)
+    made = np.append(t.made_index, np.int16(-1)).astype(np.int16)
+    return after, made, made[after]
+
+
+@njit(inline="always")
+def _rule_scores(id0: Any, id1: Any, id2: Any, key1: Any, key2: Any, filled0: Any,
+                 filled1: Any, filled2: Any, made0: Any, made1: Any, made2: Any, card: Any,
+                 card_key: Any, made_after: Any, suited: Any) -> tuple[Any, ...]:
+    """How well one card fits each row of a board (in tenths of a made-index step), and
+    each row's made index were it put there. The board is its rows' ids
+    (:func:`_transitions`), keys, cards and made indexes (top, middle, bottom)."""
+    rank = card >> 2
+    new0 = np.int64(made_after[id0, rank])
+    new1 = np.int64(made_after[id1, rank])
+    new2 = np.int64(made_after[id2, rank])
+    # A row's gain weighs 0.3, 0.8, 1 (in tenths).
+    score0, score1, score2 = (new0 - made0) * 3, (new1 - made1) * 8, (new2 - made2) * 10
     # A suited row is a flush draw: worth more the more cards it has.
-    flushy = row_tables().suited[new_keys[1:] & SUIT_MASK] & (filled[1:] >= 1)
-    score[1:] += flushy * (filled[1:] + 1).astype(np.int16) * 20
+    if filled1 >= 1 and suited[(key1 + card_key) & SUIT_MASK]:
+        score1 += (filled1 + 1) * 20
+    if filled2 >= 1 and suited[(key2 + card_key) & SUIT_MASK]:
+        score2 += (filled2 + 1) * 20
     # Keep the lower rows ahead: a row may not outgrow what the row above can still make.
-    score[0] -= (new[0] > made[1] + 13 * (filled[1] <= 3)) * 400
-    score[1] -= (new[1] > made[2] + 13 * (filled[2] <= 3)) * 400
+    if new0 > made1 + 13 * (filled1 <= 3):
+        score0 -= 400
+    if new1 > made2 + 13 * (filled2 <= 3):
+        score1 -= 400
     # A full row is out: far below any other (a card always has a row with room, so the
     # best row is never a full one; scores stay above -2,000).
-    score += (filled >= _SIZES8) * _BLOCKED
-    return score, new
+    if filled0 >= 3:
+        score0 += _BLOCKED
+    if filled1 >= 5:
+        score1 += _BLOCKED
+    if filled2 >= 5:
+        score2 += _BLOCKED
+    return score0, score1, score2, new0, new1, new2
 
 
-def _best_row(score: npt.NDArray[np.int16]) -> npt.NDArray[np.intp]:
-    """``argmax`` over the three rows of ``(3, B)`` scores (the first on a tie), by
-    comparisons: numpy's reduction along the short axis is several times slower."""
-    row = (score[1] > score[0]).astype(np.intp)
-    return np.where(score[2] > np.maximum(score[0], score[1]), 2, row)
+@njit(inline="always")
+def _last_street(id0: Any, id1: Any, id2: Any, key0: Any, key1: Any, key2: Any, filled0: Any,
+                 filled1: Any, filled2: Any, cards: Any, pats: Any, counts: Any,
+                 card_key: Any, after: Any, tables: Any, royalty: Any, entry: Any,
+                 fl_value: float) -> tuple[Any, Any, Any]:
+    """The final keys of a board whose last street (``cards``) is played exactly: the
+    placement with the best royalties plus fantasyland (``entry`` < 0: none), fouls
+    last, then the strongest rows; the first of equals. A board the street cannot
+    complete is left as it is."""
+    suited, full3, full5, full5_flush = tables
+    best, out = -np.inf, (key0, key1, key2)
+    for p in range(pats.shape[0]):
+        if counts[p, 0] + filled0 != 3 or counts[p, 1] + filled1 != 5 \
+                or counts[p, 2] + filled2 != 5:
+            continue
+        top, middle, bottom, top_key, middle_key, bottom_key = id0, id1, id2, key0, key1, key2
+        for j in range(cards.size):
+            card = cards[j]
+            row, rank = pats[p, j], card >> 2
+            if row == 0:
+                top, top_key = after[top, rank], top_key + card_key[card]
+            elif row == 1:
+                middle, middle_key = after[middle, rank], middle_key + card_key[card]
+            elif row == 2:
+                bottom, bottom_key = after[bottom, rank], bottom_key + card_key[card]
+        strength0 = np.int64(full3[top])
+        strength1 = np.int64(full5_flush[middle] if suited[middle_key & SUIT_MASK]
+                             else full5[middle])
+        strength2 = np.int64(full5_flush[bottom] if suited[bottom_key & SUIT_MASK]
+                             else full5[bottom])
+        value = np.float32(royalty[0][strength0]) + np.float32(royalty[1][strength1]) \
+            + np.float32(royalty[2][strength2])
+        score = float(value)
+        if entry >= 0 and strength0 >= entry:
+            score += fl_value
+        if strength0 > strength1 or strength1 > strength2:
+            score = -50.0
+        score += 1e-4 * (strength0 + strength1 + strength2)
+        if score > best:
+            best, out = score, (top_key, middle_key, bottom_key)
+    return out
 
 
-def rule_street(keys: npt.NDArray[np.int64], filled: npt.NDArray[np.int8],
-                cards: npt.NDArray[np.uint8], discards: int) -> None:
-    """Place a street's ``cards`` (B, k) on boards ``(3, B)`` by the quick rule, in
-    place; the ``discards`` cards that fit worst are thrown away."""
-    b, k = cards.shape
-    card_keys = CARD_KEYS[cards]
-    made = _made_padded()[keys >> SUIT_BITS]
-    boards = np.arange(b)
-    first = None
-    if discards:
-        # Every card scored against the board as it stands, in one pass; the kept cards
-        # are then placed in their order, the first of them from this pass.
-        score, new = _rule_scores(np.tile(keys, k), np.tile(filled, k), np.tile(made, k),
-                                  card_keys.T.ravel())
-        best = score.max(axis=0).reshape(k, b)
-        if discards == 1:  # the first card that fits worst (as a stable sort would pick)
-            low = best.min(axis=0)
-            thrown = np.argmax(best == low, axis=0)
-            kept = np.arange(k - 1)[None, :] + (np.arange(k - 1)[None, :] >= thrown[:, None])
-        else:
-            order = np.argsort(best.T, axis=1, kind="stable")
-            kept = np.sort(order[:, discards:], axis=1)
-        if kept.shape[1]:
-            at = kept[:, 0] * b + boards
-            first = score[:, at], new[:, at]
-        card_keys = np.take_along_axis(card_keys, kept, axis=1)
-    for j in range(card_keys.shape[1]):
-        ck = card_keys[:, j]
-        score, new = first if j == 0 and first is not None else \
-            _rule_scores(keys, filled, made, ck)
-        row = _best_row(score)
-        for r in range(3):
-            here = row == r
-            keys[r] += np.where(here, ck, 0)
-            filled[r] += here
-            made[r] = np.where(here, new[r], made[r])
+@njit(nogil=True, cache=True)
+def _play_out(keys: Any, filled: Any, cards: Any, dealt: Any, discards: Any,
+              exact_last: bool, card_key: Any, id_of_key: Any, after: Any, made_of: Any,
+              made_after: Any, tables: Any, pats: Any, counts: Any, royalty: Any, entry: int,
+              fl_value: float) -> None:
+    """:func:`play_out` on boards ``(3, B)``, in place, one board at a time: each
+    street's ``discards`` cards that fit worst (their best row's score lowest, the
+    first of equals) thrown away, the others placed in their order, each on the row it
+    scores best on (the first of equals); the last street exactly if ``exact_last``."""
+    suited = tables[0]
+    worst = np.empty(cards.shape[1], dtype=np.int64)
+    kept = np.empty(cards.shape[1], dtype=np.bool_)
+    streets = dealt.size
+    for b in range(keys.shape[1]):
+        key0, key1, key2 = keys[0, b], keys[1, b], keys[2, b]
+        id0 = np.int64(id_of_key[key0 >> SUIT_BITS])
+        id1 = np.int64(id_of_key[key1 >> SUIT_BITS])
+        id2 = np.int64(id_of_key[key2 >> SUIT_BITS])
+        filled0, filled1, filled2 = (np.int64(filled[0, b]), np.int64(filled[1, b]),
+                                     np.int64(filled[2, b]))
+        made0, made1, made2 = (np.int64(made_of[id0]), np.int64(made_of[id1]),
+                               np.int64(made_of[id2]))
+        start = 0
+        for s in range(streets):
+            k = dealt[s]
+            if exact_last and s == streets - 1:
+                key0, key1, key2 = _last_street(
+                    id0, id1, id2, key0, key1, key2, filled0, filled1, filled2,
+                    cards[b, start:start + k], pats, counts, card_key, after, tables, royalty,
+                    entry, fl_value)
+                break
+            for j in range(k):
+                kept[j] = True
+            if discards[s]:
+                # Every card scored against the board as it stands, its best row's score.
+                for j in range(k):
+                    card = cards[b, start + j]
+                    score0, score1, score2, _, _, _ = _rule_scores(
+                        id0, id1, id2, key1, key2, filled0, filled1, filled2, made0, made1,
+                        made2, card, card_key[card], made_after, suited)
+                    worst[j] = max(score0, score1, score2)
+                for _ in range(discards[s]):
+                    low = -1
+                    for j in range(k):
+                        if kept[j] and (low < 0 or worst[j] < worst[low]):
+                            low = j
+                    kept[low] = False
+            for j in range(k):
+                if not kept[j]:
+                    continue
+                card = cards[b, start + j]
+                rank, add = card >> 2, card_key[card]
+                score0, score1, score2, new0, new1, new2 = _rule_scores(
+                    id0, id1, id2, key1, key2, filled0, filled1, filled2, made0, made1, made2,
+                    card, add, made_after, suited)
+                if score2 > max(score0, score1):
+                    id2, key2, filled2, made2 = np.int64(after[id2, rank]), key2 + add, \
+                        filled2 + 1, new2
+                elif score1 > score0:
+                    id1, key1, filled1, made1 = np.int64(after[id1, rank]), key1 + add, \
+                        filled1 + 1, new1
+                else:
+                    id0, key0, filled0, made0 = np.int64(after[id0, rank]), key0 + add, \
+                        filled0 + 1, new0
+            start += k
+        keys[0, b], keys[1, b], keys[2, b] = key0, key1, key2
+
+
+def play_out(keys: npt.NDArray[np.int64], filled: npt.NDArray[np.int8],
+             cards: npt.NDArray[np.uint8], streets: list[tuple[int, int]],
+             arrays: RulesetArrays, fl_value: float,
+             exact_last: bool = True) -> npt.NDArray[np.int64]:
+    """Final row keys of boards ``(3, B)`` given the cards still to come ``(B, F)`` in
+    the given streets (dealt, discards): the quick rule, then the last street exactly
+    (or by the rule too, for the opponents' boards, which matter less).
+
+    The quick rule places each card where it helps most (the gain in made hand, weighted
+    by row, a flush draw's worth, never a row past what the row below can still make),
+    throwing away the cards that fit worst; the exact last street takes the placement
+    with the best royalties plus fantasyland, fouls last. Compiled, board by board."""
+    out = np.array(keys, dtype=np.int64, order="C")
+    if not streets or not out.shape[1]:
+        return out
+    t = row_tables()
+    after, made_of, made_after = _transitions()
+    last, last_discards = streets[-1]
+    _play_out(out, np.ascontiguousarray(filled, dtype=np.int8),
+              np.ascontiguousarray(cards, dtype=np.uint8),
+              np.array([d for d, _ in streets], dtype=np.int64),
+              np.array([x for _, x in streets], dtype=np.int64), exact_last, CARD_KEYS,
+              t.id_of_key, after, made_of, made_after, (t.suited, t.full3, t.full5, t.full5_flush),
+              patterns(last, last_discards), pattern_counts(last, last_discards),
+              tuple(r.astype(np.float32) for r in arrays.royalty),
+              -1 if arrays.entry is None else arrays.entry, float(fl_value))
+    return out
 
 
 def _final_strengths(keys: npt.NDArray[np.int64]) -> npt.NDArray[np.intp]:
@@ -129,56 +260,6 @@ def _final_strengths(keys: npt.NDArray[np.int64]) -> npt.NDArray[np.intp]:
     out[0] = t.full3[ids[0]]
     out[1:] = np.where(flush, t.full5_flush[ids[1:]], t.full5[ids[1:]])
     return out
-
-
-def last_street(keys: npt.NDArray[np.int64], filled: npt.NDArray[np.int8],
-                cards: npt.NDArray[np.uint8], discards: int, arrays: RulesetArrays,
-                fl_value: float) -> npt.NDArray[np.int64]:
-    """The final keys ``(3, B)`` after the last street played exactly: the placement
-    with the best royalties plus fantasyland, fouls last. Boards are grouped by their
-    free slots, so only the placements that complete them are tried."""
-    k = cards.shape[1]
-    counts = pattern_counts(k, discards)
-    onehot = pattern_onehot(k, discards).reshape(k, -1, 3)
-    open_slots = (_SIZES[:, None] - filled).astype(np.int64)
-    code = (open_slots[0] * 6 + open_slots[1]) * 6 + open_slots[2]
-    out = keys.copy()
-    card_keys = CARD_KEYS[cards].astype(np.float64)
-    for value in np.unique(code):
-        boards = np.flatnonzero(code == value)
-        want = open_slots[:, boards[0]]
-        fit = np.flatnonzero((counts == want).all(axis=1))
-        if not fit.size:
-            continue  # a board this street cannot complete: a candidate thrown away later
-        added = np.stack([(card_keys[boards] @ onehot[:, fit, r]).astype(np.int64)
-                          for r in range(3)])
-        finals = keys[:, boards][:, :, None] + added  # (3, b, fits)
-        strengths = _final_strengths(finals)
-        score = sum(arrays.royalty[r][strengths[r]].astype(np.float32) for r in range(3))
-        if arrays.entry is not None:
-            score = score + fl_value * enters(strengths, np.True_, arrays.entry)
-        score = np.where(fouled(strengths), -50.0, score) + 1e-4 * strengths.sum(axis=0)
-        choice = np.argmax(score, axis=1)
-        out[:, boards] = np.take_along_axis(finals, choice[None, :, None], axis=2)[..., 0]
-    return out
-
-
-def play_out(keys: npt.NDArray[np.int64], filled: npt.NDArray[np.int8],
-             cards: npt.NDArray[np.uint8], streets: list[tuple[int, int]],
-             arrays: RulesetArrays, fl_value: float,
-             exact_last: bool = True) -> npt.NDArray[np.int64]:
-    """Final row keys of boards ``(3, B)`` given the cards still to come ``(B, F)`` in
-    the given streets (dealt, discards): the quick rule, then the last street exactly
-    (or by the rule too, for the opponents' boards, which matter less)."""
-    keys, filled = keys.copy(), filled.copy()
-    offset = 0
-    for number, (dealt, discards) in enumerate(streets):
-        street_cards = cards[:, offset:offset + dealt]
-        offset += dealt
-        if exact_last and number == len(streets) - 1:
-            return last_street(keys, filled, street_cards, discards, arrays, fl_value)
-        rule_street(keys, filled, street_cards, discards)
-    return keys
 
 
 class MonteCarloBot(Bot):
