@@ -95,8 +95,8 @@ def flatten(lists: pa.Array) -> Level:
         lists = lists.combine_chunks()
     lengths = pc.list_value_length(lists).fill_null(0).to_numpy().astype(np.int64)
     valid = lists.is_valid().to_numpy(zero_copy_only=False)
-    parent = np.repeat(np.arange(len(lists), dtype=np.int64), lengths)
-    pos = np.arange(len(parent), dtype=np.int64) - np.repeat(exclusive_cumsum(lengths), lengths)
+    parent = pc.list_parent_indices(lists).to_numpy()
+    pos = np.arange(len(parent), dtype=np.int64) - exclusive_cumsum(lengths)[parent]
     return Level(values=lists.flatten(), parent=parent, pos=pos, lengths=lengths, valid=valid)
 
 
