@@ -39,7 +39,7 @@ import polars as pl
 
 from ofcstats import formats, reading
 from ofcstats.errors import HandError, OfcstatsError, StoreError, UsageError
-from ofcstats.formats.lines import BATCH_BYTES, Tally, is_stream, open_stream
+from ofcstats.formats.lines import Tally, is_stream, open_stream
 from ofcstats.paths import writable_file
 from ofcstats.records import HandBatch, reject_rows
 from ofcstats.store import DEFAULT_DB, FileLoad, Store
@@ -47,6 +47,7 @@ from ofcstats.store import DEFAULT_DB, FileLoad, Store
 LOG_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv")
 COMPRESSED_SUFFIXES = (".gz", ".zst")
 FIRST_REASONS = 10
+BATCH_BYTES = 8 << 20  # lines parsed at once: their fixed costs vanish, both cores keep busy
 APPEND_HANDS = 40_000  # hands per insert: about one DuckDB row group of seats
 PARSE_WORKERS = 2  # batches parsed at once; with the inserts, enough for two cores
 FILES_AHEAD = 2  # files read (on the same threads) while one is stored
