@@ -486,15 +486,15 @@ def _ingest_file(store: Store, job: _Job, result: FileSummary, summary: IngestSu
             file_id = store.begin_file(str(path), job.format, job.size, job.first_line)
             if job.continues is not None:
                 store.forget_rejects_from(job.continues.file_id, job.first_line)
-            pending = HandBatch()
+            pending = reading.Gathered()
             for batch in job.reader:
                 # Appends of a few row groups each let DuckDB write them out before the
                 # commit instead of keeping them in memory.
-                pending = reading.merge(pending, batch)
-                if pending.hands.height >= APPEND_HANDS:
-                    _store(store, pending, file_id, result, summary, first_reasons, job.update)
-                    pending = HandBatch()
-            _store(store, pending, file_id, result, summary, first_reasons, job.update)
+                pending.add(batch)
+                if pending.hands >= APPEND_HANDS:
+                    _store(store, pending.take(), file_id, result, summary, first_reasons,
+                           job.update)
+            _store(store, pending.take(), file_id, result, summary, first_reasons, job.update)
             content = job.content_hash or (job.digest.hexdigest() if job.digest else None)
             result.content_hash = content
             result.rejected = store.rejects_of(file_id)
