@@ -239,7 +239,8 @@ def check_whole(store: Store) -> None:
         return
     blocks, block_size = store.blocks()
     size = Path(store.path).stat().st_size
-    if blocks and size < HEADER_BYTES + blocks * block_size:
+    if blocks and size < HEADER_BYTES + blocks * block_size and \
+            size < HEADER_BYTES + (store.last_block() + 1) * block_size:
         raise StoreError(f"{store.path}: cannot open the database: the file ends at "
                          f"{size:,} bytes, before its last block; the database file is "
                          "damaged: use a copy of it, or load the logs into a new one")

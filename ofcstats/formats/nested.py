@@ -42,6 +42,8 @@ def card_codes(texts: pa.Array) -> np.ndarray:
 
     >>> card_codes(pa.array(["Ah", "2c", "10♠", "Zz", None])).tolist()
     [50, 0, 35, 255, 255]
+    >>> card_codes(pa.array(["xx", "Ah", "2c", "td", "Zz", "KS"]).slice(1)).tolist()
+    [50, 0, 33, 255, 47]
     """
     if isinstance(texts, pa.ChunkedArray):
         texts = texts.combine_chunks()
