@@ -5,14 +5,18 @@ the JSON), and cached under ``out/bench/``: street by street (what apps and the
 simulator write) and final rows only. Each is loaded by ``ofcstats ingest`` in a child
 process (so its peak RSS is the ingest's own), next to what merely parsing the same file
 costs: Python's ``json.loads`` line by line, and DuckDB's ``read_json`` into a table.
-Then the street file again (a file already loaded is skipped), and compressed
-(``.gz``, ``.zst``). ``--quick`` uses 50,000 hands instead of 1,000,000.
+Pyarrow's JSON reader alone, with the file's schema, is the parser ingest runs: the
+ceiling of its rate. Then the street file again (a file already loaded is skipped), cut
+into 8 files loaded as one directory, and compressed (``.gz``, ``.zst``, beside the time
+their lines take to read alone). ``--quick`` uses 50,000 hands instead of 1,000,000.
 """
 
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
+import os
 import shutil
 import sys
 import time
@@ -165,8 +169,24 @@ with open(sys.argv[1], "rb") as f:
 _DUCKDB_READ_JSON = """
 import duckdb, sys
 con = duckdb.connect()
+con.execute("SET enable_progress_bar = false")
 con.execute("CREATE TABLE raw AS SELECT * FROM read_json(?, format='newline_delimited')",
             [sys.argv[1]])
+"""
+_PYARROW_JSON = """
+import sys, time
+import pyarrow.json as pajson
+from ofcstats.formats.jsonl import SCHEMA
+started = time.perf_counter()
+pajson.read_json(sys.argv[1], parse_options=pajson.ParseOptions(explicit_schema=SCHEMA))
+print(time.perf_counter() - started)
+"""
+_DECOMPRESS = """
+import sys
+from ofcstats.formats.lines import read_line_batches
+from pathlib import Path
+for _ in read_line_batches(Path(sys.argv[1])):
+    pass
 """
 
 
@@ -183,10 +203,17 @@ def _ingest(path: Path, db: Path, fresh: bool = True) -> tuple[float, int, dict[
 
 
 def _parse_only(script: str, path: Path) -> tuple[float, int]:
+    """The script's time and peak memory; the time it prints instead, if it prints one
+    (the parse alone, without importing what names the file's schema)."""
     from timing import timed_child  # noqa: PLC0415 - a sibling script
 
-    seconds, peak_kb, _ = timed_child([sys.executable, "-c", script, str(path)])
-    return seconds, peak_kb
+    seconds, peak_kb, stdout = timed_child([sys.executable, "-c", script, str(path)])
+    return (float(stdout) if script == _PYARROW_JSON else seconds), peak_kb
+
+
+def _median(runs: list[tuple[float, int]]) -> tuple[float, int]:
+    """The run of median time (its peak memory with it)."""
+    return sorted(runs)[len(runs) // 2]
 
 
 def _compressed(path: Path, suffix: str) -> Path:
@@ -203,10 +230,37 @@ def _compressed(path: Path, suffix: str) -> Path:
     return target
 
 
+def _split(path: Path, n: int, parts: int) -> Path:
+    """The file's ``n`` lines in ``parts`` files of a directory beside it (made once)."""
+    folder = path.with_name(f"{path.stem}-{parts}-files")
+    if not folder.exists():
+        partial = folder.with_name(folder.name + ".partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        partial.mkdir()
+        each = -(-n // parts)
+        with path.open("rb") as src:
+            for k in range(parts):
+                with (partial / f"part-{k}.jsonl").open("wb") as out:
+                    out.writelines(itertools.islice(src, each))
+        partial.rename(folder)
+    return folder
+
+
+def _rate(label: str, n: int, size_mb: float, seconds: float, note: str = "") -> str:
+    return (f"  {label:<24}{seconds:6.1f} s  {n / seconds:>9,.0f} hands/s  "
+            f"{size_mb / seconds:5,.0f} MB/s  {note}").rstrip()
+
+
 def run(quick: bool) -> None:
-    """Generate (or reuse) the files, load each into a new database, print a table."""
+    """Generate (or reuse) the files, load each into a new database, print a table.
+
+    Each figure is the median of three runs with ``--quick`` (one without), the runs of
+    one file taken in turn (ingest, json.loads, read_json, ...) so that other work on the
+    machine falls on all of them alike; the load average is printed with them.
+    """
     sys.path.insert(0, str(Path(__file__).parent))
     n = QUICK if quick else FULL
+    repeats = 3 if quick else 1
     streets = OUT / f"pineapple-3p-{n}.jsonl"
     rows = OUT / f"pineapple-3p-{n}-final-rows.jsonl"
     started = time.perf_counter()
@@ -216,37 +270,78 @@ def run(quick: bool) -> None:
         final_rows_file(streets, rows)
     if time.perf_counter() - started > 1:
         print(f"generated the files in {time.perf_counter() - started:.1f}s")
-    lines = []
-    for label, path in (("street by street", streets), ("final rows", rows)):
-        size_mb = path.stat().st_size / 1e6
-        db = OUT / f"ingest-{path.stem}.duckdb"
-        seconds, peak_kb, summary = _ingest(path, db)
-        assert summary["hands"] == n, summary
-        loads, _ = _parse_only(_JSON_LOADS, path)
-        duck, duck_kb = _parse_only(_DUCKDB_READ_JSON, path)
-        lines.append(f"{label}: {size_mb:,.0f} MB, {path.stat().st_size / n:,.0f} bytes a hand")
-        lines.append(f"  ofcstats ingest         {seconds:6.1f} s  {n / seconds:>9,.0f} hands/s  "
-                     f"{size_mb / seconds:5,.0f} MB/s  peak RSS {peak_kb / 1024:,.0f} MB  "
-                     f"(database {db.stat().st_size / 1e6:,.0f} MB)")
-        lines.append(f"  json.loads, per line    {loads:6.1f} s  {n / loads:>9,.0f} hands/s  "
-                     f"{size_mb / loads:5,.0f} MB/s  (parse only, nothing kept)")
-        lines.append(f"  DuckDB read_json        {duck:6.1f} s  {n / duck:>9,.0f} hands/s  "
-                     f"{size_mb / duck:5,.0f} MB/s  peak RSS {duck_kb / 1024:,.0f} MB  "
-                     "(to a table, types guessed, nothing checked)")
-        if path == streets:
-            again, _, skipped = _ingest(path, db, fresh=False)
-            assert skipped["skipped"] == 1, skipped
-            lines.append(f"  ingest again (skipped)  {again:6.1f} s  whole process: start, "
-                         "hash the file, look it up")
-    for suffix in (".gz", ".zst"):
-        packed = _compressed(streets, suffix)
-        seconds, peak_kb, summary = _ingest(packed, OUT / f"ingest-{packed.name}.duckdb")
-        assert summary["hands"] == n, summary
-        lines.append(f"street by street{suffix:<4}     {seconds:6.1f} s  {n / seconds:>9,.0f} "
-                     f"hands/s  ({packed.stat().st_size / 1e6:,.0f} MB on disk)  peak RSS "
-                     f"{peak_kb / 1024:,.0f} MB")
+    load = os.getloadavg()
+    print(f"  load average before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} "
+          f"({os.cpu_count()} cores); median of {repeats} run(s) each")
+    lines = [*_one_form("street by street", streets, n, repeats),
+             *_one_form("final rows", rows, n, repeats), *_other_forms(streets, n, repeats)]
     for line in lines:
         print(f"  {line}")
+
+
+def _one_form(label: str, path: Path, n: int, repeats: int) -> list[str]:
+    """Ingest next to the parsers alone, for one file."""
+    size_mb = path.stat().st_size / 1e6
+    db = OUT / f"ingest-{path.stem}.duckdb"
+    runs: dict[str, list[tuple[float, int]]] = {}
+    for _ in range(repeats):
+        seconds, peak_kb, summary = _ingest(path, db)
+        assert summary["hands"] == n, summary
+        runs.setdefault("ingest", []).append((seconds, peak_kb))
+        for name, script in (("loads", _JSON_LOADS), ("read_json", _DUCKDB_READ_JSON),
+                             ("pyarrow", _PYARROW_JSON)):
+            runs.setdefault(name, []).append(_parse_only(script, path))
+    seconds, peak_kb = _median(runs["ingest"])
+    loads, _ = _median(runs["loads"])
+    duck, duck_kb = _median(runs["read_json"])
+    arrow, _ = _median(runs["pyarrow"])
+    lines = [
+        f"{label}: {size_mb:,.0f} MB, {path.stat().st_size / n:,.0f} bytes a hand",
+        _rate("ofcstats ingest", n, size_mb, seconds,
+              f"peak RSS {peak_kb / 1024:,.0f} MB  (database {db.stat().st_size / 1e6:,.0f} "
+              "MB; the whole process, startup included)"),
+        _rate("json.loads, per line", n, size_mb, loads, "(parse only, nothing kept)"),
+        _rate("DuckDB read_json", n, size_mb, duck,
+              f"peak RSS {duck_kb / 1024:,.0f} MB  (to a table, types guessed, nothing "
+              "checked)"),
+        _rate("pyarrow.json alone", n, size_mb, arrow,
+              "(the parser ingest runs, the file's schema; the parse alone, in its "
+              "process)"),
+    ]
+    if label.startswith("street"):
+        again, _, skipped = _ingest(path, db, fresh=False)
+        assert skipped["skipped"] == 1, skipped
+        lines.append(f"  ingest again (skipped)  {again:6.1f} s  whole process: start, "
+                     "hash the file, look it up")
+    return lines
+
+
+def _other_forms(streets: Path, n: int, repeats: int) -> list[str]:
+    """The street file as 8 files of a directory, and compressed."""
+    size_mb = streets.stat().st_size / 1e6
+    folder = _split(streets, n, 8)
+    runs: dict[str, list[tuple[float, int]]] = {}
+    for _ in range(repeats):
+        seconds, peak_kb, summary = _ingest(folder, OUT / "ingest-8-files.duckdb")
+        assert summary["hands"] == n, summary
+        runs.setdefault("dir", []).append((seconds, peak_kb))
+    seconds, peak_kb = _median(runs["dir"])
+    lines = [_rate("street, 8 files (a dir)", n, size_mb, seconds,
+                   f"peak RSS {peak_kb / 1024:,.0f} MB")]
+    for suffix in (".gz", ".zst"):
+        packed = _compressed(streets, suffix)
+        runs = {}
+        for _ in range(repeats):
+            seconds, peak_kb, summary = _ingest(packed, OUT / f"ingest-{packed.name}.duckdb")
+            assert summary["hands"] == n, summary
+            runs.setdefault("ingest", []).append((seconds, peak_kb))
+            runs.setdefault("inflate", []).append(_parse_only(_DECOMPRESS, packed))
+        seconds, peak_kb = _median(runs["ingest"])
+        inflate, _ = _median(runs["inflate"])
+        lines.append(_rate(f"street{suffix}", n, size_mb, seconds,
+                           f"({packed.stat().st_size / 1e6:,.0f} MB on disk; its lines "
+                           f"alone {inflate:.1f} s)  peak RSS {peak_kb / 1024:,.0f} MB"))
+    return lines
 
 
 if __name__ == "__main__":

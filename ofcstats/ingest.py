@@ -5,8 +5,9 @@ whatever its name or path) is already loaded is skipped; a file loaded before at
 same path that has only grown (lines appended) loads its new lines only; one that has
 changed otherwise is reported and not loaded. Parsing and checking run on worker
 threads a few batches ahead of the inserts (Arrow, numpy, Polars and DuckDB release the
-interpreter lock, so they overlap on two cores), and the next file starts being read
-while the last batches of the one before are stored; the queues between them hold a few
+interpreter lock, so they overlap on two cores); the files of a directory or pattern
+are read several at once on the same threads, while one of them is stored (one writer,
+each file in its own transaction, in order). The queues between them hold a few
 batches, so the Python side's memory does not grow with the file. A crash or kill
 mid-file leaves the database as before that file.
 
@@ -25,7 +26,9 @@ import os
 import queue
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Executor, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -36,7 +39,7 @@ import polars as pl
 
 from ofcstats import formats, reading
 from ofcstats.errors import HandError, OfcstatsError, StoreError, UsageError
-from ofcstats.formats.lines import BATCH_BYTES, Tally, is_stream, open_stream
+from ofcstats.formats.lines import Tally, is_stream, open_stream
 from ofcstats.paths import writable_file
 from ofcstats.records import HandBatch, reject_rows
 from ofcstats.store import DEFAULT_DB, FileLoad, Store
@@ -44,8 +47,10 @@ from ofcstats.store import DEFAULT_DB, FileLoad, Store
 LOG_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv")
 COMPRESSED_SUFFIXES = (".gz", ".zst")
 FIRST_REASONS = 10
+BATCH_BYTES = 8 << 20  # lines parsed at once: their fixed costs vanish, both cores keep busy
 APPEND_HANDS = 40_000  # hands per insert: about one DuckDB row group of seats
 PARSE_WORKERS = 2  # batches parsed at once; with the inserts, enough for two cores
+FILES_AHEAD = 2  # files read (on the same threads) while one is stored
 LOCK_WAIT = 600.0  # seconds to wait for another process to finish with the database
 _HASH_CHUNK = 8 << 20
 
@@ -234,7 +239,8 @@ def check_whole(store: Store) -> None:
         return
     blocks, block_size = store.blocks()
     size = Path(store.path).stat().st_size
-    if blocks and size < HEADER_BYTES + blocks * block_size:
+    if blocks and size < HEADER_BYTES + blocks * block_size and \
+            size < HEADER_BYTES + (store.last_block() + 1) * block_size:
         raise StoreError(f"{store.path}: cannot open the database: the file ends at "
                          f"{size:,} bytes, before its last block; the database file is "
                          "damaged: use a copy of it, or load the logs into a new one")
@@ -272,20 +278,22 @@ def ingest(paths: Iterable[Path], database: Path | str | None = None,
     report = _Progress(progress, sum(sizes))
     with Store(db, wait=wait, on_wait=on_wait) as store, contextlib.ExitStack() as readers:
         check_whole(store)
-        run = _Run(store, format_name, batch_bytes, load_changed, update)
-        ahead: _Job | None = None
-        for index, (path, size) in enumerate(zip(files, sizes, strict=True)):
-            if ahead is None:
-                job = run.job(path, size, report.part(index))
-                if job.reader is not None:
-                    readers.callback(job.reader.close)
-            else:
-                job, ahead = ahead, None
-            if index + 1 < len(files) and not run.pending_like(sizes[index + 1]):
-                # The next file starts being read while this one's last batches are stored.
-                ahead = run.job(files[index + 1], sizes[index + 1], report.part(index + 1))
-                if ahead.reader is not None:
-                    readers.callback(ahead.reader.close)
+        pool = readers.enter_context(ThreadPoolExecutor(
+            max_workers=PARSE_WORKERS, thread_name_prefix="ofcstats-parse"))
+        run = _Run(store, format_name, batch_bytes, load_changed, update, pool)
+        in_flight: deque[_Job] = deque()  # files being read, in order; the first is stored
+        for index, size in enumerate(sizes):
+            # The next files start being read (on the same threads) while this one is
+            # stored, unless one may have the same content as a file being read.
+            while len(in_flight) <= FILES_AHEAD and index + len(in_flight) < len(files):
+                later = index + len(in_flight)
+                if in_flight and run.pending_like(sizes[later]):
+                    break
+                in_flight.append(run.job(files[later], sizes[later], report.part(later)))
+                reader = in_flight[-1].reader
+                if reader is not None:
+                    readers.callback(reader.close)
+            job = in_flight.popleft()
             summary.files.append(_do(store, job, db, summary, first_reasons))
             run.done(job, summary.files[-1])
             report.finish(index, size)
@@ -345,9 +353,10 @@ class _Run:
     """What an ingest run decides per file, and the contents loaded so far in the run."""
 
     def __init__(self, store: Store, format_name: str | None, batch_bytes: int,
-                 load_changed: bool, update: bool = False) -> None:
+                 load_changed: bool, update: bool = False, pool: Executor | None = None
+                 ) -> None:
         self.store, self.format_name, self.batch_bytes = store, format_name, batch_bytes
-        self.load_changed, self.update = load_changed, update
+        self.load_changed, self.update, self.pool = load_changed, update, pool
         self.sizes = store.loaded_sizes()
         self.hashes: dict[str, str] = {}  # content hash -> path, for files of this run
         self.pending: set[int] = set()  # sizes of files being read, hashes not yet known
@@ -384,8 +393,8 @@ class _Run:
         # Two stages per batch, on the parsing threads: the format's, then validation.
         job.reader = _ahead(formats.parse(
             path, reading.checked, job.format, progress, self.batch_bytes, job.digest,
-            workers=PARSE_WORKERS,
-            start=job.start, first_line=job.first_line, tally=job.tally, stream=stream))
+            workers=PARSE_WORKERS, start=job.start, first_line=job.first_line,
+            tally=job.tally, stream=stream, pool=self.pool))
         return job
 
     def _look_up(self, job: _Job) -> None:
@@ -478,15 +487,15 @@ def _ingest_file(store: Store, job: _Job, result: FileSummary, summary: IngestSu
             file_id = store.begin_file(str(path), job.format, job.size, job.first_line)
             if job.continues is not None:
                 store.forget_rejects_from(job.continues.file_id, job.first_line)
-            pending = HandBatch()
+            pending = reading.Gathered()
             for batch in job.reader:
                 # Appends of a few row groups each let DuckDB write them out before the
                 # commit instead of keeping them in memory.
-                pending = reading.merge(pending, batch)
-                if pending.hands.height >= APPEND_HANDS:
-                    _store(store, pending, file_id, result, summary, first_reasons, job.update)
-                    pending = HandBatch()
-            _store(store, pending, file_id, result, summary, first_reasons, job.update)
+                pending.add(batch)
+                if pending.hands >= APPEND_HANDS:
+                    _store(store, pending.take(), file_id, result, summary, first_reasons,
+                           job.update)
+            _store(store, pending.take(), file_id, result, summary, first_reasons, job.update)
             content = job.content_hash or (job.digest.hexdigest() if job.digest else None)
             result.content_hash = content
             result.rejected = store.rejects_of(file_id)

@@ -71,6 +71,31 @@ def merge(seen: HandBatch, batch: HandBatch) -> HandBatch:
     return HandBatch.concat([seen, fresh(seen.hands, batch)])
 
 
+class Gathered:
+    """Batches gathered to be stored at once, each less the hands of the ones before
+    (see :func:`fresh`): what :func:`merge` makes of them one by one, without copying
+    the gathered hands again for every batch."""
+
+    def __init__(self) -> None:
+        self.batches: list[HandBatch] = []
+        self.seen: list[pl.DataFrame] = []
+        self.hands = 0
+
+    def add(self, batch: HandBatch) -> None:
+        """Gather one more batch."""
+        if self.seen:
+            batch = fresh(pl.concat(self.seen), batch)
+        self.batches.append(batch)
+        self.seen.append(batch.hands.select(SEEN_COLUMNS))
+        self.hands += batch.hands.height
+
+    def take(self) -> HandBatch:
+        """The gathered batches as one, and start again."""
+        taken = HandBatch.concat(self.batches)
+        self.batches, self.seen, self.hands = [], [], 0
+        return taken
+
+
 SEEN_COLUMNS = ("hand_id", "fingerprint", "source", "line")
 """What :func:`fresh` needs of the hands seen before."""
 

@@ -680,30 +680,37 @@ def _placements(ix: Index, s_valid: np.ndarray, hand_new: np.ndarray,
                 seat_numbers: np.ndarray) -> pl.DataFrame:
     """Placed and discarded cards of valid seats, in order. A card's slot in its seat's
     list is its street's first slot, plus the cards of the kinds before it in that
-    street, plus its position in its own list: a scatter, no sort."""
+    street, plus its position in its own list: a scatter, no sort. Only what differs
+    card by card is scattered; what a seat's cards share is looked up after, in order."""
     used = np.flatnonzero(ix.on_street & (ix.c_kind != DEALT) & s_valid[ix.c_seat])
-    t = ix.c_t[used]
-    kind = ix.c_kind[used].astype(np.int64)
+    kind = ix.c_kind[used]
+    key = ix.c_t[used] * 4 + (kind - TOP)
     n_street_rows = int(ix.n_streets.sum())
-    by_kind = np.bincount(t * 4 + (kind - TOP), minlength=n_street_rows * 4).reshape(-1, 4)
-    kind_offset = np.cumsum(by_kind, axis=1) - by_kind
-    street_base = exclusive_cumsum(by_kind.sum(axis=1))
-    dest = street_base[t] + kind_offset[t, kind - TOP] + ix.c_pos[used]
-    seat = ix.c_seat[used]
-    first_street = np.minimum(ix.street_start, max(n_street_rows - 1, 0))
-    seat_first = street_base[first_street] if n_street_rows else \
-        np.zeros(len(s_valid), dtype=np.int64)
-    columns = {
-        "hand": hand_new[ix.s_hand[seat]], "seat": seat_numbers[seat],
-        "street": ix.c_street[used], "order": dest - seat_first[seat] + 1,
-        "card": ix.c_code[used], "row": kind,
-    }
-    placed: dict[str, pl.Series] = {}
-    for name, values in columns.items():
-        out = np.empty(len(used), dtype=values.dtype)
+    # The cards before each (street row, kind), in that order: each one's first slot.
+    slot = exclusive_cumsum(np.bincount(key, minlength=n_street_rows * 4))
+    dest = slot[key] + ix.c_pos[used]
+    n = len(used)
+    seat = np.empty(n, dtype=np.int64)
+    seat[dest] = ix.c_seat[used]
+    scattered: dict[str, pl.Series] = {}
+    for name, values in (("street", ix.c_street[used]), ("card", ix.c_code[used]),
+                         ("row", kind)):
+        out = np.empty(n, dtype=_NUMPY[name])
         out[dest] = values
-        placed[name] = pl.Series(name, out, dtype=PLACEMENTS_SCHEMA[name])
-    return pl.DataFrame(placed)
+        scattered[name] = pl.Series(name, out, dtype=PLACEMENTS_SCHEMA[name])
+    seat_first = slot[np.minimum(ix.street_start, max(n_street_rows - 1, 0)) * 4] \
+        if n_street_rows else np.zeros(len(s_valid), dtype=np.int64)
+    return pl.DataFrame([
+        pl.Series("hand", hand_new[ix.s_hand].astype(np.uint32)[seat]),
+        pl.Series("seat", seat_numbers.astype(np.int8)[seat]),
+        scattered["street"],
+        pl.Series("order", (np.arange(1, n + 1) - seat_first[seat]).astype(np.int16)),
+        scattered["card"], scattered["row"],
+    ])
+
+
+_NUMPY = {"street": np.int8, "card": np.uint8, "row": np.uint8}
+"""The numpy types of the placements' scattered columns (see PLACEMENTS_SCHEMA)."""
 
 
 def _fingerprints(hands: pl.DataFrame, seats: pl.DataFrame, rows: dict[str, np.ndarray],

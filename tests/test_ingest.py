@@ -19,10 +19,11 @@ from handgen import random_hand, write_jsonl
 from typer.testing import CliRunner
 
 from ofcstats import ingest as ingesting
-from ofcstats import pipeline
+from ofcstats import pipeline, reading
 from ofcstats.cli import app
 from ofcstats.errors import StoreError
 from ofcstats.ingest import collect_paths, ingest
+from ofcstats.records import HandBatch
 from ofcstats.rules import load_rulesets, preset_names
 from ofcstats.store import Store
 
@@ -396,6 +397,56 @@ def test_many_files_read_ahead_still_load_in_order_one_transaction_each(
         files = store.con.sql("SELECT path, hands FROM ingested_files ORDER BY file_id"
                               ).fetchall()
     assert [Path(p).name for p, _ in files] == [f"{k}.jsonl" for k in range(7)]
+
+
+def test_the_files_of_a_directory_are_read_ahead_while_the_first_is_stored(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for k in range(5):
+        write_jsonl(tmp_path / f"{k}.jsonl", hands(10 + k, 60 + k, prefix=f"d{k}-"))
+    events: list[str] = []
+    job, do = ingesting._Run.job, ingesting._do
+
+    def spy_job(self: ingesting._Run, path: Path, *args: object) -> ingesting._Job:
+        events.append(f"read {path.name}")
+        return job(self, path, *args)  # type: ignore[arg-type]
+
+    def spy_do(store: Store, todo: ingesting._Job, *args: object) -> ingesting.FileSummary:
+        events.append(f"store {todo.path.name}")
+        return do(store, todo, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ingesting._Run, "job", spy_job)
+    monkeypatch.setattr(ingesting, "_do", spy_do)
+    summary = ingest([tmp_path], tmp_path / "x.duckdb")
+    ahead = ingesting.FILES_AHEAD
+    assert ahead >= 1
+    assert events[:ahead + 2] == [*(f"read {k}.jsonl" for k in range(ahead + 1)),
+                                  "store 0.jsonl"]
+    assert [e for e in events if e.startswith("store")] == [
+        f"store {k}.jsonl" for k in range(5)]
+    assert [f.hands for f in summary.files] == [10, 11, 12, 13, 14]
+
+
+def test_batches_gathered_for_one_insert_keep_first_hands_like_merging_them(
+        tmp_path: Path) -> None:
+    rows = hands(40, 71)
+    changed = json.loads(json.dumps(rows[3]))
+    changed["players"][0]["name"] = "someone else"
+    write_jsonl(tmp_path / "g.jsonl", [*rows, rows[5], changed, rows[30]])
+    batches = list(reading.read(tmp_path / "g.jsonl", batch_bytes=2 << 10))
+    assert len(batches) > 3
+    gathered = reading.Gathered()
+    merged = HandBatch()
+    for batch in batches:
+        gathered.add(batch)
+        merged = reading.merge(merged, batch)
+    taken = gathered.take()
+    assert gathered.hands == 0
+    assert gathered.take().hands.is_empty()
+    for name in ("hands", "seats", "placements", "rejects"):
+        assert getattr(taken, name).equals(getattr(merged, name)), name
+    assert taken.duplicates == merged.duplicates == 2
+    assert taken.rejects.get_column("reason").to_list() == [
+        "hand h3: a different hand with this id is at line 4"]
 
 
 _HOLD = """

@@ -230,6 +230,26 @@ def test_ingest_refuses_a_database_cut_short_before_writing_a_byte(
     assert _digest(broken) == before  # not grown, not touched
 
 
+def test_a_database_whose_free_blocks_at_its_end_were_cut_off_still_loads(
+        log: Path, tmp_path: Path) -> None:
+    """A checkpoint cuts free blocks off the end of the file, yet DuckDB still counts
+    them when the file is opened again: that file is whole, not cut short."""
+    db = tmp_path / "trimmed.duckdb"
+    with Store(db) as store:
+        store.con.execute("CHECKPOINT")
+        store.con.execute("CREATE TABLE big AS SELECT range AS i, range::VARCHAR AS s "
+                          "FROM range(2000000)")
+        store.con.execute("CHECKPOINT")
+        store.con.execute("DROP TABLE big")
+        store.con.execute("CHECKPOINT")
+    with Store(db, read_only=True) as store:
+        blocks, block_size = store.blocks()
+        assert db.stat().st_size < blocks * block_size  # what looked like a cut file
+    result = runner.invoke(app, ["ingest", str(log), "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    assert "loaded" in result.output
+
+
 def test_a_looping_symlink_inside_a_directory_is_skipped_with_a_warning(
         log: Path, tmp_path: Path) -> None:
     folder = tmp_path / "logs"

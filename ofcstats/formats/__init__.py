@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -89,6 +89,7 @@ def parse(
     first_line: int = 1,
     tally: Tally | None = None,
     stream: Replay | None = None,
+    pool: Executor | None = None,
 ) -> Iterator[T]:
     """Parse a file batch by batch, in order, and give each batch to ``stage``; yield
     what it returns.
@@ -98,7 +99,8 @@ def parse(
     staged) at once on threads (Arrow, numpy and Polars release the interpreter lock
     while they work), when the format's batches stand alone. ``start``, ``first_line``,
     ``tally`` and ``stream`` are as :func:`read_line_batches` takes them (a stream
-    needs ``format_name``).
+    needs ``format_name``). ``pool``: threads to parse on, shared with other files read
+    at the same time (by default the file gets ``workers`` threads of its own).
     """
     fmt = format_module(format_name or detect(path))
     source = str(path)
@@ -112,13 +114,14 @@ def parse(
         finally:
             con.close()
         return
-    yield from _in_parallel(fmt, stage, lines, source, workers)
+    yield from _in_parallel(fmt, stage, lines, source, workers, pool)
 
 
 def _in_parallel(fmt: Format, stage: Stage[T], lines: Iterator[LineBatch], source: str,
-                 workers: int) -> Iterator[T]:
-    """Parse and stage batches on ``workers`` threads, yielding results in file order;
-    at most ``workers + 1`` batches are in flight, so memory stays bounded."""
+                 workers: int, shared: Executor | None = None) -> Iterator[T]:
+    """Parse and stage batches on ``workers`` threads (of ``shared``, or of a pool of the
+    file's own), yielding results in file order; at most ``workers + 1`` of the file's
+    batches are in flight, so memory stays bounded."""
     local = threading.local()
     connections: list[duckdb.DuckDBPyConnection] = []
 
@@ -128,7 +131,8 @@ def _in_parallel(fmt: Format, stage: Stage[T], lines: Iterator[LineBatch], sourc
             connections.append(local.con)
         return stage(fmt.parse_batch(batch, source, local.con), local.con)
 
-    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="ofcstats-parse")
+    pool = shared or ThreadPoolExecutor(max_workers=workers,
+                                        thread_name_prefix="ofcstats-parse")
     pending: deque[Future[T]] = deque()
     try:
         for batch in lines:
@@ -140,7 +144,10 @@ def _in_parallel(fmt: Format, stage: Stage[T], lines: Iterator[LineBatch], sourc
     finally:
         for future in pending:
             future.cancel()
-        pool.shutdown(wait=True)
+        if shared is None:
+            pool.shutdown(wait=True)
+        else:
+            wait(pending)  # (a shared pool goes on: only this file's batches are waited for)
         for con in connections:
             con.close()
 

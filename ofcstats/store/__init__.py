@@ -179,6 +179,18 @@ class Store(FileLoads, HandLoading):
             "WHERE database_name = current_database()").fetchone()
         return (int(row[0]), int(row[1])) if row else (0, 0)
 
+    def last_block(self) -> int:
+        """The highest block in use (-1 for none): the tables' data and the metadata.
+        (A file's free blocks at its end are cut off at a checkpoint, but ``blocks``
+        still counts them once the file is opened again.)"""
+        tables = [name for (name,) in self.con.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database()"
+        ).fetchall()]
+        parts = ["SELECT max(block_id) AS b FROM pragma_metadata_info()", *(
+            f"SELECT max(block_id) FROM pragma_storage_info('{name}')" for name in tables)]
+        row = self.con.execute(f"SELECT max(b) FROM ({' UNION ALL '.join(parts)})").fetchone()
+        return int(row[0]) if row and row[0] is not None else -1
+
     def limit_memory(self, limit: str, spill: str) -> None:
         """Hold DuckDB to ``limit`` (``"512MB"``), working from files in ``spill`` past it."""
         self.con.execute(f"SET memory_limit = '{limit}'")

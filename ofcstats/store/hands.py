@@ -51,19 +51,18 @@ def _stream(frame: pl.DataFrame | pa.Table) -> pa.RecordBatchReader:
 
 
 def _per_seat(placements: pl.DataFrame) -> pa.Table:
-    """Placements (in seat order) as one row per seat with lists: offsets, no grouping."""
-    hand = placements.get_column("hand").to_numpy()
-    seat = placements.get_column("seat").to_numpy()
-    first = np.flatnonzero(np.r_[True, (hand[1:] != hand[:-1]) | (seat[1:] != seat[:-1])]) \
-        if len(hand) else np.zeros(0, dtype=np.int64)
-    offsets = pa.array(np.r_[first, len(hand)].astype(np.int32))
+    """Placements (in seat order) as one row per seat with lists: offsets, no grouping.
+    A seat's cards are one run, its first numbered 1 (``order``)."""
+    first = np.flatnonzero(placements.get_column("order").to_numpy() == 1)
+    offsets = pa.array(np.r_[first, placements.height].astype(np.int32))
 
     def lists(name: str) -> pa.ListArray:
-        values = pa.array(placements.get_column(name).to_numpy().astype(np.uint8))
-        return pa.ListArray.from_arrays(offsets, values)
+        values = placements.get_column(name).to_numpy()
+        return pa.ListArray.from_arrays(offsets, pa.array(values.view(np.uint8)))
 
-    return pa.table({"hand": hand[first], "seat": seat[first], "streets": lists("street"),
-                     "cards": lists("card"), "rows": lists("row")})
+    return pa.table({"hand": placements.get_column("hand").to_numpy()[first],
+                     "seat": placements.get_column("seat").to_numpy()[first],
+                     "streets": lists("street"), "cards": lists("card"), "rows": lists("row")})
 
 
 def _conflict_rejects(batch: HandBatch, conflicts: pl.DataFrame) -> pl.DataFrame:
