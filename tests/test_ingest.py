@@ -13,6 +13,7 @@ import sys
 import threading
 from pathlib import Path
 
+import blake3
 import pytest
 import zstandard
 from handgen import random_hand, write_jsonl
@@ -683,3 +684,21 @@ def test_cli_ingest_update_flag(tmp_path: Path) -> None:
     second = runner.invoke(app, ["ingest", str(changed), "--db", str(db), "--update"])
     assert second.exit_code == 0, second.output
     assert "2 updated" in second.output
+
+
+def test_the_content_hash_and_its_head_agree_with_hashing_the_bytes_at_once(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The file is hashed a mapped window at a time; small windows put window edges, the
+    # end of the file and the head (what a grown file had when it was loaded) everywhere.
+    monkeypatch.setattr(ingesting, "_HASH_CHUNK", 1 << 16)
+    rng = random.Random(7)
+    log = tmp_path / "x.jsonl"
+    for size in (0, 1, 65_535, 65_536, 65_537, 300_001):
+        data = rng.randbytes(size)
+        log.write_bytes(data)
+        for prefix in (None, 1, 4_096, 65_535, 65_536, 70_000, size, size + 1):
+            whole, head = ingesting._hash(log, prefix)
+            assert whole == blake3.blake3(data).hexdigest()
+            expected = None if prefix is None or prefix > size else \
+                blake3.blake3(data[:prefix]).hexdigest()
+            assert head == expected, (size, prefix)
