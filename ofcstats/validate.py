@@ -431,7 +431,9 @@ def _check_seats(hands: pl.DataFrame, seats: pl.DataFrame, add: Add) -> None:
     add(_problems(
         counts.filter(crossed & (pl.col("n") == _CRISS_SEATS)).join(
             named.filter(crossed & (pl.col("n") != 2)).group_by("hand").agg(
-                pl.format("{} in seats {}", pl.col("player"), pl.col("where")).sort()
+                pl.format("{} in {} {}", pl.col("player"),
+                          pl.when(pl.col("n") == 1).then(pl.lit("seat"))
+                          .otherwise(pl.lit("seats")), pl.col("where")).sort()
                 .str.join("; ").alias("found")), on="hand"),
         pl.format("criss-cross seats each of its two players on two seats, one for each "
                   "board; this hand has {}", pl.col("found")), 4))

@@ -131,8 +131,8 @@ def _reasons(hand: dict[str, Any], slow: bool) -> list[str]:
     (lambda h: h["players"][1].update(name="ann"), "criss-cross seats each of its two players "
                                                    "on two seats, one for each board; this "
                                                    "hand has ann in seats 1 and 2 and 3; "
-                                                   "bob in seats 4"),
-    (lambda h: h["players"][3].update(name="cy"), "this hand has bob in seats 2; cy in seats 4"),
+                                                   "bob in seat 4"),
+    (lambda h: h["players"][3].update(name="cy"), "this hand has bob in seat 2; cy in seat 4"),
     (lambda h: h["players"][0].update(fantasyland=True),
      "seat 1: fantasyland is not part of criss-cross"),
     (lambda h: h["players"][3].update(top=["Ac", "4s", "2h"]), "Ac appears twice"),
