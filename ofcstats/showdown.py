@@ -304,6 +304,7 @@ class Counts:
     scoop: Tiny  # [won 3] - [lost 3]
     foul: Tiny  # opponents' fouls against live self, minus own foul against live opponents
     table_bonus: Tiny  # rows beating every opponent, collected from each, less those paid
+    table_rows: Tiny  # rows beating every showdown opponent (0: fouled, out, or alone)
     surrender: Tiny  # surrender payments received minus paid (all seats take part)
     row_sign: Tiny  # (3, seats): per row, wins minus losses (a fouled hand loses all)
     row_wins: Tiny  # (3, seats): per row, opponents beaten
@@ -420,7 +421,7 @@ def head_to_head(table: SeatTable, mask: int, without: Counts | None = None) -> 
     packed = np.zeros((2, n_seats), dtype=np.uint64)
     lookup = _pair_tables()
     as_bytes = packed.view(np.uint8).reshape(2, n_seats, 8)
-    table_bonus = np.empty(n_seats, dtype=np.int8)
+    table_bonus, table_rows = np.empty((2, n_seats), dtype=np.int8)
     for n in table.blocks:
         s = table.wide(table.strength, n)  # (3, hands, n)
         show, alive = table.wide(showing, n), table.wide(live, n)
@@ -437,11 +438,14 @@ def head_to_head(table: SeatTable, mask: int, without: Counts | None = None) -> 
         for name in fields:
             # Each seat met n - 1 opponents, each adding _BIAS; the wrap to int8 is exact.
             np.subtract(raw[name], _BIAS * (n - 1), out=fields[name][block], casting="unsafe")
-        table.wide(table_bonus, n)[...] = _table_bonus(
+        table.wide(table_rows, n)[...] = _table_rows(
             raw, table.wide(fields["opponents"], n), show, alive)
+        table.wide(table_bonus, n)[...] = _table_bonus(
+            table.wide(table_rows, n), table.wide(fields["opponents"], n), show)
     return Counts(
         rows=fields["rows"], majority=fields["majority"], scoop=fields["scoop"],
-        foul=fields["foul"], table_bonus=table_bonus, surrender=_surrender(table),
+        foul=fields["foul"], table_bonus=table_bonus, table_rows=table_rows,
+        surrender=_surrender(table),
         row_sign=row_sign, row_wins=row_wins,
         scoops=fields["scoops"], scooped=fields["scooped"])
 
@@ -460,18 +464,24 @@ def _redone_for_naturals(table: SeatTable, mask: int, without: Counts) -> Counts
     return Counts(**fields)
 
 
-def _table_bonus(raw: dict[str, np.ndarray], opponents: np.ndarray, show: Bool,
-                 alive: Bool) -> np.ndarray:
-    """The table bonus count of a block's seats, ``(hands, n)``: each row beating every
-    showdown opponent (no opponent stopped it) is collected from each of them; in turn
-    a seat pays each showdown opponent's such rows. A seat out of the showdown, or
-    fouled, beats no table. ``raw``: the block's biased pair sums by field."""
+def _table_rows(raw: dict[str, np.ndarray], opponents: np.ndarray, show: Bool,
+                alive: Bool) -> np.ndarray:
+    """A block's seats' rows, ``(hands, n)``, that beat every showdown opponent (no
+    opponent stopped them); none for a seat out of the showdown, fouled, or without a
+    showdown opponent. ``raw``: the block's biased pair sums by field."""
     n = opponents.shape[1]
     everyone = (_BIAS + 1) * (n - 1)
     beating = np.zeros(opponents.shape, dtype=np.int8)
     for row in ROWS:
         beating += raw[f"clear_{row}"].reshape(-1, n) == everyone
     beating *= show & alive & (opponents > 0)
+    return beating
+
+
+def _table_bonus(beating: np.ndarray, opponents: np.ndarray, show: Bool) -> np.ndarray:
+    """The table bonus count of a block's seats, ``(hands, n)``: each row beating the
+    whole table (``beating``) is collected from each showdown opponent; in turn a seat
+    pays each showdown opponent's such rows."""
     paid = _others(beating) * show
     return beating * opponents - paid
 

@@ -72,30 +72,6 @@ def pairwise_rules(ruleset: Ruleset) -> Ruleset:
                    royalty_pool=RoyaltyPool())
 
 
-def _beating_rows(table: showdown.SeatTable, mask: int) -> npt.NDArray[np.int32]:
-    """Per seat (in ``table``'s order), the rows in which it beats every showdown
-    opponent (a fouled opponent is beaten in every row); 0 for a seat out of the
-    showdown, fouled, or without a showdown opponent (docs/rules.md §3)."""
-    table = table.for_key(mask)
-    showing = ~showdown.out_of_showdown(table, mask)
-    live = ~table.fouled
-    beating = np.zeros(table.seats, dtype=np.int32)
-    for n in table.blocks:
-        s = table.wide(table.strength, n)  # (3, hands, n)
-        show, alive = table.wide(showing, n), table.wide(live, n)
-        out = table.wide(beating, n)
-        for i in range(n):
-            others = [j for j in range(n) if j != i]
-            rows = np.ones(s.shape[:2], dtype=bool)
-            for j in others:
-                rows &= ~show[:, j] | ~alive[:, j] | (s[:, :, i] > s[:, :, j])
-            met = np.zeros(s.shape[1], dtype=bool)
-            for j in others:
-                met |= show[:, j]
-            out[:, i] = rows.sum(axis=0) * (show[:, i] & alive[:, i] & met)
-    return beating
-
-
 def with_unit_points(seats: pl.DataFrame, order: npt.NDArray[np.int64], scored: Scored,
                      rulesets: Sequence[Ruleset],
                      score_part: Callable[[pl.DataFrame, Sequence[Ruleset]], Scored]
@@ -134,7 +110,7 @@ def with_unit_points(seats: pl.DataFrame, order: npt.NDArray[np.int64], scored: 
             show = np.empty(sub.height, dtype=bool)
             show[placed] = ~showdown.out_of_showdown(keyed, mask)
             beating = np.empty(sub.height, dtype=np.float64)
-            beating[placed] = _beating_rows(table, mask)
+            beating[placed] = showdown.head_to_head(table, mask).table_rows
             flow = bonus * (beating[a] - beating[b]) * show[a] * show[b] * at
             total += np.bincount(a, flow, minlength=sub.height) \
                 - np.bincount(b, flow, minlength=sub.height)
