@@ -252,3 +252,87 @@ def test_version_3_keeps_the_results_of_a_version_2_store(tmp_path: Path,
     # Version 4 reads the variant of the older definitions.
     assert variants == {"american": ["pineapple"], "russian": ["chinese-13"],
                         "pokerdom": ["pineapple"]}
+
+
+def _writes(monkeypatch: pytest.MonkeyPatch, rows_per_group: int) -> list[tuple[str, int]]:
+    """Each write of held rows as (table, rows), with row groups of ``rows_per_group``."""
+    from ofcstats.store import hands as adding  # noqa: PLC0415 - patched here alone
+
+    writes: list[tuple[str, int]] = []
+    write = adding.Appends._write
+    monkeypatch.setattr(adding, "ROW_GROUP_ROWS", rows_per_group)
+    monkeypatch.setattr(adding.Appends, "_write", lambda self, table, count: (
+        writes.append((table, count)), write(self, table, count)))
+    return writes
+
+
+def test_a_load_appends_whole_row_groups_and_the_rest_before_it_commits(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Inside a file's transaction hands are written a whole number of row groups at a
+    time (DuckDB then writes them to the file at once, leaving nothing for the final
+    checkpoint to merge); what is left is written before the commit."""
+    import ofcstats.ingest  # noqa: PLC0415
+
+    writes = _writes(monkeypatch, 7)
+    monkeypatch.setattr(ofcstats.ingest, "APPEND_HANDS", 4)
+    path = hands_file(tmp_path, n=40)
+    db = tmp_path / "x.duckdb"
+    ingest([path], db, batch_bytes=2048)
+    for table in ("hands", "seats", "seat_placements"):
+        counts = [count for name, count in writes if name == table]
+        assert len(counts) > 2, table
+        assert all(count % 7 == 0 for count in counts[:-1]), (table, counts)
+    assert sum(count for name, count in writes if name == "hands") == 40
+    with Store(db) as store:
+        stored = store.seats_frame()
+        assert store.count("seat_placements") == sum(
+            count for name, count in writes if name == "seat_placements")
+    assert_frame_equal(stored, formats.read_all([path]).seats_for_scoring())
+
+
+def test_a_hand_repeated_later_in_a_file_meets_its_first_copy_while_that_is_held(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hand repeated a few inserts later, while its first copy is still held for a
+    whole row group, is a duplicate (the same hand) or a conflict (another), as against
+    any stored hand: never stored twice."""
+    import ofcstats.ingest  # noqa: PLC0415
+
+    _writes(monkeypatch, 1000)
+    monkeypatch.setattr(ofcstats.ingest, "APPEND_HANDS", 3)
+    rng = random.Random(5)
+    hands = [random_hand(rng, f"h{i}", "pineapple", 2) for i in range(30)]
+    other = random_hand(rng, "h2", "pineapple", 2)
+    path = write_jsonl(tmp_path / "r.jsonl", [*hands, hands[1], other])
+    db = tmp_path / "x.duckdb"
+    summary = ingest([path], db, batch_bytes=1024)
+    assert (summary.hands, summary.duplicates, summary.conflicts) == (30, 1, 1)
+    assert [r.reason for r in summary.first_rejects] == [
+        f"hand h2: a different hand with this id is already stored (from {path} line 3)"]
+    with Store(db) as store:
+        assert store.count("hands") == 30
+        assert store.count("seats") == 60
+
+
+def test_hands_held_in_a_transaction_that_fails_are_dropped_with_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    writes = _writes(monkeypatch, 1000)
+    batch = formats.read_all([hands_file(tmp_path, n=10)])
+    db = tmp_path / "x.duckdb"
+    with Store(db) as store:
+        file_id = store.begin_file("a", "ofc-hand", 1)
+
+        def fail_after_adding() -> None:
+            with store.transaction():
+                store.add(batch, file_id)
+                raise RuntimeError("stop")
+
+        with pytest.raises(RuntimeError):
+            fail_after_adding()
+        assert writes == []
+        with store.transaction():
+            store.begin_file("b", "ofc-hand", 1)
+        assert writes == []
+        assert store.count("hands") == 0
+        store.add(batch, file_id)  # outside a transaction: written at once
+        assert [count for _, count in writes] == [10, 20, 20]
+        assert store.count("hands") == 10

@@ -43,7 +43,7 @@ import polars as pl
 from ofcstats.errors import StoreError
 from ofcstats.store.connect import LOCK_WAIT, connect, lock_wait
 from ofcstats.store.files import FileLoad, FileLoads
-from ofcstats.store.hands import UPDATABLE, Added, HandLoading
+from ofcstats.store.hands import UPDATABLE, Added, Appends, HandLoading
 from ofcstats.store.schema import MIGRATIONS, SCHEMA_VERSION, Step
 
 __all__ = ["DEFAULT_DB", "LOCK_WAIT", "MIGRATIONS", "SCHEMA_VERSION", "SHARDED_TABLES",
@@ -80,6 +80,7 @@ class Store(FileLoads, HandLoading):
                  on_wait: Callable[[str], None] | None = None) -> None:
         self.path = Path(path)
         self.con = connect(path, read_only=read_only, wait=wait, on_wait=on_wait)
+        self._appends = Appends(self.con)
         if read_only:
             current = self.version()
             if current != SCHEMA_VERSION:
@@ -154,17 +155,23 @@ class Store(FileLoads, HandLoading):
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """One transaction: committed when the block ends, rolled back if it raises."""
+        """One transaction: committed when the block ends, rolled back if it raises.
+        Hands added in it are written a row group at a time, the rest before the commit."""
         self.con.execute("BEGIN TRANSACTION")
+        self._appends.holding = True
         try:
             yield
+            self._appends.write_all()
         except BaseException:
+            self._appends.drop()
             # After a failed write (a full disk, say) DuckDB may refuse even this; the
             # transaction is then undone when the database is next opened.
             with suppress(duckdb.Error):
                 self.con.execute("ROLLBACK")
             self._next_key = None
             raise
+        finally:
+            self._appends.holding = False
         self.con.execute("COMMIT")
 
     def count(self, table: str) -> int:

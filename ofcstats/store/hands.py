@@ -50,9 +50,10 @@ def _stream(frame: pl.DataFrame | pa.Table) -> pa.RecordBatchReader:
     return pa.RecordBatchReader.from_batches(schema, handed_over())
 
 
-def _per_seat(placements: pl.DataFrame) -> pa.Table:
+def _per_seat(placements: pl.DataFrame, base: int) -> pa.Table:
     """Placements (in seat order) as one row per seat with lists: offsets, no grouping.
-    A seat's cards are one run, its first numbered 1 (``order``)."""
+    A seat's cards are one run, its first numbered 1 (``order``); ``base`` is the
+    ``hand_key`` of hand 0."""
     first = np.flatnonzero(placements.get_column("order").to_numpy() == 1)
     offsets = pa.array(np.r_[first, placements.height].astype(np.int32))
 
@@ -60,7 +61,7 @@ def _per_seat(placements: pl.DataFrame) -> pa.Table:
         values = placements.get_column(name).to_numpy()
         return pa.ListArray.from_arrays(offsets, pa.array(values.view(np.uint8)))
 
-    return pa.table({"hand": placements.get_column("hand").to_numpy()[first],
+    return pa.table({"hand_key": placements.get_column("hand").to_numpy()[first] + base,
                      "seat": placements.get_column("seat").to_numpy()[first],
                      "streets": lists("street"), "cards": lists("card"), "rows": lists("row")})
 
@@ -91,6 +92,7 @@ class HandLoading:
 
     con: duckdb.DuckDBPyConnection
     _next_key: int | None
+    _appends: Appends
 
     def add(self, batch: HandBatch, file_id: int, *, update: bool = False
             ) -> tuple[Added, pl.DataFrame]:
@@ -98,6 +100,8 @@ class HandLoading:
         hand and returned as a conflict reject when it is not. The same cards with other
         values of the fields the fingerprint leaves out (:data:`UPDATABLE`) are a conflict
         too, or with ``update`` replace the stored values."""
+        if self._appends.holds_any(batch.hands.get_column("hand_id")):
+            self._appends.write_all()  # a hand repeated from earlier in the file
         ids = batch.hands.select("hand_id", "fingerprint", *_HAND_FIELDS)
         seats = batch.seats.select("hand_id", "seat", *_SEAT_FIELDS)
         # Tables, not streams: with ``update`` they are read more than once.
@@ -164,24 +168,77 @@ class HandLoading:
             self._next_key = int(row[0]) if row else 1
         base = self._next_key
         self._next_key += batch.hands.height
+        key = pl.col("hand") + base
         hands = batch.hands.with_columns(
-            hand_key=pl.int_range(base, base + batch.hands.height, dtype=pl.Int64))
-        con = self.con
-        con.register("new_hands", _stream(hands))
-        con.register("new_seats", _stream(batch.seats))
-        con.register("new_placements", _stream(_per_seat(batch.placements)))
+            hand_key=pl.int_range(base, base + batch.hands.height, dtype=pl.Int64),
+            file_id=pl.lit(file_id, dtype=pl.Int32))
+        self._appends.add("hands", hands.to_arrow())
+        self._appends.add("seats", batch.seats.with_columns(hand_key=key).to_arrow())
+        self._appends.add("seat_placements", _per_seat(batch.placements, base))
+        if not self._appends.holding:
+            self._appends.write_all()
+
+
+_INSERTS = {
+    "hands": """INSERT INTO hands SELECT hand_key, hand_id, session_id, played_at, variant,
+        ruleset, point_value, button, n_seats, extra, file_id, line, fingerprint FROM appended""",
+    "seats": """INSERT INTO seats SELECT hand_key, seat, player, fantasyland, timed_out,
+        surrendered, reported_points, dealt, top, middle, bottom, unit FROM appended""",
+    "seat_placements": """INSERT INTO seat_placements SELECT hand_key, seat, streets, cards,
+        rows FROM appended""",
+}
+ROW_GROUP_ROWS = 122_880
+"""DuckDB's rows per row group."""
+
+
+class Appends:
+    """Rows on their way into ``hands``, ``seats`` and ``seat_placements``, written a
+    whole number of row groups at a time while ``holding`` (inside a transaction).
+
+    DuckDB writes each full row group of a large append straight to the file, but a
+    partly filled one stays behind for the checkpoint to merge: appends of any size
+    left a load's final checkpoint rewriting most of what it had just written. What is
+    held is less than a row group per table, and is written before the transaction
+    commits (:meth:`write_all`) or dropped with it (:meth:`drop`).
+    """
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self.con = con
+        self.holding = False
+        self.held: dict[str, list[pa.Table]] = {name: [] for name in _INSERTS}
+
+    def add(self, table: str, rows: pa.Table) -> None:
+        """Rows for ``table`` (its columns by name, as :data:`_INSERTS` reads them)."""
+        if not rows.num_rows:
+            return
+        self.held[table].append(rows)
+        whole = sum(t.num_rows for t in self.held[table]) // ROW_GROUP_ROWS * ROW_GROUP_ROWS
+        if whole:
+            self._write(table, whole)
+
+    def holds_any(self, hand_ids: pl.Series) -> bool:
+        """Whether any of these hand ids is among the hands held."""
+        held = self.held["hands"]
+        return bool(held) and bool(hand_ids.is_in(pl.concat(
+            [pl.Series(t.column("hand_id")) for t in held]).implode()).any())
+
+    def write_all(self) -> None:
+        """Write everything held."""
+        for table, parts in self.held.items():
+            if parts:
+                self._write(table, sum(t.num_rows for t in parts))
+
+    def drop(self) -> None:
+        """Forget everything held (its transaction was rolled back)."""
+        self.held = {name: [] for name in _INSERTS}
+
+    def _write(self, table: str, count: int) -> None:
+        rows = pa.concat_tables(self.held[table]) if len(self.held[table]) > 1 \
+            else self.held[table][0]
+        rest = rows.slice(count)
+        self.held[table] = [rest] if rest.num_rows else []
+        self.con.register("appended", _stream(rows.slice(0, count)))
         try:
-            con.execute(f"""
-                INSERT INTO hands SELECT hand_key, hand_id, session_id, played_at, variant,
-                    ruleset, point_value, button, n_seats, extra, {file_id}, line, fingerprint
-                FROM new_hands""")
-            con.execute(f"""
-                INSERT INTO seats SELECT {base} + hand, seat, player, fantasyland, timed_out,
-                    surrendered, reported_points, dealt, top, middle, bottom, unit
-                FROM new_seats""")
-            con.execute(f"""
-                INSERT INTO seat_placements SELECT {base} + hand, seat, streets, cards, rows
-                FROM new_placements""")
+            self.con.execute(_INSERTS[table])
         finally:
-            for name in ("new_hands", "new_seats", "new_placements"):
-                con.unregister(name)
+            self.con.unregister("appended")
