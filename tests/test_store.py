@@ -220,9 +220,10 @@ def test_version_3_keeps_the_results_of_a_version_2_store(tmp_path: Path,
     con.execute(f"ATTACH '{current}' AS current (READ_ONLY)")
     for table in ("hands", "seats", "seat_placements", "rejects",
                   "scored_sessions", "showdown_sessions", "showdowns"):
-        # Seats have a unit since version 7.
+        # Seats have a unit since version 7; placements are moves since version 8.
         later = " EXCLUDE (unit)" if table == "seats" else ""
-        con.execute(f"INSERT INTO {table} SELECT *{later} FROM current.{table}")
+        source = "seat_placement_lists" if table == "seat_placements" else table
+        con.execute(f"INSERT INTO {table} SELECT *{later} FROM current.{source}")
     # A version 2 ruleset knows one variant, by the key its definition had then.
     con.execute("""
         INSERT INTO rulesets SELECT ruleset_id, name, description, natural_mask, fingerprint,
@@ -336,3 +337,35 @@ def test_hands_held_in_a_transaction_that_fails_are_dropped_with_it(
         store.add(batch, file_id)  # outside a transaction: written at once
         assert [count for _, count in writes] == [10, 20, 20]
         assert store.count("hands") == 10
+
+
+def test_version_8_keeps_the_placements_of_a_version_7_store(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Version 8 stores a seat's placements as one list of moves; a store loaded before
+    has the same placements after it, in the same order."""
+    current = tmp_path / "current.duckdb"
+    ingest([hands_file(tmp_path, n=60)], current)
+    query = "SELECT * FROM placements ORDER BY hand_key, seat, \"order\""
+    lists = "SELECT * FROM seat_placement_lists ORDER BY hand_key, seat"
+    with Store(current) as store:
+        expected, expected_lists = store.con.sql(query).pl(), store.con.sql(lists).pl()
+    assert expected.height > 500
+    assert set(expected.get_column("row").unique()) == {"top", "middle", "bottom", "discard"}
+
+    older = tmp_path / "older.duckdb"
+    migrate = Store.migrate
+    monkeypatch.setattr(Store, "migrate", lambda self: migrate(self, MIGRATIONS[:7]))
+    Store(older).close()
+    monkeypatch.undo()
+    con = duckdb.connect(str(older))
+    con.execute(f"ATTACH '{current}' AS current (READ_ONLY)")
+    con.execute("INSERT INTO hands SELECT * FROM current.hands")
+    con.execute("INSERT INTO seat_placements SELECT * FROM current.seat_placement_lists")
+    assert con.sql("SELECT max(version) FROM schema_version").fetchall() == [(7,)]
+    con.close()
+    with Store(older) as store:
+        assert store.version() == 8
+        assert_frame_equal(store.con.sql(query).pl(), expected)
+        assert_frame_equal(store.con.sql(lists).pl(), expected_lists)
+        moves = store.con.sql("SELECT moves FROM seat_placements LIMIT 1").fetchall()[0][0]
+    assert all(isinstance(m, int) and m < 65536 for m in moves)

@@ -77,7 +77,7 @@ def review_seats(store: Store, hand_keys: Sequence[int]) -> pl.DataFrame:
                s.fantasyland, coalesce(s.timed_out, false) AS timed_out, s.top, s.middle,
                s.bottom, p.streets, p.cards, p.rows
         FROM hands h JOIN seats s USING (hand_key)
-        LEFT JOIN seat_placements p USING (hand_key, seat)
+        LEFT JOIN seat_placement_lists p USING (hand_key, seat)
         WHERE h.hand_key IN (SELECT unnest(?))
         ORDER BY h.hand_key, s.seat
     """, params=[list(hand_keys)]).pl()
@@ -152,7 +152,7 @@ def decisions(store: Store, selection: Selection, reviewed: Reviewed) -> pl.Data
 def placements(store: Store, hand_keys: Sequence[int]) -> pl.DataFrame:
     """The logged placements (``seat_placements``) of these hands' seats."""
     return store.con.sql("""
-        SELECT hand_key, seat, streets, cards, rows FROM seat_placements
+        SELECT hand_key, seat, streets, cards, rows FROM seat_placement_lists
         WHERE hand_key IN (SELECT unnest(?))""", params=[list(hand_keys)]).pl()
 
 
@@ -169,5 +169,5 @@ def hand_seats(store: Store, hand_key: int) -> pl.DataFrame:
     return store.con.sql("""
         SELECT s.seat, s.player, s.fantasyland, coalesce(s.timed_out, false) AS timed_out,
                p.streets, p.cards, p.rows
-        FROM seats s LEFT JOIN seat_placements p USING (hand_key, seat)
+        FROM seats s LEFT JOIN seat_placement_lists p USING (hand_key, seat)
         WHERE s.hand_key = ? ORDER BY s.seat""", params=[hand_key]).pl()

@@ -16,6 +16,7 @@ import polars as pl
 import pyarrow as pa
 
 from ofcstats.records import REJECTS_SCHEMA, HandBatch
+from ofcstats.store.schema import ROW_STEP, STREET_STEP
 
 _HAND_FIELDS = ("played_at", "ruleset", "point_value", "button")
 _SEAT_FIELDS = ("reported_points", "unit")
@@ -51,19 +52,18 @@ def _stream(frame: pl.DataFrame | pa.Table) -> pa.RecordBatchReader:
 
 
 def _per_seat(placements: pl.DataFrame, base: int) -> pa.Table:
-    """Placements (in seat order) as one row per seat with lists: offsets, no grouping.
-    A seat's cards are one run, its first numbered 1 (``order``); ``base`` is the
-    ``hand_key`` of hand 0."""
+    """Placements (in seat order) as one row per seat with its list of moves (see
+    :data:`~ofcstats.store.schema.STREET_STEP`): offsets, no grouping. A seat's cards
+    are one run, its first numbered 1 (``order``); ``base`` is the ``hand_key`` of hand
+    0."""
     first = np.flatnonzero(placements.get_column("order").to_numpy() == 1)
     offsets = pa.array(np.r_[first, placements.height].astype(np.int32))
-
-    def lists(name: str) -> pa.ListArray:
-        values = placements.get_column(name).to_numpy()
-        return pa.ListArray.from_arrays(offsets, pa.array(values.view(np.uint8)))
-
+    moves = (placements.get_column("street").to_numpy().astype(np.uint16) * STREET_STEP
+             + placements.get_column("row").to_numpy().astype(np.uint16) * ROW_STEP
+             + placements.get_column("card").to_numpy())
     return pa.table({"hand_key": placements.get_column("hand").to_numpy()[first] + base,
                      "seat": placements.get_column("seat").to_numpy()[first],
-                     "streets": lists("street"), "cards": lists("card"), "rows": lists("row")})
+                     "moves": pa.ListArray.from_arrays(offsets, pa.array(moves))})
 
 
 def _conflict_rejects(batch: HandBatch, conflicts: pl.DataFrame) -> pl.DataFrame:
@@ -184,8 +184,7 @@ _INSERTS = {
         ruleset, point_value, button, n_seats, extra, file_id, line, fingerprint FROM appended""",
     "seats": """INSERT INTO seats SELECT hand_key, seat, player, fantasyland, timed_out,
         surrendered, reported_points, dealt, top, middle, bottom, unit FROM appended""",
-    "seat_placements": """INSERT INTO seat_placements SELECT hand_key, seat, streets, cards,
-        rows FROM appended""",
+    "seat_placements": "INSERT INTO seat_placements SELECT hand_key, seat, moves FROM appended",
 }
 ROW_GROUP_ROWS = 122_880
 """DuckDB's rows per row group."""
