@@ -142,6 +142,11 @@ class Index:
     form_ok: np.ndarray  # a street card of a seat with streets, or a row card of one without
     street_start: np.ndarray  # per seat row: its first street row
     c_t: np.ndarray  # per card: its street row (-1 for final-row cards)
+    kind_at: np.ndarray  # the first card row of each kind, and the end (cards come by kind)
+
+    def of_kind(self, kind: int) -> slice:
+        """The card rows of one kind."""
+        return slice(int(self.kind_at[kind]), int(self.kind_at[kind + 1]))
 
     @staticmethod
     def of(raw: RawBatch) -> Index:
@@ -168,6 +173,7 @@ class Index:
             c_street=c_street, c_kind=_np(cards, "kind"), c_pos=_np(cards, "pos"),
             c_code=_np(cards, "code", NOT_A_CARD), on_street=on_street,
             form_ok=on_street == s_streets[c_seat], street_start=street_start, c_t=c_t,
+            kind_at=np.searchsorted(_np(cards, "kind"), np.arange(len(KIND_NAMES) + 1)),
         )
 
 
@@ -183,8 +189,9 @@ def suspects(raw: RawBatch, index: Index | None = None) -> np.ndarray:
     s_bad |= _street_suspects(ix)
     bad |= _card_suspects(ix)
     for kind, want in ((TOP, 3), (TOP + 1, 5), (BOTTOM, 5)):
-        in_row = (ix.c_kind == kind) & ix.form_ok
-        s_bad |= np.bincount(ix.c_seat[in_row], minlength=len(ix.s_hand)) != want
+        in_row = ix.of_kind(kind)
+        s_bad |= np.bincount(ix.c_seat[in_row][ix.form_ok[in_row]],
+                             minlength=len(ix.s_hand)) != want
     bad |= np.bincount(ix.s_hand[s_bad], minlength=ix.n) > 0
     return bad
 
@@ -621,14 +628,17 @@ def build(raw: RawBatch, valid: np.ndarray, con: duckdb.DuckDBPyConnection,
     s_valid = valid[ix.s_hand]
     seat_new = np.cumsum(s_valid) - 1
     hand_new = np.cumsum(valid) - 1
-    rows = _final_rows(ix, s_valid, seat_new)
-    dealt_cards = ix.on_street & (ix.c_kind == DEALT)
-    dealt = np.where(ix.s_streets, np.bincount(ix.c_seat[dealt_cards], minlength=len(s_valid)),
-                     13)
-    placements = _placements(ix, s_valid, hand_new, _np(seats, "seat"))
+    # Per card, whether its seat is valid (None: all are, the usual case).
+    card_ok = None if s_valid.all() else s_valid[ix.c_seat]
+    rows = _final_rows(ix, card_ok, seat_new, int(s_valid.sum()))
+    dealt_cards = ix.of_kind(DEALT)
+    dealt = np.where(ix.s_streets, np.bincount(
+        ix.c_seat[dealt_cards][ix.on_street[dealt_cards]], minlength=len(s_valid)), 13)
+    placements = _placements(ix, card_ok, hand_new, _np(seats, "seat"))
 
-    good_hands = hands.filter(pl.Series(valid))
-    good_seats = seats.filter(pl.Series(s_valid)).with_columns(
+    every = bool(valid.all())  # (the usual case) nothing to filter
+    good_hands = hands if every else hands.filter(pl.Series(valid))
+    good_seats = (seats if card_ok is None else seats.filter(pl.Series(s_valid))).with_columns(
         hand=pl.Series(hand_new[ix.s_hand[s_valid]], dtype=pl.UInt32),
         dealt=pl.Series(dealt[s_valid], dtype=pl.Int8),
         top=pl.Series(rows["top"], dtype=pl.Array(pl.UInt8, 3)),
@@ -656,12 +666,15 @@ def build(raw: RawBatch, valid: np.ndarray, con: duckdb.DuckDBPyConnection,
     return _first_of_each_id(batch, raw.source)
 
 
-def _final_rows(ix: Index, s_valid: np.ndarray, seat_new: np.ndarray) -> dict[str, np.ndarray]:
-    """Per valid seat, its row cards in playing order (from streets, else as given)."""
-    n_valid_seats = int(s_valid.sum())
+def _final_rows(ix: Index, card_ok: np.ndarray | None, seat_new: np.ndarray,
+                n_valid_seats: int) -> dict[str, np.ndarray]:
+    """Per valid seat, its row cards in playing order (from streets, else as given);
+    ``card_ok``: per card, whether its seat is valid (None: every seat is)."""
     rows: dict[str, np.ndarray] = {}
     for kind, name in zip((TOP, TOP + 1, BOTTOM), ROWS, strict=True):
-        pick = np.flatnonzero((ix.c_kind == kind) & ix.form_ok & s_valid[ix.c_seat])
+        in_row = ix.of_kind(kind)
+        keep = ix.form_ok[in_row] if card_ok is None else ix.form_ok[in_row] & card_ok[in_row]
+        pick = in_row.start + np.flatnonzero(keep)
         owner = ix.c_seat[pick]
         # A seat's cards of one row are one run; a card's rank in its run is its place.
         rank = np.arange(len(pick)) - np.repeat(
@@ -678,13 +691,16 @@ def _runs(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return start, np.diff(np.r_[start, len(values)])
 
 
-def _placements(ix: Index, s_valid: np.ndarray, hand_new: np.ndarray,
+def _placements(ix: Index, card_ok: np.ndarray | None, hand_new: np.ndarray,
                 seat_numbers: np.ndarray) -> pl.DataFrame:
-    """Placed and discarded cards of valid seats, in order. A card's slot in its seat's
-    list is its street's first slot, plus the cards of the kinds before it in that
-    street, plus its position in its own list: a scatter, no sort. Only what differs
-    card by card is scattered; what a seat's cards share is looked up after, in order."""
-    used = np.flatnonzero(ix.on_street & (ix.c_kind != DEALT) & s_valid[ix.c_seat])
+    """Placed and discarded cards of valid seats (``card_ok`` as :func:`_final_rows`
+    takes it), in order. A card's slot in its seat's list is its street's first slot,
+    plus the cards of the kinds before it in that street, plus its position in its own
+    list: a scatter, no sort. Only what differs card by card is scattered; what a
+    seat's cards share is looked up after, in order."""
+    placed = slice(int(ix.kind_at[TOP]), len(ix.c_kind))  # every kind after the dealt
+    keep = ix.on_street[placed] if card_ok is None else ix.on_street[placed] & card_ok[placed]
+    used = placed.start + np.flatnonzero(keep)
     kind = ix.c_kind[used]
     key = ix.c_t[used] * 4 + (kind - TOP)
     n_street_rows = int(ix.n_streets.sum())
@@ -701,7 +717,7 @@ def _placements(ix: Index, s_valid: np.ndarray, hand_new: np.ndarray,
         out[dest] = values
         scattered[name] = pl.Series(name, out, dtype=PLACEMENTS_SCHEMA[name])
     seat_first = slot[np.minimum(ix.street_start, max(n_street_rows - 1, 0)) * 4] \
-        if n_street_rows else np.zeros(len(s_valid), dtype=np.int64)
+        if n_street_rows else np.zeros(len(ix.s_hand), dtype=np.int64)
     return pl.DataFrame([
         pl.Series("hand", hand_new[ix.s_hand].astype(np.uint32)[seat]),
         pl.Series("seat", seat_numbers.astype(np.int8)[seat]),

@@ -138,6 +138,9 @@ def cards_frame(parts: list[tuple[int, CardList, np.ndarray, np.ndarray, np.ndar
     last three arrays are indexed by each card's owner row."""
     if not parts:
         return pl.DataFrame(schema=RAW_CARDS_SCHEMA)
+    kinds = [kind for kind, *_ in parts]
+    if kinds != sorted(kinds):
+        raise ValueError(f"card lists must come kind by kind (RAW_CARDS_SCHEMA), not {kinds}")
     hand = np.concatenate([h[c.owner] for _, c, h, _, _ in parts])
     seat_index = np.concatenate([s[c.owner] for _, c, _, s, _ in parts])
     street = np.concatenate([t[c.owner] for _, c, _, _, t in parts])
