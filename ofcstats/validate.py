@@ -143,6 +143,7 @@ class Index:
     street_start: np.ndarray  # per seat row: its first street row
     c_t: np.ndarray  # per card: its street row (-1 for final-row cards)
     kind_at: np.ndarray  # the first card row of each kind, and the end (cards come by kind)
+    played: pl.Series | None = None  # played_at of every hand as a time, once parsed
 
     def of_kind(self, kind: int) -> slice:
         """The card rows of one kind."""
@@ -184,7 +185,8 @@ def suspects(raw: RawBatch, index: Index | None = None) -> np.ndarray:
     bad |= ix.variant < 0
     played = raw.hands.get_column("played_at")
     if played.null_count() < ix.n:
-        bad |= (played.is_not_null() & _played_at(played).is_null()).to_numpy()
+        ix.played = _played_at(played)
+        bad |= (played.is_not_null() & ix.played.is_null()).to_numpy()
     s_bad = _seat_suspects(raw, ix, bad)
     s_bad |= _street_suspects(ix)
     bad |= _card_suspects(ix)
@@ -650,7 +652,8 @@ def build(raw: RawBatch, valid: np.ndarray, con: duckdb.DuckDBPyConnection,
     out_hands = good_hands.select(
         "hand_id",
         pl.col("session_id").fill_null(session_default(raw.source)),
-        _played_at(good_hands.get_column("played_at")).alias("played_at"),
+        (ix.played if every and ix.played is not None else
+         _played_at(good_hands.get_column("played_at"))).alias("played_at"),
         "variant", "ruleset", "point_value", "button",
         pl.Series("n_seats", ix.per_hand[valid]),
         "extra",
