@@ -364,6 +364,11 @@ def frame_text(frame: pl.DataFrame, output: OutputFormat | TableFormat,
     if output == "jsonl":
         return sanitize.json_text(frame.write_ndjson())
     if output == "csv":
+        nested = [name for name, dtype in frame.schema.items() if dtype.is_nested()]
+        if nested:
+            raise UsageError(
+                f"CSV cannot hold the lists in {', '.join(nested)}: use -f json or -f jsonl, "
+                "or make them text in the query (cards_text(top), array_to_string(...))")
         return sanitize.csv_frame(frame).write_csv()
     if output == "json":
         return _json(frame)

@@ -171,6 +171,19 @@ def test_sql_reads_the_store_in_every_format(database: Path, tmp_path: Path) -> 
     assert [json.loads(line)["hands"] for line in out.read_text().splitlines()] == [400, 600]
 
 
+def test_sql_as_csv_of_list_columns_says_which_format_holds_them(
+        database: Path, tmp_path: Path) -> None:
+    out = tmp_path / "rows.csv"
+    query = "SELECT hand_key, top, middle FROM seats LIMIT 2"
+    text = one_line_error(runner.invoke(app, ["sql", query, "--db", str(database), "-f", "csv",
+                                              "-o", str(out)]), 2)
+    assert text.startswith("ofcstats: CSV cannot hold the lists in top, middle: use -f json")
+    assert not out.exists()
+    as_json = runner.invoke(app, ["sql", query, "--db", str(database), "-f", "json"])
+    assert as_json.exit_code == 0
+    assert len(json.loads(as_json.stdout)[0]["middle"]) == 5
+
+
 def test_sql_cannot_change_the_store_or_touch_files(database: Path, tmp_path: Path) -> None:
     before = database.stat().st_mtime_ns
     for query in ("DELETE FROM hands", "CREATE TABLE x (a INTEGER)",
