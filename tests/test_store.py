@@ -369,3 +369,21 @@ def test_version_8_keeps_the_placements_of_a_version_7_store(
         assert_frame_equal(store.con.sql(lists).pl(), expected_lists)
         moves = store.con.sql("SELECT moves FROM seat_placements LIMIT 1").fetchall()[0][0]
     assert all(isinstance(m, int) and m < 65536 for m in moves)
+
+
+def test_hand_keys_past_four_billion_stay_exact(tmp_path: Path) -> None:
+    """Keys are the batch's hand numbers (UInt32) plus where the store is: added as 64-bit
+    numbers, never wrapped."""
+    batch = formats.read_all([hands_file(tmp_path, n=4)])
+    with Store(tmp_path / "x.duckdb") as store:
+        store._next_key = 5_000_000_000
+        store.add(batch, store.begin_file("a", "ofc-hand", 1))
+        keys = store.con.sql("""
+            SELECT (SELECT list(DISTINCT hand_key ORDER BY hand_key) FROM hands),
+                   (SELECT list(DISTINCT hand_key ORDER BY hand_key) FROM seats),
+                   (SELECT list(DISTINCT hand_key ORDER BY hand_key) FROM seat_placements)
+        """).fetchall()[0]
+    expected = [5_000_000_000 + i for i in range(4)]
+    assert keys[0] == keys[1] == expected
+    assert set(keys[2]) <= set(expected)
+    assert keys[2]

@@ -61,7 +61,8 @@ def _per_seat(placements: pl.DataFrame, base: int) -> pa.Table:
     moves = (placements.get_column("street").to_numpy().astype(np.uint16) * STREET_STEP
              + placements.get_column("row").to_numpy().astype(np.uint16) * ROW_STEP
              + placements.get_column("card").to_numpy())
-    return pa.table({"hand_key": placements.get_column("hand").to_numpy()[first] + base,
+    hand = placements.get_column("hand").to_numpy()[first].astype(np.int64)
+    return pa.table({"hand_key": hand + base,
                      "seat": placements.get_column("seat").to_numpy()[first],
                      "moves": pa.ListArray.from_arrays(offsets, pa.array(moves))})
 
@@ -168,7 +169,7 @@ class HandLoading:
             self._next_key = int(row[0]) if row else 1
         base = self._next_key
         self._next_key += batch.hands.height
-        key = pl.col("hand") + base
+        key = pl.col("hand").cast(pl.Int64) + base
         hands = batch.hands.with_columns(
             hand_key=pl.int_range(base, base + batch.hands.height, dtype=pl.Int64),
             file_id=pl.lit(file_id, dtype=pl.Int32))
