@@ -279,6 +279,23 @@ def test_review_from_a_parquet_export_after_a_dead_worker(
     assert _decisions(db) == reviewed
 
 
+def test_review_command_from_an_export_again_with_nothing_left_to_review(
+        simulated: Path, tmp_path: Path) -> None:
+    """The second run finds every decision stored: it checks the export, reviews nothing
+    and prints the same summary (the check's query once stayed open and broke the
+    summary's)."""
+    db = _copy(simulated, tmp_path)
+    at = ["--db", str(db), "--from", str(tmp_path / "pq"), "--rollouts", "8", "-f", "csv"]
+    assert runner.invoke(app, ["export", "--parquet", str(tmp_path / "pq"), "--db",
+                               str(db)]).exit_code == 0
+    first = runner.invoke(app, ["review", *at])
+    assert first.exit_code == 0, first.output
+    again = runner.invoke(app, ["review", *at])
+    assert again.exit_code == 0, again.output
+    assert again.stdout == first.stdout
+    assert first.stdout.startswith("variant,player,decisions")
+
+
 # Ray: the same, on a Ray cluster started here (slow to start; skipped without Ray).
 
 

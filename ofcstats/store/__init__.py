@@ -183,8 +183,8 @@ class Store(FileLoads, HandLoading):
         """The database file's blocks as DuckDB counts them, and their size in bytes."""
         row = self.con.execute(
             "SELECT total_blocks, block_size FROM pragma_database_size() "
-            "WHERE database_name = current_database()").fetchone()
-        return (int(row[0]), int(row[1])) if row else (0, 0)
+            "WHERE database_name = current_database()").fetchall()
+        return (int(row[0][0]), int(row[0][1])) if row else (0, 0)
 
     def last_block(self) -> int:
         """The highest block in use (-1 for none): the tables' data and the metadata.
@@ -195,8 +195,8 @@ class Store(FileLoads, HandLoading):
         ).fetchall()]
         parts = ["SELECT max(block_id) AS b FROM pragma_metadata_info()", *(
             f"SELECT max(block_id) FROM pragma_storage_info('{name}')" for name in tables)]
-        row = self.con.execute(f"SELECT max(b) FROM ({' UNION ALL '.join(parts)})").fetchone()
-        return int(row[0]) if row and row[0] is not None else -1
+        row = self.con.execute(f"SELECT max(b) FROM ({' UNION ALL '.join(parts)})").fetchall()
+        return int(row[0][0]) if row and row[0][0] is not None else -1
 
     def limit_memory(self, limit: str, spill: str) -> None:
         """Hold DuckDB to ``limit`` (``"512MB"``), working from files in ``spill`` past it."""

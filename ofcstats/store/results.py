@@ -54,13 +54,15 @@ def register_ruleset(con: duckdb.DuckDBPyConnection, ruleset: RulesetRow, rebuil
     """Store (or update) a ruleset's row: its id, whether its results were dropped to be
     scored again (``rebuild``, or a changed definition), and the variants it is scored
     over (those asked for, and those asked for before unless its results were dropped)."""
-    row = con.execute("SELECT ruleset_id, fingerprint, scope FROM rulesets WHERE name = ?",
-                      [ruleset.name]).fetchone()
+    # Every row fetched (fetchall): a result left open would block the next query.
+    found = con.execute("SELECT ruleset_id, fingerprint, scope FROM rulesets WHERE name = ?",
+                        [ruleset.name]).fetchall()
+    row = found[0] if found else None
     redone = False
     if row is None:
         next_id = con.execute("SELECT coalesce(max(ruleset_id), 0) + 1 FROM rulesets"
-                              ).fetchone()
-        ruleset_id = int(next_id[0]) if next_id else 1
+                              ).fetchall()
+        ruleset_id = int(next_id[0][0]) if next_id else 1
         scope = tuple(ruleset.asked)
         con.execute(
             "INSERT INTO rulesets (ruleset_id, name, description, natural_mask, "

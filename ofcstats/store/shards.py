@@ -59,5 +59,5 @@ def foreign_hands(source: Path, store: Store) -> tuple[int, str | None]:
             FILTER (WHERE h.hand_id IS DISTINCT FROM x.hand_id)
         FROM read_parquet(?, hive_partitioning = true) x
         LEFT JOIN hands h USING (hand_key)
-    """, [pattern]).fetchone()
-    return (int(row[0]), row[1]) if row else (0, None)
+    """, [pattern]).fetchall()  # every row fetched: a result left open blocks the next query
+    return (int(row[0][0]), row[0][1]) if row else (0, None)
