@@ -69,6 +69,7 @@ from ofcstats.rules import (
 )
 from ofcstats.score import ScoredBatch, score_files
 from ofcstats.store import SHARD_HANDS, Store
+from ofcstats.store.connect import interrupted
 from ofcstats.variants import VARIANT_NAMES, Variant
 
 
@@ -114,6 +115,9 @@ class _Group(typer.core.TyperGroup):
             typer.echo("ofcstats: interrupted", err=True)
             raise typer.Exit(130) from None
         except Exception as error:
+            if interrupted(error):  # Ctrl-C while DuckDB ran a query
+                typer.echo("ofcstats: interrupted", err=True)
+                raise typer.Exit(130) from None
             if _Settings.debug:
                 raise
             known = isinstance(error, OfcstatsError | OSError)

@@ -44,6 +44,7 @@ from ofcstats.formats.lines import Tally, is_stream, open_stream
 from ofcstats.paths import writable_file
 from ofcstats.records import HandBatch, reject_rows
 from ofcstats.store import DEFAULT_DB, FileLoad, Store
+from ofcstats.store.connect import interrupted
 
 LOG_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv")
 COMPRESSED_SUFFIXES = (".gz", ".zst")
@@ -469,6 +470,8 @@ def _guarded(action: Callable[[], T], db: Path, path: Path | None) -> T:
     try:
         return action()
     except duckdb.Error as error:
+        if interrupted(error):
+            raise KeyboardInterrupt from error  # the file's transaction was undone
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         full = any(s in first for s in ("No space left", "File too large", "Disk quota"))
         what = f" while loading {path}" if path is not None else ""

@@ -14,6 +14,7 @@ import threading
 from pathlib import Path
 
 import blake3
+import duckdb
 import pytest
 import zstandard
 from handgen import random_hand, write_jsonl
@@ -702,3 +703,72 @@ def test_the_content_hash_and_its_head_agree_with_hashing_the_bytes_at_once(
             expected = None if prefix is None or prefix > size else \
                 blake3.blake3(data[:prefix]).hexdigest()
             assert head == expected, (size, prefix)
+
+
+@pytest.mark.parametrize("error", [RuntimeError("Query interrupted"),
+                                   duckdb.InterruptException("INTERRUPT Error: Interrupted!")])
+def test_ctrl_c_while_duckdb_stores_a_file_says_interrupted_and_keeps_the_database(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error: Exception) -> None:
+    """Ctrl-C during a query reaches Python as DuckDB's error, not KeyboardInterrupt:
+    still 'interrupted' (exit 130), the file's transaction undone."""
+    from ofcstats.store import hands as adding  # noqa: PLC0415
+
+    db = tmp_path / "x.duckdb"
+    ingest([write_jsonl(tmp_path / "first.jsonl", hands(5, 3, "f"))], db)
+    before = counts(db)
+    write = adding.Appends._write
+
+    def stopped(self: adding.Appends, table: str, count: int) -> None:
+        write(self, table, count)
+        raise error
+
+    monkeypatch.setattr(adding.Appends, "_write", stopped)
+    result = CliRunner().invoke(app, ["ingest", str(write_jsonl(
+        tmp_path / "second.jsonl", hands(5, 4, "s"))), "--db", str(db), "--quiet"])
+    assert result.exit_code == 130, result.output
+    assert result.output.strip().splitlines()[-1] == "ofcstats: interrupted"
+    monkeypatch.undo()
+    assert counts(db) == before
+
+
+_INTERRUPTED = """
+import signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as on a terminal
+from ofcstats.store import Store
+real_add = Store.add
+def add(self, *args, **kwargs):
+    out = real_add(self, *args, **kwargs)
+    print("stored", file=sys.stderr, flush=True)
+    return out
+Store.add = add
+import ofcstats.ingest
+ofcstats.ingest.APPEND_HANDS = 1000
+from ofcstats.cli import main
+sys.argv = ["ofcstats", "ingest", sys.argv[1], "--db", sys.argv[2], "--quiet"]
+main()
+"""
+
+
+@pytest.mark.slow
+def test_ctrl_c_mid_file_says_interrupted_and_a_rerun_completes(tmp_path: Path) -> None:
+    db = tmp_path / "x.duckdb"
+    ingest([write_jsonl(tmp_path / "first.jsonl", hands(20, 16, "f"))], db)
+    before = counts(db)
+    big = tmp_path / "big.jsonl"
+    _bench_generator().write_pineapple_file(big, 20_000)  # type: ignore[attr-defined]
+    child = subprocess.Popen([sys.executable, "-c", _INTERRUPTED, str(big), str(db)],
+                             stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    assert child.stderr is not None
+    with child.stderr:
+        lines = []
+        for line in child.stderr:
+            lines.append(line.strip())
+            if lines.count("stored") == 3:
+                child.send_signal(signal.SIGINT)
+                break
+        lines += [line.strip() for line in child.stderr]
+        child.wait(timeout=30)
+    assert child.returncode == 130, lines
+    assert lines[-1] == "ofcstats: interrupted"
+    assert counts(db) == before
+    assert ingest([big], db).hands == 20_000

@@ -387,3 +387,21 @@ def test_hand_keys_past_four_billion_stay_exact(tmp_path: Path) -> None:
     assert keys[0] == keys[1] == expected
     assert set(keys[2]) <= set(expected)
     assert keys[2]
+
+
+def test_a_registered_frame_leaves_the_error_that_aborted_the_transaction(
+        tmp_path: Path) -> None:
+    """After a query DuckDB refused (or stopped on Ctrl-C) the transaction is aborted and
+    unregistering fails too; the block's own error is the one raised."""
+    from ofcstats.store.connect import registered  # noqa: PLC0415
+
+    with Store(tmp_path / "x.duckdb") as store:
+        store.con.execute("BEGIN TRANSACTION")
+        with pytest.raises(duckdb.ConstraintException, match="NOT NULL"), \
+                registered(store.con, "rows", pl.DataFrame({"a": [1]})):
+            store.con.execute("INSERT INTO cards SELECT NULL, 'x', 'x', 'x' FROM rows")
+        store.con.execute("ROLLBACK")
+        with registered(store.con, "rows", pl.DataFrame({"a": [1, 2]})):
+            assert store.con.sql("SELECT sum(a) FROM rows").fetchall() == [(3,)]
+        with pytest.raises(duckdb.CatalogException):
+            store.con.sql("SELECT * FROM rows").fetchall()

@@ -6,8 +6,10 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -76,3 +78,26 @@ def connect(path: Path | str, *, read_only: bool, wait: float | None,
                 told = True
             time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
             pause = min(pause * 2, 1.0)
+
+
+@contextmanager
+def registered(con: duckdb.DuckDBPyConnection, name: str, data: Any) -> Iterator[None]:
+    """``data`` (a frame, an Arrow table or stream) readable by queries as ``name`` for
+    the block. When the block fails, its error is the one raised: after a query DuckDB
+    interrupted (Ctrl-C) or refused, the transaction is aborted and unregistering fails
+    too, which would hide the cause."""
+    con.register(name, data)
+    try:
+        yield
+    except BaseException:
+        with suppress(duckdb.Error):
+            con.unregister(name)
+        raise
+    con.unregister(name)
+
+
+def interrupted(error: BaseException) -> bool:
+    """Whether ``error`` is Ctrl-C: Python's, or DuckDB's word for a query it stopped
+    (``InterruptException``, or a ``RuntimeError`` saying "Query interrupted")."""
+    return isinstance(error, KeyboardInterrupt | duckdb.InterruptException) or (
+        isinstance(error, RuntimeError) and str(error).strip() == "Query interrupted")

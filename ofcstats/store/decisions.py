@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from ofcstats.store.connect import registered
 from ofcstats.variants import Variant
 
 if TYPE_CHECKING:
@@ -124,18 +125,14 @@ def pending_seats(store: Store, selection: Selection, reviewed: Reviewed
 def replace_decisions(store: Store, rows: pl.DataFrame) -> None:
     """Replace these rows of ``decisions`` (same decision and settings), in one
     transaction."""
-    with store.transaction():
-        store.con.register("new_decisions", rows.to_arrow())
-        try:
-            store.con.execute("""
+    with store.transaction(), registered(store.con, "new_decisions", rows.to_arrow()):
+        store.con.execute("""
                 DELETE FROM decisions d USING new_decisions n
                 WHERE d.hand_key = n.hand_key AND d.seat = n.seat AND d.street = n.street
                   AND d.reviewed_as = n.reviewed_as AND d.rollouts = n.rollouts
                   AND d.seed = n.seed AND d.fantasyland_value = n.fantasyland_value
                   AND d.screen = n.screen""")
-            store.con.execute("INSERT INTO decisions BY NAME SELECT * FROM new_decisions")
-        finally:
-            store.con.unregister("new_decisions")
+        store.con.execute("INSERT INTO decisions BY NAME SELECT * FROM new_decisions")
 
 
 def decisions(store: Store, selection: Selection, reviewed: Reviewed) -> pl.DataFrame:

@@ -13,6 +13,7 @@ from datetime import datetime
 import duckdb
 import polars as pl
 
+from ofcstats.store.connect import registered
 from ofcstats.store.hands import _stream
 
 
@@ -93,14 +94,11 @@ class FileLoads:
         """Store rejects of the file being loaded."""
         if not rejects.height:
             return
-        self.con.register("new_rejects", _stream(rejects))
-        try:
+        with registered(self.con, "new_rejects", _stream(rejects)):
             self.con.execute("""
                 INSERT INTO rejects
                 SELECT ?, source, line, hand_id, reason, raw FROM new_rejects
             """, [file_id])
-        finally:
-            self.con.unregister("new_rejects")
 
     def rejects_of(self, file_id: int) -> int:
         """Rejects stored for a file load."""

@@ -16,6 +16,7 @@ import polars as pl
 import pyarrow as pa
 
 from ofcstats.records import REJECTS_SCHEMA, HandBatch
+from ofcstats.store.connect import registered
 from ofcstats.store.schema import ROW_STEP, STREET_STEP
 
 _HAND_FIELDS = ("played_at", "ruleset", "point_value", "button")
@@ -105,15 +106,14 @@ class HandLoading:
             self._appends.write_all()  # a hand repeated from earlier in the file
         ids = batch.hands.select("hand_id", "fingerprint", *_HAND_FIELDS)
         seats = batch.seats.select("hand_id", "seat", *_SEAT_FIELDS)
-        # Tables, not streams: with ``update`` they are read more than once.
-        self.con.register("incoming_ids", ids.to_arrow())
-        self.con.register("incoming_seats", seats.to_arrow())
         # Each seat field that differs in some seat, by name.
         seat_changes = ", ".join(
             "CASE WHEN EXISTS (SELECT 1 FROM incoming_seats n JOIN seats s ON s.hand_key = "
             "h.hand_key AND s.seat = n.seat WHERE n.hand_id = i.hand_id AND "
             f"n.{c} IS DISTINCT FROM s.{c}) THEN '{c}' END" for c in _SEAT_FIELDS)
-        try:
+        # Tables, not streams: with ``update`` they are read more than once.
+        with registered(self.con, "incoming_ids", ids.to_arrow()), \
+                registered(self.con, "incoming_seats", seats.to_arrow()):
             known = self.con.sql(f"""
                 SELECT i.hand_id, i.fingerprint = h.fingerprint AS same, h.line,
                        f.path, h.hand_key, h.session_id,
@@ -127,9 +127,6 @@ class HandLoading:
             changed = known.filter(pl.col("same") & (pl.col("changed") != ""))
             if update and changed.height:
                 self._update(changed)
-        finally:
-            self.con.unregister("incoming_ids")
-            self.con.unregister("incoming_seats")
         conflicts = known.filter(~pl.col("same") | (pl.col("changed") != "")) if not update \
             else known.filter(~pl.col("same"))
         rejects = _conflict_rejects(batch, conflicts)
@@ -144,8 +141,8 @@ class HandLoading:
     def _update(self, changed: pl.DataFrame) -> None:
         """Replace the stored values of :data:`UPDATABLE` fields of the ``changed`` hands
         (from ``incoming_ids`` and ``incoming_seats``); their sessions are rescored."""
-        self.con.register("changed_ids", changed.select("hand_id", "session_id").to_arrow())
-        try:
+        with registered(self.con, "changed_ids",
+                        changed.select("hand_id", "session_id").to_arrow()):
             self.con.execute(f"""
                 UPDATE hands h SET {", ".join(f"{c} = i.{c}" for c in _HAND_FIELDS)}
                 FROM incoming_ids i
@@ -158,8 +155,6 @@ class HandLoading:
             # A count no session has: the next rescore redoes these sessions whole.
             self.con.execute("UPDATE scored_sessions SET hands = -1 "
                              "WHERE session_id IN (SELECT session_id FROM changed_ids)")
-        finally:
-            self.con.unregister("changed_ids")
 
     def _insert(self, batch: HandBatch, file_id: int) -> None:
         if not batch.hands.height:
@@ -237,8 +232,5 @@ class Appends:
             else self.held[table][0]
         rest = rows.slice(count)
         self.held[table] = [rest] if rest.num_rows else []
-        self.con.register("appended", _stream(rows.slice(0, count)))
-        try:
+        with registered(self.con, "appended", _stream(rows.slice(0, count))):
             self.con.execute(_INSERTS[table])
-        finally:
-            self.con.unregister("appended")

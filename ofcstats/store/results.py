@@ -23,6 +23,7 @@ import duckdb
 import polars as pl
 
 from ofcstats.score import SHOWDOWN_COLUMNS
+from ofcstats.store.connect import registered
 from ofcstats.variants import Variant
 
 ALL_VARIANTS = tuple(v.value for v in Variant)
@@ -104,8 +105,7 @@ def session_seats(con: duckdb.DuckDBPyConnection, session_ids: Sequence[str],
                   variants: Sequence[str]) -> pl.DataFrame:
     """The seats of whole sessions (their hands of ``variants``), ``hand_id`` holding the
     integer hand key, with each hand's session, time and table size; in no set order."""
-    con.register("wanted_sessions", pl.DataFrame({"session_id": list(session_ids)}))
-    try:
+    with registered(con, "wanted_sessions", pl.DataFrame({"session_id": list(session_ids)})):
         return con.sql("""
             SELECT s.hand_key AS hand_id, h.variant, s.seat, s.player, s.fantasyland,
                    s.timed_out, s.surrendered, s.top, s.middle, s.bottom, s.unit,
@@ -114,8 +114,6 @@ def session_seats(con: duckdb.DuckDBPyConnection, session_ids: Sequence[str],
             WHERE h.session_id IN (SELECT session_id FROM wanted_sessions)
               AND list_contains($variants, h.variant)
         """, params={"variants": list(variants)}).pl()
-    finally:
-        con.unregister("wanted_sessions")
 
 
 def write_scored(con: duckdb.DuckDBPyConnection, ruleset_ids: list[int],
@@ -154,11 +152,8 @@ def _append(con: duckdb.DuckDBPyConnection, results: pl.DataFrame) -> None:
                            "unit_points").cast(
         {name: pl.Int32 for name in RESULT_COLUMNS if name != "fantasyland_earned"}
     ).rechunk()
-    con.register("new_results", frame)
-    try:
+    with registered(con, "new_results", frame):
         con.execute("INSERT INTO results SELECT * FROM new_results")
-    finally:
-        con.unregister("new_results")
 
 
 def _write_showdowns(con: duckdb.DuckDBPyConnection, showdowns: pl.DataFrame, mask: int,
@@ -184,14 +179,10 @@ def _write_showdowns(con: duckdb.DuckDBPyConnection, showdowns: pl.DataFrame, ma
                              *SHOWDOWN_COLUMNS).cast(
         {name: pl.Int32 for name in SHOWDOWN_COLUMNS if name != "fouled"}).rechunk()
     marks = batch.select(pl.lit(mask, dtype=pl.UInt8).alias("mask"), "session_id", "hands")
-    con.register("new_showdowns", frame)
-    con.register("new_marks", marks)
-    try:
+    with registered(con, "new_showdowns", frame), \
+            registered(con, "new_marks", marks):
         con.execute("INSERT INTO showdowns SELECT * FROM new_showdowns")
         con.execute("INSERT INTO showdown_sessions SELECT * FROM new_marks")
-    finally:
-        con.unregister("new_showdowns")
-        con.unregister("new_marks")
 
 
 def _mark_scored(con: duckdb.DuckDBPyConnection, ruleset_ids: list[int],
@@ -199,12 +190,9 @@ def _mark_scored(con: duckdb.DuckDBPyConnection, ruleset_ids: list[int],
     marks = batch.select("session_id", "hands").join(
         pl.DataFrame({"ruleset_id": ruleset_ids}, schema={"ruleset_id": pl.Int16}),
         how="cross")
-    con.register("new_marks", marks)
-    try:
+    with registered(con, "new_marks", marks):
         con.execute("INSERT INTO scored_sessions SELECT ruleset_id, session_id, hands "
                     "FROM new_marks")
-    finally:
-        con.unregister("new_marks")
 
 
 def mark_rulesets_scored(con: duckdb.DuckDBPyConnection, ruleset_ids: Collection[int]
@@ -275,8 +263,7 @@ def session_hands(con: duckdb.DuckDBPyConnection, session_ids: pl.DataFrame
     """Every hand of the sessions in ``session_ids`` (a ``session_id`` column) with what
     play order and games need: time, table size, file and line, variant, stake, and
     whether any seat played it in fantasyland or timed out."""
-    con.register("wanted_sessions", session_ids)
-    try:
+    with registered(con, "wanted_sessions", session_ids):
         return con.sql("""
             SELECT h.hand_key, h.session_id, h.played_at, h.n_seats, h.file_id, h.line,
                    h.variant, coalesce(h.point_value, 1) AS stake,
@@ -286,5 +273,3 @@ def session_hands(con: duckdb.DuckDBPyConnection, session_ids: pl.DataFrame
             WHERE h.session_id IN (SELECT session_id FROM wanted_sessions)
             GROUP BY ALL
         """).pl()
-    finally:
-        con.unregister("wanted_sessions")
