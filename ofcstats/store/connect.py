@@ -1,5 +1,6 @@
 """Opening the database file: waiting for another program that holds it, then saying
-who does."""
+who does; and what every statement shares: a frame registered for a query
+(:func:`registered`), and Ctrl-C as DuckDB reports it (:func:`interrupted`)."""
 
 from __future__ import annotations
 
