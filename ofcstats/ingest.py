@@ -360,6 +360,7 @@ class _Run:
         self.store, self.format_name, self.batch_bytes = store, format_name, batch_bytes
         self.load_changed, self.update, self.pool = load_changed, update, pool
         self.sizes = store.loaded_sizes()
+        self.paths = store.loaded_paths()
         self.hashes: dict[str, str] = {}  # content hash -> path, for files of this run
         self.pending: set[int] = set()  # sizes of files being read, hashes not yet known
 
@@ -403,7 +404,8 @@ class _Run:
         """Skip a file whose content is loaded; continue one that grew; report one that
         changed. The file is hashed first only when one of these can be."""
         path, size = job.path, job.size
-        last = self.store.last_load_of(sorted({str(path), str(path.resolve())}))
+        names = {str(path), str(path.resolve())}
+        last = self.store.last_load_of(sorted(names)) if names & self.paths else None
         if size not in self.sizes and last is None:
             return  # no load of this size, none at this path: nothing to look for
         grew = last is not None and 0 < last.size < size and _plain(path)
@@ -441,6 +443,7 @@ class _Run:
         if job.content_hash is not None and result.problem is None:
             self.hashes[job.content_hash] = str(job.path)
         self.sizes.add(job.size)
+        self.paths.add(str(job.path))
 
 
 def _do(store: Store, job: _Job, db: Path, summary: IngestSummary, first_reasons: int
@@ -502,7 +505,6 @@ def _ingest_file(store: Store, job: _Job, result: FileSummary, summary: IngestSu
             _store(store, pending.take(), file_id, result, summary, first_reasons, job.update)
             content = job.content_hash or (job.digest.hexdigest() if job.digest else None)
             result.content_hash = content
-            result.rejected = store.rejects_of(file_id)
             store.finish_file(file_id, content, hands=result.hands,
                               duplicates=result.duplicates, conflicts=result.conflicts,
                               rejected=result.rejected, lines=job.tally.lines)
@@ -580,6 +582,7 @@ def _store(store: Store, batch: HandBatch, file_id: int, result: FileSummary,
         store.add(batch, file_id)
     rejects = pl.concat([batch.rejects, conflicts])
     store.add_rejects(rejects, file_id)
+    result.rejected += rejects.height
     result.hands += added.loaded
     result.duplicates += added.duplicates + batch.duplicates
     result.conflicts += added.conflicts + _in_batch_conflicts(batch)

@@ -44,6 +44,26 @@ Stage = Callable[[RawBatch, duckdb.DuckDBPyConnection], T]
 """What is done with each parsed batch, on the thread that parsed it."""
 
 
+_SCRATCH: list[duckdb.DuckDBPyConnection] = []  # the process's scratch database, once made
+_SCRATCH_LOCK = threading.Lock()
+_THREAD = threading.local()
+
+
+def scratch() -> duckdb.DuckDBPyConnection:
+    """This thread's connection to the process's scratch database (in memory), where
+    parsing runs its queries. The database is made once (about 15 ms), then each thread
+    gets a cursor of its own (under 1 ms): a directory of small files no longer pays for a
+    new database per file. A cursor's temporary tables and registered frames are its own.
+    """
+    con = getattr(_THREAD, "con", None)
+    if con is None:
+        with _SCRATCH_LOCK:
+            if not _SCRATCH:
+                _SCRATCH.append(duckdb.connect())
+            con = _THREAD.con = _SCRATCH[0].cursor()
+    return con
+
+
 def format_names() -> list[str]:
     """The names ``--format`` accepts."""
     return list(FORMATS)
@@ -107,12 +127,9 @@ def parse(
     lines = read_line_batches(path, progress, batch_bytes, digest, start=start,
                               first_line=first_line, tally=tally, stream=stream)
     if not fmt.STANDALONE_BATCHES or workers <= 1:
-        con = duckdb.connect()
-        try:
-            for raw in fmt.read_batches(lines, source, con):
-                yield stage(raw, con)
-        finally:
-            con.close()
+        con = scratch()
+        for raw in fmt.read_batches(lines, source, con):
+            yield stage(raw, con)
         return
     yield from _in_parallel(fmt, stage, lines, source, workers, pool)
 
@@ -122,14 +139,9 @@ def _in_parallel(fmt: Format, stage: Stage[T], lines: Iterator[LineBatch], sourc
     """Parse and stage batches on ``workers`` threads (of ``shared``, or of a pool of the
     file's own), yielding results in file order; at most ``workers + 1`` of the file's
     batches are in flight, so memory stays bounded."""
-    local = threading.local()
-    connections: list[duckdb.DuckDBPyConnection] = []
-
     def work(batch: LineBatch) -> T:
-        if not hasattr(local, "con"):
-            local.con = duckdb.connect()
-            connections.append(local.con)
-        return stage(fmt.parse_batch(batch, source, local.con), local.con)
+        con = scratch()
+        return stage(fmt.parse_batch(batch, source, con), con)
 
     pool = shared or ThreadPoolExecutor(max_workers=workers,
                                         thread_name_prefix="ofcstats-parse")
@@ -148,8 +160,6 @@ def _in_parallel(fmt: Format, stage: Stage[T], lines: Iterator[LineBatch], sourc
             pool.shutdown(wait=True)
         else:
             wait(pending)  # (a shared pool goes on: only this file's batches are waited for)
-        for con in connections:
-            con.close()
 
 
 def __getattr__(name: str) -> Any:

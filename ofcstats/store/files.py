@@ -39,12 +39,10 @@ class FileLoads:
                    first_line: int = 1) -> int:
         """Record the start of a file load; returns its ``file_id``."""
         row = self.con.execute(
-            "SELECT coalesce(max(file_id), 0) + 1 FROM ingested_files").fetchall()[0]
-        file_id = int(row[0]) if row else 1
-        self.con.execute(
             "INSERT INTO ingested_files (file_id, path, format, size, first_line, started_at) "
-            "VALUES (?, ?, ?, ?, ?, current_timestamp)", [file_id, path, fmt, size, first_line])
-        return file_id
+            "SELECT coalesce(max(file_id), 0) + 1, ?, ?, ?, ?, current_timestamp "
+            "FROM ingested_files RETURNING file_id", [path, fmt, size, first_line]).fetchall()
+        return int(row[0][0])
 
     def finish_file(self, file_id: int, content_hash: str | None, *, hands: int,
                     duplicates: int, conflicts: int, rejected: int,
@@ -77,6 +75,13 @@ class FileLoads:
                         content_hash=str(content_hash), lines=int(lines),
                         first_line=int(first_line), finished_at=finished)
 
+    def loaded_paths(self) -> set[str]:
+        """Paths of the files loaded so far (only a file at one of these paths has a last
+        load to continue or to have changed since)."""
+        return {str(path) for (path,) in self.con.execute(
+            "SELECT DISTINCT path FROM ingested_files WHERE content_hash IS NOT NULL "
+            "AND finished_at IS NOT NULL").fetchall()}
+
     def loaded_sizes(self) -> set[int]:
         """Sizes of the files loaded so far (only a file of one of these sizes can have
         been loaded before with the same content)."""
@@ -100,8 +105,3 @@ class FileLoads:
                 SELECT ?, source, line, hand_id, reason, raw FROM new_rejects
             """, [file_id])
 
-    def rejects_of(self, file_id: int) -> int:
-        """Rejects stored for a file load."""
-        row = self.con.execute("SELECT count(*) FROM rejects WHERE file_id = ?",
-                               [file_id]).fetchall()[0]
-        return int(row[0]) if row else 0
