@@ -7,8 +7,9 @@ process (so its peak RSS is the ingest's own), next to what merely parsing the s
 costs: Python's ``json.loads`` line by line, and DuckDB's ``read_json`` into a table.
 Pyarrow's JSON reader alone, with the file's schema, is the parser ingest runs: the
 ceiling of its rate. Then the street file again (a file already loaded is skipped), cut
-into 8 files loaded as one directory, and compressed (``.gz``, ``.zst``, beside the time
-their lines take to read alone). ``--quick`` uses 50,000 hands instead of 1,000,000.
+into 8 files loaded as one directory, its first 50,000 hands as 200 files of 250 (a
+club's sessions, a file each), and compressed (``.gz``, ``.zst``, beside the time their
+lines take to read alone). ``--quick`` uses 50,000 hands instead of 1,000,000.
 """
 
 from __future__ import annotations
@@ -328,6 +329,19 @@ def _other_forms(streets: Path, n: int, repeats: int) -> list[str]:
     seconds, peak_kb = _median(runs["dir"])
     lines = [_rate("street, 8 files (a dir)", n, size_mb, seconds,
                    f"peak RSS {peak_kb / 1024:,.0f} MB")]
+    # A club's history: a file per session. The first 50,000 hands, 250 to a file.
+    small = min(n, QUICK)
+    sessions = _split(streets, small, small // 250)
+    runs = {}
+    for _ in range(repeats):
+        seconds, peak_kb, summary = _ingest(sessions, OUT / "ingest-session-files.duckdb")
+        assert summary["hands"] == small, summary
+        runs.setdefault("dir", []).append((seconds, peak_kb))
+    seconds, peak_kb = _median(runs["dir"])
+    lines.append(_rate(f"{small // 250} files of 250 hands", small,
+                       sum(f.stat().st_size for f in sessions.iterdir()) / 1e6, seconds,
+                       f"peak RSS {peak_kb / 1024:,.0f} MB  (a club's sessions: the first "
+                       f"{small:,} hands, a file each)"))
     for suffix in (".gz", ".zst"):
         packed = _compressed(streets, suffix)
         runs = {}
