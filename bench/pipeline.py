@@ -133,12 +133,17 @@ def synthetic_store(path: Path, hands: int, batch: int = 500_000) -> None:
             con.register("new_seats", seats)
             con.execute("BEGIN TRANSACTION")
             con.execute("""
-                INSERT INTO hands SELECT hand_key, 'syn-' || hand_id, 's' || session_id, NULL,
-                    'pineapple', 'american', NULL, 3, 3, NULL, 1, hand_key, hand_id
+                INSERT INTO hands (hand_key, hand_id, session_id, played_at, variant, ruleset,
+                                   point_value, button, n_seats, extra, file_id, line,
+                                   fingerprint)
+                SELECT hand_key, 'syn-' || hand_id, 's' || session_id, NULL, 'pineapple',
+                       'american', NULL, 3, 3, NULL, 1, hand_key, hand_id
                 FROM new_hands""")
             con.execute("""
-                INSERT INTO seats SELECT hand_key, seat, player, fantasyland, timed_out,
-                    surrendered, NULL, 13, top, middle, bottom
+                INSERT INTO seats (hand_key, seat, player, fantasyland, timed_out,
+                                   surrendered, reported_points, dealt, top, middle, bottom)
+                SELECT hand_key, seat, player, fantasyland, timed_out, surrendered, NULL, 13,
+                       top, middle, bottom
                 FROM new_seats""")
             con.execute("COMMIT")
             con.unregister("new_hands")
