@@ -755,7 +755,7 @@ def test_ctrl_c_mid_file_says_interrupted_and_a_rerun_completes(tmp_path: Path) 
     ingest([write_jsonl(tmp_path / "first.jsonl", hands(20, 16, "f"))], db)
     before = counts(db)
     big = tmp_path / "big.jsonl"
-    _bench_generator().write_pineapple_file(big, 20_000)  # type: ignore[attr-defined]
+    _bench_generator().write_pineapple_file(big, 10_000)  # type: ignore[attr-defined]
     child = subprocess.Popen([sys.executable, "-c", _INTERRUPTED, str(big), str(db)],
                              stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
     assert child.stderr is not None
@@ -771,4 +771,4 @@ def test_ctrl_c_mid_file_says_interrupted_and_a_rerun_completes(tmp_path: Path) 
     assert child.returncode == 130, lines
     assert lines[-1] == "ofcstats: interrupted"
     assert counts(db) == before
-    assert ingest([big], db).hands == 20_000
+    assert ingest([big], db).hands == 10_000
