@@ -208,6 +208,17 @@ def _bench_generator() -> object:
     return module
 
 
+def _store_and_big_file(tmp_path: Path, n: int, seed: int
+                        ) -> tuple[Path, dict[str, int], Path]:
+    """A store holding 20 hands, its table counts, and a log of ``n`` Pineapple hands
+    (the benchmark's) large enough to stop a load of it mid-file."""
+    db = tmp_path / "x.duckdb"
+    ingest([write_jsonl(tmp_path / "first.jsonl", hands(20, seed, "f"))], db)
+    big = tmp_path / "big.jsonl"
+    _bench_generator().write_pineapple_file(big, n)  # type: ignore[attr-defined]
+    return db, counts(db), big
+
+
 # Loads a file like `ofcstats ingest`, printing a line each time a batch is stored, so
 # the test can kill it at a known point mid-file.
 _DRIVER = """
@@ -231,12 +242,7 @@ print("done", flush=True)
 @pytest.mark.slow
 def test_a_load_killed_mid_file_leaves_the_database_as_before_and_a_rerun_completes(
         tmp_path: Path) -> None:
-    db = tmp_path / "x.duckdb"
-    ingest([write_jsonl(tmp_path / "first.jsonl", hands(20, 16, "f"))], db)
-    before = counts(db)
-    big = tmp_path / "big.jsonl"
-    generator = _bench_generator()
-    generator.write_pineapple_file(big, 30_000)  # type: ignore[attr-defined]
+    db, before, big = _store_and_big_file(tmp_path, 30_000, seed=16)
     child = subprocess.Popen([sys.executable, "-c", _DRIVER, str(big), str(db)],
                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     assert child.stdout is not None
@@ -509,11 +515,7 @@ except StoreError as error:
 
 @pytest.mark.slow
 def test_a_full_disk_is_one_clear_error_and_the_database_is_intact(tmp_path: Path) -> None:
-    db = tmp_path / "x.duckdb"
-    ingest([write_jsonl(tmp_path / "first.jsonl", hands(20, 51, "f"))], db)
-    before = counts(db)
-    big = tmp_path / "big.jsonl"
-    _bench_generator().write_pineapple_file(big, 20_000)  # type: ignore[attr-defined]
+    db, before, big = _store_and_big_file(tmp_path, 20_000, seed=51)
     child = subprocess.run([sys.executable, "-c", _FULL_DISK, str(big), str(db)],
                            capture_output=True, text=True, timeout=300, check=False)
     assert child.returncode == 2, child.stderr[-2000:]
@@ -751,11 +753,7 @@ main()
 
 @pytest.mark.slow
 def test_ctrl_c_mid_file_says_interrupted_and_a_rerun_completes(tmp_path: Path) -> None:
-    db = tmp_path / "x.duckdb"
-    ingest([write_jsonl(tmp_path / "first.jsonl", hands(20, 16, "f"))], db)
-    before = counts(db)
-    big = tmp_path / "big.jsonl"
-    _bench_generator().write_pineapple_file(big, 10_000)  # type: ignore[attr-defined]
+    db, before, big = _store_and_big_file(tmp_path, 10_000, seed=16)
     child = subprocess.Popen([sys.executable, "-c", _INTERRUPTED, str(big), str(db)],
                              stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
     assert child.stderr is not None

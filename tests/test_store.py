@@ -190,6 +190,19 @@ def test_info_counts_sessions_players_and_dates(tmp_path: Path) -> None:
     assert info["tables"]["hands"] == 30  # type: ignore[index]
 
 
+def _older_store(path: Path, version: int, current: Path,
+                 monkeypatch: pytest.MonkeyPatch) -> duckdb.DuckDBPyConnection:
+    """A new store at ``path`` with the migrations up to ``version`` only, open with the
+    store at ``current`` attached (as ``current``) to copy rows from."""
+    migrate = Store.migrate
+    monkeypatch.setattr(Store, "migrate", lambda self: migrate(self, MIGRATIONS[:version]))
+    Store(path).close()
+    monkeypatch.undo()
+    con = duckdb.connect(str(path))
+    con.execute(f"ATTACH '{current}' AS current (READ_ONLY)")
+    return con
+
+
 def test_version_3_keeps_the_results_of_a_version_2_store(tmp_path: Path,
                                                           monkeypatch: pytest.MonkeyPatch
                                                           ) -> None:
@@ -212,12 +225,7 @@ def test_version_3_keeps_the_results_of_a_version_2_store(tmp_path: Path,
         expected = store.con.sql("SELECT * FROM results_named ORDER BY ALL").pl()
 
     older = tmp_path / "older.duckdb"
-    migrate = Store.migrate
-    monkeypatch.setattr(Store, "migrate", lambda self: migrate(self, MIGRATIONS[:2]))
-    Store(older).close()
-    monkeypatch.undo()
-    con = duckdb.connect(str(older))
-    con.execute(f"ATTACH '{current}' AS current (READ_ONLY)")
+    con = _older_store(older, 2, current, monkeypatch)
     for table in ("hands", "seats", "seat_placements", "rejects",
                   "scored_sessions", "showdown_sessions", "showdowns"):
         # Seats have a unit since version 7; placements are moves since version 8.
@@ -353,12 +361,7 @@ def test_version_8_keeps_the_placements_of_a_version_7_store(
     assert set(expected.get_column("row").unique()) == {"top", "middle", "bottom", "discard"}
 
     older = tmp_path / "older.duckdb"
-    migrate = Store.migrate
-    monkeypatch.setattr(Store, "migrate", lambda self: migrate(self, MIGRATIONS[:7]))
-    Store(older).close()
-    monkeypatch.undo()
-    con = duckdb.connect(str(older))
-    con.execute(f"ATTACH '{current}' AS current (READ_ONLY)")
+    con = _older_store(older, 7, current, monkeypatch)
     con.execute("INSERT INTO hands SELECT * FROM current.hands")
     con.execute("INSERT INTO seat_placements SELECT * FROM current.seat_placement_lists")
     assert con.sql("SELECT max(version) FROM schema_version").fetchall() == [(7,)]
