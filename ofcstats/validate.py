@@ -164,6 +164,7 @@ class Index:
         c_hand = _np(cards, "hand")
         c_seat = exclusive_cumsum(per_hand)[c_hand] + _np(cards, "seat_index") - 1
         c_street = _np(cards, "street")
+        c_kind = _np(cards, "kind")
         on_street = c_street > 0
         street_start = exclusive_cumsum(n_streets)
         c_t = np.where(on_street, street_start[c_seat] + c_street - 1, -1)
@@ -171,10 +172,10 @@ class Index:
             n=n, variant=variant, s_hand=s_hand, s_seat=_np(seats, "seat", -1),
             s_fl=_np(seats, "fantasyland", fill=False), s_streets=s_streets,
             n_streets=n_streets, per_hand=per_hand, c_hand=c_hand, c_seat=c_seat,
-            c_street=c_street, c_kind=_np(cards, "kind"), c_pos=_np(cards, "pos"),
+            c_street=c_street, c_kind=c_kind, c_pos=_np(cards, "pos"),
             c_code=_np(cards, "code", NOT_A_CARD), on_street=on_street,
             form_ok=on_street == s_streets[c_seat], street_start=street_start, c_t=c_t,
-            kind_at=np.searchsorted(_np(cards, "kind"), np.arange(len(KIND_NAMES) + 1)),
+            kind_at=np.searchsorted(c_kind, np.arange(len(KIND_NAMES) + 1)),
         )
 
 

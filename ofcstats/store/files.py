@@ -104,4 +104,3 @@ class FileLoads:
                 INSERT INTO rejects
                 SELECT ?, source, line, hand_id, reason, raw FROM new_rejects
             """, [file_id])
-

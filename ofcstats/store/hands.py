@@ -20,14 +20,14 @@ from ofcstats.store.connect import registered
 from ofcstats.store.schema import ROW_STEP, STREET_STEP
 
 _HAND_FIELDS = ("played_at", "ruleset", "point_value", "button")
-_KNOWN: dict[str, pl.DataType] = {
-    "hand_id": pl.String(), "same": pl.Boolean(), "line": pl.Int64(), "path": pl.String(),
-    "hand_key": pl.Int64(), "session_id": pl.String(), "changed": pl.String()}
-"""What :meth:`HandLoading._known` tells of each incoming hand already stored."""
 _SEAT_FIELDS = ("reported_points", "unit")
 UPDATABLE = (*_HAND_FIELDS, *_SEAT_FIELDS)
 """Fields the fingerprint of a hand leaves out: another value under a stored hand is a
 conflict, or (``ingest --update``) replaces the stored one."""
+_KNOWN: dict[str, pl.DataType] = {
+    "hand_id": pl.String(), "same": pl.Boolean(), "line": pl.Int64(), "path": pl.String(),
+    "hand_key": pl.Int64(), "session_id": pl.String(), "changed": pl.String()}
+"""What :meth:`HandLoading._known` tells of each incoming hand already stored."""
 
 
 @dataclass(frozen=True)
@@ -112,16 +112,17 @@ class HandLoading:
             self._appends.write_all()  # a hand repeated from earlier in the file
         ids = batch.hands.select("hand_id", "fingerprint", *_HAND_FIELDS)
         seats = batch.seats.select("hand_id", "seat", *_SEAT_FIELDS)
+        known = changed = pl.DataFrame(schema=_KNOWN)
         with registered(self.con, "incoming_ids", ids.to_arrow()):
             # Most batches hold new hands only: the join alone says so, in a fraction of
             # the time of the comparison in _known (which reads the stored seats).
-            stored = self.con.execute("SELECT count(*) FROM incoming_ids i JOIN hands h "
-                                      "ON h.hand_id = i.hand_id").fetchall()[0][0]
-            known = self._known(seats) if stored else pl.DataFrame(schema=_KNOWN)
-            changed = known.filter(pl.col("same") & (pl.col("changed") != ""))
-            if update and changed.height:
+            if self.con.execute("SELECT count(*) FROM incoming_ids i JOIN hands h "
+                                "ON h.hand_id = i.hand_id").fetchall()[0][0]:
                 with registered(self.con, "incoming_seats", seats.to_arrow()):
-                    self._update(changed)
+                    known = self._known()
+                    changed = known.filter(pl.col("same") & (pl.col("changed") != ""))
+                    if update and changed.height:
+                        self._update(changed)
         conflicts = known.filter(~pl.col("same") | (pl.col("changed") != "")) if not update \
             else known.filter(~pl.col("same"))
         rejects = _conflict_rejects(batch, conflicts)
@@ -133,24 +134,24 @@ class HandLoading:
                      duplicates=known.height - conflicts.height - updated,
                      conflicts=conflicts.height, updated=updated), rejects
 
-    def _known(self, seats: pl.DataFrame) -> pl.DataFrame:
-        """The incoming hands (``incoming_ids``) already stored (:data:`_KNOWN`): the same
-        hand or not, and which fields the fingerprint leaves out differ, by name."""
+    def _known(self) -> pl.DataFrame:
+        """The incoming hands (``incoming_ids``, ``incoming_seats``) already stored
+        (:data:`_KNOWN`): the same hand or not, and which fields the fingerprint leaves
+        out differ, by name."""
         seat_changes = ", ".join(
             "CASE WHEN EXISTS (SELECT 1 FROM incoming_seats n JOIN seats s ON s.hand_key = "
             "h.hand_key AND s.seat = n.seat WHERE n.hand_id = i.hand_id AND "
             f"n.{c} IS DISTINCT FROM s.{c}) THEN '{c}' END" for c in _SEAT_FIELDS)
-        with registered(self.con, "incoming_seats", seats.to_arrow()):
-            return self.con.sql(f"""
-                SELECT i.hand_id, i.fingerprint = h.fingerprint AS same, h.line,
-                       f.path, h.hand_key, h.session_id,
-                       concat_ws(', ', {", ".join(
-                           f"CASE WHEN i.{c} IS DISTINCT FROM h.{c} THEN '{c}' END"
-                           for c in _HAND_FIELDS)}, {seat_changes}) AS changed
-                FROM incoming_ids i
-                JOIN hands h ON h.hand_id = i.hand_id
-                JOIN ingested_files f ON f.file_id = h.file_id
-            """).pl().cast(_KNOWN)
+        return self.con.sql(f"""
+            SELECT i.hand_id, i.fingerprint = h.fingerprint AS same, h.line,
+                   f.path, h.hand_key, h.session_id,
+                   concat_ws(', ', {", ".join(
+                       f"CASE WHEN i.{c} IS DISTINCT FROM h.{c} THEN '{c}' END"
+                       for c in _HAND_FIELDS)}, {seat_changes}) AS changed
+            FROM incoming_ids i
+            JOIN hands h ON h.hand_id = i.hand_id
+            JOIN ingested_files f ON f.file_id = h.file_id
+        """).pl().cast(_KNOWN)
 
     def _update(self, changed: pl.DataFrame) -> None:
         """Replace the stored values of :data:`UPDATABLE` fields of the ``changed`` hands

@@ -372,13 +372,11 @@ STREET_STEP = 512
 ROW_STEP = 64
 """A move's parts: ``card < ROW_STEP`` (52 cards), ``row * ROW_STEP < STREET_STEP``."""
 
-_MOVE_PARTS = f"""
+_V8 = f"""
 CREATE MACRO move_street(m) AS CAST(m // {STREET_STEP} AS UTINYINT);
 CREATE MACRO move_row(m) AS CAST((m % {STREET_STEP}) // {ROW_STEP} AS UTINYINT);
 CREATE MACRO move_card(m) AS CAST(m % {ROW_STEP} AS UTINYINT);
-"""
 
-_V8 = _MOVE_PARTS + f"""
 DROP VIEW placements;
 CREATE TABLE seat_moves (
     hand_key BIGINT NOT NULL,
