@@ -606,7 +606,8 @@ def _check_final_rows(cards: pl.DataFrame, seats: pl.DataFrame,
         kind_name=_kind_name(pl.col("kind")),
     ).with_columns(n=pl.col("codes").list.len().fill_null(0))
     append(_problems(final.filter(pl.col("n") != pl.col("want")), pl.format(
-        "{} ends with {} cards in the {} row, not {}", pl.col("label"), pl.col("n"),
+        "{} ends with {} {} in the {} row, not {}", pl.col("label"), pl.col("n"),
+        pl.when(pl.col("n") == 1).then(pl.lit("card")).otherwise(pl.lit("cards")),
         pl.col("kind_name"), pl.col("want")), 9))
     names = pl.col("codes").list.eval(_card_name(pl.element())).list.join(" ")
     given_names = pl.col("given").list.eval(_card_name(pl.element())).list.join(" ")

@@ -157,6 +157,15 @@ def test_rows_of_the_wrong_size() -> None:
                           "seat 1 ends with 4 cards in the top row, not 3")
 
 
+def test_a_row_of_one_card_says_card() -> None:
+    hand = base_hand()
+    seat = hand["players"][0]
+    del seat["streets"]
+    seat.update(top=["Ah"], middle=["2c", "3c", "4c", "5c", "6c"],
+                bottom=["2d", "3d", "4d", "5d", "6d"])
+    assert only(hand) == "hand h17: seat 1 ends with 1 card in the top row, not 3"
+
+
 def test_final_rows_given_beside_streets_must_agree() -> None:
     hand = base_hand()
     seat = hand["players"][0]
