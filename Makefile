@@ -30,10 +30,14 @@ $(STAMP): $(BASE)
 	$(BIN)/python -m pip install --quiet -e '.[dev,notebooks]'
 	touch $(NOTEBOOKS) $(STAMP)
 
+# The log reader is compiled (numba) on its first use, once per install: done here, so
+# that the two test workers do not both do it.
 test: $(STAMP) browser ## Run the test suite (slow tests included)
+	$(BIN)/python -c "from ofcstats.formats import jsonl; jsonl.compile_reader()"
 	$(BIN)/python -m pytest -q -n 2
 
 test-fast: $(STAMP) ## Run the tests without those marked slow
+	$(BIN)/python -c "from ofcstats.formats import jsonl; jsonl.compile_reader()"
 	$(BIN)/python -m pytest -q -n 2 -m "not slow"
 
 # The report's browser test drives the distribution's Chromium (no browser downloads at

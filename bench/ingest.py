@@ -5,11 +5,13 @@ the JSON), and cached under ``out/bench/``: street by street (what apps and the
 simulator write) and final rows only. Each is loaded by ``ofcstats ingest`` in a child
 process (so its peak RSS is the ingest's own), next to what merely parsing the same file
 costs: Python's ``json.loads`` line by line, and DuckDB's ``read_json`` into a table.
-Pyarrow's JSON reader alone, with the file's schema, is the parser ingest runs: the
-ceiling of its rate. Then the street file again (a file already loaded is skipped), cut
-into 8 files loaded as one directory, its first 50,000 hands as 200 files of 250 (a
-club's sessions, a file each), and compressed (``.gz``, ``.zst``, beside the time their
-lines take to read alone). ``--quick`` uses 50,000 hands instead of 1,000,000.
+Then the readers ingest runs, each alone: its compiled reader (every line of the usual
+shape) and pyarrow's JSON reader with the file's schema (the lines the compiled one
+leaves, and every line of a small file). Then the street file again (a file already
+loaded is skipped), cut into 8 files loaded as one directory, its first 50,000 hands as
+200 files of 250 (a club's sessions, a file each), and compressed (``.gz``, ``.zst``,
+beside the time their lines take to read alone). ``--quick`` uses 50,000 hands instead
+of 1,000,000.
 """
 
 from __future__ import annotations
@@ -182,6 +184,19 @@ started = time.perf_counter()
 pajson.read_json(sys.argv[1], parse_options=pajson.ParseOptions(explicit_schema=SCHEMA))
 print(time.perf_counter() - started)
 """
+_COMPILED = """
+import sys, time
+from pathlib import Path
+from ofcstats.formats import jsonl, scratch
+from ofcstats.formats.lines import LineBatch, read_line_batches
+con = scratch()
+warm = LineBatch(first_line=1, data=b"{}\\n")
+jsonl.scan_lines(warm, jsonl.readable(warm), con)  # loads the compiled reader
+started = time.perf_counter()
+for batch in read_line_batches(Path(sys.argv[1])):
+    jsonl.scan_lines(batch, jsonl.readable(batch), con)
+print(time.perf_counter() - started)
+"""
 _DECOMPRESS = """
 import sys
 from ofcstats.formats.lines import read_line_batches
@@ -209,7 +224,7 @@ def _parse_only(script: str, path: Path) -> tuple[float, int]:
     from timing import timed_child  # noqa: PLC0415 - a sibling script
 
     seconds, peak_kb, stdout = timed_child([sys.executable, "-c", script, str(path)])
-    return (float(stdout) if script == _PYARROW_JSON else seconds), peak_kb
+    return (float(stdout) if script in (_PYARROW_JSON, _COMPILED) else seconds), peak_kb
 
 
 def _median(runs: list[tuple[float, int]]) -> tuple[float, int]:
@@ -290,12 +305,13 @@ def _one_form(label: str, path: Path, n: int, repeats: int) -> list[str]:
         assert summary["hands"] == n, summary
         runs.setdefault("ingest", []).append((seconds, peak_kb))
         for name, script in (("loads", _JSON_LOADS), ("read_json", _DUCKDB_READ_JSON),
-                             ("pyarrow", _PYARROW_JSON)):
+                             ("pyarrow", _PYARROW_JSON), ("compiled", _COMPILED)):
             runs.setdefault(name, []).append(_parse_only(script, path))
     seconds, peak_kb = _median(runs["ingest"])
     loads, _ = _median(runs["loads"])
     duck, duck_kb = _median(runs["read_json"])
     arrow, _ = _median(runs["pyarrow"])
+    compiled, _ = _median(runs["compiled"])
     lines = [
         f"{label}: {size_mb:,.0f} MB, {path.stat().st_size / n:,.0f} bytes a hand",
         _rate("ofcstats ingest", n, size_mb, seconds,
@@ -306,8 +322,10 @@ def _one_form(label: str, path: Path, n: int, repeats: int) -> list[str]:
               f"peak RSS {duck_kb / 1024:,.0f} MB  (to a table, types guessed, nothing "
               "checked)"),
         _rate("pyarrow.json alone", n, size_mb, arrow,
-              "(the parser ingest runs, the file's schema; the parse alone, in its "
-              "process)"),
+              "(the file's schema; the parse alone, in its process; ingest's reader of "
+              "unusual lines)"),
+        _rate("compiled reader alone", n, size_mb, compiled,
+              "(ingest's reader: raw frames of every batch, one thread, loaded beforehand)"),
     ]
     if label.startswith("street"):
         again, _, skipped = _ingest(path, db, fresh=False)

@@ -9,6 +9,7 @@ what is wrong with each line. Both ways yield the same frames.
 
 from __future__ import annotations
 
+import functools
 import json
 
 import duckdb
@@ -18,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pajson
 
-from ofcstats.formats import nested
+from ofcstats.formats import nested, scan
 from ofcstats.formats.base import batch_by_batch
 from ofcstats.formats.lines import LineBatch
 from ofcstats.records import (
@@ -41,6 +42,7 @@ KNOWN_KEYS = ("format", "hand_id", "session_id", "played_at", "variant", "rulese
 _ROWS = ROW_NAMES
 _SMALLEST_SPLIT = 16  # below this many lines a failing piece goes to the line-by-line reader
 _BLOCK = 1 << 20  # bytes Arrow parses as one block
+SCAN_BYTES = 2 << 20  # batches of this size or more go through the compiled reader first
 
 _CARDS = pa.list_(pa.string())
 _STREET = pa.struct([(kind, _CARDS) for kind in KIND_NAMES])
@@ -86,18 +88,25 @@ def read_arrow(data: bytes, parse: pajson.ParseOptions, expected_rows: int) -> p
     return table.combine_chunks()
 
 
-def split_read(batch: LineBatch, parse: pajson.ParseOptions
+def readable(batch: LineBatch) -> np.ndarray:
+    """Indices of a batch's lines that hold something and are UTF-8."""
+    keep = ~batch.blank
+    keep[batch.not_utf8] = False
+    return np.flatnonzero(keep)
+
+
+def split_read(batch: LineBatch, parse: pajson.ParseOptions, indices: np.ndarray | None = None
                ) -> tuple[list[tuple[np.ndarray, pa.Table]], np.ndarray, pl.DataFrame]:
-    """Read a batch's non-blank UTF-8 lines with Arrow, halving failing pieces.
+    """Read a batch's non-blank UTF-8 lines (or those of ``indices`` only) with Arrow,
+    halving failing pieces.
 
     Returns the pieces that read (line indices, table), the indices of lines left for
     a line-by-line reader, and the lines that are not UTF-8 (``line``, ``raw``).
     """
-    keep = ~batch.blank
     bad = batch.not_utf8
-    keep[bad] = False
-    indices = np.flatnonzero(keep)
-    whole = len(bad) == 0
+    every = readable(batch)
+    whole = len(bad) == 0 and (indices is None or len(indices) == len(every))
+    indices = every if indices is None else indices
     good: list[tuple[np.ndarray, pa.Table]] = []
     left: list[np.ndarray] = []
     stack = [indices]
@@ -121,10 +130,20 @@ def split_read(batch: LineBatch, parse: pajson.ParseOptions
 
 
 def parse_batch(batch: LineBatch, source: str, con: duckdb.DuckDBPyConnection) -> RawBatch:
-    """Parse one batch of lines: every non-blank line becomes a hand or a reject."""
-    good, rest, not_utf8 = split_read(batch, _PARSE)
-    parts = [_from_arrow(table, batch.first_line + piece, batch, piece, con)
-             for piece, table in good]
+    """Parse one batch of lines: every non-blank line becomes a hand or a reject.
+
+    A batch of :data:`SCAN_BYTES` or more goes through the compiled reader first
+    (:mod:`ofcstats.formats.scan`); the lines it leaves, and every line of a smaller
+    batch, go to Arrow's reader (a small file does not pay for loading the compiled one).
+    """
+    indices = readable(batch)
+    parts = []
+    if len(batch.data) >= SCAN_BYTES:
+        scanned, indices = scan_lines(batch, indices, con)
+        parts.append(scanned)
+    good, rest, not_utf8 = split_read(batch, _PARSE, indices)
+    parts += [_from_arrow(table, batch.first_line + piece, batch, piece, con)
+              for piece, table in good]
     rejects = [_rejects(source, not_utf8, pl.lit("line is not UTF-8 text"))]
     if len(rest):
         slow, slow_rejects = _from_duckdb(batch, rest, source, con)
@@ -202,6 +221,132 @@ def _from_arrow(table: pa.Table, lines: np.ndarray, batch: LineBatch, piece: np.
     return (conform(hands, RAW_HANDS_SCHEMA), seats, nested.cards_frame(parts))
 
 
+@functools.cache
+def _shape() -> scan.Shape:
+    """The format's schema as the compiled reader takes it."""
+    def level(struct: pa.StructType | pa.Schema) -> scan.Level:
+        fields = list(struct)
+        return scan.Level(keys=tuple(f.name for f in fields),
+                          holds=tuple(_HOLDS.get(f.type, -1) for f in fields),
+                          kinds=tuple(KIND_NAMES.index(f.name) if f.type == _CARDS else -1
+                                      for f in fields))
+
+    return scan.Shape(hand=level(SCHEMA), seat=level(_PLAYER), street=level(_STREET),
+                      pair=nested.PAIR)
+
+
+_HOLDS = {pa.string(): scan.TEXT, pa.int64(): scan.WHOLE, pa.float64(): scan.NUMBER,
+          pa.bool_(): scan.FLAG, _CARDS: scan.CARDS, pa.list_(_PLAYER): scan.SEATS,
+          pa.list_(_STREET): scan.STREETS}
+
+
+def scan_lines(batch: LineBatch, indices: np.ndarray, con: duckdb.DuckDBPyConnection
+               ) -> tuple[tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame], np.ndarray]:
+    """Read the lines of ``indices`` with the compiled reader: the frames of the lines
+    it read (hands numbered from 0) and the indices of those it left. Keys the format
+    does not know are kept in ``extra`` as the other readers keep them."""
+    shape = _shape()
+    seen = scan.scan(batch.data, batch.starts[indices], batch.starts[indices + 1] - 1, shape)
+    ok = seen.ok
+    while True:
+        hand_rows, seat_rows = np.flatnonzero(ok), np.flatnonzero(ok[seen.seat_line])
+        hand = _values(batch.data, shape.hand, seen.hand_state[hand_rows],
+                       seen.hand_a[hand_rows], seen.hand_b[hand_rows])
+        seat = _values(batch.data, shape.seat, seen.seat_state[seat_rows],
+                       seen.seat_a[seat_rows], seen.seat_b[seat_rows])
+        # Arrow's JSON reader refuses a number too big for a double: so does this one.
+        too_big = np.concatenate([hand_rows[_not_finite(hand)],
+                                  seen.seat_line[seat_rows[_not_finite(seat)]]])
+        if not len(too_big):
+            break
+        ok[too_big] = False
+    hand_of_line = np.cumsum(ok) - 1
+    players = shape.hand.keys.index("players")
+    hands = pl.DataFrame({name: hand[name] for name in KNOWN_KEYS if name != "players"}
+                         ).with_columns(
+        hand=pl.int_range(len(hand_rows), dtype=pl.Int64),
+        line=pl.Series(indices[hand_rows] + batch.first_line, dtype=pl.Int64),
+        n_lines=pl.lit(1, dtype=pl.Int64),
+        extra=_extras(batch, indices[hand_rows], seen.extra[hand_rows], con),
+        error=hand_errors(pl.Series(seen.hand_state[hand_rows, players] == scan.PRESENT)),
+    )
+
+    def given(name: str) -> np.ndarray:
+        return seen.seat_state[seat_rows, shape.seat.keys.index(name)] == scan.PRESENT
+
+    seats = finish_seats(pl.DataFrame({
+        "hand": hand_of_line[seen.seat_line[seat_rows]],
+        "seat_index": seen.seat_index[seat_rows],
+        **{name: seat[key] for name, key in _SEAT_COLUMNS.items()},
+        "has_streets": given("streets"),
+        "n_streets": seen.seat_streets[seat_rows],
+        "has_rows": given("top") | given("middle") | given("bottom"),
+    }))
+    columns = dict(zip(("hand", "seat_index", "street", "kind", "pos", "code"),
+                       scan.card_columns(ok, hand_of_line, seen, len(KIND_NAMES)), strict=True))
+    cards = pl.DataFrame(columns).with_columns(text=pl.lit(None, dtype=pl.String))
+    frames = (conform(hands, RAW_HANDS_SCHEMA), seats, conform(cards, RAW_CARDS_SCHEMA))
+    return frames, indices[~ok]
+
+
+def compile_reader() -> None:
+    """Compile the compiled reader now (or load it from numba's cache): the first large
+    file on a new install otherwise waits for it, about half a minute."""
+    batch = LineBatch(first_line=1, data=b'{"players": [{"top": ["Ah"], "name": "a"}]}\n')
+    scan_lines(batch, readable(batch), duckdb.connect())
+
+
+def _values(data: bytes, level: scan.Level, state: np.ndarray, first: np.ndarray,
+            end: np.ndarray) -> dict[str, pa.Array]:
+    """The strings, numbers and booleans of one level's rows, by key."""
+    out = {}
+    for k, (key, holds) in enumerate(zip(level.keys, level.holds, strict=True)):
+        if holds in (scan.TEXT, scan.NUMBER):
+            texts = _texts(data, state[:, k], first[:, k], end[:, k])
+            out[key] = texts.cast(pa.float64()) if holds == scan.NUMBER else texts
+        elif holds in (scan.WHOLE, scan.FLAG):
+            values = first[:, k].astype(bool) if holds == scan.FLAG else first[:, k]
+            out[key] = pa.array(values, mask=state[:, k] != scan.PRESENT)
+    return out
+
+
+def _not_finite(values: dict[str, pa.Array]) -> np.ndarray:
+    """Rows with a number that is not finite (too big for a double)."""
+    rows = np.zeros(len(next(iter(values.values()))), dtype=bool)
+    for array in values.values():
+        if pa.types.is_floating(array.type):
+            rows |= ~np.isfinite(array.fill_null(0).to_numpy())
+    return rows
+
+
+def _extras(batch: LineBatch, lines: np.ndarray, has_extra: np.ndarray,
+            con: duckdb.DuckDBPyConnection) -> pl.Series:
+    """The ``extra`` object of each line: null unless it has keys the format does not
+    know."""
+    if not has_extra.any():
+        return pl.Series("extra", [None] * len(lines), dtype=pl.String)
+    some = np.flatnonzero(has_extra)
+    found = _extra(batch.texts(lines[some]), con)
+    at = pl.Series(np.full(len(lines), -1, dtype=np.int64)).scatter(some, np.arange(len(some)))
+    return found.gather(at.to_numpy()).set(at == -1, None) if len(some) < len(lines) \
+        else found
+
+
+_SEAT_COLUMNS = {"seat": "seat", "player": "name", "fantasyland": "fantasyland",
+                 "timed_out": "timed_out", "surrendered": "surrendered",
+                 "reported_points": "reported_points", "unit": "unit"}
+
+
+def _texts(data: bytes, state: np.ndarray, first: np.ndarray, end: np.ndarray
+           ) -> pa.LargeStringArray:
+    """Strings (or numbers' texts) from byte spans of ``data``; null unless present."""
+    present = state == scan.PRESENT
+    offsets, chars = scan.gather(data, np.where(present, first, 0), np.where(present, end, 0))
+    return pa.LargeStringArray.from_buffers(
+        len(state), pa.py_buffer(offsets), pa.py_buffer(chars),
+        pa.py_buffer(np.packbits(present, bitorder="little")))
+
+
 def hand_errors(has_players: pl.Series) -> pl.Expr:
     """What a hand read by Arrow can still lack (types were checked by the read)."""
     checks: list[tuple[pl.Expr, str | pl.Expr]] = [
@@ -231,21 +376,19 @@ def seat_frame(seat_structs: pa.Array, seat_hand: np.ndarray, seat_index: np.nda
         return nested.field(seat_structs, name)
 
     streets = col("streets")
-    frame = pl.DataFrame({
+    return finish_seats(pl.DataFrame({
         "hand": seat_hand, "seat_index": seat_index,
-        "seat": nested.series(col("seat")),
-        "player": nested.series(col("name")),
-        "fantasyland": nested.series(col("fantasyland")),
-        "timed_out": nested.series(col("timed_out")),
-        "surrendered": nested.series(col("surrendered")),
-        "reported_points": nested.series(col("reported_points")),
-        "unit": nested.series(col("unit")),
+        **{name: nested.series(col(key)) for name, key in _SEAT_COLUMNS.items()},
         "has_streets": streets.is_valid().to_numpy(zero_copy_only=False),
         "n_streets": nested.series(pc.list_value_length(streets)),
         "has_rows": (nested.series(col("top")).is_not_null()
                      | nested.series(col("middle")).is_not_null()
                      | nested.series(col("bottom")).is_not_null()),
-    })
+    }), seat_offset)
+
+
+def finish_seats(frame: pl.DataFrame, seat_offset: int = 0) -> pl.DataFrame:
+    """The seats frame from a seat's values as read: defaults filled, errors found."""
     frame = frame.with_columns(
         pl.col("seat") + seat_offset,
         pl.col("fantasyland", "timed_out", "surrendered").fill_null(False),

@@ -26,9 +26,9 @@ for _i, _s in enumerate(SUITS):
     _SUIT[ord(_s)] = _SUIT[ord(_s.upper())] = _i
 # Both bytes of a two-byte text at once: a card's code by the text read as a
 # little-endian 16-bit number.
-_PAIR = np.full(1 << 16, NOT_A_CARD, dtype=np.uint8)
+PAIR = np.full(1 << 16, NOT_A_CARD, dtype=np.uint8)
 _first, _second = np.meshgrid(np.arange(256), np.arange(256), indexing="ij")
-_PAIR[_first.ravel() | (_second.ravel() << 8)] = np.where(
+PAIR[_first.ravel() | (_second.ravel() << 8)] = np.where(
     (_RANK[_first] != NOT_A_CARD) & (_SUIT[_second] != NOT_A_CARD),
     _RANK[_first].astype(np.int64) * 4 + _SUIT[_second], NOT_A_CARD).ravel()
 del _first, _second
@@ -59,7 +59,7 @@ def card_codes(texts: pa.Array) -> np.ndarray:
     if end - start == 2 * n and not texts.null_count and \
             np.array_equal(offsets, np.arange(start, end + 1, 2, dtype=offsets.dtype)):
         # Every text has two bytes (the usual case): one lookup per card.
-        codes = _PAIR[np.frombuffer(data_buffer, dtype="<u2", count=n, offset=start)]
+        codes = PAIR[np.frombuffer(data_buffer, dtype="<u2", count=n, offset=start)]
     else:
         lengths = np.diff(offsets)
         two = lengths == 2
@@ -67,7 +67,7 @@ def card_codes(texts: pa.Array) -> np.ndarray:
             two &= np.asarray(texts.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
         codes = np.full(n, NOT_A_CARD, dtype=np.uint8)
         where = offsets[:-1][two]
-        codes[two] = _PAIR[data[where].astype(np.uint16) | (data[where + 1].astype(np.uint16) << 8)]
+        codes[two] = PAIR[data[where].astype(np.uint16) | (data[where + 1].astype(np.uint16) << 8)]
     # Rare spellings ("10h", "A♠", lower case ranks are above) go through a hash lookup.
     odd = np.flatnonzero(codes == NOT_A_CARD)
     if len(odd):
