@@ -1,10 +1,12 @@
 """The native ``ofc-hand/1`` JSON Lines format (docs/format.md), parsed column-wise.
 
-A batch of lines goes to Arrow's JSON reader in one call with the format's schema,
-which is strict: ``"seat": 2.5`` or ``"fantasyland": "yes"`` fails the read instead of
-being guessed. A batch that fails is split in halves until the good parts read; the
-few lines left over go through DuckDB's JSON functions, which read any JSON and say
-what is wrong with each line. Both ways yield the same frames.
+A large batch first goes through the compiled reader (:mod:`ofcstats.formats.scan`),
+which reads the lines of the usual shape several times faster and leaves the others.
+Those, and every line of a small batch, go to Arrow's JSON reader in one call with the
+format's schema, which is strict: ``"seat": 2.5`` or ``"fantasyland": "yes"`` fails the
+read instead of being guessed. A batch that fails is split in halves until the good
+parts read; the few lines left over go through DuckDB's JSON functions, which read any
+JSON and say what is wrong with each line. All three ways yield the same frames.
 """
 
 from __future__ import annotations

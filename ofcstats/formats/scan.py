@@ -4,11 +4,13 @@ objects of the same kind (a hand's seats, a seat's streets).
 
 It reads the lines in the shape every app and the simulator write, several times faster
 than a general JSON reader, and gives up on a line at the first thing it is not sure of:
-a key it does not know or sees twice, an escape in a string, a number where a string is
-due, a card that is not two letters, an unusual number spelling, anything after the
-object. Those lines go on to the general reader, which says what is wrong or reads what
-is unusual; a line read here gives the same values that reader would give
-(tests/test_formats_scan.py holds the two to each other).
+a key seen twice, a key it does not know inside a seat or a street, an escape in a known
+string, a number where a string is due, a card that is not two letters, an unusual
+number spelling, anything after the object. Those lines go on to the general reader,
+which says what is wrong or reads what is unusual; a line read here gives the same
+values that reader would give (tests/test_formats_scan.py holds the two to each other).
+A hand's keys it does not know are read past (any JSON value) and flagged per line, for
+the caller to keep.
 
 The caller describes the shape (:class:`Shape`): for each level its keys and what each
 holds. Values come back by key: per hand and per seat a state (missing, null, present)
