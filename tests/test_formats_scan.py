@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 from ofcstats import formats
-from ofcstats.formats import jsonl
+from ofcstats.formats import jsonl, scan
 from ofcstats.formats.lines import LineBatch
 from ofcstats.records import RawBatch
 from ofcstats.variants import Variant
@@ -33,7 +34,7 @@ EXAMPLES = int(os.environ.get("OFCSTATS_SCAN_EXAMPLES", "120"))  # more for a de
 
 def _parse(data: bytes, *, compiled: bool, monkeypatch: pytest.MonkeyPatch) -> RawBatch:
     with monkeypatch.context() as patch:
-        patch.setattr(jsonl, "SCAN_BYTES", 0 if compiled else 1 << 62)
+        patch.setattr(jsonl, "use_compiled", lambda size: compiled)
         return jsonl.parse_batch(LineBatch(first_line=1, data=data), "log.jsonl",
                                  formats.scratch())
 
@@ -213,7 +214,7 @@ def test_ingest_stores_the_same_with_or_without_the_compiled_reader(
     log.write_text("\n".join(lines) + "\n\n")
     stored = {}
     for compiled in (True, False):
-        monkeypatch.setattr(jsonl, "SCAN_BYTES", 0 if compiled else 1 << 62)
+        monkeypatch.setattr(jsonl, "use_compiled", lambda size, on=compiled: on)
         db = tmp_path / f"{compiled}.duckdb"
         summary = ingest([log], db)
         with Store(db, read_only=True) as store:
@@ -225,3 +226,22 @@ def test_ingest_stores_the_same_with_or_without_the_compiled_reader(
     assert stored[True] == stored[False]
     assert stored[True][0] == 57
     assert [line for line, _, _ in stored[True][3]] == [6, 8, 10]
+
+
+@pytest.mark.parametrize("cached", [True, False])
+def test_the_compiled_reader_waits_for_a_load_large_enough_to_pay_for_it(
+        cached: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    class Use:
+        lock = threading.Lock()
+        read = 0
+        compiled: bool | None = None
+
+    monkeypatch.setattr(jsonl, "_Use", Use)
+    monkeypatch.setattr(scan, "compiled", lambda: cached)
+    for name, value in (("SCAN_BYTES", 10), ("SCAN_AFTER", 100), ("COMPILE_AFTER", 1000)):
+        monkeypatch.setattr(jsonl, name, value)
+    assert not jsonl.use_compiled(9)  # a small batch: never (nor counted)
+    assert not jsonl.use_compiled(60)  # 60 bytes read in large batches: not yet
+    assert jsonl.use_compiled(60) is cached  # 120: if compiled already
+    assert jsonl.use_compiled(500) is cached
+    assert jsonl.use_compiled(400)  # 1,020: compiled or not (it is compiled then)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import json
+import threading
 
 import duckdb
 import numpy as np
@@ -44,7 +45,11 @@ KNOWN_KEYS = ("format", "hand_id", "session_id", "played_at", "variant", "rulese
 _ROWS = ROW_NAMES
 _SMALLEST_SPLIT = 16  # below this many lines a failing piece goes to the line-by-line reader
 _BLOCK = 1 << 20  # bytes Arrow parses as one block
-SCAN_BYTES = 2 << 20  # batches of this size or more go through the compiled reader first
+# When the compiled reader is worth its start: loading it takes about half a second,
+# compiling it (once per install, kept in numba's cache) about half a minute.
+SCAN_BYTES = 2 << 20  # a batch this large may go through the compiled reader, once
+SCAN_AFTER = 32 << 20  # the process has read this much in such batches, if it is compiled
+COMPILE_AFTER = 1 << 30  # already, or this much, compiling it if need be
 
 _CARDS = pa.list_(pa.string())
 _STREET = pa.struct([(kind, _CARDS) for kind in KIND_NAMES])
@@ -134,13 +139,13 @@ def split_read(batch: LineBatch, parse: pajson.ParseOptions, indices: np.ndarray
 def parse_batch(batch: LineBatch, source: str, con: duckdb.DuckDBPyConnection) -> RawBatch:
     """Parse one batch of lines: every non-blank line becomes a hand or a reject.
 
-    A batch of :data:`SCAN_BYTES` or more goes through the compiled reader first
-    (:mod:`ofcstats.formats.scan`); the lines it leaves, and every line of a smaller
-    batch, go to Arrow's reader (a small file does not pay for loading the compiled one).
+    A large batch goes through the compiled reader first (:mod:`ofcstats.formats.scan`,
+    see :func:`use_compiled`); the lines it leaves, and every line of the others, go to
+    Arrow's reader.
     """
     indices = readable(batch)
     parts = []
-    if len(batch.data) >= SCAN_BYTES:
+    if use_compiled(len(batch.data)):
         scanned, indices = scan_lines(batch, indices, con)
         parts.append(scanned)
     good, rest, not_utf8 = split_read(batch, _PARSE, indices)
@@ -221,6 +226,29 @@ def _from_arrow(table: pa.Table, lines: np.ndarray, batch: LineBatch, piece: np.
             parts.append((kind, nested.card_list(nested.field(seat_structs, name)),
                           seat_hand, seat_index, zeros))
     return (conform(hands, RAW_HANDS_SCHEMA), seats, nested.cards_frame(parts))
+
+
+class _Use:
+    """What the process knows of the compiled reader (its parsing threads share it)."""
+
+    lock = threading.Lock()
+    read = 0  # bytes of large batches so far
+    compiled: bool | None = None  # None: not looked up yet
+
+
+def use_compiled(size: int) -> bool:
+    """Whether a batch of ``size`` bytes goes through the compiled reader: not a small
+    one, nor any while a small load would pay more to load it than it saves; then only
+    if it is compiled already, unless the load is large enough to compile it."""
+    if size < SCAN_BYTES:
+        return False
+    with _Use.lock:
+        _Use.read += size
+        if _Use.read < SCAN_AFTER:
+            return False
+        if _Use.compiled is None:
+            _Use.compiled = scan.compiled()
+        return _Use.compiled or _Use.read >= COMPILE_AFTER
 
 
 @functools.cache

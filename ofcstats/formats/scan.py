@@ -21,6 +21,7 @@ boolean); per card its hand, seat, street, kind, position and code.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -111,6 +112,19 @@ def scan(data: bytes, starts: np.ndarray, ends: np.ndarray, shape: Shape) -> Sca
         card_street=c_street[:n_cards], card_kind=c_kind[:n_cards],
         card_pos=c_pos[:n_cards], card_code=c_code[:n_cards],
     )
+
+
+def compiled() -> bool:
+    """Whether numba's cache holds the compiled reader for this source (loading it then
+    takes a fraction of a second; compiling it, about half a minute). Looked up in
+    numba's own cache index; should its layout change, the answer is no."""
+    from ofcstats.formats import _scan_kernel as kernel  # noqa: PLC0415
+
+    try:
+        steps: tuple[Any, ...] = (kernel.scan_lines, kernel.gather_spans, kernel.card_columns)
+        return all(bool(step._cache._cache_file._load_index()) for step in steps)
+    except (AttributeError, OSError):
+        return False
 
 
 def card_columns(kept: np.ndarray, hand_of_line: np.ndarray, seen: Scanned, n_kinds: int
