@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import polars as pl
+import pyarrow as pa
 import pytest
 import zstandard
 from formatgen import chipzen_ready, final_rows, to_chipzen, to_csv, write_lines
@@ -305,3 +306,33 @@ def test_formats_know_nothing_of_validation_and_each_is_registered_once() -> Non
     assert formats.FORMATS["ofc-hand"] is jsonl
     assert formats.format_module("chipzen").STANDALONE_BATCHES
     assert not formats.format_module("boards-csv").STANDALONE_BATCHES
+
+
+NOT_OBJECTS = ["null", "true", "5", '"x"', "[1]", "  null", "[]"]
+
+
+@pytest.mark.parametrize("name", ["ofc-hand", "chipzen"])
+def test_a_line_that_is_not_an_object_is_a_reject_not_a_crash(tmp_path: Path, name: str
+                                                              ) -> None:
+    # Arrow's JSON reader crashes the whole process on a line of `null` (pyarrow 26):
+    # a child process, so that a crash is a failure here and not the end of the tests.
+    hand = random_hand(random.Random(3), "h1")
+    record = to_chipzen(chipzen_ready(hand)) if name == "chipzen" else hand
+    log = tmp_path / "log.jsonl"
+    log.write_text("\n".join([json.dumps(record), *NOT_OBJECTS, json.dumps(record)]) + "\n")
+    db = tmp_path / "x.duckdb"
+    done = subprocess.run([sys.executable, "-m", "ofcstats", "ingest", str(log), "--db", str(db),
+                           "--json", "--quiet"], capture_output=True, text=True, check=False)
+    assert done.returncode == 1, done.stderr  # 1: some lines rejected
+    summary = json.loads(done.stdout)
+    assert summary["hands"] == 1
+    assert summary["rejected"] == len(NOT_OBJECTS)
+    assert all("JSON object" in reason for reason in done.stderr.splitlines()[:-1]), done.stderr
+
+
+def test_arrow_never_sees_a_line_that_is_not_an_object() -> None:
+    assert jsonl._objects_only(b'{"a": 1}\n\n  {"b": 2}\n \t\n')
+    for text in NOT_OBJECTS:
+        assert not jsonl._objects_only(f'{{"a": 1}}\n{text}\n'.encode())
+        with pytest.raises(pa.ArrowInvalid):
+            jsonl.read_arrow(f"{text}\n".encode(), jsonl._PARSE, 1)

@@ -84,10 +84,27 @@ def _first_object(head: bytes) -> dict[str, object] | None:
     return None
 
 
+def _objects_only(data: bytes) -> bool:
+    """Whether every line of ``data`` that holds something opens a JSON object. Arrow's
+    JSON reader must not see any other: a line such as ``null`` crashes it (the whole
+    process, pyarrow 26), where it should fail like any bad line."""
+    view = np.frombuffer(data, dtype=np.uint8)
+    starts = np.flatnonzero(view[:-1] == 10) + 1 if len(view) else view.astype(np.int64)
+    starts = np.concatenate([np.zeros(1 if len(view) else 0, dtype=np.int64), starts])
+    for at in starts[view[starts] != ord("{")]:  # (rare) blank, or starting with spaces
+        end = data.find(b"\n", int(at))
+        text = data[int(at):end if end >= 0 else len(data)]
+        if text.strip() and not text.lstrip(b" \t\r").startswith(b"{"):
+            return False
+    return True
+
+
 def read_arrow(data: bytes, parse: pajson.ParseOptions, expected_rows: int) -> pa.Table:
     """Read newline-delimited JSON with a schema; fail unless every line became a row.
     Blocks of 1 MB are parsed on Arrow's threads; a batch of one block (a small file) is
     read on this thread, which spares the threads' cost."""
+    if not _objects_only(data):
+        raise pa.ArrowInvalid("a line is not a JSON object")
     options = pajson.ReadOptions(block_size=_BLOCK, use_threads=len(data) > _BLOCK)
     table = pajson.read_json(pa.BufferReader(data), parse_options=parse, read_options=options)
     if table.num_rows != expected_rows:
