@@ -106,6 +106,19 @@ def _literal(buf: np.ndarray, i: int, end: int, word: int) -> int:
 
 
 @njit(inline="always")
+def _next_item(buf, i, end, closer):
+    """After an item of a list or object (``closer``: its closing bracket): (the next
+    item, False) after a comma, (past the list or object, True) at the closer, or (-1,
+    True) at anything else."""
+    i = _ws(buf, i, end)
+    if i < end and buf[i] == 44:
+        return _ws(buf, i + 1, end), False
+    if i < end and buf[i] == closer:
+        return i + 1, True
+    return -1, True
+
+
+@njit(inline="always")
 def _digits(buf: np.ndarray, i: int, end: int) -> int:
     while i < end and 48 <= buf[i] <= 57:
         i += 1
@@ -312,13 +325,9 @@ def _cards(buf: np.ndarray, i: int, end: int, pair: np.ndarray, line: int, seat:
         c_code[nc] = code
         nc += 1
         pos += 1
-        i = _ws(buf, i + 4, end)
-        if i < end and buf[i] == 44:
-            i = _ws(buf, i + 1, end)
-        elif i < end and buf[i] == 93:
-            return i + 1, nc
-        else:
-            return -1, nc
+        i, closed = _next_item(buf, i + 4, end, 93)
+        if closed:
+            return i, nc
 
 
 @njit(inline="always")
@@ -382,13 +391,9 @@ def _street(buf: np.ndarray, i: int, end: int, pair: np.ndarray, line: int, seat
             return -1, nc
         if i < 0:
             return -1, nc
-        i = _ws(buf, i, end)
-        if i < end and buf[i] == 44:
-            i = _ws(buf, i + 1, end)
-        elif i < end and buf[i] == 125:
-            return i + 1, nc
-        else:
-            return -1, nc
+        i, closed = _next_item(buf, i, end, 125)
+        if closed:
+            return i, nc
 
 
 @njit(inline="always")
@@ -410,13 +415,9 @@ def _streets(buf: np.ndarray, i: int, end: int, pair: np.ndarray, line: int, sea
                         nc, cap, c_line, c_seat, c_street, c_kind, c_pos, c_code)
         if i < 0:
             return -1, count, nc
-        i = _ws(buf, i, end)
-        if i < end and buf[i] == 44:
-            i = _ws(buf, i + 1, end)
-        elif i < end and buf[i] == 93:
-            return i + 1, count, nc
-        else:
-            return -1, count, nc
+        i, closed = _next_item(buf, i, end, 93)
+        if closed:
+            return i, count, nc
 
 
 # One function for the line, its seats and theirs lists, on purpose: the steps above are
@@ -572,39 +573,22 @@ def scan_lines(buf, starts, ends, pair, h_names, h_lengths, h_holds,  # noqa: PL
                                         s_state[s, q], s_a[s, q], s_b[s, q] = state, a, b
                                     if i < 0:
                                         break
-                                    i = _ws(buf, i, end)
-                                    if i < end and buf[i] == 44:
-                                        i = _ws(buf, i + 1, end)
-                                    elif i < end and buf[i] == 125:
-                                        i += 1
-                                        break
-                                    else:
-                                        i = -1
+                                    i, closed = _next_item(buf, i, end, 125)
+                                    if closed:
                                         break
                             if i < 0:
                                 break
-                            i = _ws(buf, i, end)
-                            if i < end and buf[i] == 44:
-                                i = _ws(buf, i + 1, end)
-                            elif i < end and buf[i] == 93:
-                                i += 1
-                                break
-                            else:
-                                i = -1
+                            i, closed = _next_item(buf, i, end, 93)
+                            if closed:
                                 break
                 else:
                     i = -1
                 if i < 0:
                     good = False
                     break
-                i = _ws(buf, i, end)
-                if i < end and buf[i] == 44:
-                    i = _ws(buf, i + 1, end)
-                elif i < end and buf[i] == 125:
-                    i += 1
-                    break
-                else:
-                    good = False
+                i, closed = _next_item(buf, i, end, 125)
+                if closed:
+                    good = i >= 0
                     break
         if good and _ws(buf, i, end) == end:
             ok[line] = True
