@@ -12,8 +12,10 @@ its peak heap until it exits instead of returning it, which suits a scoring run.
 C libraries (and platforms without glibc) are left alone.
 
 The setting is the process's, not the library's: importing or calling ofcstats never
-applies it. The ``ofcstats`` commands that score (``score``, ``rescore``) opt in as
-they start; a notebook or program scoring large frames may call it itself.
+applies it. The ``ofcstats`` commands that score (``score``, ``rescore``) or load
+(``ingest``) opt in as they start; a notebook or program scoring large frames may call
+it itself. (Loading a million street-form hands: about 2 s less system time, 1 to 2 s
+less in all, and 50 MB more at the peak.)
 """
 
 from __future__ import annotations

@@ -171,6 +171,8 @@ class RawBatch:
     cards: pl.DataFrame = field(default_factory=lambda: empty(RAW_CARDS_SCHEMA))
     # Lines that are not hands at all (not JSON, not UTF-8, not a CSV row), as rejects.
     rejects: pl.DataFrame = field(default_factory=lambda: empty(REJECTS_SCHEMA))
+    # Read by the compiled reader (a large load): the checks use their compiled twin too.
+    compiled: bool = False
 
 
 @dataclass

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 import duckdb
 import numpy as np
@@ -68,15 +69,19 @@ _TIMES = {1: "", 2: "twice", 3: "three times", 4: "four times"}
 
 
 def validate(raw: RawBatch, con: duckdb.DuckDBPyConnection, *,
-             explain_all: bool = False) -> HandBatch:
+             explain_all: bool = False, compiled: bool | None = None) -> HandBatch:
     """Split a parsed batch into valid hands and rejects, with a reason for each reject.
 
     A hand id repeated within the batch keeps its first hand: an exact repeat is
     counted in ``duplicates``, a different hand under the same id is rejected.
     ``explain_all`` sends every hand through the slow, wording pass (for tests).
+    ``compiled``: use the compiled twin of the fast pass (:mod:`ofcstats._validate_kernel`);
+    by default, when the batch came through the compiled reader (a large load: the
+    compiler is loaded already).
     """
     n = raw.hands.height
     index = Index.of(raw)
+    index.compiled = raw.compiled if compiled is None else compiled
     suspect = np.ones(n, dtype=bool) if explain_all else suspects(raw, index)
     reasons = explain(_subset(raw, suspect)) if suspect.any() else \
         pl.DataFrame(schema={"hand": pl.Int64, "reason": pl.String})
@@ -138,12 +143,24 @@ class Index:
     c_kind: np.ndarray
     c_pos: np.ndarray
     c_code: np.ndarray  # NOT_A_CARD where the text is not a card
-    on_street: np.ndarray
-    form_ok: np.ndarray  # a street card of a seat with streets, or a row card of one without
     street_start: np.ndarray  # per seat row: its first street row
-    c_t: np.ndarray  # per card: its street row (-1 for final-row cards)
     kind_at: np.ndarray  # the first card row of each kind, and the end (cards come by kind)
     played: pl.Series | None = None  # played_at of every hand as a time, once parsed
+    compiled: bool = False  # the card rules and the frames by the compiled twin
+
+    @cached_property
+    def on_street(self) -> np.ndarray:
+        return self.c_street > 0
+
+    @cached_property
+    def form_ok(self) -> np.ndarray:
+        """A street card of a seat with streets, or a row card of one without."""
+        return self.on_street == self.s_streets[self.c_seat]
+
+    @cached_property
+    def c_t(self) -> np.ndarray:
+        """Per card: its street row (-1 for final-row cards)."""
+        return np.where(self.on_street, self.street_start[self.c_seat] + self.c_street - 1, -1)
 
     def of_kind(self, kind: int) -> slice:
         """The card rows of one kind."""
@@ -163,18 +180,13 @@ class Index:
         per_hand = np.bincount(s_hand, minlength=n)
         c_hand = _np(cards, "hand")
         c_seat = exclusive_cumsum(per_hand)[c_hand] + _np(cards, "seat_index") - 1
-        c_street = _np(cards, "street")
         c_kind = _np(cards, "kind")
-        on_street = c_street > 0
-        street_start = exclusive_cumsum(n_streets)
-        c_t = np.where(on_street, street_start[c_seat] + c_street - 1, -1)
         return Index(
             n=n, variant=variant, s_hand=s_hand, s_seat=_np(seats, "seat", -1),
             s_fl=_np(seats, "fantasyland", fill=False), s_streets=s_streets,
             n_streets=n_streets, per_hand=per_hand, c_hand=c_hand, c_seat=c_seat,
-            c_street=c_street, c_kind=c_kind, c_pos=_np(cards, "pos"),
-            c_code=_np(cards, "code", NOT_A_CARD), on_street=on_street,
-            form_ok=on_street == s_streets[c_seat], street_start=street_start, c_t=c_t,
+            c_street=_np(cards, "street"), c_kind=c_kind, c_pos=_np(cards, "pos"),
+            c_code=_np(cards, "code", NOT_A_CARD), street_start=exclusive_cumsum(n_streets),
             kind_at=np.searchsorted(c_kind, np.arange(len(KIND_NAMES) + 1)),
         )
 
@@ -189,12 +201,17 @@ def suspects(raw: RawBatch, index: Index | None = None) -> np.ndarray:
         ix.played = _played_at(played)
         bad |= (played.is_not_null() & ix.played.is_null()).to_numpy()
     s_bad = _seat_suspects(raw, ix, bad)
-    s_bad |= _street_suspects(ix)
-    bad |= _card_suspects(ix)
-    for kind, want in ((TOP, 3), (TOP + 1, 5), (BOTTOM, 5)):
-        in_row = ix.of_kind(kind)
-        s_bad |= np.bincount(ix.c_seat[in_row][ix.form_ok[in_row]],
-                             minlength=len(ix.s_hand)) != want
+    if ix.compiled:
+        card_bad, street_bad = _compiled_card_rules(ix)
+        bad |= card_bad
+        s_bad |= street_bad
+    else:
+        s_bad |= _street_suspects(ix)
+        bad |= _card_suspects(ix)
+        for kind, want in ((TOP, 3), (TOP + 1, 5), (BOTTOM, 5)):
+            in_row = ix.of_kind(kind)
+            s_bad |= np.bincount(ix.c_seat[in_row][ix.form_ok[in_row]],
+                                 minlength=len(ix.s_hand)) != want
     bad |= np.bincount(ix.s_hand[s_bad], minlength=ix.n) > 0
     return bad
 
@@ -272,6 +289,31 @@ def _card_suspects(ix: Index) -> np.ndarray:
     # A list position out of step would break the placement order: trust none.
     bad |= np.bincount(ix.c_hand[ix.c_pos < 0], minlength=n) > 0
     return bad
+
+
+def _compiled_card_rules(ix: Index) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_card_suspects`, :func:`_street_suspects` and the row sizes, compiled: (bad
+    hands, bad seat rows)."""
+    from ofcstats import _validate_kernel as kernel  # noqa: PLC0415 (numba: when needed)
+
+    return kernel.card_rules(  # type: ignore[call-arg]  # (numba's stub takes one argument)
+        ix.n, *_ints(ix.s_hand), *_flags(ix.s_streets, ix.s_fl), *_ints(
+            ix.n_streets, ix.street_start, np.maximum(ix.variant, 0)[ix.s_hand], ix.c_hand,
+            ix.c_seat, ix.c_street), *_bytes(ix.c_kind), *_ints(ix.c_pos), *_bytes(ix.c_code),
+        _PLAN_LEN, _PLAN_DEALT, _PLAN_DISCARD, FANTASYLAND_MAX_CARDS)
+
+
+def _ints(*arrays: np.ndarray) -> list[np.ndarray]:
+    """Arrays as the compiled steps take them (one type each, so one compilation)."""
+    return [np.ascontiguousarray(a, dtype=np.int64) for a in arrays]
+
+
+def _flags(*arrays: np.ndarray) -> list[np.ndarray]:
+    return [np.ascontiguousarray(a, dtype=np.bool_) for a in arrays]
+
+
+def _bytes(*arrays: np.ndarray) -> list[np.ndarray]:
+    return [np.ascontiguousarray(a, dtype=np.uint8) for a in arrays]
 
 
 def _repeats(group: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
@@ -634,11 +676,15 @@ def build(raw: RawBatch, valid: np.ndarray, con: duckdb.DuckDBPyConnection,
     hand_new = np.cumsum(valid) - 1
     # Per card, whether its seat is valid (None: all are, the usual case).
     card_ok = None if s_valid.all() else s_valid[ix.c_seat]
-    rows = _final_rows(ix, card_ok, seat_new, int(s_valid.sum()))
-    dealt_cards = ix.of_kind(DEALT)
-    dealt = np.where(ix.s_streets, np.bincount(
-        ix.c_seat[dealt_cards][ix.on_street[dealt_cards]], minlength=len(s_valid)), 13)
-    placements = _placements(ix, card_ok, hand_new, _np(seats, "seat"))
+    if ix.compiled:
+        rows, dealt, placements = _compiled_columns(ix, s_valid, seat_new, hand_new,
+                                                    _np(seats, "seat"))
+    else:
+        rows = _final_rows(ix, card_ok, seat_new, int(s_valid.sum()))
+        dealt_cards = ix.of_kind(DEALT)
+        dealt = np.where(ix.s_streets, np.bincount(
+            ix.c_seat[dealt_cards][ix.on_street[dealt_cards]], minlength=len(s_valid)), 13)
+        placements = _placements(ix, card_ok, hand_new, _np(seats, "seat"))
 
     every = bool(valid.all())  # (the usual case) nothing to filter
     good_hands = hands if every else hands.filter(pl.Series(valid))
@@ -732,6 +778,46 @@ def _placements(ix: Index, card_ok: np.ndarray | None, hand_new: np.ndarray,
     ])
 
 
+def _compiled_columns(ix: Index, s_valid: np.ndarray, seat_new: np.ndarray,
+                      hand_new: np.ndarray, seat_numbers: np.ndarray
+                      ) -> tuple[dict[str, np.ndarray], np.ndarray, pl.DataFrame]:
+    """:func:`_final_rows`, the dealt counts and :func:`_placements`, compiled."""
+    from ofcstats import _validate_kernel as kernel  # noqa: PLC0415 (numba: when needed)
+
+    top, middle, bottom, dealt, seat, street, card, row, order = kernel.hand_columns(
+        *_flags(s_valid), *_ints(seat_new), *_flags(ix.s_streets), *_ints(
+            ix.n_streets, ix.street_start, ix.c_seat, ix.c_street), *_bytes(ix.c_kind),
+        *_ints(ix.c_pos), *_bytes(ix.c_code))
+    placements = pl.DataFrame([
+        pl.Series("hand", hand_new[ix.s_hand].astype(np.uint32)[seat]),
+        pl.Series("seat", seat_numbers.astype(np.int8)[seat]),
+        pl.Series("street", street, dtype=PLACEMENTS_SCHEMA["street"]),
+        pl.Series("order", order, dtype=PLACEMENTS_SCHEMA["order"]),
+        pl.Series("card", card, dtype=PLACEMENTS_SCHEMA["card"]),
+        pl.Series("row", row, dtype=PLACEMENTS_SCHEMA["row"]),
+    ])
+    return dict(zip(ROWS, (top, middle, bottom), strict=True)), dealt, placements
+
+
+def compile_checks() -> None:
+    """Compile the compiled twin of the fast pass now (or load it from numba's cache),
+    with the argument types it is always given."""
+    from ofcstats import _validate_kernel as kernel  # noqa: PLC0415
+
+    ints, flags, codes = (np.zeros(0, dtype=t) for t in (np.int64, np.bool_, np.uint8))
+    kernel.card_rules(0, ints, flags, flags, ints, ints, ints, ints, ints, ints, codes, ints,
+                      codes, _PLAN_LEN, _PLAN_DEALT, _PLAN_DISCARD, FANTASYLAND_MAX_CARDS)
+    kernel.hand_columns(flags, ints, flags, ints, ints, ints, ints, codes, ints, codes)
+
+
+def checks_compiled() -> bool:
+    """Whether numba's cache holds the compiled twin (see :func:`ofcstats.formats.scan.cached`)."""
+    from ofcstats import _validate_kernel as kernel  # noqa: PLC0415
+    from ofcstats.formats.scan import cached  # noqa: PLC0415
+
+    return cached(kernel.card_rules, kernel.hand_columns)
+
+
 _NUMPY = {"street": np.int8, "card": np.uint8, "row": np.uint8}
 """The numpy types of the placements' scattered columns (see PLACEMENTS_SCHEMA)."""
 
@@ -742,16 +828,17 @@ def _fingerprints(hands: pl.DataFrame, seats: pl.DataFrame, rows: dict[str, np.n
     seat order its number, player, flags and the cards of each row (as sets)."""
     if not hands.height:
         return pl.Series("fingerprint", [], dtype=pl.String)
-    board = np.concatenate([np.sort(rows[r], axis=1) for r in ROWS], axis=1) + 48
-    board_text = np.ascontiguousarray(board.astype(np.uint8)).view("S13").ravel()
+    # Per seat, after its number and player: its three flags as digits, then "|" and
+    # its rows' cards as sets (sorted), one byte each (the code + 48): fixed-width bytes.
+    flags = np.stack([_np(seats, c, fill=False).astype(np.uint8) + 48
+                      for c in ("fantasyland", "timed_out", "surrendered")], axis=1)
+    tail = np.concatenate([flags, np.full((len(flags), 1), ord("|"), dtype=np.uint8),
+                           *(_sorted_rows(rows[r]) + 48 for r in ROWS)], axis=1)
     seat_text = seats.select(
         "hand", "seat",
-        pl.concat_str([
-            pl.col("seat").cast(pl.String), pl.col("player"),
-            pl.concat_str([pl.col(c).cast(pl.Int8).cast(pl.String)
-                           for c in ("fantasyland", "timed_out", "surrendered")]),
-            pl.Series(board_text).cast(pl.String),
-        ], separator="|").alias("text"),
+        pl.concat_str([pl.col("seat").cast(pl.String), pl.col("player"),
+                       pl.Series(np.ascontiguousarray(tail).view(f"S{tail.shape[1]}").ravel())
+                       .cast(pl.String)], separator="|").alias("text"),
     ).sort("hand", "seat").get_column("text").to_arrow().cast(pa.string())
     # Seats are grouped by hand: offsets make each hand's list of seat texts.
     counts = np.bincount(seats.get_column("hand").to_numpy(), minlength=hands.height)
@@ -765,6 +852,17 @@ def _fingerprints(hands: pl.DataFrame, seats: pl.DataFrame, rows: dict[str, np.n
             .get_column("fingerprint")
     finally:
         con.unregister("fingerprint_text")
+
+
+def _sorted_rows(rows: np.ndarray) -> np.ndarray:
+    """Each row's cards in ascending order: odd-even transposition over the columns (a
+    row has 3 or 5 cards; ``np.sort`` along rows costs ten times as much here)."""
+    columns = [rows[:, i] for i in range(rows.shape[1])]
+    for step in range(len(columns)):
+        for i in range(step % 2, len(columns) - 1, 2):
+            columns[i], columns[i + 1] = (np.minimum(columns[i], columns[i + 1]),
+                                          np.maximum(columns[i], columns[i + 1]))
+    return np.stack(columns, axis=1) if columns else rows
 
 
 def _first_of_each_id(batch: HandBatch, source: str) -> HandBatch:

@@ -228,16 +228,20 @@ def test_ingest_stores_the_same_with_or_without_the_compiled_reader(
     assert [line for line, _, _ in stored[True][3]] == [6, 8, 10]
 
 
-@pytest.mark.parametrize("cached", [True, False])
+@pytest.mark.parametrize(("reader", "checks"), [(True, True), (True, False), (False, True),
+                                                (False, False)])
 def test_the_compiled_reader_waits_for_a_load_large_enough_to_pay_for_it(
-        cached: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+        reader: bool, checks: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reader and the checks' compiled twin count as compiled only together."""
+    cached = reader and checks
     class Use:
         lock = threading.Lock()
         read = 0
         compiled: bool | None = None
 
     monkeypatch.setattr(jsonl, "_Use", Use)
-    monkeypatch.setattr(scan, "compiled", lambda: cached)
+    monkeypatch.setattr(scan, "compiled", lambda: reader)
+    monkeypatch.setattr(jsonl, "_checks_compiled", lambda: checks)
     for name, value in (("SCAN_BYTES", 10), ("SCAN_AFTER", 100), ("COMPILE_AFTER", 1000)):
         monkeypatch.setattr(jsonl, name, value)
     assert not jsonl.use_compiled(9)  # a small batch: never (nor counted)

@@ -8,6 +8,7 @@ pass, so the fast checks can never let through a hand the rules reject.
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import random
 from pathlib import Path
@@ -17,8 +18,9 @@ import duckdb
 import numpy as np
 import pytest
 from handgen import random_hand
+from polars.testing import assert_frame_equal
 
-from ofcstats.cards import format_card
+from ofcstats.cards import format_card, parse_card
 from ofcstats.formats import ofc_hand
 from ofcstats.formats.lines import LineBatch
 from ofcstats.records import HandBatch
@@ -50,16 +52,26 @@ def base_hand(deck: list[str] | None = None) -> dict[str, Any]:
             "players": [deal(cards[:17], 1, "ann"), deal(cards[17:34], 2, "bob")]}
 
 
-def run(hands: list[dict[str, Any]] | list[str], *, slow: bool = False) -> HandBatch:
+def run(hands: list[dict[str, Any]] | list[str], *, slow: bool = False,
+        compiled: bool = False) -> HandBatch:
     text = "".join((h if isinstance(h, str) else json.dumps(h)) + "\n" for h in hands)
     lines = LineBatch(first_line=1, data=text.encode())
     con = duckdb.connect()
-    return validate(ofc_hand.parse_batch(lines, "t.jsonl", con), con, explain_all=slow)
+    return validate(ofc_hand.parse_batch(lines, "t.jsonl", con), con, explain_all=slow,
+                    compiled=compiled)
+
+
+def assert_same(one: HandBatch, other: HandBatch) -> None:
+    for name in ("hands", "seats", "placements", "rejects"):
+        assert_frame_equal(getattr(one, name), getattr(other, name))
+    assert one.duplicates == other.duplicates
 
 
 def reasons(hand: dict[str, Any] | str) -> list[str]:
-    """The reasons the hand is rejected, checking both passes agree."""
+    """The reasons the hand is rejected, checking the passes agree: the fast pass, its
+    compiled twin and the worded pass."""
     fast, slow = run([hand]), run([hand], slow=True)
+    assert_same(run([hand], compiled=True), fast)
     assert fast.rejects.get_column("reason").to_list() == \
         slow.rejects.get_column("reason").to_list()
     assert fast.hands.height == slow.hands.height
@@ -451,6 +463,7 @@ def test_fast_checks_and_worded_checks_agree_on_random_damage() -> None:
             hand = mutate(hand, rng)
         hands.append(hand)
     fast, slow = run(hands), run(hands, slow=True)
+    assert_same(run(hands, compiled=True), fast)
     assert fast.rejects.get_column("reason").to_list() == \
         slow.rejects.get_column("reason").to_list()
     assert fast.hands.get_column("hand_id").to_list() == \
@@ -466,3 +479,44 @@ def test_rejects_keep_the_raw_line(tmp_path: Path) -> None:
     text = json.dumps(base_hand(deck))
     batch = run([text])
     assert batch.rejects.get_column("raw").to_list() == [text]
+
+
+def _fingerprint_of(hand: dict[str, Any]) -> str:
+    """The fingerprint as docs/database.md defines it, written out plainly: md5 of the
+    variant, then a line per seat in seat order: number, player, the three flags as
+    digits, and the row cards as sets (each card's code + 48 as one character)."""
+    lines = [hand["variant"]]
+    for seat in sorted(hand["players"], key=lambda s: s["seat"]):
+        rows = {row: [] for row in ("top", "middle", "bottom")}
+        for street in seat.get("streets", [seat]):
+            for row, cards in rows.items():
+                cards += [parse_card(c) for c in street.get(row, [])]
+        flags = "".join(str(int(seat.get(f, False)))
+                        for f in ("fantasyland", "timed_out", "surrendered"))
+        board = "".join(chr(48 + c) for row in rows.values() for c in sorted(row))
+        lines.append(f"{seat['seat']}|{seat['name']}|{flags}|{board}")
+    return hashlib.md5("\n".join(lines).encode()).hexdigest()
+
+
+def test_fingerprints_follow_their_definition() -> None:
+    """Stored hands are told apart by fingerprint: the formula must not drift."""
+    rng = random.Random(11)
+    hands = []
+    for i in range(60):
+        variant = rng.choice(["pineapple", "ofc-classic", "ofc-turbo", "chinese-13"])
+        players = rng.randint(2, 3 if variant == "pineapple" else 4)
+        fl = tuple(rng.random() < 0.3 for _ in range(players)) if variant != "chinese-13" \
+            else ()
+        hand = random_hand(rng, f"f{i}", variant, players, fantasyland=fl,
+                           streets=rng.random() < 0.7)
+        rng.shuffle(hand["players"])  # seat order is the seat numbers', not the list's
+        for seat in hand["players"]:
+            seat["timed_out"] = rng.random() < 0.2
+            if variant == "chinese-13":
+                seat["surrendered"] = rng.random() < 0.2
+        hands.append(hand)
+    batch = run(hands)
+    assert batch.rejects.is_empty()
+    assert_same(run(hands, compiled=True), batch)
+    assert batch.hands.get_column("fingerprint").to_list() == [_fingerprint_of(h)
+                                                               for h in hands]

@@ -162,7 +162,8 @@ def parse_batch(batch: LineBatch, source: str, con: duckdb.DuckDBPyConnection) -
     """
     indices = readable(batch)
     parts = []
-    if use_compiled(len(batch.data)):
+    compiled = use_compiled(len(batch.data))
+    if compiled:
         scanned, indices = scan_lines(batch, indices, con)
         parts.append(scanned)
     good, rest, not_utf8 = split_read(batch, _PARSE, indices)
@@ -175,7 +176,7 @@ def parse_batch(batch: LineBatch, source: str, con: duckdb.DuckDBPyConnection) -
         rejects.append(slow_rejects)
     hands, seats, cards = combine(parts)
     return RawBatch(source=source, lines=batch, hands=hands, seats=seats, cards=cards,
-                    rejects=pl.concat(rejects))
+                    rejects=pl.concat(rejects), compiled=compiled)
 
 
 read_batches = batch_by_batch(parse_batch)
@@ -264,7 +265,7 @@ def use_compiled(size: int) -> bool:
         if _Use.read < SCAN_AFTER:
             return False
         if _Use.compiled is None:
-            _Use.compiled = scan.compiled()
+            _Use.compiled = scan.compiled() and _checks_compiled()
         return _Use.compiled or _Use.read >= COMPILE_AFTER
 
 
@@ -337,10 +338,20 @@ def scan_lines(batch: LineBatch, indices: np.ndarray, con: duckdb.DuckDBPyConnec
 
 
 def compile_reader() -> None:
-    """Compile the compiled reader now (or load it from numba's cache): the first large
-    file on a new install otherwise waits for it, about half a minute."""
+    """Compile the compiled reader and the checks' compiled twin now (or load them from
+    numba's cache): the first large file on a new install otherwise waits for them,
+    about half a minute."""
+    from ofcstats.validate import compile_checks  # noqa: PLC0415 (validate imports the store)
+
     batch = LineBatch(first_line=1, data=b'{"players": [{"top": ["Ah"], "name": "a"}]}\n')
     scan_lines(batch, readable(batch), duckdb.connect())
+    compile_checks()
+
+
+def _checks_compiled() -> bool:
+    from ofcstats.validate import checks_compiled  # noqa: PLC0415 (validate imports the store)
+
+    return checks_compiled()
 
 
 def _values(data: bytes, level: scan.Level, state: np.ndarray, first: np.ndarray,

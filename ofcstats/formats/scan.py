@@ -116,12 +116,16 @@ def scan(data: bytes, starts: np.ndarray, ends: np.ndarray, shape: Shape) -> Sca
 
 def compiled() -> bool:
     """Whether numba's cache holds the compiled reader for this source (loading it then
-    takes a fraction of a second; compiling it, about half a minute). Looked up in
-    numba's own cache index; should its layout change, the answer is no."""
+    takes a fraction of a second; compiling it, about half a minute)."""
     from ofcstats.formats import _scan_kernel as kernel  # noqa: PLC0415
 
+    return cached(kernel.scan_lines, kernel.gather_spans, kernel.card_columns)
+
+
+def cached(*steps: Any) -> bool:
+    """Whether numba's cache holds these compiled functions for their present source.
+    Looked up in numba's own cache index; should its layout change, the answer is no."""
     try:
-        steps: tuple[Any, ...] = (kernel.scan_lines, kernel.gather_spans, kernel.card_columns)
         return all(bool(step._cache._cache_file._load_index()) for step in steps)
     except (AttributeError, OSError):
         return False

@@ -217,21 +217,23 @@ class Appends:
         self.con = con
         self.holding = False
         self.held: dict[str, list[pa.Table]] = {name: [] for name in _COLUMNS}
+        self.held_ids: set[int] = set()  # hashes of the held hands' ids
 
     def add(self, table: str, rows: pa.Table) -> None:
         """Rows for ``table`` (its :data:`_COLUMNS` by name, any order, more allowed)."""
         if not rows.num_rows:
             return
         self.held[table].append(rows)
+        if table == "hands":
+            self.held_ids.update(_id_hashes(rows.column("hand_id")))
         whole = sum(t.num_rows for t in self.held[table]) // ROW_GROUP_ROWS * ROW_GROUP_ROWS
         if whole:
             self._write(table, whole)
 
     def holds_any(self, hand_ids: pl.Series) -> bool:
-        """Whether any of these hand ids is among the hands held."""
-        held = self.held["hands"]
-        return bool(held) and bool(hand_ids.is_in(pl.concat(
-            [pl.Series(t.column("hand_id")) for t in held]).implode()).any())
+        """Whether any of these hand ids may be among the hands held: compared by hash,
+        so a rare false yes only writes what is held a little early."""
+        return bool(self.held_ids) and not self.held_ids.isdisjoint(_id_hashes(hand_ids))
 
     def write_all(self) -> None:
         """Write everything held."""
@@ -242,13 +244,22 @@ class Appends:
     def drop(self) -> None:
         """Forget everything held (its transaction was rolled back)."""
         self.held = {name: [] for name in _COLUMNS}
+        self.held_ids = set()
 
     def _write(self, table: str, count: int) -> None:
         rows = pa.concat_tables(self.held[table]) if len(self.held[table]) > 1 \
             else self.held[table][0]
         rest = rows.slice(count)
         self.held[table] = [rest] if rest.num_rows else []
+        if table == "hands":
+            self.held_ids = set(_id_hashes(rest.column("hand_id"))) if rest.num_rows else set()
         # Straight from Arrow (half the fixed cost of a registered view, which counts
         # when many small files are loaded).
         self.con.from_arrow(_stream(rows.slice(0, count).select(list(_COLUMNS[table])))
                             ).insert_into(table)
+
+
+def _id_hashes(hand_ids: pl.Series | pa.ChunkedArray) -> list[int]:
+    """Hand ids as 64-bit hashes (this process's only: never stored)."""
+    ids = hand_ids if isinstance(hand_ids, pl.Series) else pl.Series(hand_ids)
+    return ids.hash(seed=0).to_list()
