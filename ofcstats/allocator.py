@@ -12,10 +12,11 @@ its peak heap until it exits instead of returning it, which suits a scoring run.
 C libraries (and platforms without glibc) are left alone.
 
 The setting is the process's, not the library's: importing or calling ofcstats never
-applies it. The ``ofcstats`` commands that score (``score``, ``rescore``) or load
-(``ingest``) opt in as they start; a notebook or program scoring large frames may call
-it itself. (Loading a million street-form hands: about 2 s less system time, 1 to 2 s
-less in all, and 50 MB more at the peak.)
+applies it. The ``ofcstats`` commands that score (``score``, ``rescore``) opt in as
+they start; a notebook or program scoring large frames may call it itself. Loading
+(``ingest``) does not: there several threads each keep their heap's peak, and a
+directory of eight files peaked at 2.0 GB with it against 1.3 GB without, for a
+second less at most.
 """
 
 from __future__ import annotations
