@@ -286,6 +286,11 @@ def run(quick: bool) -> None:
         final_rows_file(streets, rows)
     if time.perf_counter() - started > 1:
         print(f"generated the files in {time.perf_counter() - started:.1f}s")
+    # The compiled reader and checks are compiled once per install (as `make test` does):
+    # a figure below never includes that.
+    from ofcstats.formats import jsonl  # noqa: PLC0415
+
+    jsonl.compile_reader()
     load = os.getloadavg()
     print(f"  load average before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} "
           f"({os.cpu_count()} cores); median of {repeats} run(s) each")

@@ -168,3 +168,65 @@ def hand_columns(s_valid, seat_new, s_streets, n_streets, street_start,
         m_row[dest] = kind
         m_order[dest] = dest + 1 - per_key[street_start[s] * 4]
     return top, middle, bottom, dealt, m_seat, m_street, m_card, m_row, m_order
+
+
+@njit(nogil=True, cache=True)
+def fingerprint_texts(variant_offsets, variant_bytes, seat_hand, seat_number,
+                      player_offsets, player_bytes, tail):
+    """Per hand, the text :func:`ofcstats.validate._fingerprints` hashes: its variant,
+    then a line per seat in seat order, ``number|player|`` and the seat's ``tail`` (its
+    flags, ``|`` and its rows, fixed width): (offsets, bytes). Seat numbers are 0..99."""
+    n = len(variant_offsets) - 1
+    n_seats = len(seat_hand)
+    # The seats of each hand, in seat order: by hand (stable), then by number.
+    first = np.zeros(n + 1, dtype=np.int64)
+    for s in range(n_seats):
+        first[seat_hand[s] + 1] += 1
+    for h in range(n):
+        first[h + 1] += first[h]
+    order = np.empty(n_seats, dtype=np.int64)
+    filled = first[:n].copy()
+    for s in range(n_seats):
+        order[filled[seat_hand[s]]] = s
+        filled[seat_hand[s]] += 1
+    for h in range(n):
+        for i in range(first[h] + 1, first[h + 1]):
+            j = i
+            while j > first[h] and seat_number[order[j - 1]] > seat_number[order[j]]:
+                order[j - 1], order[j] = order[j], order[j - 1]
+                j -= 1
+    width = tail.shape[1]
+    size = variant_offsets[n] - variant_offsets[0] + n
+    for s in range(n_seats):
+        size += 5 + (seat_number[s] >= 10) + player_offsets[s + 1] - player_offsets[s] + width
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    out = np.empty(size, dtype=np.uint8)
+    at = 0
+    for h in range(n):
+        for b in range(variant_offsets[h], variant_offsets[h + 1]):
+            out[at] = variant_bytes[b]
+            at += 1
+        if first[h] == first[h + 1]:
+            out[at] = 10  # no seats: the variant and a newline
+            at += 1
+        for i in range(first[h], first[h + 1]):
+            s = order[i]
+            out[at] = 10
+            at += 1
+            number = seat_number[s]
+            if number >= 10:
+                out[at] = 48 + number // 10
+                at += 1
+            out[at] = 48 + number % 10
+            out[at + 1] = 124  # |
+            at += 2
+            for b in range(player_offsets[s], player_offsets[s + 1]):
+                out[at] = player_bytes[b]
+                at += 1
+            out[at] = 124
+            at += 1
+            for k in range(width):
+                out[at] = tail[s, k]
+                at += 1
+        offsets[h + 1] = at
+    return offsets, out[:at]

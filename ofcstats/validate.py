@@ -144,7 +144,6 @@ class Index:
     c_pos: np.ndarray
     c_code: np.ndarray  # NOT_A_CARD where the text is not a card
     street_start: np.ndarray  # per seat row: its first street row
-    kind_at: np.ndarray  # the first card row of each kind, and the end (cards come by kind)
     played: pl.Series | None = None  # played_at of every hand as a time, once parsed
     compiled: bool = False  # the card rules and the frames by the compiled twin
 
@@ -161,6 +160,11 @@ class Index:
     def c_t(self) -> np.ndarray:
         """Per card: its street row (-1 for final-row cards)."""
         return np.where(self.on_street, self.street_start[self.c_seat] + self.c_street - 1, -1)
+
+    @cached_property
+    def kind_at(self) -> np.ndarray:
+        """The first card row of each kind, and the end (cards come by kind)."""
+        return np.searchsorted(self.c_kind, np.arange(len(KIND_NAMES) + 1))
 
     def of_kind(self, kind: int) -> slice:
         """The card rows of one kind."""
@@ -180,14 +184,12 @@ class Index:
         per_hand = np.bincount(s_hand, minlength=n)
         c_hand = _np(cards, "hand")
         c_seat = exclusive_cumsum(per_hand)[c_hand] + _np(cards, "seat_index") - 1
-        c_kind = _np(cards, "kind")
         return Index(
             n=n, variant=variant, s_hand=s_hand, s_seat=_np(seats, "seat", -1),
             s_fl=_np(seats, "fantasyland", fill=False), s_streets=s_streets,
             n_streets=n_streets, per_hand=per_hand, c_hand=c_hand, c_seat=c_seat,
-            c_street=_np(cards, "street"), c_kind=c_kind, c_pos=_np(cards, "pos"),
+            c_street=_np(cards, "street"), c_kind=_np(cards, "kind"), c_pos=_np(cards, "pos"),
             c_code=_np(cards, "code", NOT_A_CARD), street_start=exclusive_cumsum(n_streets),
-            kind_at=np.searchsorted(c_kind, np.arange(len(KIND_NAMES) + 1)),
         )
 
 
@@ -707,7 +709,7 @@ def build(raw: RawBatch, valid: np.ndarray, con: duckdb.DuckDBPyConnection,
         "extra",
         pl.lit(raw.source).alias("source"),
         "line",
-        _fingerprints(good_hands, good_seats, rows, con).alias("fingerprint"),
+        _fingerprints(good_hands, good_seats, rows, con, ix.compiled).alias("fingerprint"),
     ).cast(HANDS_SCHEMA)  # type: ignore[arg-type]
     batch = HandBatch(
         hands=out_hands,
@@ -808,6 +810,10 @@ def compile_checks() -> None:
     kernel.card_rules(0, ints, flags, flags, ints, ints, ints, ints, ints, ints, codes, ints,
                       codes, _PLAN_LEN, _PLAN_DEALT, _PLAN_DISCARD, FANTASYLAND_MAX_CARDS)
     kernel.hand_columns(flags, ints, flags, ints, ints, ints, ints, codes, ints, codes)
+    # Texts come as Arrow lends them: read-only, a type of their own to numba.
+    offsets, texts = _text_buffers(pl.Series([], dtype=pl.String))
+    kernel.fingerprint_texts(offsets, texts, ints, ints, offsets, texts,
+                             np.zeros((0, 17), dtype=np.uint8))
 
 
 def checks_compiled() -> bool:
@@ -815,7 +821,7 @@ def checks_compiled() -> bool:
     from ofcstats import _validate_kernel as kernel  # noqa: PLC0415
     from ofcstats.formats.scan import cached  # noqa: PLC0415
 
-    return cached(kernel.card_rules, kernel.hand_columns)
+    return cached(kernel.card_rules, kernel.hand_columns, kernel.fingerprint_texts)
 
 
 _NUMPY = {"street": np.int8, "card": np.uint8, "row": np.uint8}
@@ -823,9 +829,10 @@ _NUMPY = {"street": np.int8, "card": np.uint8, "row": np.uint8}
 
 
 def _fingerprints(hands: pl.DataFrame, seats: pl.DataFrame, rows: dict[str, np.ndarray],
-                  con: duckdb.DuckDBPyConnection) -> pl.Series:
+                  con: duckdb.DuckDBPyConnection, compiled: bool = False) -> pl.Series:
     """An md5 per hand of who sat where with which cards: the variant, then per seat in
-    seat order its number, player, flags and the cards of each row (as sets)."""
+    seat order its number, player, flags and the cards of each row (as sets).
+    ``compiled``: the texts written by the compiled twin (the same bytes)."""
     if not hands.height:
         return pl.Series("fingerprint", [], dtype=pl.String)
     # Per seat, after its number and player: its three flags as digits, then "|" and
@@ -834,6 +841,19 @@ def _fingerprints(hands: pl.DataFrame, seats: pl.DataFrame, rows: dict[str, np.n
                       for c in ("fantasyland", "timed_out", "surrendered")], axis=1)
     tail = np.concatenate([flags, np.full((len(flags), 1), ord("|"), dtype=np.uint8),
                            *(_sorted_rows(rows[r]) + 48 for r in ROWS)], axis=1)
+    text = _compiled_fingerprint_texts(hands, seats, tail) if compiled else \
+        _fingerprint_texts(hands, seats, tail)
+    con.register("fingerprint_text", pa.table({"text": text}))
+    try:
+        return con.sql("SELECT md5(text) AS fingerprint FROM fingerprint_text").pl() \
+            .get_column("fingerprint")
+    finally:
+        con.unregister("fingerprint_text")
+
+
+def _fingerprint_texts(hands: pl.DataFrame, seats: pl.DataFrame, tail: np.ndarray
+                       ) -> pa.Array:
+    """The texts :func:`_fingerprints` hashes, a hand each."""
     seat_text = seats.select(
         "hand", "seat",
         pl.concat_str([pl.col("seat").cast(pl.String), pl.col("player"),
@@ -845,13 +865,28 @@ def _fingerprints(hands: pl.DataFrame, seats: pl.DataFrame, rows: dict[str, np.n
     offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int32)
     per_hand = pc.binary_join(pa.ListArray.from_arrays(pa.array(offsets), seat_text), "\n")
     variant = hands.get_column("variant").to_arrow().cast(pa.string())
-    text = pc.binary_join_element_wise(variant, per_hand, "\n")
-    con.register("fingerprint_text", pa.table({"text": text}))
-    try:
-        return con.sql("SELECT md5(text) AS fingerprint FROM fingerprint_text").pl() \
-            .get_column("fingerprint")
-    finally:
-        con.unregister("fingerprint_text")
+    return pc.binary_join_element_wise(variant, per_hand, "\n")
+
+
+def _compiled_fingerprint_texts(hands: pl.DataFrame, seats: pl.DataFrame, tail: np.ndarray
+                                ) -> pa.Array:
+    """:func:`_fingerprint_texts`, compiled."""
+    from ofcstats import _validate_kernel as kernel  # noqa: PLC0415 (numba: when needed)
+
+    offsets, data = kernel.fingerprint_texts(  # type: ignore[call-arg]  # (numba's stub)
+        *_text_buffers(hands.get_column("variant")),
+        *_ints(seats.get_column("hand").to_numpy(), seats.get_column("seat").to_numpy()),
+        *_text_buffers(seats.get_column("player")), *_bytes(tail))
+    return pa.LargeStringArray.from_buffers(len(offsets) - 1, pa.py_buffer(offsets),
+                                            pa.py_buffer(data))
+
+
+def _text_buffers(texts: pl.Series) -> tuple[np.ndarray, np.ndarray]:
+    """A column of texts as the compiled steps take it: offsets, then the bytes."""
+    array = texts.to_arrow().cast(pa.large_string())
+    _, offsets, data = array.buffers()
+    return (np.frombuffer(offsets, dtype=np.int64)[array.offset:array.offset + len(array) + 1],
+            np.frombuffer(data if data is not None else b"", dtype=np.uint8))
 
 
 def _sorted_rows(rows: np.ndarray) -> np.ndarray:

@@ -510,10 +510,14 @@ def test_fingerprints_follow_their_definition() -> None:
         hand = random_hand(rng, f"f{i}", variant, players, fantasyland=fl,
                            streets=rng.random() < 0.7)
         rng.shuffle(hand["players"])  # seat order is the seat numbers', not the list's
-        for seat in hand["players"]:
+        numbers = rng.sample(range(100), len(hand["players"]))  # one digit or two
+        for seat, number in zip(hand["players"], numbers, strict=True):
+            seat["seat"] = number
+            seat["name"] = rng.choice(["ann", "Zoë", "李", "b|c", seat["name"]]) + str(number)
             seat["timed_out"] = rng.random() < 0.2
             if variant == "chinese-13":
                 seat["surrendered"] = rng.random() < 0.2
+        hand.pop("button", None)
         hands.append(hand)
     batch = run(hands)
     assert batch.rejects.is_empty()
