@@ -448,17 +448,24 @@ def mutate(hand: dict[str, Any], rng: random.Random) -> dict[str, Any]:
     return hand
 
 
+def any_hand(rng: random.Random, hand_id: str, *, fantasyland: float, streets: float
+             ) -> dict[str, Any]:
+    """A valid hand of a random variant and table size; seats in fantasyland and hands in
+    street form with the given chances."""
+    variant = rng.choice(["pineapple", "ofc-classic", "ofc-turbo", "chinese-13"])
+    players = rng.randint(2, 3 if variant == "pineapple" else 4)
+    fl = tuple(rng.random() < fantasyland for _ in range(players)) \
+        if variant != "chinese-13" else ()
+    return random_hand(rng, hand_id, variant, players, fantasyland=fl,
+                       streets=rng.random() < streets)
+
+
 def test_fast_checks_and_worded_checks_agree_on_random_damage() -> None:
     """Whatever a hand breaks, the fast pass flags it (and never rejects on its own)."""
     rng = random.Random(5)
     hands = []
     for i in range(400):
-        variant = rng.choice(["pineapple", "ofc-classic", "ofc-turbo", "chinese-13"])
-        players = rng.randint(2, 3 if variant == "pineapple" else 4)
-        fl = tuple(rng.random() < 0.2 for _ in range(players)) if variant != "chinese-13" \
-            else ()
-        hand = random_hand(rng, f"r{i}", variant, players, fantasyland=fl,
-                           streets=rng.random() < 0.8)
+        hand = any_hand(rng, f"r{i}", fantasyland=0.2, streets=0.8)
         for _ in range(rng.choice([0, 1, 1, 2])):
             hand = mutate(hand, rng)
         hands.append(hand)
@@ -503,12 +510,8 @@ def test_fingerprints_follow_their_definition() -> None:
     rng = random.Random(11)
     hands = []
     for i in range(60):
-        variant = rng.choice(["pineapple", "ofc-classic", "ofc-turbo", "chinese-13"])
-        players = rng.randint(2, 3 if variant == "pineapple" else 4)
-        fl = tuple(rng.random() < 0.3 for _ in range(players)) if variant != "chinese-13" \
-            else ()
-        hand = random_hand(rng, f"f{i}", variant, players, fantasyland=fl,
-                           streets=rng.random() < 0.7)
+        hand = any_hand(rng, f"f{i}", fantasyland=0.3, streets=0.7)
+        variant = hand["variant"]
         rng.shuffle(hand["players"])  # seat order is the seat numbers', not the list's
         numbers = rng.sample(range(100), len(hand["players"]))  # one digit or two
         for seat, number in zip(hand["players"], numbers, strict=True):

@@ -45,8 +45,9 @@ KNOWN_KEYS = ("format", "hand_id", "session_id", "played_at", "variant", "rulese
 _ROWS = ROW_NAMES
 _SMALLEST_SPLIT = 16  # below this many lines a failing piece goes to the line-by-line reader
 _BLOCK = 1 << 20  # bytes Arrow parses as one block
-# When the compiled reader is worth its start: loading it takes about half a second,
-# compiling it (once per install, kept in numba's cache) about half a minute.
+# When the compiled reader (and the checks' compiled twin, which go with it) is worth its
+# start: loading them takes about a second, compiling them (once per install, kept in
+# numba's cache) about 40 seconds.
 SCAN_BYTES = 2 << 20  # a batch this large may go through the compiled reader, once
 SCAN_AFTER = 32 << 20  # the process has read this much in such batches, if it is compiled
 COMPILE_AFTER = 1 << 30  # already, or this much, compiling it if need be
@@ -340,7 +341,7 @@ def scan_lines(batch: LineBatch, indices: np.ndarray, con: duckdb.DuckDBPyConnec
 def compile_reader() -> None:
     """Compile the compiled reader and the checks' compiled twin now (or load them from
     numba's cache): the first large file on a new install otherwise waits for them,
-    about half a minute."""
+    about 40 seconds."""
     from ofcstats.validate import compile_checks  # noqa: PLC0415 (validate imports the store)
 
     batch = LineBatch(first_line=1, data=b'{"players": [{"top": ["Ah"], "name": "a"}]}\n')
