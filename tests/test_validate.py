@@ -14,12 +14,12 @@ import random
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import numpy as np
 import pytest
 from handgen import random_hand
 from polars.testing import assert_frame_equal
 
+from ofcstats import formats
 from ofcstats.cards import format_card, parse_card
 from ofcstats.formats import ofc_hand
 from ofcstats.formats.lines import LineBatch
@@ -56,7 +56,7 @@ def run(hands: list[dict[str, Any]] | list[str], *, slow: bool = False,
         compiled: bool = False) -> HandBatch:
     text = "".join((h if isinstance(h, str) else json.dumps(h)) + "\n" for h in hands)
     lines = LineBatch(first_line=1, data=text.encode())
-    con = duckdb.connect()
+    con = formats.scratch()
     return validate(ofc_hand.parse_batch(lines, "t.jsonl", con), con, explain_all=slow,
                     compiled=compiled)
 
