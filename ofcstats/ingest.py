@@ -7,7 +7,8 @@ changed otherwise is reported and not loaded. Parsing and checking run on worker
 threads a few batches ahead of the inserts (Arrow, numpy, Polars and DuckDB release the
 interpreter lock, so they overlap on two cores); the files of a directory or pattern
 are read several at once on the same threads, while one of them is stored (one writer,
-each file in its own transaction, in order). The queues between them hold a few
+each file in its own transaction, in order; DuckDB works on the writer's thread alone
+meanwhile, as its own threads would only compete with the parsing). The queues between them hold a few
 batches, so the Python side's memory does not grow with the file. A crash or kill
 mid-file leaves the database as before that file.
 
