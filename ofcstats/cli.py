@@ -17,8 +17,9 @@ import os
 import sys
 import tempfile
 import textwrap
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -38,6 +39,7 @@ from rich.progress import (
     Progress,
     ProgressColumn,
     Task,
+    TaskID,
     TimeElapsedColumn,
     TransferSpeedColumn,
 )
@@ -446,18 +448,29 @@ def by_variant_text(frame: pl.DataFrame, output: TableFormat, columns: list[str]
 def progress_bar(label: str, show: bool, *, unit: str = "hands", in_bytes: bool = False
                  ) -> Iterator[Update | None]:
     """A progress callback drawing a bar on stderr (counts, rate, time so far), or None
-    when there is no bar to draw. Colours follow ``NO_COLOR`` and the terminal."""
+    when there is no bar to draw. Colours follow ``NO_COLOR`` and the terminal.
+
+    The bar is drawn from the first report of work on: a command that stops at an error
+    in its inputs (a missing file, say) shows the error alone. Reports may come from
+    several threads."""
     if not show:
         yield None
         return
     amounts: tuple[ProgressColumn, ...] = (DownloadColumn(), TransferSpeedColumn()) \
         if in_bytes else (_Count(unit), _Rate(unit))
-    with Progress("[progress.description]{task.description}", BarColumn(), *amounts,
-                  TimeElapsedColumn(), console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task(label, total=None)
+    lock = threading.Lock()
+    with ExitStack() as stack:
+        drawn: list[tuple[Progress, TaskID]] = []
 
         def update(done: int, total: int | None) -> None:
-            bar.update(task, completed=done, total=total)
+            with lock:
+                if not drawn:
+                    bar = stack.enter_context(Progress(
+                        "[progress.description]{task.description}", BarColumn(), *amounts,
+                        TimeElapsedColumn(), console=Console(stderr=True), transient=True))
+                    drawn.append((bar, bar.add_task(label, total=None)))
+                bar, task = drawn[0]
+                bar.update(task, completed=done, total=total)
 
         yield update
 

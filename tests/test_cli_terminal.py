@@ -146,3 +146,16 @@ def test_a_usage_error_on_a_terminal_is_one_line(work: Path) -> None:
     text = shown.decode().strip()
     assert text.startswith("ofcstats: no player named nobody; known players: ann, bob"), text
     assert len(text.splitlines()) == 1
+
+
+@pytest.mark.parametrize("args", [["ingest", "missing.jsonl", "--db", "new.duckdb"],
+                                  ["score", "missing.jsonl", "-o", "missing.csv"]])
+def test_a_missing_input_on_a_terminal_is_the_error_alone(work: Path, args: list[str]) -> None:
+    """No progress bar is drawn (and wiped) before the error: it starts with the work."""
+    code, shown = run_on_terminal(args, work)
+    assert code == 2, shown.decode(errors="replace")
+    assert not ESCAPE.search(shown), shown
+    text = shown.decode().strip()
+    assert text == "ofcstats: missing.jsonl: no such file or directory", text
+    assert not (work / "new.duckdb").exists()
+    assert not (work / "missing.csv").exists()
