@@ -18,7 +18,7 @@ import polars as pl
 from ofcstats import formats
 from ofcstats.errors import HandError
 from ofcstats.formats.lines import BATCH_BYTES
-from ofcstats.records import REJECTS_SCHEMA, HandBatch, RawBatch, reject_rows
+from ofcstats.records import REJECTS_SCHEMA, HandBatch, RawBatch, id_hashes, reject_rows
 from ofcstats.validate import validate
 
 
@@ -74,25 +74,29 @@ def merge(seen: HandBatch, batch: HandBatch) -> HandBatch:
 class Gathered:
     """Batches gathered to be stored at once, each less the hands of the ones before
     (see :func:`fresh`): what :func:`merge` makes of them one by one, without copying
-    the gathered hands again for every batch."""
+    the gathered hands again for every batch. A batch is compared with the ones before
+    only when one of its hand ids may be among theirs (:func:`id_hashes`): in most files
+    no id comes twice, and a set of hashes says so in a fraction of a join's time."""
 
     def __init__(self) -> None:
         self.batches: list[HandBatch] = []
-        self.seen: list[pl.DataFrame] = []
+        self.ids: set[int] = set()
         self.hands = 0
 
     def add(self, batch: HandBatch) -> None:
         """Gather one more batch."""
-        if self.seen:
-            batch = fresh(pl.concat(self.seen), batch)
+        ids = id_hashes(batch.hands.get_column("hand_id"))
+        if not self.ids.isdisjoint(ids):
+            batch = fresh(pl.concat([b.hands.select(SEEN_COLUMNS) for b in self.batches]),
+                          batch)
         self.batches.append(batch)
-        self.seen.append(batch.hands.select(SEEN_COLUMNS))
+        self.ids.update(ids)
         self.hands += batch.hands.height
 
     def take(self) -> HandBatch:
         """The gathered batches as one, and start again."""
         taken = HandBatch.concat(self.batches)
-        self.batches, self.seen, self.hands = [], [], 0
+        self.batches, self.ids, self.hands = [], set(), 0
         return taken
 
 

@@ -15,7 +15,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from ofcstats.records import REJECTS_SCHEMA, HandBatch
+from ofcstats.records import REJECTS_SCHEMA, HandBatch, id_hashes
 from ofcstats.store.connect import registered
 from ofcstats.store.schema import ROW_STEP, STREET_STEP
 
@@ -225,7 +225,7 @@ class Appends:
             return
         self.held[table].append(rows)
         if table == "hands":
-            self.held_ids.update(_id_hashes(rows.column("hand_id")))
+            self.held_ids.update(id_hashes(pl.Series(rows.column("hand_id"))))
         whole = sum(t.num_rows for t in self.held[table]) // ROW_GROUP_ROWS * ROW_GROUP_ROWS
         if whole:
             self._write(table, whole)
@@ -233,7 +233,7 @@ class Appends:
     def holds_any(self, hand_ids: pl.Series) -> bool:
         """Whether any of these hand ids may be among the hands held: compared by hash,
         so a rare false yes only writes what is held a little early."""
-        return bool(self.held_ids) and not self.held_ids.isdisjoint(_id_hashes(hand_ids))
+        return bool(self.held_ids) and not self.held_ids.isdisjoint(id_hashes(hand_ids))
 
     def write_all(self) -> None:
         """Write everything held."""
@@ -252,14 +252,9 @@ class Appends:
         rest = rows.slice(count)
         self.held[table] = [rest] if rest.num_rows else []
         if table == "hands":
-            self.held_ids = set(_id_hashes(rest.column("hand_id"))) if rest.num_rows else set()
+            self.held_ids = set(id_hashes(pl.Series(rest.column("hand_id")))) if rest.num_rows \
+                else set()
         # Straight from Arrow (half the fixed cost of a registered view, which counts
         # when many small files are loaded).
         self.con.from_arrow(_stream(rows.slice(0, count).select(list(_COLUMNS[table])))
                             ).insert_into(table)
-
-
-def _id_hashes(hand_ids: pl.Series | pa.ChunkedArray) -> list[int]:
-    """Hand ids as 64-bit hashes (this process's only: never stored)."""
-    ids = hand_ids if isinstance(hand_ids, pl.Series) else pl.Series(hand_ids)
-    return ids.hash(seed=0).to_list()
