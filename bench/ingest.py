@@ -8,7 +8,8 @@ costs: Python's ``json.loads`` line by line, and DuckDB's ``read_json`` into a t
 Then the readers ingest runs, each alone: its compiled reader (every line of the usual
 shape) and pyarrow's JSON reader with the file's schema (the lines the compiled one
 leaves, and every line of a small file). Then the street file again (a file already
-loaded is skipped), cut into 8 files loaded as one directory, its first 50,000 hands as
+loaded is skipped; beside it, starting the command alone), cut into 8 files loaded as
+one directory (then again, skipped), its first 50,000 hands as
 200 files of 250 (a club's sessions, a file each), and compressed (``.gz``, ``.zst``,
 beside the time their lines take to read alone). ``--quick`` uses 50,000 hands instead
 of 1,000,000.
@@ -218,6 +219,14 @@ def _ingest(path: Path, db: Path, fresh: bool = True) -> tuple[float, int, dict[
     return seconds, peak_kb, json.loads(stdout)
 
 
+def _start_up() -> float:
+    """What starting the command costs (Python, the imports), the median of three."""
+    from timing import timed_child  # noqa: PLC0415 - a sibling script
+
+    command = [str(Path(sys.executable).parent / "ofcstats"), "--version"]
+    return sorted(timed_child(command)[0] for _ in range(3))[1]
+
+
 def _parse_only(script: str, path: Path) -> tuple[float, int]:
     """The script's time and peak memory; the time it prints instead, if it prints one
     (the parse alone, without importing what names the file's schema)."""
@@ -335,8 +344,10 @@ def _one_form(label: str, path: Path, n: int, repeats: int) -> list[str]:
     if label.startswith("street"):
         again, _, skipped = _ingest(path, db, fresh=False)
         assert skipped["skipped"] == 1, skipped
+        start = _start_up()
         lines.append(f"  ingest again (skipped)  {again:6.1f} s  whole process: start, "
-                     "hash the file, look it up")
+                     f"hash the file, look it up; of which start-up {start:.1f} s "
+                     "(ofcstats --version)")
     return lines
 
 
@@ -350,8 +361,11 @@ def _other_forms(streets: Path, n: int, repeats: int) -> list[str]:
         assert summary["hands"] == n, summary
         runs.setdefault("dir", []).append((seconds, peak_kb))
     seconds, peak_kb = _median(runs["dir"])
+    again, _, skipped = _ingest(folder, OUT / "ingest-8-files.duckdb", fresh=False)
+    assert skipped["skipped"] == 8, skipped
     lines = [_rate("street, 8 files (a dir)", n, size_mb, seconds,
-                   f"peak RSS {peak_kb / 1024:,.0f} MB")]
+                   f"peak RSS {peak_kb / 1024:,.0f} MB"),
+             f"  the 8 files again (skipped) {again:.1f} s  whole process"]
     # A club's history: a file per session. The first 50,000 hands, 250 to a file.
     small = min(n, QUICK)
     sessions = _split(streets, small, small // 250)

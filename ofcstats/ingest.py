@@ -8,9 +8,9 @@ threads a few batches ahead of the inserts (Arrow, numpy, Polars and DuckDB rele
 interpreter lock, so they overlap on two cores); the files of a directory or pattern
 are read several at once on the same threads, while one of them is stored (one writer,
 each file in its own transaction, in order; DuckDB works on the writer's thread alone
-meanwhile, as its own threads would only compete with the parsing). The queues between them hold a few
-batches, so the Python side's memory does not grow with the file. A crash or kill
-mid-file leaves the database as before that file.
+meanwhile, as its own threads would only compete with the parsing). The queues between
+them hold a few batches, so the Python side's memory does not grow with the file. A
+crash or kill mid-file leaves the database as before that file.
 
 ``-`` (standard input), ``/dev/stdin`` and FIFOs are read once, as a stream: the bytes
 read to detect the format are replayed in front of the rest. A stream's content is not

@@ -234,18 +234,38 @@ def test_the_compiled_reader_waits_for_a_load_large_enough_to_pay_for_it(
         reader: bool, checks: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     """The reader and the checks' compiled twin count as compiled only together."""
     cached = reader and checks
-    class Use:
-        lock = threading.Lock()
-        read = 0
-        compiled: bool | None = None
-
-    monkeypatch.setattr(jsonl, "_Use", Use)
-    monkeypatch.setattr(scan, "compiled", lambda: reader)
-    monkeypatch.setattr(jsonl, "_checks_compiled", lambda: checks)
-    for name, value in (("SCAN_BYTES", 10), ("SCAN_AFTER", 100), ("COMPILE_AFTER", 1000)):
-        monkeypatch.setattr(jsonl, name, value)
+    use_rules(monkeypatch, reader, checks)
     assert not jsonl.use_compiled(9)  # a small batch: never (nor counted)
     assert not jsonl.use_compiled(60)  # 60 bytes read in large batches: not yet
     assert jsonl.use_compiled(60) is cached  # 120: if compiled already
     assert jsonl.use_compiled(500) is cached
     assert jsonl.use_compiled(400)  # 1,020: compiled or not (it is compiled then)
+
+
+@pytest.mark.parametrize("cached", [True, False])
+def test_a_large_file_takes_the_compiled_reader_from_its_first_large_batch(
+        cached: bool, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files begun count with their size on disk: a small load never loads the compiled
+    reader, a large one (files of a directory added up) takes it at once."""
+    use_rules(monkeypatch, cached, cached)
+    jsonl.expect(40)
+    jsonl.expect(40)
+    assert not jsonl.use_compiled(20)  # 80 bytes of files: too few
+    jsonl.expect(30)
+    assert jsonl.use_compiled(20) is cached  # 110: if compiled already
+    assert jsonl.use_compiled(9) is False  # never a small batch
+
+
+def use_rules(monkeypatch: pytest.MonkeyPatch, reader: bool, checks: bool) -> None:
+    """A fresh count, small thresholds, and the reader and checks compiled or not."""
+    class Use:
+        lock = threading.Lock()
+        read = 0
+        expected = 0
+        compiled: bool | None = None
+
+    monkeypatch.setattr(jsonl, "_Use", Use)
+    monkeypatch.setattr(scan, "compiled", lambda: reader)
+    monkeypatch.setattr(jsonl, "_checks_compiled", lambda: checks)
+    for name, value in (("SCAN_BYTES", 10), ("SCAN_LOAD", 100), ("COMPILE_AFTER", 1000)):
+        monkeypatch.setattr(jsonl, name, value)

@@ -123,9 +123,12 @@ def parse(
     while they work), when the format's batches stand alone. ``start``, ``first_line``,
     ``tally`` and ``stream`` are as :func:`read_line_batches` takes them (a stream
     needs ``format_name``). ``pool``: threads to parse on, shared with other files read
-    at the same time (by default the file gets ``workers`` threads of its own).
+    at the same time (by default the file gets ``workers`` threads of its own). The
+    format is told the file's size first (:meth:`~ofcstats.formats.base.Format.expect`).
     """
     fmt = format_module(format_name or detect(path))
+    if stream is None:
+        fmt.expect(max(0, path.stat().st_size - start))
     source = str(path)
     lines = read_line_batches(path, progress, batch_bytes, digest, start=start,
                               first_line=first_line, tally=tally, stream=stream)

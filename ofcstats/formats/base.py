@@ -51,6 +51,14 @@ class Format(Protocol):
                      con: duckdb.DuckDBPyConnection) -> Iterator[RawBatch]:
         """Parse a file's batches in order."""
 
+    def expect(self, size: int) -> None:
+        """A file of ``size`` bytes (as on disk) is about to be read: a format with a
+        reader for large loads (loaded at a cost) may choose it now."""
+
+
+def nothing_expected(size: int) -> None:
+    """:meth:`Format.expect` of a format that reads every load alike."""
+
 
 def batch_by_batch(parse: Parse) -> ReadBatches:
     """:meth:`Format.read_batches` of a format whose batches stand alone: each batch

@@ -24,6 +24,7 @@ import pyarrow as pa
 
 from ofcstats.errors import HandError
 from ofcstats.formats import nested
+from ofcstats.formats.base import nothing_expected
 from ofcstats.formats.jsonl import join_errors
 from ofcstats.formats.lines import LineBatch
 from ofcstats.records import (
@@ -42,6 +43,7 @@ from ofcstats.variants import Variant
 
 NAME = "boards-csv"
 STANDALONE_BATCHES = False  # a hand's rows may straddle two batches
+expect = nothing_expected
 REQUIRED = ("hand_id", "seat", "player", *ROW_NAMES)
 OPTIONAL = ("points", "variant", "session_id")
 DEFAULT_VARIANT = Variant.OFC_CLASSIC.value

@@ -21,7 +21,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pajson
 
 from ofcstats.formats import nested
-from ofcstats.formats.base import batch_by_batch
+from ofcstats.formats.base import batch_by_batch, nothing_expected
 from ofcstats.formats.jsonl import (
     _first_object,
     _json_problem,
@@ -45,6 +45,7 @@ from ofcstats.variants import Variant
 
 NAME = "chipzen"
 STANDALONE_BATCHES = True  # one hand a line
+expect = nothing_expected
 SCHEMA_VERSION = 1
 _ROW_KINDS = {"top": 1, "middle": 2, "bottom": 3}
 

@@ -46,11 +46,13 @@ _ROWS = ROW_NAMES
 _SMALLEST_SPLIT = 16  # below this many lines a failing piece goes to the line-by-line reader
 _BLOCK = 1 << 20  # bytes Arrow parses as one block
 # When the compiled reader (and the checks' compiled twin, which go with it) is worth its
-# start: loading them takes about a second, compiling them (once per install, kept in
+# start: loading them takes about a second (a street-form file of 70 MB loaded half a
+# second faster without it, one of 100 MB a fifth of a second, one of 150 MB as fast,
+# one of 200 MB half a second slower); compiling them (once per install, kept in
 # numba's cache) about 40 seconds.
-SCAN_BYTES = 2 << 20  # a batch this large may go through the compiled reader, once
-SCAN_AFTER = 32 << 20  # the process has read this much in such batches, if it is compiled
-COMPILE_AFTER = 1 << 30  # already, or this much, compiling it if need be
+SCAN_BYTES = 2 << 20  # a batch this large may go through the compiled reader...
+SCAN_LOAD = 128 << 20  # ...of a load this large (files begun, or bytes read), if compiled;
+COMPILE_AFTER = 1 << 30  # compiled if need be once this much has been read
 
 _CARDS = pa.list_(pa.string())
 _STREET = pa.struct([(kind, _CARDS) for kind in KIND_NAMES])
@@ -252,18 +254,28 @@ class _Use:
 
     lock = threading.Lock()
     read = 0  # bytes of large batches so far
+    expected = 0  # bytes of the files begun so far, as on disk (:func:`expect`)
     compiled: bool | None = None  # None: not looked up yet
+
+
+def expect(size: int) -> None:
+    """A file of ``size`` bytes (as on disk) is about to be read: a large one goes
+    through the compiled reader from its first large batch."""
+    with _Use.lock:
+        _Use.expected += size
 
 
 def use_compiled(size: int) -> bool:
     """Whether a batch of ``size`` bytes goes through the compiled reader: not a small
-    one, nor any while a small load would pay more to load it than it saves; then only
-    if it is compiled already, unless the load is large enough to compile it."""
+    one, nor any of a load too small to pay for loading it (:data:`SCAN_LOAD`: the sizes
+    of the files begun, or the bytes read, which a stream or a compressed file counts);
+    then only if it is compiled already, unless so much has been read that compiling it
+    pays."""
     if size < SCAN_BYTES:
         return False
     with _Use.lock:
         _Use.read += size
-        if _Use.read < SCAN_AFTER:
+        if max(_Use.read, _Use.expected) < SCAN_LOAD:
             return False
         if _Use.compiled is None:
             _Use.compiled = scan.compiled() and _checks_compiled()
