@@ -85,7 +85,7 @@ class Gathered:
 
     def add(self, batch: HandBatch) -> None:
         """Gather one more batch."""
-        ids = id_hashes(batch.hands.get_column("hand_id"))
+        ids = id_hashes(batch.hands.get_column("hand_id")).tolist()
         if not self.ids.isdisjoint(ids):
             batch = fresh(pl.concat([b.hands.select(SEEN_COLUMNS) for b in self.batches]),
                           batch)

@@ -126,11 +126,11 @@ def session_default(source: str) -> str:
     return name or source
 
 
-def id_hashes(hand_ids: pl.Series) -> list[int]:
-    """Hand ids as 64-bit hashes (this process's only: never stored), to tell cheaply
-    that two sets of hands share no id: equal ids hash alike, and a rare equal hash of
-    two ids only sends the caller to its exact comparison."""
-    return hand_ids.hash(seed=0).to_list()
+def id_hashes(hand_ids: pl.Series) -> np.ndarray:
+    """Hand ids as 64-bit hashes (``uint64``; this process's only: never stored), to
+    tell cheaply that two sets of hands share no id: equal ids hash alike, and a rare
+    equal hash of two ids only sends the caller to its exact comparison."""
+    return hand_ids.hash(seed=0).to_numpy()
 
 
 def exclusive_cumsum(counts: np.ndarray) -> np.ndarray:

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import blake3
 import duckdb
+import numpy as np
+import polars as pl
 import pytest
 import zstandard
 from handgen import random_hand, write_jsonl
@@ -25,9 +27,10 @@ from ofcstats import pipeline, reading
 from ofcstats.cli import app
 from ofcstats.errors import StoreError
 from ofcstats.ingest import collect_paths, ingest
-from ofcstats.records import HandBatch
+from ofcstats.records import HandBatch, id_hashes
 from ofcstats.rules import load_rulesets, preset_names
 from ofcstats.store import Store
+from ofcstats.store.hands import StoredIds
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parent.parent
@@ -770,3 +773,66 @@ def test_ctrl_c_mid_file_says_interrupted_and_a_rerun_completes(tmp_path: Path) 
     assert lines[-1] == "ofcstats: interrupted"
     assert counts(db) == before
     assert ingest([big], db).hands == 10_000
+
+
+def test_repeats_across_many_files_and_runs_meet_their_stored_copies(tmp_path: Path) -> None:
+    """From a load's second batch on, whether a hand may be stored is asked of the stored
+    ids' hashes (read once, kept up to date) instead of the database: repeats and
+    conflicts with hands of an earlier run, of an earlier file of the same run and of a
+    file whose hands are still held are all found, file after file."""
+    first = hands(20, 81)
+    ingest([write_jsonl(tmp_path / "a.jsonl", first)], tmp_path / "db.duckdb")
+    new = hands(40, 82, prefix="n")
+    other = json.loads(json.dumps(first[7]))
+    other["players"][0]["name"] = "someone else"  # the same id, another hand
+    clash = json.loads(json.dumps(new[11]))
+    clash["players"][0]["name"] = "someone else"
+    files = [
+        [*new[0:10]],  # new hands
+        [first[5], *new[10:15]],  # a repeat of the earlier run's
+        [new[3], other, *new[15:20]],  # a repeat from this run, a conflict with the first
+        [clash, *new[20:30], new[12]],  # a conflict and a repeat of this run's hands
+        [*new[30:40], first[0], first[19]],  # more new hands, then two old ones
+    ]
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    for k, rows in enumerate(files):
+        write_jsonl(folder / f"part-{k}.jsonl", rows)
+    summary = ingest([folder], tmp_path / "db.duckdb")
+    per_file = [(f.hands, f.duplicates, f.conflicts) for f in summary.files]
+    assert per_file == [(10, 0, 0), (5, 1, 0), (5, 1, 1), (10, 1, 1), (10, 2, 0)]
+    with Store(tmp_path / "db.duckdb") as store:
+        ids = store.con.execute("SELECT count(*), count(DISTINCT hand_id) FROM hands"
+                                ).fetchall()[0]
+        players = dict(store.con.execute(
+            "SELECT h.hand_id, s.player FROM hands h JOIN seats s USING (hand_key) "
+            "WHERE s.seat = (SELECT min(seat) FROM seats t WHERE t.hand_key = h.hand_key) "
+            "AND h.hand_id IN ('h7', 'n11')").fetchall())
+    assert ids == (60, 60)
+    assert "someone else" not in players.values()
+
+
+def test_the_stored_ids_filter_never_misses_a_stored_id() -> None:
+    """Every id added, however the sorted runs were merged, is found; ids never added
+    are (nearly always) not."""
+    con = duckdb.connect()
+    con.execute("CREATE TABLE hands (hand_id VARCHAR)")
+    con.execute("INSERT INTO hands SELECT 'stored' || range FROM range(1000)")
+
+    def hashed(names: list[str]) -> np.ndarray:
+        return id_hashes(pl.Series(names, dtype=pl.String))
+
+    held = set(hashed(["held1", "held2"]).tolist())
+    stored = StoredIds(con, held)
+    rng = random.Random(5)
+    added: list[str] = []
+    for size in (1, 3, 250, 2, 40_000, 7, 1, 600):
+        batch = [f"added{len(added) + i}" for i in range(size)]
+        stored.add(hashed(batch))
+        added += batch
+    assert len(stored.runs) <= 12
+    for name in [*rng.sample(added, 500), "stored0", "stored999", "held1", "held2"]:
+        assert stored.may_hold_any(hashed([name])), name
+    assert stored.may_hold_any(hashed(["nobody", "added40000", "someone"]))
+    assert not stored.may_hold_any(hashed([f"never{i}" for i in range(200)]))
+    assert not stored.may_hold_any(hashed([]))
