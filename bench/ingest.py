@@ -10,7 +10,8 @@ shape) and pyarrow's JSON reader with the file's schema (the lines the compiled 
 leaves, and every line of a small file). Then the street file again (a file already
 loaded is skipped; beside it, starting the command alone), cut into 8 files loaded as
 one directory (then again, skipped), its first 50,000 hands as
-200 files of 250 (a club's sessions, a file each), and compressed (``.gz``, ``.zst``,
+200 files of 250 (a club's sessions, a file each; then under other ids into the street
+file's database), and compressed (``.gz``, ``.zst``,
 beside the time their lines take to read alone). ``--quick`` uses 50,000 hands instead
 of 1,000,000.
 """
@@ -21,6 +22,7 @@ import gzip
 import itertools
 import json
 import os
+import re
 import shutil
 import sys
 import time
@@ -271,6 +273,20 @@ def _split(path: Path, n: int, parts: int) -> Path:
     return folder
 
 
+def _renamed(folder: Path) -> Path:
+    """The files of ``folder`` with every hand id ending in ``z`` (made once)."""
+    target = folder.with_name(f"{folder.name}-renamed")
+    if not target.exists():
+        partial = target.with_name(target.name + ".partial")
+        shutil.rmtree(partial, ignore_errors=True)
+        partial.mkdir()
+        for file in sorted(folder.iterdir()):
+            (partial / file.name).write_bytes(
+                re.sub(rb'"hand_id":\s*"([^"]*)"', rb'"hand_id":"\1z"', file.read_bytes()))
+        partial.rename(target)
+    return target
+
+
 def _rate(label: str, n: int, size_mb: float, seconds: float, note: str = "") -> str:
     return (f"  {label:<24}{seconds:6.1f} s  {n / seconds:>9,.0f} hands/s  "
             f"{size_mb / seconds:5,.0f} MB/s  {note}").rstrip()
@@ -379,6 +395,23 @@ def _other_forms(streets: Path, n: int, repeats: int) -> list[str]:
                        sum(f.stat().st_size for f in sessions.iterdir()) / 1e6, seconds,
                        f"peak RSS {peak_kb / 1024:,.0f} MB  (a club's sessions: the first "
                        f"{small:,} hands, a file each)"))
+    # The same sessions under other ids (among the stored ones, in their sort order) into
+    # a copy of the database the street file made: a club's new sessions, late on.
+    renamed = _renamed(sessions)
+    stored = OUT / f"ingest-{streets.stem}.duckdb"
+    runs = {}
+    for _ in range(repeats):
+        club = OUT / "ingest-club.duckdb"
+        club.with_name(club.name + ".wal").unlink(missing_ok=True)
+        shutil.copyfile(stored, club)
+        seconds, peak_kb, summary = _ingest(renamed, club, fresh=False)
+        assert summary["hands"] == small, summary
+        runs.setdefault("dir", []).append((seconds, peak_kb))
+    seconds, peak_kb = _median(runs["dir"])
+    lines.append(_rate(f"same, into {n:,}", small,
+                       sum(f.stat().st_size for f in renamed.iterdir()) / 1e6, seconds,
+                       f"peak RSS {peak_kb / 1024:,.0f} MB  (the same files, other ids, into "
+                       "the street file's database)"))
     for suffix in (".gz", ".zst"):
         packed = _compressed(streets, suffix)
         runs = {}
