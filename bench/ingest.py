@@ -238,6 +238,25 @@ def _parse_only(script: str, path: Path) -> tuple[float, int]:
     return (float(stdout) if script in (_PYARROW_JSON, _COMPILED) else seconds), peak_kb
 
 
+def _loads(path: Path, db: Path, hands: int, repeats: int, copy_of: Path | None = None
+           ) -> tuple[float, int]:
+    """Load ``path`` ``repeats`` times, into a new database or a fresh copy of
+    ``copy_of``: the median time, with its peak memory."""
+    runs = []
+    for _ in range(repeats):
+        if copy_of is not None:
+            db.with_name(db.name + ".wal").unlink(missing_ok=True)
+            shutil.copyfile(copy_of, db)
+        seconds, peak_kb, summary = _ingest(path, db, fresh=copy_of is None)
+        assert summary["hands"] == hands, summary
+        runs.append((seconds, peak_kb))
+    return _median(runs)
+
+
+def _folder_mb(folder: Path) -> float:
+    return sum(f.stat().st_size for f in folder.iterdir()) / 1e6
+
+
 def _median(runs: list[tuple[float, int]]) -> tuple[float, int]:
     """The run of median time (its peak memory with it)."""
     return sorted(runs)[len(runs) // 2]
@@ -368,15 +387,11 @@ def _one_form(label: str, path: Path, n: int, repeats: int) -> list[str]:
 
 
 def _other_forms(streets: Path, n: int, repeats: int) -> list[str]:
-    """The street file as 8 files of a directory, and compressed."""
+    """The street file as 8 files of a directory, as a club's session files, and
+    compressed."""
     size_mb = streets.stat().st_size / 1e6
     folder = _split(streets, n, 8)
-    runs: dict[str, list[tuple[float, int]]] = {}
-    for _ in range(repeats):
-        seconds, peak_kb, summary = _ingest(folder, OUT / "ingest-8-files.duckdb")
-        assert summary["hands"] == n, summary
-        runs.setdefault("dir", []).append((seconds, peak_kb))
-    seconds, peak_kb = _median(runs["dir"])
+    seconds, peak_kb = _loads(folder, OUT / "ingest-8-files.duckdb", n, repeats)
     again, _, skipped = _ingest(folder, OUT / "ingest-8-files.duckdb", fresh=False)
     assert skipped["skipped"] == 8, skipped
     lines = [_rate("street, 8 files (a dir)", n, size_mb, seconds,
@@ -385,31 +400,16 @@ def _other_forms(streets: Path, n: int, repeats: int) -> list[str]:
     # A club's history: a file per session. The first 50,000 hands, 250 to a file.
     small = min(n, QUICK)
     sessions = _split(streets, small, small // 250)
-    runs = {}
-    for _ in range(repeats):
-        seconds, peak_kb, summary = _ingest(sessions, OUT / "ingest-session-files.duckdb")
-        assert summary["hands"] == small, summary
-        runs.setdefault("dir", []).append((seconds, peak_kb))
-    seconds, peak_kb = _median(runs["dir"])
-    lines.append(_rate(f"{small // 250} files of 250 hands", small,
-                       sum(f.stat().st_size for f in sessions.iterdir()) / 1e6, seconds,
-                       f"peak RSS {peak_kb / 1024:,.0f} MB  (a club's sessions: the first "
-                       f"{small:,} hands, a file each)"))
+    seconds, peak_kb = _loads(sessions, OUT / "ingest-session-files.duckdb", small, repeats)
+    lines.append(_rate(f"{small // 250} files of 250 hands", small, _folder_mb(sessions),
+                       seconds, f"peak RSS {peak_kb / 1024:,.0f} MB  (a club's sessions: "
+                       f"the first {small:,} hands, a file each)"))
     # The same sessions under other ids (among the stored ones, in their sort order) into
     # a copy of the database the street file made: a club's new sessions, late on.
     renamed = _renamed(sessions)
-    stored = OUT / f"ingest-{streets.stem}.duckdb"
-    runs = {}
-    for _ in range(repeats):
-        club = OUT / "ingest-club.duckdb"
-        club.with_name(club.name + ".wal").unlink(missing_ok=True)
-        shutil.copyfile(stored, club)
-        seconds, peak_kb, summary = _ingest(renamed, club, fresh=False)
-        assert summary["hands"] == small, summary
-        runs.setdefault("dir", []).append((seconds, peak_kb))
-    seconds, peak_kb = _median(runs["dir"])
-    lines.append(_rate(f"same, into {n:,}", small,
-                       sum(f.stat().st_size for f in renamed.iterdir()) / 1e6, seconds,
+    seconds, peak_kb = _loads(renamed, OUT / "ingest-club.duckdb", small, repeats,
+                              copy_of=OUT / f"ingest-{streets.stem}.duckdb")
+    lines.append(_rate(f"same, into {n:,}", small, _folder_mb(renamed), seconds,
                        f"peak RSS {peak_kb / 1024:,.0f} MB  (the same files, other ids, into "
                        "the street file's database)"))
     for suffix in (".gz", ".zst"):
