@@ -836,3 +836,27 @@ def test_the_stored_ids_filter_never_misses_a_stored_id() -> None:
     assert stored.may_hold_any(hashed(["nobody", "added40000", "someone"]))
     assert not stored.may_hold_any(hashed([f"never{i}" for i in range(200)]))
     assert not stored.may_hold_any(hashed([]))
+
+
+def test_a_file_of_sixteen_large_batches_or_more_is_parsed_in_large_batches(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    large = ingesting.LARGE_BATCH_BYTES
+    assert ingesting.batch_bytes_for(16 * large) == large
+    assert ingesting.batch_bytes_for(16 * large - 1) == ingesting.BATCH_BYTES
+    assert ingesting.batch_bytes_for(0) == ingesting.BATCH_BYTES
+    # A load left to choose asks by each file's size; a load given a size keeps it.
+    asked: list[int] = []
+    monkeypatch.setattr(ingesting, "batch_bytes_for",
+                        lambda size: asked.append(size) or 2048)
+    log = write_jsonl(tmp_path / "a.jsonl", hands(30, 1))
+    summary = ingest([log], tmp_path / "a.duckdb")
+    assert asked == [log.stat().st_size]
+    assert summary.hands == 30
+    read: list[int] = []
+    parse = ingesting.formats.parse
+    monkeypatch.setattr(ingesting.formats, "parse", lambda *args, **kwargs: (
+        read.append(args[4]), parse(*args, **kwargs))[1])
+    other = write_jsonl(tmp_path / "b.jsonl", hands(30, 2, prefix="b"))
+    ingest([other], tmp_path / "a.duckdb", batch_bytes=4096)
+    assert read == [4096]
+    assert asked == [log.stat().st_size]
