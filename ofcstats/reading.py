@@ -18,7 +18,14 @@ import polars as pl
 from ofcstats import formats
 from ofcstats.errors import HandError
 from ofcstats.formats.lines import BATCH_BYTES
-from ofcstats.records import REJECTS_SCHEMA, HandBatch, RawBatch, id_hashes, reject_rows
+from ofcstats.records import (
+    REJECTS_SCHEMA,
+    HandBatch,
+    IdHashes,
+    RawBatch,
+    id_hashes,
+    reject_rows,
+)
 from ofcstats.validate import validate
 
 
@@ -80,23 +87,23 @@ class Gathered:
 
     def __init__(self) -> None:
         self.batches: list[HandBatch] = []
-        self.ids: set[int] = set()
+        self.ids = IdHashes()
         self.hands = 0
 
     def add(self, batch: HandBatch) -> None:
         """Gather one more batch."""
-        ids = id_hashes(batch.hands.get_column("hand_id")).tolist()
-        if not self.ids.isdisjoint(ids):
+        ids = id_hashes(batch.hands.get_column("hand_id"))
+        if self.ids.may_hold_any(ids):
             batch = fresh(pl.concat([b.hands.select(SEEN_COLUMNS) for b in self.batches]),
                           batch)
         self.batches.append(batch)
-        self.ids.update(ids)
+        self.ids.add(ids)
         self.hands += batch.hands.height
 
     def take(self) -> HandBatch:
         """The gathered batches as one, and start again."""
         taken = HandBatch.concat(self.batches)
-        self.batches, self.ids, self.hands = [], set(), 0
+        self.batches, self.ids, self.hands = [], IdHashes(), 0
         return taken
 
 

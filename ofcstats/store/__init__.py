@@ -43,7 +43,7 @@ import polars as pl
 from ofcstats.errors import StoreError
 from ofcstats.store.connect import LOCK_WAIT, connect, lock_wait
 from ofcstats.store.files import FileLoad, FileLoads
-from ofcstats.store.hands import UPDATABLE, Added, Appends, HandLoading, StoredIds
+from ofcstats.store.hands import UPDATABLE, Added, Appends, HandLoading, IdHashes
 from ofcstats.store.schema import MIGRATIONS, SCHEMA_VERSION, Step
 
 __all__ = ["DEFAULT_DB", "LOCK_WAIT", "MIGRATIONS", "SCHEMA_VERSION", "SHARDED_TABLES",
@@ -81,7 +81,7 @@ class Store(FileLoads, HandLoading):
         self.path = Path(path)
         self.con = connect(path, read_only=read_only, wait=wait, on_wait=on_wait)
         self._appends = Appends(self.con)
-        self._stored: StoredIds | None = None
+        self._stored: IdHashes | None = None
         self._asked = 0
         if read_only:
             current = self.version()

@@ -15,7 +15,7 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from ofcstats.records import REJECTS_SCHEMA, HandBatch, id_hashes
+from ofcstats.records import REJECTS_SCHEMA, HandBatch, IdHashes, id_hashes
 from ofcstats.store.connect import registered
 from ofcstats.store.schema import ROW_STEP, STREET_STEP
 
@@ -95,39 +95,14 @@ def _conflict_rejects(batch: HandBatch, conflicts: pl.DataFrame) -> pl.DataFrame
     )).cast(REJECTS_SCHEMA)  # type: ignore[arg-type]
 
 
-class StoredIds:
-    """The hashes of the stored hands' ids (:func:`~ofcstats.records.id_hashes`): read
-    from the database once, then kept up to date with the hands added (whether their
-    transaction commits or not: a hash too many only costs a look in the database).
-
-    Whether any of a batch's ids may be stored is then a look-up in sorted arrays, a
-    fraction of a millisecond, where the database scans every stored id (about 30 ms a
-    million hands). The hashes added are kept as sorted runs, a run merged into the one
-    before it while that one is at most twice as long, so there are few of them.
-    """
-
-    def __init__(self, con: duckdb.DuckDBPyConnection, held: set[int]) -> None:
-        reader = con.sql("SELECT hand_id FROM hands").to_arrow_reader(1 << 20)
-        parts = [id_hashes(pl.Series(part.column(0))) for part in reader]
-        parts.append(np.array(sorted(held), dtype=np.uint64))  # (not written yet)
-        self.runs: list[np.ndarray] = []
-        self.add(np.concatenate(parts))
-
-    def add(self, hashes: np.ndarray) -> None:
-        """Hands added."""
-        run = np.sort(hashes)
-        while self.runs and len(self.runs[-1]) <= 2 * len(run):
-            run = np.sort(np.concatenate([self.runs.pop(), run]))
-        self.runs.append(run)
-
-    def may_hold_any(self, hashes: np.ndarray) -> bool:
-        """Whether any of these ids may be stored (no: none is)."""
-        for run in self.runs:
-            if len(run):
-                at = np.minimum(np.searchsorted(run, hashes), len(run) - 1)
-                if np.any(run[at] == hashes):
-                    return True
-        return False
+def stored_ids(con: duckdb.DuckDBPyConnection, held: IdHashes) -> IdHashes:
+    """The stored hands' ids' hashes, read from the database once, and the ``held`` ones
+    (on their way in, not written yet). The caller keeps them up to date with the hands
+    it adds, whether their transaction commits or not: a hash too many only costs a look
+    in the database."""
+    reader = con.sql("SELECT hand_id FROM hands").to_arrow_reader(1 << 20)
+    return IdHashes(np.concatenate([*(id_hashes(pl.Series(part.column(0))) for part in reader),
+                                    *held.runs, np.empty(0, dtype=np.uint64)]))
 
 
 class HandLoading:
@@ -136,7 +111,7 @@ class HandLoading:
     con: duckdb.DuckDBPyConnection
     _next_key: int | None
     _appends: Appends
-    _stored: StoredIds | None
+    _stored: IdHashes | None
     _asked: int  # batches added so far
 
     def add(self, batch: HandBatch, file_id: int, *, update: bool = False
@@ -178,14 +153,14 @@ class HandLoading:
 
     def _may_be_stored(self, hashes: np.ndarray) -> bool:
         """Whether any of these hand ids (:func:`~ofcstats.records.id_hashes`) may be
-        stored already. The first batch asks the database; from the second on, a
-        :class:`StoredIds` read then answers (a load of many files would otherwise scan
-        every stored id once a file)."""
+        stored already. The first batch asks the database; from the second on, the
+        stored ids' hashes (:func:`stored_ids`), read then, answer (a load of many
+        files would otherwise scan every stored id once a file)."""
         if self._stored is None:
             self._asked += 1
             if self._asked == 1:
                 return True
-            self._stored = StoredIds(self.con, self._appends.held_ids)
+            self._stored = stored_ids(self.con, self._appends.held_ids)
         return self._stored.may_hold_any(hashes)
 
     def _known(self) -> pl.DataFrame:
@@ -271,7 +246,7 @@ class Appends:
         self.con = con
         self.holding = False
         self.held: dict[str, list[pa.Table]] = {name: [] for name in _COLUMNS}
-        self.held_ids: set[int] = set()  # hashes of the held hands' ids
+        self.held_ids = IdHashes()  # of the held hands
 
     def add(self, table: str, rows: pa.Table) -> None:
         """Rows for ``table`` (its :data:`_COLUMNS` by name, any order, more allowed)."""
@@ -279,7 +254,7 @@ class Appends:
             return
         self.held[table].append(rows)
         if table == "hands":
-            self.held_ids.update(id_hashes(pl.Series(rows.column("hand_id"))).tolist())
+            self.held_ids.add(id_hashes(pl.Series(rows.column("hand_id"))))
         whole = sum(t.num_rows for t in self.held[table]) // ROW_GROUP_ROWS * ROW_GROUP_ROWS
         if whole:
             self._write(table, whole)
@@ -287,7 +262,7 @@ class Appends:
     def holds_any(self, hashes: np.ndarray) -> bool:
         """Whether any of these hand ids (:func:`~ofcstats.records.id_hashes`) may be
         among the hands held: a rare false yes only writes what is held a little early."""
-        return bool(self.held_ids) and not self.held_ids.isdisjoint(hashes.tolist())
+        return self.held_ids.may_hold_any(hashes)
 
     def write_all(self) -> None:
         """Write everything held."""
@@ -298,7 +273,7 @@ class Appends:
     def drop(self) -> None:
         """Forget everything held (its transaction was rolled back)."""
         self.held = {name: [] for name in _COLUMNS}
-        self.held_ids = set()
+        self.held_ids = IdHashes()
 
     def _write(self, table: str, count: int) -> None:
         rows = pa.concat_tables(self.held[table]) if len(self.held[table]) > 1 \
@@ -306,8 +281,8 @@ class Appends:
         rest = rows.slice(count)
         self.held[table] = [rest] if rest.num_rows else []
         if table == "hands":
-            self.held_ids = set(id_hashes(pl.Series(rest.column("hand_id"))).tolist()) \
-                if rest.num_rows else set()
+            self.held_ids = IdHashes(id_hashes(pl.Series(rest.column("hand_id")))
+                                     if rest.num_rows else None)
         # Straight from Arrow (half the fixed cost of a registered view, which counts
         # when many small files are loaded).
         self.con.from_arrow(_stream(rows.slice(0, count).select(list(_COLUMNS[table])))
