@@ -93,8 +93,8 @@ def read_batches(batches: Iterable[LineBatch], source: str,
                 current = following
                 carry, carry_line = b"", first_line + len(lines)
                 continue
-            found = _header(lines.data[int(lines.starts[body[0]]):
-                                       int(lines.starts[body[0] + 1])])
+            found = _header(bytes(lines.data[int(lines.starts[body[0]]):
+                                             int(lines.starts[body[0] + 1])]))
             if found is None:
                 raise HandError(f"{source}: the first line is not a header naming "
                                 f"{', '.join(REQUIRED)}")
@@ -102,7 +102,7 @@ def read_batches(batches: Iterable[LineBatch], source: str,
             skip[body[0]] = True
         raw, held = _parse(lines, skip, header, source, last=following is None)
         if held is not None:
-            carry = lines.data[int(lines.starts[held]):]
+            carry = bytes(lines.data[int(lines.starts[held]):])
             carry_line = first_line + held
         else:
             carry = b""

@@ -24,7 +24,7 @@ import pyarrow.json as pajson
 
 from ofcstats.formats import nested, scan
 from ofcstats.formats.base import batch_by_batch
-from ofcstats.formats.lines import LineBatch
+from ofcstats.formats.lines import Data, LineBatch
 from ofcstats.records import (
     KIND_NAMES,
     RAW_CARDS_SCHEMA,
@@ -87,7 +87,7 @@ def _first_object(head: bytes) -> dict[str, object] | None:
     return None
 
 
-def _objects_only(data: bytes) -> bool:
+def _objects_only(data: Data) -> bool:
     """Whether every line of ``data`` that holds something opens a JSON object. Arrow's
     JSON reader must not see any other: a line such as ``null`` crashes it (the whole
     process, pyarrow 26), where it should fail like any bad line."""
@@ -102,7 +102,7 @@ def _objects_only(data: bytes) -> bool:
     return True
 
 
-def read_arrow(data: bytes, parse: pajson.ParseOptions, expected_rows: int) -> pa.Table:
+def read_arrow(data: Data, parse: pajson.ParseOptions, expected_rows: int) -> pa.Table:
     """Read newline-delimited JSON with a schema; fail unless every line became a row.
     Blocks of 1 MB are parsed on Arrow's threads; a batch of one block (a small file) is
     read on this thread, which spares the threads' cost."""
@@ -367,7 +367,7 @@ def _checks_compiled() -> bool:
     return checks_compiled()
 
 
-def _values(data: bytes, level: scan.Level, state: np.ndarray, first: np.ndarray,
+def _values(data: Data, level: scan.Level, state: np.ndarray, first: np.ndarray,
             end: np.ndarray) -> dict[str, pa.Array]:
     """The strings, numbers and booleans of one level's rows, by key."""
     out = {}
@@ -408,7 +408,7 @@ _SEAT_COLUMNS = {"seat": "seat", "player": "name", "fantasyland": "fantasyland",
                  "reported_points": "reported_points", "unit": "unit"}
 
 
-def _texts(data: bytes, state: np.ndarray, first: np.ndarray, end: np.ndarray
+def _texts(data: Data, state: np.ndarray, first: np.ndarray, end: np.ndarray
            ) -> pa.LargeStringArray:
     """Strings (or numbers' texts) from byte spans of ``data``; null unless present."""
     present = state == scan.PRESENT

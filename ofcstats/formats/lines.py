@@ -36,6 +36,10 @@ BROKEN = (EOFError, OSError, zlib.error, _ISAL_ERROR, zstandard.ZstdError)
 """What reading a compressed stream raises when its data is cut short or damaged."""
 
 
+Data = bytes | bytearray
+"""A batch's bytes: a file's batches are the buffer they were read into, not a copy."""
+
+
 @dataclass(frozen=True)
 class LineBatch:
     """Consecutive lines of one file: line ``first_line + i`` is ``line(i)``.
@@ -45,7 +49,7 @@ class LineBatch:
     """
 
     first_line: int
-    data: bytes
+    data: Data
     problem: str | None = None
 
     @cached_property
@@ -224,6 +228,18 @@ def read_head(path: Path, size: int = 64 << 10) -> bytes:
             return b""
 
 
+def _read_into(stream: Any, buffer: memoryview) -> int:
+    """Fill ``buffer`` from ``stream`` as far as it goes: the bytes read (fewer only at
+    the stream's end)."""
+    done = 0
+    while done < len(buffer):
+        n = stream.readinto(buffer[done:])
+        if not n:
+            break
+        done += n
+    return done
+
+
 def read_line_batches(
     path: Path, progress: Callable[[int], None] | None = None, batch_bytes: int = BATCH_BYTES,
     digest: Digest | None = None, *, start: int = 0, first_line: int = 1,
@@ -252,24 +268,29 @@ def read_line_batches(
         raw = io.BufferedReader(counted, buffer_size=1 << 20)
         stream = _decompressed(raw)
         while True:
+            # Read into the batch's own buffer after the held-over start of a line, and
+            # cut the buffer at its last newline in place: the lines are copied once.
+            held = len(pending)
+            buffer = bytearray(held + batch_bytes)
+            buffer[:held] = pending
             try:
-                block = stream.read(batch_bytes)
+                got = _read_into(stream, memoryview(buffer)[held:])
             except BROKEN as error:
                 # A compressed stream cut short: keep every whole line before the break.
                 problem = f"the compressed data breaks off ({error}); lines before it were read"
-                block = b""
-            if not block:
+                got = 0
+            if not got:
                 break
-            if line_no == 1 and not start and not pending and block.startswith(_BOM):
-                block = block[len(_BOM):]  # a byte order mark is not part of the first line
-            cut = block.rfind(b"\n")
+            del buffer[held + got:]
+            if line_no == 1 and not start and not held and buffer.startswith(_BOM):
+                del buffer[:len(_BOM)]  # a byte order mark is not part of the first line
+            cut = buffer.rfind(b"\n")
             if cut < 0:
-                pending += block
+                pending = bytes(buffer)
                 continue
-            # One copy per batch: the held-over start of a line, then whole lines.
-            data = pending + block[: cut + 1] if pending else block[: cut + 1]
-            pending = block[cut + 1 :]
-            batch = LineBatch(first_line=line_no, data=data)
+            pending = bytes(buffer[cut + 1:])
+            del buffer[cut + 1:]
+            batch = LineBatch(first_line=line_no, data=buffer)
             line_no += len(batch)
             if tally is not None:
                 tally.lines = line_no - 1

@@ -21,9 +21,12 @@ boolean); per card its hand, seat, street, kind, position and code.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from ofcstats.formats.lines import Data
 
 # What a key holds.
 TEXT, WHOLE, NUMBER, FLAG, CARDS, SEATS, STREETS = range(7)
@@ -89,7 +92,7 @@ class Scanned:
     card_code: np.ndarray
 
 
-def scan(data: bytes, starts: np.ndarray, ends: np.ndarray, shape: Shape) -> Scanned:
+def scan(data: Data, starts: np.ndarray, ends: np.ndarray, shape: Shape) -> Scanned:
     """Read the lines ``data[starts[i]:ends[i]]`` (each followed by a newline in
     ``data``)."""
     buf = np.frombuffer(data, dtype=np.uint8)
@@ -142,7 +145,7 @@ def card_columns(kept: np.ndarray, hand_of_line: np.ndarray, seen: Scanned, n_ki
                    seen.card_kind, seen.card_pos, seen.card_code, n_kinds)
 
 
-def gather(data: bytes, first: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def gather(data: Data, first: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The byte spans ``data[first[i]:end[i]]`` one after another: (offsets, bytes)."""
     from ofcstats.formats._scan_kernel import gather_spans  # noqa: PLC0415
 
