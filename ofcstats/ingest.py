@@ -53,6 +53,7 @@ FIRST_REASONS = 10
 BATCH_BYTES = 8 << 20  # lines parsed at once: their fixed costs vanish, both cores keep busy
 LARGE_BATCH_BYTES = 16 << 20  # ...in a file of 16 such batches or more: less of every
 # batch's fixed cost (a million street-form hands 0.5 s faster), 0.25 GB more memory
+COMPRESSION = 4  # a compressed log's lines are at least this many times its size (5 to 7)
 APPEND_HANDS = 40_000  # hands per insert: about one DuckDB row group of seats
 PARSE_WORKERS = 2  # batches parsed at once; with the inserts, enough for two cores
 FILES_AHEAD = 2  # files read (on the same threads) while one is stored
@@ -371,6 +372,7 @@ class _Job:
     reader: _Ahead[HandBatch] | None = None
     digest: blake3.blake3 | None = None
     stream: bool = False  # read once as it comes (standard input, a FIFO): no hash
+    lines_size: int = 0  # bytes of lines expected (a compressed file's: COMPRESSION times)
     update: bool = False  # stored hands take this file's values of non-card fields
     tally: Tally = field(default_factory=Tally)
 
@@ -406,6 +408,7 @@ class _Run:
                 if job.problem or job.skipped:
                     return job
                 job.format = self.format_name or formats.detect(path)
+                job.lines_size = size if _plain(path) else size * COMPRESSION
         except (HandError, OSError) as error:
             if stream is not None:
                 stream.close()
@@ -420,7 +423,7 @@ class _Run:
         # Two stages per batch, on the parsing threads: the format's, then validation.
         job.reader = _ahead(formats.parse(
             path, reading.checked, job.format, progress,
-            self.batch_bytes or batch_bytes_for(size), job.digest,
+            self.batch_bytes or batch_bytes_for(job.lines_size), job.digest,
             workers=PARSE_WORKERS, start=job.start, first_line=job.first_line,
             tally=job.tally, stream=stream, pool=self.pool))
         return job
@@ -545,9 +548,9 @@ def _ingest_file(store: Store, job: _Job, result: FileSummary, summary: IngestSu
 
 
 def batch_bytes_for(size: int) -> int:
-    """The lines parsed at once in a file of ``size`` bytes (as stored: a compressed
-    file's lines are more): larger batches for a large file, where two of them in
-    flight are a small part of it."""
+    """The lines parsed at once in a file of ``size`` bytes of lines (a compressed file's
+    are taken as :data:`COMPRESSION` times its size): larger batches for a large file,
+    where two of them in flight are a small part of it."""
     return LARGE_BATCH_BYTES if size >= 16 * LARGE_BATCH_BYTES else BATCH_BYTES
 
 

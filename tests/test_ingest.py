@@ -848,9 +848,12 @@ def test_a_file_of_sixteen_large_batches_or_more_is_parsed_in_large_batches(
     monkeypatch.setattr(ingesting, "batch_bytes_for",
                         lambda size: asked.append(size) or 2048)
     log = write_jsonl(tmp_path / "a.jsonl", hands(30, 1))
-    summary = ingest([log], tmp_path / "a.duckdb")
-    assert asked == [log.stat().st_size]
-    assert summary.hands == 30
+    packed = tmp_path / "c.jsonl.gz"
+    packed.write_bytes(gzip.compress(
+        write_jsonl(tmp_path / "c.txt", hands(30, 3, prefix="c")).read_bytes()))
+    summary = ingest([log, packed], tmp_path / "a.duckdb")
+    assert asked == [log.stat().st_size, packed.stat().st_size * ingesting.COMPRESSION]
+    assert summary.hands == 60
     read: list[int] = []
     parse = ingesting.formats.parse
     monkeypatch.setattr(ingesting.formats, "parse", lambda *args, **kwargs: (
@@ -858,4 +861,4 @@ def test_a_file_of_sixteen_large_batches_or_more_is_parsed_in_large_batches(
     other = write_jsonl(tmp_path / "b.jsonl", hands(30, 2, prefix="b"))
     ingest([other], tmp_path / "a.duckdb", batch_bytes=4096)
     assert read == [4096]
-    assert asked == [log.stat().st_size]
+    assert len(asked) == 2
