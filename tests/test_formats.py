@@ -336,3 +336,28 @@ def test_arrow_never_sees_a_line_that_is_not_an_object() -> None:
         assert not jsonl._objects_only(f'{{"a": 1}}\n{text}\n'.encode())
         with pytest.raises(pa.ArrowInvalid):
             jsonl.read_arrow(f"{text}\n".encode(), jsonl._PARSE, 1)
+
+
+def test_a_file_is_read_in_batches_of_whole_lines_to_its_end_even_as_it_grows(
+        tmp_path: Path) -> None:
+    """Each batch ends at a line's end whatever the batch size; a line cut by a batch
+    boundary starts the next batch; lines appended while the file is read are read
+    too (what the file holds when its end is reached is what is loaded and hashed)."""
+    from ofcstats.formats.lines import read_line_batches  # noqa: PLC0415
+
+    path = tmp_path / "growing.jsonl"
+    first = [f'{{"n": {i}, "pad": "{"x" * (i % 37)}"}}' for i in range(200)]
+    path.write_text("\ufeff" + "\n".join(first) + "\n", encoding="utf-8")
+    later = [f'{{"n": {i}}}' for i in range(200, 260)]
+    seen: list[str] = []
+    numbers: list[int] = []
+    for index, batch in enumerate(read_line_batches(path, batch_bytes=700)):
+        assert batch.data.endswith(b"\n")
+        numbers.append(batch.first_line)
+        seen += batch.texts()
+        if index == 0:
+            with path.open("a", encoding="utf-8") as f:
+                f.write("\n".join(later) + "\n")
+    assert seen == first + later
+    assert numbers[0] == 1
+    assert len(numbers) > 10

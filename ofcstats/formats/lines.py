@@ -228,16 +228,24 @@ def read_head(path: Path, size: int = 64 << 10) -> bytes:
             return b""
 
 
-def _read_into(stream: Any, buffer: memoryview) -> int:
-    """Fill ``buffer`` from ``stream`` as far as it goes: the bytes read (fewer only at
-    the stream's end)."""
-    done = 0
+_READ_AHEAD = 1 << 20  # a file's bytes read ahead of the lines (and hashed as they are read)
+
+
+def _fill(stream: Any, pending: bytes, room: int) -> bytearray:
+    """A new buffer of ``pending`` and then up to ``room`` bytes of ``stream`` (fewer
+    only at its end): the batch's lines are read straight into it, copied once."""
+    held = len(pending)
+    buffer = bytearray(held + room)
+    buffer[:held] = pending
+    view, done = memoryview(buffer), held
     while done < len(buffer):
-        n = stream.readinto(buffer[done:])
+        n = stream.readinto(view[done:])
         if not n:
             break
         done += n
-    return done
+    view.release()
+    del buffer[done:]
+    return buffer
 
 
 def read_line_batches(
@@ -265,23 +273,30 @@ def read_line_batches(
             plain.seek(start)
         counted = _Hashing(plain, digest)
         counted.done = start
-        raw = io.BufferedReader(counted, buffer_size=1 << 20)
+        raw = io.BufferedReader(counted, buffer_size=_READ_AHEAD)
         stream = _decompressed(raw)
+        # What is left of a plain file bounds a batch's buffer (a small file's one batch
+        # then takes a buffer of its size, not of a batch's); a file that grows as it is
+        # read is read on to its end all the same.
+        left = os.fstat(plain.fileno()).st_size - start if stream is raw and not isinstance(
+            plain, Replay) else None
         while True:
-            # Read into the batch's own buffer after the held-over start of a line, and
-            # cut the buffer at its last newline in place: the lines are copied once.
+            # The held-over start of a line and what follows, in the batch's own buffer,
+            # cut at its last newline in place.
             held = len(pending)
-            buffer = bytearray(held + batch_bytes)
-            buffer[:held] = pending
+            if left is not None and left <= 0 and not raw.peek(1):
+                break  # (the end, found without a buffer of a batch's size)
             try:
-                got = _read_into(stream, memoryview(buffer)[held:])
+                buffer = _fill(stream, pending, min(batch_bytes, left)
+                               if left is not None and left > 0 else batch_bytes)
             except BROKEN as error:
                 # A compressed stream cut short: keep every whole line before the break.
                 problem = f"the compressed data breaks off ({error}); lines before it were read"
-                got = 0
-            if not got:
                 break
-            del buffer[held + got:]
+            if len(buffer) == held:
+                break
+            if left is not None:
+                left -= len(buffer) - held
             if line_no == 1 and not start and not held and buffer.startswith(_BOM):
                 del buffer[:len(_BOM)]  # a byte order mark is not part of the first line
             cut = buffer.rfind(b"\n")
