@@ -697,6 +697,7 @@ def ingest(
         input_format, output = output, "table"
     shown = _summary_format(output, as_json)
     database = db or ingesting.default_database()
+    _large_frames_process()
     try:
         for path in [*paths, database]:
             no_loop(path, "log" if path in paths else "database")
@@ -879,7 +880,7 @@ def score(
 
     Example: ofcstats score session.jsonl --ruleset american --ruleset pokerstars
     """
-    _scoring_process()
+    _large_frames_process()
     for path in files:
         no_loop(path, "log")
         if not path.exists():
@@ -1092,7 +1093,7 @@ def rescore(
 
     Example: ofcstats rescore --all-rulesets --db club.duckdb
     """
-    _scoring_process()
+    _large_frames_process()
     as_json = as_json or output is SummaryFormat.json
     try:
         named = split_list(ruleset) or []
@@ -1322,10 +1323,11 @@ def main() -> None:
     app()
 
 
-def _scoring_process() -> None:
-    """Opt in, for a command that scores large frames, to ``malloc`` keeping freed memory
-    for reuse (:mod:`ofcstats.allocator`): a quarter of the scoring time, at the price of
-    keeping the peak heap until the command ends. The library never sets it itself."""
+def _large_frames_process() -> None:
+    """Opt in, for a command that loads or scores large frames, to ``malloc`` keeping
+    freed memory for reuse (:mod:`ofcstats.allocator`): a quarter of the scoring time and
+    a tenth of a large load's, at the price of keeping the peak heap until the command
+    ends. The library never sets it itself."""
     allocator.reuse_freed_memory()
 
 

@@ -1,4 +1,4 @@
-"""Keeping freed memory for reuse while scoring (ofcstats.allocator)."""
+"""Keeping freed memory for reuse while loading or scoring (ofcstats.allocator)."""
 
 from __future__ import annotations
 
@@ -80,9 +80,9 @@ def test_scoring_a_large_frame_from_the_library_leaves_malloc_alone() -> None:
     assert done.stdout.strip() == "None"  # never asked for, so never set
 
 
-@pytest.mark.parametrize("command", ["score", "rescore"])
-def test_the_scoring_commands_opt_in_as_they_start(command: str, tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("command", ["ingest", "score", "rescore"])
+def test_the_commands_of_large_frames_opt_in_as_they_start(
+        command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[bool] = []
     monkeypatch.setattr(allocator, "reuse_freed_memory", lambda: calls.append(True) or True)
     sample = Path(__file__).parent.parent / "data" / "sample" / "pineapple-american.jsonl"
@@ -90,8 +90,10 @@ def test_the_scoring_commands_opt_in_as_they_start(command: str, tmp_path: Path,
     if command == "rescore":
         assert CliRunner().invoke(app, ["ingest", str(sample), "--db", str(database),
                                         "--quiet"]).exit_code == 0
-        assert not calls  # loading is not scoring
-    args = [str(sample), "-r", "american"] if command == "score" else ["--db", str(database)]
+        calls.clear()
+    args = {"ingest": [str(sample), "--db", str(database)],
+            "score": [str(sample), "-r", "american"],
+            "rescore": ["--db", str(database)]}[command]
     result = CliRunner().invoke(app, [command, *args, "--quiet"])
     assert result.exit_code == 0, result.output
     assert calls == [True]
