@@ -1,6 +1,6 @@
 """``python -m ofcstats``: the ``ofcstats`` command."""
 
-from ofcstats.cli import main
+from ofcstats.entry import main
 
 if __name__ == "__main__":
     main()

@@ -285,3 +285,23 @@ def test_report_output_named_pdf_is_a_usage_error(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "--pdf" in result.output
     assert not target.exists()
+
+
+_ENTRY_PROBE = """
+import gc, sys
+sys.argv = ["ofcstats", "--version"]
+from ofcstats.entry import main
+try:
+    main()
+except SystemExit as done:
+    assert not done.code, done.code
+print(gc.isenabled(), gc.get_freeze_count() > 1000)
+"""
+
+
+def test_the_command_starts_with_its_imports_set_aside_from_the_collector() -> None:
+    done = subprocess.run([sys.executable, "-c", _ENTRY_PROBE], capture_output=True,
+                          text=True, check=True)
+    version, answer = done.stdout.strip().splitlines()
+    assert version.startswith("ofcstats ")
+    assert answer == "True True"  # collecting again, and the imports' objects frozen
