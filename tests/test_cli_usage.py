@@ -288,20 +288,27 @@ def test_report_output_named_pdf_is_a_usage_error(tmp_path: Path) -> None:
 
 
 _ENTRY_PROBE = """
-import gc, sys
+import gc, os, sys
 sys.argv = ["ofcstats", "--version"]
 from ofcstats.entry import main
 try:
     main()
 except SystemExit as done:
     assert not done.code, done.code
-print(gc.isenabled(), gc.get_freeze_count() > 1000)
+print(gc.isenabled(), gc.get_freeze_count() > 1000, os.environ["OPENBLAS_THREAD_TIMEOUT"])
 """
 
 
-def test_the_command_starts_with_its_imports_set_aside_from_the_collector() -> None:
+@pytest.mark.parametrize(("given", "kept"), [(None, "4"), ("12", "12")])
+def test_the_command_starts_with_its_imports_set_aside_and_blas_threads_sleeping(
+        given: str | None, kept: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    if given is None:
+        monkeypatch.delenv("OPENBLAS_THREAD_TIMEOUT", raising=False)
+    else:
+        monkeypatch.setenv("OPENBLAS_THREAD_TIMEOUT", given)
     done = subprocess.run([sys.executable, "-c", _ENTRY_PROBE], capture_output=True,
                           text=True, check=True)
     version, answer = done.stdout.strip().splitlines()
     assert version.startswith("ofcstats ")
-    assert answer == "True True"  # collecting again, and the imports' objects frozen
+    # collecting again, the imports' objects frozen, the user's setting kept
+    assert answer == f"True True {kept}"
