@@ -16,7 +16,7 @@ million street-form hands faulted in about 450,000 pages (1.8 GB, each zeroed by
 kernel) without it and 300,000 with it; the load took 10.3 to 10.4 s with it against
 10.5 to 11.5 s without (three runs each, in turns). There several threads each keep
 their heap's peak: a single file peaks about 30 MB higher, a directory of eight files
-(read two or three at a time) at 1.6 GB against 1.1 GB.
+(read three or four at a time) at 1.6 GB against 1.1 GB.
 
 The setting is the process's, not the library's: importing or calling ofcstats never
 applies it. The ``ofcstats`` commands that load or score (``ingest``, ``score``,

@@ -56,7 +56,10 @@ LARGE_BATCH_BYTES = 16 << 20  # ...in a file of 16 such batches or more: less of
 COMPRESSION = 4  # a compressed log's lines are at least this many times its size (5 to 7)
 APPEND_HANDS = 40_000  # hands per insert: about one DuckDB row group of seats
 PARSE_WORKERS = 2  # batches parsed at once; with the inserts, enough for two cores
-FILES_AHEAD = 2  # files read (on the same threads) while one is stored
+FILES_AHEAD = 3  # files read (on the same threads) while one is stored
+BATCHES_AHEAD = 6  # checked batches of a file waiting for its turn to be stored: enough
+# to keep both cores parsing while a file's last hands are written and committed (half a
+# second each, which left one core idle at every file of a directory)
 LOCK_WAIT = 600.0  # seconds to wait for another process to finish with the database
 _HASH_CHUNK = 64 << 20
 
@@ -730,6 +733,6 @@ class _Ahead(Iterator[T]):
         self.worker.join()
 
 
-def _ahead(items: Iterator[T], depth: int = 2) -> _Ahead[T]:
+def _ahead(items: Iterator[T], depth: int = BATCHES_AHEAD) -> _Ahead[T]:
     """See :class:`_Ahead`."""
     return _Ahead(items, depth)
