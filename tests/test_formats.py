@@ -361,3 +361,21 @@ def test_a_file_is_read_in_batches_of_whole_lines_to_its_end_even_as_it_grows(
     assert seen == first + later
     assert numbers[0] == 1
     assert len(numbers) > 10
+
+
+def test_a_gzip_file_cut_short_keeps_its_whole_lines_before_the_break(tmp_path: Path) -> None:
+    """Only the last megabyte or so before the break is lost (the reader takes a megabyte
+    at a time), not the whole batch it falls in; the break is the last batch's problem."""
+    from ofcstats.formats.lines import read_line_batches  # noqa: PLC0415
+
+    lines = [f'{{"n": {i}, "pad": "{"y" * (i % 97)}"}}' for i in range(60_000)]
+    text = ("\n".join(lines) + "\n").encode()
+    packed = gzip.compress(text)
+    path = tmp_path / "cut.jsonl.gz"
+    path.write_bytes(packed[: len(packed) * 3 // 4])
+    batches = list(read_line_batches(path, batch_bytes=8 << 20))
+    assert "compressed data breaks off" in (batches[-1].problem or "")
+    seen = [line for batch in batches[:-1] for line in batch.texts()]
+    assert seen == lines[:len(seen)]
+    kept = sum(len(line) + 1 for line in seen)
+    assert kept > len(text) // 2 - (2 << 20)  # (the whole text is one 8 MB batch)

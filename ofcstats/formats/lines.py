@@ -231,21 +231,26 @@ def read_head(path: Path, size: int = 64 << 10) -> bytes:
 _READ_AHEAD = 1 << 20  # a file's bytes read ahead of the lines (and hashed as they are read)
 
 
-def _fill(stream: Any, pending: bytes, room: int) -> bytearray:
+def _fill(stream: Any, pending: bytes, room: int) -> tuple[bytearray, BaseException | None]:
     """A new buffer of ``pending`` and then up to ``room`` bytes of ``stream`` (fewer
-    only at its end): the batch's lines are read straight into it, copied once."""
+    only at its end): the batch's lines are read straight into it, copied once, a
+    megabyte at a time. A compressed stream that breaks off keeps what was read before
+    the break (all but the last megabyte's worth), and the error comes with it."""
     held = len(pending)
     buffer = bytearray(held + room)
     buffer[:held] = pending
-    view, done = memoryview(buffer), held
-    while done < len(buffer):
-        n = stream.readinto(view[done:])
-        if not n:
-            break
-        done += n
+    view, done, broken = memoryview(buffer), held, None
+    try:
+        while done < len(buffer):
+            n = stream.readinto(view[done:done + _READ_AHEAD])  # (a break loses one)
+            if not n:
+                break
+            done += n
+    except BROKEN as error:
+        broken = error
     view.release()
     del buffer[done:]
-    return buffer
+    return buffer, broken
 
 
 def read_line_batches(
@@ -286,13 +291,11 @@ def read_line_batches(
             held = len(pending)
             if left is not None and left <= 0 and not raw.peek(1):
                 break  # (the end, found without a buffer of a batch's size)
-            try:
-                buffer = _fill(stream, pending, min(batch_bytes, left)
-                               if left is not None and left > 0 else batch_bytes)
-            except BROKEN as error:
+            buffer, broken = _fill(stream, pending, min(batch_bytes, left)
+                                   if left is not None and left > 0 else batch_bytes)
+            if broken is not None:
                 # A compressed stream cut short: keep every whole line before the break.
-                problem = f"the compressed data breaks off ({error}); lines before it were read"
-                break
+                problem = f"the compressed data breaks off ({broken}); lines before it were read"
             if len(buffer) == held:
                 break
             if left is not None:
@@ -300,18 +303,18 @@ def read_line_batches(
             if line_no == 1 and not start and not held and buffer.startswith(_BOM):
                 del buffer[:len(_BOM)]  # a byte order mark is not part of the first line
             cut = buffer.rfind(b"\n")
-            if cut < 0:
-                pending = bytes(buffer)
-                continue
             pending = bytes(buffer[cut + 1:])
-            del buffer[cut + 1:]
-            batch = LineBatch(first_line=line_no, data=buffer)
-            line_no += len(batch)
-            if tally is not None:
-                tally.lines = line_no - 1
-            yield batch
-            if progress is not None:
-                progress(counted.done)
+            if cut >= 0:
+                del buffer[cut + 1:]
+                batch = LineBatch(first_line=line_no, data=buffer)
+                line_no += len(batch)
+                if tally is not None:
+                    tally.lines = line_no - 1
+                yield batch
+                if progress is not None:
+                    progress(counted.done)
+            if problem:
+                break
         if digest is not None:
             # Whatever the decompressor left unread still belongs to the file's hash.
             while chunk := plain.read(1 << 20):
