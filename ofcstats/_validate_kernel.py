@@ -113,8 +113,8 @@ def hand_columns(s_valid, seat_new, s_streets, n_streets, street_start,
                  c_seat, c_street, c_kind, c_pos, c_code):
     """The valid seats' final rows (top, middle, bottom, in playing order: from the
     streets, else as given), every seat's dealt count (13 without streets), and the
-    valid seats' placed and discarded cards in order (seat row, street, card, row, and
-    order within the seat), as :func:`ofcstats.validate.build` makes them."""
+    valid seats' placed and discarded cards in order (how many per seat row, then per
+    card its street, card and row), as :func:`ofcstats.validate.build` makes them."""
     n_seats = len(s_valid)
     n_cards = len(c_seat)
     n_valid = s_valid.sum()
@@ -151,23 +151,21 @@ def hand_columns(s_valid, seat_new, s_streets, n_streets, street_start,
     # plus its position in its list.
     for k in range(1, len(per_key)):
         per_key[k] += per_key[k - 1]
-    m_seat = np.empty(n_moves, dtype=np.int64)
-    m_street = np.empty(n_moves, dtype=np.int8)
+    per_seat = np.zeros(n_seats, dtype=np.int64)
+    m_street = np.empty(n_moves, dtype=np.uint8)
     m_card = np.empty(n_moves, dtype=np.uint8)
     m_row = np.empty(n_moves, dtype=np.uint8)
-    m_order = np.empty(n_moves, dtype=np.int16)
     for i in range(n_cards):
         s = c_seat[i]
         kind = c_kind[i]
         if c_street[i] <= 0 or kind < TOP or not s_valid[s]:
             continue
         dest = per_key[(street_start[s] + c_street[i] - 1) * 4 + kind - TOP] + c_pos[i]
-        m_seat[dest] = s
+        per_seat[s] += 1
         m_street[dest] = c_street[i]
         m_card[dest] = c_code[i]
         m_row[dest] = kind
-        m_order[dest] = dest + 1 - per_key[street_start[s] * 4]
-    return top, middle, bottom, dealt, m_seat, m_street, m_card, m_row, m_order
+    return top, middle, bottom, dealt, per_seat, m_street, m_card, m_row
 
 
 @njit(nogil=True, cache=True)

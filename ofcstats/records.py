@@ -101,14 +101,25 @@ SEATS_SCHEMA: dict[str, pl.DataType] = {
     "middle": pl.Array(pl.UInt8, 5),
     "bottom": pl.Array(pl.UInt8, 5),
 }
-PLACEMENTS_SCHEMA: dict[str, pl.DataType] = {
+STREET_STEP = 512
+ROW_STEP = 64
+"""A move, one placed or discarded card: ``street * STREET_STEP + row * ROW_STEP + card``
+(row 1 top, 2 middle, 3 bottom, 4 discard: :data:`KIND_NAMES`); ``card < ROW_STEP`` (52
+cards), ``row * ROW_STEP < STREET_STEP``. The store keeps a seat's moves as one list."""
+
+
+def encode_moves(street: np.ndarray, row: np.ndarray, card: np.ndarray) -> np.ndarray:
+    """The moves (see :data:`STREET_STEP`) of cards placed on ``street`` in ``row``."""
+    return (street.astype(np.uint16) * STREET_STEP + row.astype(np.uint16) * ROW_STEP
+            + card.astype(np.uint16))
+
+
+MOVES_SCHEMA: dict[str, pl.DataType] = {
     "hand": pl.UInt32(),
     "seat": pl.Int8(),
-    "street": pl.Int8(),
-    "order": pl.Int16(),  # 1.. within the seat's hand: by street, then top, middle, bottom, discard
-    "card": pl.UInt8(),
-    "row": pl.UInt8(),  # 1 top, 2 middle, 3 bottom, 4 discard (KIND_NAMES)
+    "moves": pl.List(pl.UInt16()),  # in playing order: by street, then top, middle, bottom, discard
 }
+"""One row per seat logged street by street: its placed and discarded cards as moves."""
 REJECTS_SCHEMA: dict[str, pl.DataType] = {
     "source": pl.String(),
     "line": pl.Int64(),
@@ -220,12 +231,12 @@ class RawBatch:
 class HandBatch:
     """Checked hands, ready for the store and the scorer, plus everything rejected.
 
-    ``seats`` and ``placements`` name their hand by ``hand``, its row in ``hands``.
+    ``seats`` and ``moves`` name their hand by ``hand``, its row in ``hands``.
     """
 
     hands: pl.DataFrame = field(default_factory=lambda: empty(HANDS_SCHEMA))
     seats: pl.DataFrame = field(default_factory=lambda: empty(SEATS_SCHEMA))
-    placements: pl.DataFrame = field(default_factory=lambda: empty(PLACEMENTS_SCHEMA))
+    moves: pl.DataFrame = field(default_factory=lambda: empty(MOVES_SCHEMA))
     rejects: pl.DataFrame = field(default_factory=lambda: empty(REJECTS_SCHEMA))
     duplicates: int = 0  # exact repeats of hands already in the batch, dropped
     lines: tuple[LineBatch, ...] = ()  # the text the hands came from, for later rejects
@@ -263,7 +274,7 @@ class HandBatch:
         return HandBatch(
             hands=self.hands.filter(keep),
             seats=follow(self.seats),
-            placements=follow(self.placements),
+            moves=follow(self.moves),
             rejects=self.rejects,
             duplicates=self.duplicates,
             lines=self.lines,
@@ -274,15 +285,15 @@ class HandBatch:
         """One batch holding all of ``batches``; their hand ids must already be distinct."""
         if not batches:
             return HandBatch()
-        seats, placements, base = [], [], 0
+        seats, moves, base = [], [], 0
         for b in batches:
             seats.append(b.seats.with_columns(pl.col("hand") + base))
-            placements.append(b.placements.with_columns(pl.col("hand") + base))
+            moves.append(b.moves.with_columns(pl.col("hand") + base))
             base += b.hands.height
         return HandBatch(
             hands=pl.concat([b.hands for b in batches]),
             seats=pl.concat(seats),
-            placements=pl.concat(placements),
+            moves=pl.concat(moves),
             rejects=pl.concat([b.rejects for b in batches]),
             duplicates=sum(b.duplicates for b in batches),
             lines=tuple(kept for b in batches for kept in b.lines),

@@ -33,13 +33,14 @@ from ofcstats.records import (
     DISCARD,
     HANDS_SCHEMA,
     KIND_NAMES,
+    MOVES_SCHEMA,
     NOT_A_CARD,
-    PLACEMENTS_SCHEMA,
     REJECTS_SCHEMA,
     SEATS_SCHEMA,
     TOP,
     HandBatch,
     RawBatch,
+    encode_moves,
     exclusive_cumsum,
     session_default,
 )
@@ -679,14 +680,14 @@ def build(raw: RawBatch, valid: np.ndarray, con: duckdb.DuckDBPyConnection,
     # Per card, whether its seat is valid (None: all are, the usual case).
     card_ok = None if s_valid.all() else s_valid[ix.c_seat]
     if ix.compiled:
-        rows, dealt, placements = _compiled_columns(ix, s_valid, seat_new, hand_new,
+        rows, dealt, moves = _compiled_columns(ix, s_valid, seat_new, hand_new,
                                                     _np(seats, "seat"))
     else:
         rows = _final_rows(ix, card_ok, seat_new, int(s_valid.sum()))
         dealt_cards = ix.of_kind(DEALT)
         dealt = np.where(ix.s_streets, np.bincount(
             ix.c_seat[dealt_cards][ix.on_street[dealt_cards]], minlength=len(s_valid)), 13)
-        placements = _placements(ix, card_ok, hand_new, _np(seats, "seat"))
+        moves = _moves(ix, card_ok, hand_new, _np(seats, "seat"))
 
     every = bool(valid.all())  # (the usual case) nothing to filter
     good_hands = hands if every else hands.filter(pl.Series(valid))
@@ -714,7 +715,7 @@ def build(raw: RawBatch, valid: np.ndarray, con: duckdb.DuckDBPyConnection,
     batch = HandBatch(
         hands=out_hands,
         seats=good_seats.select(list(SEATS_SCHEMA)).cast(SEATS_SCHEMA),  # type: ignore[arg-type]
-        placements=placements,
+        moves=moves,
     )
     return _first_of_each_id(batch, raw.source)
 
@@ -744,13 +745,12 @@ def _runs(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return start, np.diff(np.r_[start, len(values)])
 
 
-def _placements(ix: Index, card_ok: np.ndarray | None, hand_new: np.ndarray,
-                seat_numbers: np.ndarray) -> pl.DataFrame:
+def _moves(ix: Index, card_ok: np.ndarray | None, hand_new: np.ndarray,
+           seat_numbers: np.ndarray) -> pl.DataFrame:
     """Placed and discarded cards of valid seats (``card_ok`` as :func:`_final_rows`
-    takes it), in order. A card's slot in its seat's list is its street's first slot,
-    plus the cards of the kinds before it in that street, plus its position in its own
-    list: a scatter, no sort. Only what differs card by card is scattered; what a
-    seat's cards share is looked up after, in order."""
+    takes it), in order, as moves per seat (:data:`MOVES_SCHEMA`). A card's slot in its
+    seat's list is its street's first slot, plus the cards of the kinds before it in
+    that street, plus its position in its own list: a scatter, no sort."""
     placed = slice(int(ix.kind_at[TOP]), len(ix.c_kind))  # every kind after the dealt
     keep = ix.on_street[placed] if card_ok is None else ix.on_street[placed] & card_ok[placed]
     used = placed.start + np.flatnonzero(keep)
@@ -760,45 +760,39 @@ def _placements(ix: Index, card_ok: np.ndarray | None, hand_new: np.ndarray,
     # The cards before each (street row, kind), in that order: each one's first slot.
     slot = exclusive_cumsum(np.bincount(key, minlength=n_street_rows * 4))
     dest = slot[key] + ix.c_pos[used]
-    n = len(used)
-    seat = np.empty(n, dtype=np.int64)
-    seat[dest] = ix.c_seat[used]
-    scattered: dict[str, pl.Series] = {}
-    for name, values in (("street", ix.c_street[used]), ("card", ix.c_code[used]),
-                         ("row", kind)):
-        out = np.empty(n, dtype=_NUMPY[name])
-        out[dest] = values
-        scattered[name] = pl.Series(name, out, dtype=PLACEMENTS_SCHEMA[name])
-    seat_first = slot[np.minimum(ix.street_start, max(n_street_rows - 1, 0)) * 4] \
-        if n_street_rows else np.zeros(len(ix.s_hand), dtype=np.int64)
+    moves = np.empty(len(used), dtype=np.uint16)
+    moves[dest] = encode_moves(ix.c_street[used], kind, ix.c_code[used])
+    per_seat = np.bincount(ix.c_seat[used], minlength=len(ix.s_hand))
+    return _per_seat(per_seat, moves, hand_new[ix.s_hand], seat_numbers)
+
+
+def _per_seat(per_seat: np.ndarray, moves: np.ndarray, hand: np.ndarray,
+              seat_numbers: np.ndarray) -> pl.DataFrame:
+    """Moves in seat order, ``per_seat`` of them for each seat row, as a row per seat
+    that has any (:data:`MOVES_SCHEMA`); ``hand``, ``seat_numbers``: per seat row."""
+    some = np.flatnonzero(per_seat)
+    offsets = np.zeros(len(some) + 1, dtype=np.int32)
+    np.cumsum(per_seat[some], out=offsets[1:])
     return pl.DataFrame([
-        pl.Series("hand", hand_new[ix.s_hand].astype(np.uint32)[seat]),
-        pl.Series("seat", seat_numbers.astype(np.int8)[seat]),
-        scattered["street"],
-        pl.Series("order", (np.arange(1, n + 1) - seat_first[seat]).astype(np.int16)),
-        scattered["card"], scattered["row"],
-    ])
+        pl.Series("hand", hand[some].astype(np.uint32)),
+        pl.Series("seat", seat_numbers[some].astype(np.int8)),
+        pl.Series("moves", pa.ListArray.from_arrays(pa.array(offsets), pa.array(moves))),
+    ], schema=MOVES_SCHEMA)
 
 
 def _compiled_columns(ix: Index, s_valid: np.ndarray, seat_new: np.ndarray,
                       hand_new: np.ndarray, seat_numbers: np.ndarray
                       ) -> tuple[dict[str, np.ndarray], np.ndarray, pl.DataFrame]:
-    """:func:`_final_rows`, the dealt counts and :func:`_placements`, compiled."""
+    """:func:`_final_rows`, the dealt counts and :func:`_moves`, compiled."""
     from ofcstats import _validate_kernel as kernel  # noqa: PLC0415 (numba: when needed)
 
-    top, middle, bottom, dealt, seat, street, card, row, order = kernel.hand_columns(
+    top, middle, bottom, dealt, per_seat, street, card, row = kernel.hand_columns(
         *_flags(s_valid), *_ints(seat_new), *_flags(ix.s_streets), *_ints(
             ix.n_streets, ix.street_start, ix.c_seat, ix.c_street), *_bytes(ix.c_kind),
         *_ints(ix.c_pos), *_bytes(ix.c_code))
-    placements = pl.DataFrame([
-        pl.Series("hand", hand_new[ix.s_hand].astype(np.uint32)[seat]),
-        pl.Series("seat", seat_numbers.astype(np.int8)[seat]),
-        pl.Series("street", street, dtype=PLACEMENTS_SCHEMA["street"]),
-        pl.Series("order", order, dtype=PLACEMENTS_SCHEMA["order"]),
-        pl.Series("card", card, dtype=PLACEMENTS_SCHEMA["card"]),
-        pl.Series("row", row, dtype=PLACEMENTS_SCHEMA["row"]),
-    ])
-    return dict(zip(ROWS, (top, middle, bottom), strict=True)), dealt, placements
+    moves = _per_seat(per_seat, encode_moves(street, row, card), hand_new[ix.s_hand],
+                      seat_numbers)
+    return dict(zip(ROWS, (top, middle, bottom), strict=True)), dealt, moves
 
 
 def compile_checks() -> None:
@@ -822,10 +816,6 @@ def checks_compiled() -> bool:
     from ofcstats.formats.scan import cached  # noqa: PLC0415
 
     return cached(kernel.card_rules, kernel.hand_columns, kernel.fingerprint_texts)
-
-
-_NUMPY = {"street": np.int8, "card": np.uint8, "row": np.uint8}
-"""The numpy types of the placements' scattered columns (see PLACEMENTS_SCHEMA)."""
 
 
 def _fingerprints(hands: pl.DataFrame, seats: pl.DataFrame, rows: dict[str, np.ndarray],

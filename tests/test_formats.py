@@ -62,7 +62,7 @@ def same_hands(a: HandBatch, b: HandBatch) -> None:
     assert b.rejects.is_empty(), b.rejects
     assert_frame_equal(a.hands.select(HAND_COLUMNS), b.hands.select(HAND_COLUMNS))
     assert_frame_equal(a.seats, b.seats)
-    assert_frame_equal(a.placements, b.placements)
+    assert_frame_equal(a.moves, b.moves)
 
 
 def test_jsonl_and_chipzen_give_identical_rows_for_the_same_hands(tmp_path: Path) -> None:
@@ -72,8 +72,8 @@ def test_jsonl_and_chipzen_give_identical_rows_for_the_same_hands(tmp_path: Path
     assert formats.detect(chipzen) == "chipzen"
     a, b = read(native), read(chipzen)
     assert a.hands.height == 60
-    assert a.placements.height == sum(17 if not p.get("fantasyland") else 14
-                                      for h in hands for p in h["players"])
+    assert a.moves.get_column("moves").list.len().sum() == sum(
+        17 if not p.get("fantasyland") else 14 for h in hands for p in h["players"])
     same_hands(a, b)
 
 
@@ -85,9 +85,9 @@ def test_jsonl_and_csv_give_identical_rows_for_the_same_final_boards(tmp_path: P
     assert formats.detect(table) == "boards-csv"
     a, b = read(native), read(table)
     b = HandBatch(hands=b.hands.with_columns(line=a.hands.get_column("line")), seats=b.seats,
-                  placements=b.placements)
+                  moves=b.moves)
     same_hands(a, b)
-    assert a.placements.is_empty()
+    assert a.moves.is_empty()
 
 
 def test_csv_rows_of_one_hand_split_across_batches_stay_one_hand(tmp_path: Path) -> None:
@@ -137,7 +137,7 @@ def test_compressed_files_read_like_plain_ones(tmp_path: Path) -> None:
     for packed in (gz, zst):
         other = read(packed)
         assert_frame_equal(base.seats, other.seats)
-        assert_frame_equal(base.placements, other.placements)
+        assert_frame_equal(base.moves, other.moves)
 
 
 def test_format_comes_from_content_not_from_the_file_name(tmp_path: Path) -> None:
@@ -280,7 +280,7 @@ def test_slow_and_fast_readers_give_the_same_frames(tmp_path: Path) -> None:
     a, b = a.select(keep), b.select(keep)
     assert_frame_equal(a.hands.select(HAND_COLUMNS), b.hands.select(HAND_COLUMNS))
     assert_frame_equal(a.seats, b.seats)
-    assert_frame_equal(a.placements, b.placements)
+    assert_frame_equal(a.moves, b.moves)
 
 
 

@@ -453,7 +453,7 @@ def test_batches_gathered_for_one_insert_keep_first_hands_like_merging_them(
     taken = gathered.take()
     assert gathered.hands == 0
     assert gathered.take().hands.is_empty()
-    for name in ("hands", "seats", "placements", "rejects"):
+    for name in ("hands", "seats", "moves", "rejects"):
         assert getattr(taken, name).equals(getattr(merged, name)), name
     assert taken.duplicates == merged.duplicates == 2
     assert taken.rejects.get_column("reason").to_list() == [

@@ -62,7 +62,7 @@ def run(hands: list[dict[str, Any]] | list[str], *, slow: bool = False,
 
 
 def assert_same(one: HandBatch, other: HandBatch) -> None:
-    for name in ("hands", "seats", "placements", "rejects"):
+    for name in ("hands", "seats", "moves", "rejects"):
         assert_frame_equal(getattr(one, name), getattr(other, name))
     assert one.duplicates == other.duplicates
 
@@ -88,7 +88,7 @@ def test_the_base_hand_is_valid() -> None:
     batch = run([base_hand()])
     assert batch.rejects.is_empty()
     assert batch.hands.height == 1
-    assert batch.placements.height == 34
+    assert batch.moves.get_column("moves").list.len().sum() == 34
 
 
 def test_a_card_dealt_to_two_seats_names_both_places() -> None:

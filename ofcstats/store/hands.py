@@ -17,7 +17,6 @@ import pyarrow as pa
 
 from ofcstats.records import REJECTS_SCHEMA, HandBatch, IdHashes, id_hashes
 from ofcstats.store.connect import registered
-from ofcstats.store.schema import ROW_STEP, STREET_STEP
 
 _HAND_FIELDS = ("played_at", "ruleset", "point_value", "button")
 _SEAT_FIELDS = ("reported_points", "unit")
@@ -56,20 +55,11 @@ def _stream(frame: pl.DataFrame | pa.Table) -> pa.RecordBatchReader:
     return pa.RecordBatchReader.from_batches(schema, handed_over())
 
 
-def _per_seat(placements: pl.DataFrame, base: int) -> pa.Table:
-    """Placements (in seat order) as one row per seat with its list of moves (see
-    :data:`~ofcstats.store.schema.STREET_STEP`): offsets, no grouping. A seat's cards
-    are one run, its first numbered 1 (``order``); ``base`` is the ``hand_key`` of hand
-    0."""
-    first = np.flatnonzero(placements.get_column("order").to_numpy() == 1)
-    offsets = pa.array(np.r_[first, placements.height].astype(np.int32))
-    moves = (placements.get_column("street").to_numpy().astype(np.uint16) * STREET_STEP
-             + placements.get_column("row").to_numpy().astype(np.uint16) * ROW_STEP
-             + placements.get_column("card").to_numpy())
-    hand = placements.get_column("hand").to_numpy()[first].astype(np.int64)
-    return pa.table({"hand_key": hand + base,
-                     "seat": placements.get_column("seat").to_numpy()[first],
-                     "moves": pa.ListArray.from_arrays(offsets, pa.array(moves))})
+def _seat_moves(moves: pl.DataFrame, base: int) -> pa.Table:
+    """A batch's moves (:data:`~ofcstats.records.MOVES_SCHEMA`) as ``seat_placements``
+    rows; ``base`` is the ``hand_key`` of hand 0."""
+    return moves.select(hand_key=pl.col("hand").cast(pl.Int64) + base, seat=pl.col("seat"),
+                        moves=pl.col("moves")).to_arrow()
 
 
 def _conflict_rejects(batch: HandBatch, conflicts: pl.DataFrame) -> pl.DataFrame:
@@ -214,7 +204,7 @@ class HandLoading:
             file_id=pl.lit(file_id, dtype=pl.Int32))
         self._appends.add("hands", hands.to_arrow())
         self._appends.add("seats", batch.seats.with_columns(hand_key=key).to_arrow())
-        self._appends.add("seat_placements", _per_seat(batch.placements, base))
+        self._appends.add("seat_placements", _seat_moves(batch.moves, base))
         if not self._appends.holding:
             self._appends.write_all()
 

@@ -15,6 +15,7 @@ import duckdb
 import polars as pl
 
 from ofcstats.cards import RANKS, SUITS
+from ofcstats.records import ROW_STEP, STREET_STEP
 
 Step = str | Callable[[duckdb.DuckDBPyConnection], None]
 
@@ -368,10 +369,6 @@ ALTER TABLE results ADD COLUMN unit_points DOUBLE;
 # a move being street * STREET_STEP + row * ROW_STEP + card (row 1 top, 2 middle,
 # 3 bottom, 4 discard): a third of the cost to load. The view ``seat_placement_lists``
 # gives the three lists back, ``placements`` a row per card as before.
-STREET_STEP = 512
-ROW_STEP = 64
-"""A move's parts: ``card < ROW_STEP`` (52 cards), ``row * ROW_STEP < STREET_STEP``."""
-
 _V8 = f"""
 CREATE MACRO move_street(m) AS CAST(m // {STREET_STEP} AS UTINYINT);
 CREATE MACRO move_row(m) AS CAST((m % {STREET_STEP}) // {ROW_STEP} AS UTINYINT);
