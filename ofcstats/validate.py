@@ -681,7 +681,7 @@ def build(raw: RawBatch, valid: np.ndarray, con: duckdb.DuckDBPyConnection,
     card_ok = None if s_valid.all() else s_valid[ix.c_seat]
     if ix.compiled:
         rows, dealt, moves = _compiled_columns(ix, s_valid, seat_new, hand_new,
-                                                    _np(seats, "seat"))
+                                               _np(seats, "seat"))
     else:
         rows = _final_rows(ix, card_ok, seat_new, int(s_valid.sum()))
         dealt_cards = ix.of_kind(DEALT)
