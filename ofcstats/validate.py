@@ -27,6 +27,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ofcstats.cards import RANKS, SUITS
+from ofcstats.compiled import buffer, cached, inputs
 from ofcstats.records import (
     BOTTOM,
     DEALT,
@@ -303,20 +304,20 @@ def _compiled_card_rules(ix: Index) -> tuple[np.ndarray, np.ndarray]:
         ix.n, *_ints(ix.s_hand), *_flags(ix.s_streets, ix.s_fl), *_ints(
             ix.n_streets, ix.street_start, np.maximum(ix.variant, 0)[ix.s_hand], ix.c_hand,
             ix.c_seat, ix.c_street), *_bytes(ix.c_kind), *_ints(ix.c_pos), *_bytes(ix.c_code),
-        _PLAN_LEN, _PLAN_DEALT, _PLAN_DISCARD, FANTASYLAND_MAX_CARDS)
+        *_ints(_PLAN_LEN, _PLAN_DEALT, _PLAN_DISCARD), FANTASYLAND_MAX_CARDS)
 
 
 def _ints(*arrays: np.ndarray) -> list[np.ndarray]:
     """Arrays as the compiled steps take them (one type each, so one compilation)."""
-    return [np.ascontiguousarray(a, dtype=np.int64) for a in arrays]
+    return inputs(np.int64, *arrays)
 
 
 def _flags(*arrays: np.ndarray) -> list[np.ndarray]:
-    return [np.ascontiguousarray(a, dtype=np.bool_) for a in arrays]
+    return inputs(np.bool_, *arrays)
 
 
 def _bytes(*arrays: np.ndarray) -> list[np.ndarray]:
-    return [np.ascontiguousarray(a, dtype=np.uint8) for a in arrays]
+    return inputs(np.uint8, *arrays)
 
 
 def _repeats(group: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
@@ -797,23 +798,22 @@ def _compiled_columns(ix: Index, s_valid: np.ndarray, seat_new: np.ndarray,
 
 def compile_checks() -> None:
     """Compile the compiled twin of the fast pass now (or load it from numba's cache),
-    with the argument types it is always given."""
+    with the argument types it is always given (:mod:`ofcstats.compiled`)."""
     from ofcstats import _validate_kernel as kernel  # noqa: PLC0415
 
-    ints, flags, codes = (np.zeros(0, dtype=t) for t in (np.int64, np.bool_, np.uint8))
-    kernel.card_rules(0, ints, flags, flags, ints, ints, ints, ints, ints, ints, codes, ints,
-                      codes, _PLAN_LEN, _PLAN_DEALT, _PLAN_DISCARD, FANTASYLAND_MAX_CARDS)
+    (ints,), (flags,), (codes,) = _ints(np.zeros(0)), _flags(np.zeros(0)), _bytes(np.zeros(0))
+    kernel.card_rules(0, ints, flags, flags, ints, ints, ints, ints, ints, ints,  # type: ignore[call-arg]
+                      codes, ints, codes, *_ints(_PLAN_LEN, _PLAN_DEALT, _PLAN_DISCARD),
+                      FANTASYLAND_MAX_CARDS)
     kernel.hand_columns(flags, ints, flags, ints, ints, ints, ints, codes, ints, codes)
-    # Texts come as Arrow lends them: read-only, a type of their own to numba.
     offsets, texts = _text_buffers(pl.Series([], dtype=pl.String))
     kernel.fingerprint_texts(offsets, texts, ints, ints, offsets, texts,
-                             np.zeros((0, 17), dtype=np.uint8))
+                             *_bytes(np.zeros((0, 17))))
 
 
 def checks_compiled() -> bool:
-    """Whether numba's cache holds the compiled twin (see :func:`ofcstats.formats.scan.cached`)."""
+    """Whether numba's cache holds the compiled twin (see :func:`ofcstats.compiled.cached`)."""
     from ofcstats import _validate_kernel as kernel  # noqa: PLC0415
-    from ofcstats.formats.scan import cached  # noqa: PLC0415
 
     return cached(kernel.card_rules, kernel.hand_columns, kernel.fingerprint_texts)
 
@@ -875,8 +875,9 @@ def _text_buffers(texts: pl.Series) -> tuple[np.ndarray, np.ndarray]:
     """A column of texts as the compiled steps take it: offsets, then the bytes."""
     array = texts.to_arrow().cast(pa.large_string())
     _, offsets, data = array.buffers()
-    return (np.frombuffer(offsets, dtype=np.int64)[array.offset:array.offset + len(array) + 1],
-            np.frombuffer(data if data is not None else b"", dtype=np.uint8))
+    (offsets_in,) = inputs(np.int64, np.frombuffer(offsets, dtype=np.int64)[
+        array.offset:array.offset + len(array) + 1])
+    return offsets_in, buffer(data if data is not None else b"")
 
 
 def _sorted_rows(rows: np.ndarray) -> np.ndarray:

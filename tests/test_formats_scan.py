@@ -8,9 +8,13 @@ edited in every way a line can differ from the usual shape, or broken at random.
 
 from __future__ import annotations
 
+import ast
+import gzip
 import json
 import os
 import random
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -226,6 +230,47 @@ def test_ingest_stores_the_same_with_or_without_the_compiled_reader(
     assert stored[True] == stored[False]
     assert stored[True][0] == 57
     assert [line for line, _, _ in stored[True][3]] == [6, 8, 10]
+
+
+_SIGNATURES = """
+import sys
+from pathlib import Path
+from ofcstats import _validate_kernel as checks
+from ofcstats.formats import _scan_kernel as reader, jsonl
+from ofcstats.ingest import ingest
+jsonl.compile_reader()
+steps = [getattr(module, name) for module in (reader, checks) for name in dir(module)
+         if hasattr(getattr(module, name), "signatures")]
+before = {step.__name__: list(step.signatures) for step in steps}
+jsonl.use_compiled = lambda size: True
+summary = ingest([Path(p) for p in sys.argv[2:]], sys.argv[1])
+assert summary.hands > 0 and summary.rejected > 0, summary.to_dict()
+after = {step.__name__: list(step.signatures) for step in steps}
+print({name: len(after[name]) - len(types) for name, types in before.items()})
+"""
+
+
+@pytest.mark.slow
+def test_a_load_calls_the_compiled_steps_as_compiled_at_install(tmp_path: Path) -> None:
+    """Numba compiles a step once per argument types, and a writable array is not of the
+    type of a read-only one: whatever lent a load its memory (a plain file, a compressed
+    one, a file with rejects), the steps get the types the install compiled them for, and
+    no load waits half a minute for the compiler."""
+    lines = [json.dumps(h) for h in _hands(seed=21, n=60)]
+    lines[3] = lines[3].replace('"seat": 1', '"seat": 1.5', 1)
+    lines[8] = "not json"
+    plain = tmp_path / "log.jsonl"
+    plain.write_text("\ufeff" + "\n".join(lines) + "\n")
+    packed = tmp_path / "other.jsonl.gz"
+    packed.write_bytes(gzip.compress("\n".join(lines).replace('"h', '"g').encode()))
+    run = subprocess.run([sys.executable, "-c", _SIGNATURES, str(tmp_path / "db.duckdb"),
+                          str(plain), str(packed)], capture_output=True, text=True,
+                         check=False)
+    assert run.returncode == 0, run.stderr
+    added = ast.literal_eval(run.stdout.strip().splitlines()[-1])
+    assert set(added) >= {"scan_lines", "gather_spans", "card_columns", "card_rules",
+                          "hand_columns", "fingerprint_texts"}
+    assert added == dict.fromkeys(added, 0)
 
 
 @pytest.mark.parametrize(("reader", "checks"), [(True, True), (True, False), (False, True),

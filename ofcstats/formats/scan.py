@@ -21,9 +21,11 @@ boolean); per card its hand, seat, street, kind, position and code.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+from ofcstats.compiled import buffer, cached, inputs
 
 if TYPE_CHECKING:
     from ofcstats.formats.lines import Data
@@ -95,15 +97,16 @@ class Scanned:
 def scan(data: Data, starts: np.ndarray, ends: np.ndarray, shape: Shape) -> Scanned:
     """Read the lines ``data[starts[i]:ends[i]]`` (each followed by a newline in
     ``data``)."""
-    buf = np.frombuffer(data, dtype=np.uint8)
+    buf = buffer(data)
     n = len(starts)
     hand, seat, street = shape.hand.tables(), shape.seat.tables(), shape.street.tables()
     from ofcstats.formats._scan_kernel import scan_lines  # noqa: PLC0415 (numba: loaded when first needed)
 
-    out = scan_lines(buf, starts.astype(np.int64), ends.astype(np.int64), shape.pair,
-                *hand[:3], *seat, *street[:2], street[3],
-                min(_MAX_SEATS_PER_LINE * n, len(data) // 2 + 1),
-                min(_MAX_CARDS_PER_LINE * n, len(data) // 4 + 1))
+    out = scan_lines(  # type: ignore[call-arg]  # (numba's stub takes one argument)
+        buf, *inputs(np.int64, starts, ends),
+        *inputs(None, shape.pair, *hand[:3], *seat, *street[:2], street[3]),
+        min(_MAX_SEATS_PER_LINE * n, len(data) // 2 + 1),
+        min(_MAX_CARDS_PER_LINE * n, len(data) // 4 + 1))
     (ok, extra, h_state, h_a, h_b, n_seats, s_line, s_index, s_state, s_a, s_b, s_streets,
      n_cards, c_line, c_seat, c_street, c_kind, c_pos, c_code) = out
     return Scanned(
@@ -125,15 +128,6 @@ def compiled() -> bool:
     return cached(kernel.scan_lines, kernel.gather_spans, kernel.card_columns)
 
 
-def cached(*steps: Any) -> bool:
-    """Whether numba's cache holds these compiled functions for their present source.
-    Looked up in numba's own cache index; should its layout change, the answer is no."""
-    try:
-        return all(bool(step._cache._cache_file._load_index()) for step in steps)
-    except (AttributeError, OSError):
-        return False
-
-
 def card_columns(kept: np.ndarray, hand_of_line: np.ndarray, seen: Scanned, n_kinds: int
                  ) -> tuple[np.ndarray, ...]:
     """The cards of the ``kept`` lines, in the order of the cards frame (kind by kind,
@@ -141,14 +135,15 @@ def card_columns(kept: np.ndarray, hand_of_line: np.ndarray, seen: Scanned, n_ki
     seat index, street, kind, position, code."""
     from ofcstats.formats._scan_kernel import card_columns as ordered  # noqa: PLC0415
 
-    return ordered(kept, hand_of_line, seen.card_line, seen.card_seat, seen.card_street,
-                   seen.card_kind, seen.card_pos, seen.card_code, n_kinds)
+    return ordered(  # type: ignore[call-arg]  # (numba's stub takes one argument)
+        *inputs(None, kept, hand_of_line, seen.card_line, seen.card_seat, seen.card_street,
+                seen.card_kind, seen.card_pos, seen.card_code), n_kinds)
 
 
 def gather(data: Data, first: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The byte spans ``data[first[i]:end[i]]`` one after another: (offsets, bytes)."""
     from ofcstats.formats._scan_kernel import gather_spans  # noqa: PLC0415
 
-    return gather_spans(np.frombuffer(data, dtype=np.uint8), first, end)
+    return gather_spans(buffer(data), *inputs(np.int64, first, end))
 
 
