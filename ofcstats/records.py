@@ -60,11 +60,11 @@ RAW_SEATS_SCHEMA: dict[str, pl.DataType] = {
     "error": pl.String(),
 }
 RAW_CARDS_SCHEMA: dict[str, pl.DataType] = {
-    "hand": pl.Int64(),
-    "seat_index": pl.Int64(),
-    "street": pl.Int64(),  # 1.. for streets; 0 for the final rows as given
+    "hand": pl.Int32(),
+    "seat_index": pl.Int32(),
+    "street": pl.Int32(),  # 1.. for streets; 0 for the final rows as given
     "kind": pl.UInt8(),  # see KIND_NAMES
-    "pos": pl.Int64(),  # 0.. within its list
+    "pos": pl.Int32(),  # 0.. within its list
     "code": pl.UInt8(),  # the card, or null when the text is not a card
     "text": pl.String(),  # the text as written, kept only where it is not a card
 }

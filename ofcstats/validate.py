@@ -185,7 +185,8 @@ class Index:
         n_streets = _np(seats, "n_streets")
         per_hand = np.bincount(s_hand, minlength=n)
         c_hand = _np(cards, "hand")
-        c_seat = exclusive_cumsum(per_hand)[c_hand] + _np(cards, "seat_index") - 1
+        c_seat = exclusive_cumsum(per_hand).astype(np.int32)[c_hand] \
+            + _np(cards, "seat_index") - 1
         return Index(
             n=n, variant=variant, s_hand=s_hand, s_seat=_np(seats, "seat", -1),
             s_fl=_np(seats, "fantasyland", fill=False), s_streets=s_streets,
@@ -302,14 +303,21 @@ def _compiled_card_rules(ix: Index) -> tuple[np.ndarray, np.ndarray]:
 
     return kernel.card_rules(  # type: ignore[call-arg]  # (numba's stub takes one argument)
         ix.n, *_ints(ix.s_hand), *_flags(ix.s_streets, ix.s_fl), *_ints(
-            ix.n_streets, ix.street_start, np.maximum(ix.variant, 0)[ix.s_hand], ix.c_hand,
-            ix.c_seat, ix.c_street), *_bytes(ix.c_kind), *_ints(ix.c_pos), *_bytes(ix.c_code),
+            ix.n_streets, ix.street_start, np.maximum(ix.variant, 0)[ix.s_hand]),
+        *_card_ints(ix.c_hand, ix.c_seat, ix.c_street), *_bytes(ix.c_kind),
+        *_card_ints(ix.c_pos), *_bytes(ix.c_code),
         *_ints(_PLAN_LEN, _PLAN_DEALT, _PLAN_DISCARD), FANTASYLAND_MAX_CARDS)
 
 
 def _ints(*arrays: np.ndarray) -> list[np.ndarray]:
     """Arrays as the compiled steps take them (one type each, so one compilation)."""
     return inputs(np.int64, *arrays)
+
+
+def _card_ints(*arrays: np.ndarray) -> list[np.ndarray]:
+    """The cards frame's whole numbers (:data:`~ofcstats.records.RAW_CARDS_SCHEMA`) as
+    the compiled steps take them."""
+    return inputs(np.int32, *arrays)
 
 
 def _flags(*arrays: np.ndarray) -> list[np.ndarray]:
@@ -426,7 +434,9 @@ def _labelled(raw: RawBatch) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     seats = raw.seats.join(hands.select("hand", "variant"), on="hand", how="left").with_columns(
         label=_seat_label()
     )
-    cards = raw.cards.join(
+    cards = raw.cards.with_columns(
+        pl.col("hand", "seat_index").cast(pl.Int64),
+    ).join(
         seats.select("hand", "seat_index", "seat", "label", "variant", "fantasyland",
                      "has_streets"),
         on=["hand", "seat_index"], how="left",
@@ -789,8 +799,8 @@ def _compiled_columns(ix: Index, s_valid: np.ndarray, seat_new: np.ndarray,
 
     top, middle, bottom, dealt, per_seat, street, card, row = kernel.hand_columns(
         *_flags(s_valid), *_ints(seat_new), *_flags(ix.s_streets), *_ints(
-            ix.n_streets, ix.street_start, ix.c_seat, ix.c_street), *_bytes(ix.c_kind),
-        *_ints(ix.c_pos), *_bytes(ix.c_code))
+            ix.n_streets, ix.street_start), *_card_ints(ix.c_seat, ix.c_street),
+        *_bytes(ix.c_kind), *_card_ints(ix.c_pos), *_bytes(ix.c_code))
     moves = _per_seat(per_seat, encode_moves(street, row, card), hand_new[ix.s_hand],
                       seat_numbers)
     return dict(zip(ROWS, (top, middle, bottom), strict=True)), dealt, moves
@@ -802,10 +812,11 @@ def compile_checks() -> None:
     from ofcstats import _validate_kernel as kernel  # noqa: PLC0415
 
     (ints,), (flags,), (codes,) = _ints(np.zeros(0)), _flags(np.zeros(0)), _bytes(np.zeros(0))
-    kernel.card_rules(0, ints, flags, flags, ints, ints, ints, ints, ints, ints,  # type: ignore[call-arg]
-                      codes, ints, codes, *_ints(_PLAN_LEN, _PLAN_DEALT, _PLAN_DISCARD),
+    (cards,) = _card_ints(np.zeros(0))
+    kernel.card_rules(0, ints, flags, flags, ints, ints, ints, cards, cards,  # type: ignore[call-arg]
+                      cards, codes, cards, codes, *_ints(_PLAN_LEN, _PLAN_DEALT, _PLAN_DISCARD),
                       FANTASYLAND_MAX_CARDS)
-    kernel.hand_columns(flags, ints, flags, ints, ints, ints, ints, codes, ints, codes)
+    kernel.hand_columns(flags, ints, flags, ints, ints, cards, cards, codes, cards, codes)
     offsets, texts = _text_buffers(pl.Series([], dtype=pl.String))
     kernel.fingerprint_texts(offsets, texts, ints, ints, offsets, texts,
                              *_bytes(np.zeros((0, 17))))

@@ -611,11 +611,11 @@ def card_columns(kept, hand_of_line, c_line, c_seat, c_street, c_kind, c_pos, c_
     for g in range(groups):
         counts[g + 1] += counts[g]
     total = counts[groups]
-    hand = np.empty(total, dtype=np.int64)
-    seat = np.empty(total, dtype=np.int64)
-    street = np.empty(total, dtype=np.int64)
+    hand = np.empty(total, dtype=np.int32)
+    seat = np.empty(total, dtype=np.int32)
+    street = np.empty(total, dtype=np.int32)
     kind = np.empty(total, dtype=np.uint8)
-    pos = np.empty(total, dtype=np.int64)
+    pos = np.empty(total, dtype=np.int32)
     code = np.empty(total, dtype=np.uint8)
     for c in range(len(c_line)):
         line = c_line[c]

@@ -207,7 +207,7 @@ def combine(parts: list[tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]]
     return (
         all_hands.with_columns(hand=order["new"]),
         pl.concat(seats).with_columns(**renumber).sort("hand", "seat_index"),
-        pl.concat(cards).with_columns(**renumber).sort(*card_order()),
+        conform(pl.concat(cards).with_columns(**renumber), RAW_CARDS_SCHEMA).sort(*card_order()),
     )
 
 
