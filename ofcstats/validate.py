@@ -89,20 +89,21 @@ def validate(raw: RawBatch, con: duckdb.DuckDBPyConnection, *,
         pl.DataFrame(schema={"hand": pl.Int64, "reason": pl.String})
     valid = np.ones(n, dtype=bool)
     valid[reasons.get_column("hand").to_numpy()] = False
-    rejected = raw.hands.join(reasons, on="hand").select(
-        "line", "n_lines", "hand_id",
-        pl.when(pl.col("hand_id").is_not_null() & (pl.col("hand_id") != ""))
-        .then(pl.format("hand {}: {}", pl.col("hand_id"), pl.col("reason")))
-        .otherwise(pl.col("reason")).alias("reason"),
-    )
     batch = build(raw, valid, con, index)
-    conflicts = batch.rejects.join(raw.hands.select("line", "n_lines"), on="line").select(
-        "line", "n_lines", "hand_id", "reason")
-    rejects = pl.concat([
-        raw.rejects,
-        _with_raw(raw, pl.concat([rejected, conflicts])).cast(REJECTS_SCHEMA),  # type: ignore[arg-type]
-    ]).sort("line", maintain_order=True)
-    batch.rejects = rejects
+    if reasons.height or batch.rejects.height:  # (joins over every hand: only when needed)
+        rejected = raw.hands.join(reasons, on="hand").select(
+            "line", "n_lines", "hand_id",
+            pl.when(pl.col("hand_id").is_not_null() & (pl.col("hand_id") != ""))
+            .then(pl.format("hand {}: {}", pl.col("hand_id"), pl.col("reason")))
+            .otherwise(pl.col("reason")).alias("reason"),
+        )
+        conflicts = batch.rejects.join(raw.hands.select("line", "n_lines"), on="line").select(
+            "line", "n_lines", "hand_id", "reason")
+        found = _with_raw(raw, pl.concat([rejected, conflicts])).cast(REJECTS_SCHEMA)  # type: ignore[arg-type]
+        batch.rejects = pl.concat([raw.rejects, found]).sort("line", maintain_order=True)
+    else:
+        batch.rejects = raw.rejects.sort("line", maintain_order=True) \
+            if raw.rejects.height else raw.rejects
     batch.lines = (raw.lines,)
     return batch
 
