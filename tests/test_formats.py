@@ -363,6 +363,34 @@ def test_a_file_is_read_in_batches_of_whole_lines_to_its_end_even_as_it_grows(
     assert len(numbers) > 10
 
 
+def test_a_zstd_file_cut_short_is_told_apart_from_a_whole_one(tmp_path: Path) -> None:
+    """zstandard's own reader ends quietly inside a frame cut short: the break is the
+    last batch's problem here, as with gzip, and a file of several frames (files put
+    together with ``cat``) reads whole; bytes after whole frames that are not a frame are
+    a break after those frames' lines."""
+    from ofcstats.formats.lines import read_line_batches  # noqa: PLC0415
+
+    lines = [f'{{"n": {i}, "pad": "{"y" * (i % 97)}"}}' for i in range(60_000)]
+    halves = [("\n".join(part) + "\n").encode() for part in (lines[:30_000], lines[30_000:])]
+    frames = [zstandard.ZstdCompressor().compress(half) for half in halves]
+    whole = tmp_path / "whole.jsonl.zst"
+    whole.write_bytes(b"".join(frames))
+    batches = list(read_line_batches(whole, batch_bytes=1 << 20))
+    assert [line for batch in batches for line in batch.texts()] == lines
+    assert not any(batch.problem for batch in batches)
+    for name, content, kept in (
+            ("cut", frames[0] + frames[1][: len(frames[1]) // 2], 30_000),
+            ("junk", frames[0] + b"\0\0\0\0 not a frame", 30_000),
+            ("cut_first", frames[0][:-9], 0)):
+        path = tmp_path / f"{name}.jsonl.zst"
+        path.write_bytes(content)
+        batches = list(read_line_batches(path, batch_bytes=1 << 20))
+        assert "compressed data breaks off" in (batches[-1].problem or ""), name
+        seen = [line for batch in batches[:-1] for line in batch.texts()]
+        assert seen == lines[:len(seen)], name
+        assert len(seen) >= kept, name
+
+
 def test_a_gzip_file_cut_short_keeps_its_whole_lines_before_the_break(tmp_path: Path) -> None:
     """Only the last megabyte or so before the break is lost (the reader takes a megabyte
     at a time), not the whole batch it falls in; the break is the last batch's problem."""

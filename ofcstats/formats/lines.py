@@ -154,8 +154,59 @@ def _decompressed(raw: Any) -> Any:
     if magic[:2] == b"\x1f\x8b":
         return igzip.IGzipFile(fileobj=raw)
     if magic == b"\x28\xb5\x2f\xfd":
-        return zstandard.ZstdDecompressor().stream_reader(raw)
+        return _Zstd(raw)
     return raw
+
+
+class _Zstd(io.RawIOBase):
+    """A zstandard stream, frame after frame, that raises :class:`EOFError` when it ends
+    inside a frame (a copy that stopped), as gzip's reader does. zstandard's own stream
+    reader ends there quietly, and a cut file would load as if whole."""
+
+    def __init__(self, raw: io.BufferedReader) -> None:
+        self.raw = raw
+        self.frame: Any = None  # the decompressor of the frame begun, until it ends
+        self.out = memoryview(b"")
+        self.broken: BaseException | None = None  # raised once what came before is read
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        while not len(self.out):
+            if not self._decompress_more():
+                return 0
+        n = min(len(buffer), len(self.out))
+        buffer[:n] = self.out[:n]
+        self.out = self.out[n:]
+        return n
+
+    def _decompress_more(self) -> bool:
+        if self.broken is not None:
+            raise self.broken
+        data = self.raw.read1(_READ_AHEAD)
+        if not data:
+            if self.frame is not None:
+                raise EOFError("Compressed file ended before the end of its last zstandard "
+                               "frame")
+            return False
+        pieces = []
+        try:
+            while data:
+                if self.frame is None:
+                    self.frame = zstandard.ZstdDecompressor().decompressobj()
+                pieces.append(self.frame.decompress(data))
+                data = b""
+                if self.frame.eof:  # what follows the frame's end begins the next one
+                    data, self.frame = self.frame.unused_data, None
+        except zstandard.ZstdError as error:
+            if not pieces:
+                raise
+            # The frames before the damage are read first. (Without its traceback: its
+            # frames would hold the reader's view of the batch's buffer.)
+            self.broken = error.with_traceback(None)
+        self.out = memoryview(b"".join(pieces))
+        return True
 
 
 class Replay(io.RawIOBase):
@@ -247,7 +298,7 @@ def _fill(stream: Any, pending: bytes, room: int) -> tuple[bytearray, BaseExcept
                 break
             done += n
     except BROKEN as error:
-        broken = error
+        broken = error.with_traceback(None)  # (its frames would hold views of the buffer)
     view.release()
     del buffer[done:]
     return buffer, broken
