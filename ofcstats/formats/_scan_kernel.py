@@ -17,6 +17,7 @@ from numba.extending import intrinsic
 from ofcstats.formats.scan import (
     CARDS,
     FLAG,
+    MAX_KINDS,
     MAX_POS,
     MAX_SEATS,
     MAX_STREETS,
@@ -447,6 +448,7 @@ def scan_lines(buf, starts, ends, pair, h_names, h_lengths, h_holds,  # noqa: PL
     c_kind = np.empty(card_cap, dtype=np.uint8)
     c_pos = np.empty(card_cap, dtype=np.int16)
     c_code = np.empty(card_cap, dtype=np.uint8)
+    c_groups = np.zeros(2 * MAX_KINDS, dtype=np.int64)  # cards of read lines by group
     # Borrowed views of the arrays the steps below are given (see _borrow).
     buf, pair = _borrow(buf), _borrow(pair)
     h_names, h_lengths = _borrow(h_names), _borrow(h_lengths)
@@ -592,22 +594,29 @@ def scan_lines(buf, starts, ends, pair, h_names, h_lengths, h_holds,  # noqa: PL
                     break
         if good and _ws(buf, i, end) == end:
             ok[line] = True
+            for c in range(nc0, nc):  # (just written: in cache)
+                c_groups[2 * ck[c] + (ct[c] == 0)] += 1
         else:
             ns, nc = ns0, nc0
     return (ok, extra, h_state, h_a, h_b, ns, s_line, s_index, s_state, s_a, s_b, s_streets,
-            nc, c_line, c_seat, c_street, c_kind, c_pos, c_code)
+            nc, c_line, c_seat, c_street, c_kind, c_pos, c_code, c_groups)
 
 
 @njit(nogil=True, cache=True)
 def card_columns(kept, hand_of_line, c_line, c_seat, c_street, c_kind, c_pos, c_code,
-                 n_kinds):
+                 counted, n_kinds):
     """The cards of the kept lines in the order of the cards frame: kind by kind, street
-    cards before those of the final rows, then as read (hand, seat, street, position)."""
+    cards before those of the final rows, then as read (hand, seat, street, position).
+    ``counted``: the cards of each group (kind, then street or not) when the kept lines
+    are those the scan read (its counts), else empty (counted here)."""
     groups = 2 * n_kinds
     counts = np.zeros(groups + 1, dtype=np.int64)
-    for c in range(len(c_line)):
-        if kept[c_line[c]]:
-            counts[1 + 2 * c_kind[c] + (c_street[c] == 0)] += 1
+    if len(counted):
+        counts[1:] = counted[:groups]
+    else:
+        for c in range(len(c_line)):
+            if kept[c_line[c]]:
+                counts[1 + 2 * c_kind[c] + (c_street[c] == 0)] += 1
     for g in range(groups):
         counts[g + 1] += counts[g]
     total = counts[groups]

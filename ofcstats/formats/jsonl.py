@@ -311,6 +311,7 @@ def scan_lines(batch: LineBatch, indices: np.ndarray, con: duckdb.DuckDBPyConnec
     shape = _shape()
     seen = scan.scan(batch.data, batch.starts[indices], batch.starts[indices + 1] - 1, shape)
     ok = seen.ok
+    as_read = True  # every line the scan read is kept
     while True:
         hand_rows, seat_rows = np.flatnonzero(ok), np.flatnonzero(ok[seen.seat_line])
         hand = _values(batch.data, shape.hand, seen.hand_state[hand_rows],
@@ -323,6 +324,7 @@ def scan_lines(batch: LineBatch, indices: np.ndarray, con: duckdb.DuckDBPyConnec
         if not len(too_big):
             break
         ok[too_big] = False
+        as_read = False
     hand_of_line = np.cumsum(ok) - 1
     players = shape.hand.keys.index("players")
     hands = pl.DataFrame({name: hand[name] for name in KNOWN_KEYS if name != "players"}
@@ -346,7 +348,8 @@ def scan_lines(batch: LineBatch, indices: np.ndarray, con: duckdb.DuckDBPyConnec
         "has_rows": given("top") | given("middle") | given("bottom"),
     }))
     columns = dict(zip(("hand", "seat_index", "street", "kind", "pos", "code"),
-                       scan.card_columns(ok, hand_of_line, seen, len(KIND_NAMES)), strict=True))
+                       scan.card_columns(ok, hand_of_line, seen, len(KIND_NAMES),
+                                         as_read=as_read), strict=True))
     cards = pl.DataFrame(columns).with_columns(text=pl.lit(None, dtype=pl.String))
     frames = (conform(hands, RAW_HANDS_SCHEMA), seats, conform(cards, RAW_CARDS_SCHEMA))
     return frames, indices[~ok]

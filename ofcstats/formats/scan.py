@@ -40,6 +40,7 @@ _MAX_CARDS_PER_LINE = 256  # needs more has its last lines read by the general r
 MAX_SEATS = 100  # a seat's index, a street's number and a card's position must fit
 MAX_STREETS = 1000  # their columns (a line with more goes to the general reader)
 MAX_POS = 1000
+MAX_KINDS = 8  # card list kinds are below this (the scan counts each kind's cards)
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,10 @@ class Level:
     keys: tuple[str, ...]
     holds: tuple[int, ...]
     kinds: tuple[int, ...]
+
+    def __post_init__(self) -> None:
+        if max(self.kinds, default=0) >= MAX_KINDS:  # (-1: not a card list)
+            raise ValueError(f"card list kinds must be below {MAX_KINDS}: {self.kinds}")
 
     def tables(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """The keys as a padded byte table with lengths, what each holds, and kinds."""
@@ -92,6 +97,7 @@ class Scanned:
     card_kind: np.ndarray
     card_pos: np.ndarray
     card_code: np.ndarray
+    card_groups: np.ndarray  # cards of the lines read, by kind and street or not (2k + 1)
 
 
 def scan(data: Data, starts: np.ndarray, ends: np.ndarray, shape: Shape) -> Scanned:
@@ -108,7 +114,7 @@ def scan(data: Data, starts: np.ndarray, ends: np.ndarray, shape: Shape) -> Scan
         min(_MAX_SEATS_PER_LINE * n, len(data) // 2 + 1),
         min(_MAX_CARDS_PER_LINE * n, len(data) // 4 + 1))
     (ok, extra, h_state, h_a, h_b, n_seats, s_line, s_index, s_state, s_a, s_b, s_streets,
-     n_cards, c_line, c_seat, c_street, c_kind, c_pos, c_code) = out
+     n_cards, c_line, c_seat, c_street, c_kind, c_pos, c_code, c_groups) = out
     return Scanned(
         ok=ok, extra=extra, hand_state=h_state, hand_a=h_a, hand_b=h_b,
         seat_line=s_line[:n_seats], seat_index=s_index[:n_seats],
@@ -116,7 +122,7 @@ def scan(data: Data, starts: np.ndarray, ends: np.ndarray, shape: Shape) -> Scan
         seat_streets=s_streets[:n_seats],
         card_line=c_line[:n_cards], card_seat=c_seat[:n_cards],
         card_street=c_street[:n_cards], card_kind=c_kind[:n_cards],
-        card_pos=c_pos[:n_cards], card_code=c_code[:n_cards],
+        card_pos=c_pos[:n_cards], card_code=c_code[:n_cards], card_groups=c_groups,
     )
 
 
@@ -128,16 +134,18 @@ def compiled() -> bool:
     return cached(kernel.scan_lines, kernel.gather_spans, kernel.card_columns)
 
 
-def card_columns(kept: np.ndarray, hand_of_line: np.ndarray, seen: Scanned, n_kinds: int
-                 ) -> tuple[np.ndarray, ...]:
+def card_columns(kept: np.ndarray, hand_of_line: np.ndarray, seen: Scanned, n_kinds: int,
+                 *, as_read: bool) -> tuple[np.ndarray, ...]:
     """The cards of the ``kept`` lines, in the order of the cards frame (kind by kind,
     street cards before final-row cards, then as read): hand (by ``hand_of_line``),
-    seat index, street, kind, position, code."""
+    seat index, street, kind, position, code. ``as_read``: the kept lines are those the
+    scan read (its counts of each kind's cards hold, saving a pass over the cards)."""
     from ofcstats.formats._scan_kernel import card_columns as ordered  # noqa: PLC0415
 
     return ordered(  # type: ignore[call-arg]  # (numba's stub takes one argument)
         *inputs(None, kept, hand_of_line, seen.card_line, seen.card_seat, seen.card_street,
-                seen.card_kind, seen.card_pos, seen.card_code), n_kinds)
+                seen.card_kind, seen.card_pos, seen.card_code,
+                seen.card_groups if as_read else seen.card_groups[:0]), n_kinds)
 
 
 def gather(data: Data, first: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
