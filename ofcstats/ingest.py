@@ -618,7 +618,7 @@ def _store(store: Store, batch: HandBatch, file_id: int, result: FileSummary,
            summary: IngestSummary, first_reasons: int, update: bool = False) -> None:
     added, conflicts = store.add(batch, file_id, update=True) if update else \
         store.add(batch, file_id)
-    rejects = pl.concat([batch.rejects, conflicts])
+    rejects = pl.concat([batch.rejects, conflicts]) if conflicts.height else batch.rejects
     store.add_rejects(rejects, file_id)
     result.rejected += rejects.height
     result.hands += added.loaded
@@ -633,6 +633,8 @@ def _reason(error: BaseException, path: Path) -> str:
 
 
 def _in_batch_conflicts(batch: HandBatch) -> int:
+    if not batch.rejects.height:
+        return 0
     return batch.rejects.filter(
         pl.col("reason").str.contains("a different hand with this id", literal=True)).height
 

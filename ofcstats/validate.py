@@ -186,8 +186,10 @@ class Index:
         n_streets = _np(seats, "n_streets")
         per_hand = np.bincount(s_hand, minlength=n)
         c_hand = _np(cards, "hand")
-        c_seat = exclusive_cumsum(per_hand).astype(np.int32)[c_hand] \
-            + _np(cards, "seat_index") - 1
+        # Each card's seat row: its hand's first seat row, plus its seat index less one
+        # (two passes over the cards, in place).
+        c_seat = (exclusive_cumsum(per_hand) - 1).astype(np.int32)[c_hand]
+        c_seat += _np(cards, "seat_index")
         return Index(
             n=n, variant=variant, s_hand=s_hand, s_seat=_np(seats, "seat", -1),
             s_fl=_np(seats, "fantasyland", fill=False), s_streets=s_streets,

@@ -127,7 +127,8 @@ class HandLoading:
                         changed = known.filter(pl.col("same") & (pl.col("changed") != ""))
                         if update and changed.height:
                             self._update(changed)
-        conflicts = known.filter(~pl.col("same") | (pl.col("changed") != "")) if not update \
+        conflicts = known if not known.height else \
+            known.filter(~pl.col("same") | (pl.col("changed") != "")) if not update \
             else known.filter(~pl.col("same"))
         rejects = _conflict_rejects(batch, conflicts)
         if known.height:
