@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import blake3
@@ -26,6 +27,8 @@ from ofcstats import ingest as ingesting
 from ofcstats import pipeline, reading
 from ofcstats.cli import app
 from ofcstats.errors import StoreError
+from ofcstats.formats import jsonl
+from ofcstats.formats.lines import LineBatch
 from ofcstats.ingest import collect_paths, ingest
 from ofcstats.records import HandBatch, IdHashes, id_hashes
 from ofcstats.rules import load_rulesets, preset_names
@@ -435,6 +438,28 @@ def test_the_files_of_a_directory_are_read_ahead_while_the_first_is_stored(
     assert [e for e in events if e.startswith("store")] == [
         f"store {k}.jsonl" for k in range(5)]
     assert [f.hands for f in summary.files] == [10, 11, 12, 13, 14]
+
+
+def test_the_batches_of_the_file_being_stored_are_parsed_before_those_of_later_files(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files are read ahead, but a file's batches go to the parsing threads only once the
+    file before has handed them its last: the file being stored never waits behind the
+    batches of the files after it."""
+    for k in range(4):
+        write_jsonl(tmp_path / f"{k}.jsonl", hands(40, 80 + k, prefix=f"o{k}-"))
+    started: list[str] = []
+    parse_batch = jsonl.parse_batch
+
+    def spy(batch: LineBatch, source: str, con: object) -> object:
+        started.append(Path(source).name)
+        time.sleep(0.002)  # (the readers of later files get every chance to jump ahead)
+        return parse_batch(batch, source, con)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(jsonl, "parse_batch", spy)
+    summary = ingest([tmp_path], tmp_path / "x.duckdb", batch_bytes=4 << 10)
+    assert [f.hands for f in summary.files] == [40] * 4
+    assert started.count("0.jsonl") > 3
+    assert started == sorted(started)
 
 
 def test_batches_gathered_for_one_insert_keep_first_hands_like_merging_them(

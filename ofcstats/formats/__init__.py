@@ -113,6 +113,7 @@ def parse(
     tally: Tally | None = None,
     stream: Replay | None = None,
     pool: Executor | None = None,
+    on_read: Callable[[], None] | None = None,
 ) -> Iterator[T]:
     """Parse a file batch by batch, in order, and give each batch to ``stage``; yield
     what it returns.
@@ -125,6 +126,8 @@ def parse(
     needs ``format_name``). ``pool``: threads to parse on, shared with other files read
     at the same time (by default the file gets ``workers`` threads of its own). The
     format is told the file's size first (:meth:`~ofcstats.formats.base.Format.expect`).
+    ``on_read`` is called once every batch of the file has been read and handed to the
+    threads (or the parsing stopped; at once when the batches are parsed here).
     """
     fmt = format_module(format_name or detect(path))
     if stream is None:
@@ -133,18 +136,22 @@ def parse(
     lines = read_line_batches(path, progress, batch_bytes, digest, start=start,
                               first_line=first_line, tally=tally, stream=stream)
     if not fmt.STANDALONE_BATCHES or workers <= 1:
+        if on_read is not None:
+            on_read()  # (parsed on this thread: it takes nothing from the shared threads)
         con = scratch()
         for raw in fmt.read_batches(lines, source, con):
             yield stage(raw, con)
         return
-    yield from _in_parallel(fmt, stage, lines, source, workers, pool)
+    yield from _in_parallel(fmt, stage, lines, source, workers, pool, on_read)
 
 
 def _in_parallel(fmt: Format, stage: Stage[T], lines: Iterator[LineBatch], source: str,
-                 workers: int, shared: Executor | None = None) -> Iterator[T]:
+                 workers: int, shared: Executor | None = None,
+                 on_read: Callable[[], None] | None = None) -> Iterator[T]:
     """Parse and stage batches on ``workers`` threads (of ``shared``, or of a pool of the
     file's own), yielding results in file order; at most ``workers + 1`` of the file's
-    batches are in flight, so memory stays bounded."""
+    batches are in flight, so memory stays bounded. ``on_read``: called once the last
+    batch is handed to the threads."""
     def work(batch: LineBatch) -> T:
         con = scratch()
         return stage(fmt.parse_batch(batch, source, con), con)
@@ -157,9 +164,14 @@ def _in_parallel(fmt: Format, stage: Stage[T], lines: Iterator[LineBatch], sourc
             pending.append(pool.submit(work, batch))
             if len(pending) > workers:
                 yield pending.popleft().result()
+        if on_read is not None:
+            on_read()
+            on_read = None
         while pending:
             yield pending.popleft().result()
     finally:
+        if on_read is not None:
+            on_read()
         for future in pending:
             future.cancel()
         if shared is None:
