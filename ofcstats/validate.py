@@ -333,10 +333,22 @@ def _bytes(*arrays: np.ndarray) -> list[np.ndarray]:
 
 def _repeats(group: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
     """Per group (hand), whether any value occurs twice in it."""
+    if len(group) and (group[1:] >= group[:-1]).all():
+        # Rows in group order (a hand's seats together, as every reader gives them):
+        # each row against the few before it, no sort.
+        most = int(np.bincount(group).max())
+        if most <= _FEW:
+            twice = np.zeros(len(group), dtype=bool)
+            for k in range(1, most):
+                twice[k:] |= (group[k:] == group[:-k]) & (values[k:] == values[:-k])
+            return np.bincount(group[twice], minlength=n) > 0
     order = np.lexsort((values, group))
     g, val = group[order], values[order]
     same = (g[1:] == g[:-1]) & (val[1:] == val[:-1])
     return np.bincount(g[1:][same], minlength=n) > 0
+
+
+_FEW = 8  # seats of a hand that :func:`_repeats` compares pairwise (more: it sorts)
 
 
 def _twice_each(group: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:

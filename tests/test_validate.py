@@ -527,3 +527,24 @@ def test_fingerprints_follow_their_definition() -> None:
     assert_same(run(hands, compiled=True), batch)
     assert batch.hands.get_column("fingerprint").to_list() == [_fingerprint_of(h)
                                                                for h in hands]
+
+
+@pytest.mark.parametrize("shuffled", [False, True])
+def test_values_repeated_within_a_hand_are_found_without_sorting_as_with_it(
+        shuffled: bool) -> None:
+    """The fast pass's check of seat numbers and names repeated in a hand compares each
+    seat with the few before it when a hand's seats are together (as every reader gives
+    them), and sorts otherwise: both against a plain count per hand."""
+    from ofcstats.validate import _repeats  # noqa: PLC0415
+
+    rng = np.random.default_rng(17)
+    for _ in range(400):
+        n = int(rng.integers(1, 20))
+        group = np.repeat(np.arange(n), rng.integers(0, 11, n))
+        values = rng.integers(0, int(rng.integers(1, 12)), len(group))
+        if shuffled:
+            order = rng.permutation(len(group))
+            group, values = group[order], values[order]
+        counted = [len(values[group == h]) != len(set(values[group == h].tolist()))
+                   for h in range(n)]
+        assert _repeats(group, values, n).tolist() == counted
