@@ -548,3 +548,22 @@ def test_values_repeated_within_a_hand_are_found_without_sorting_as_with_it(
         counted = [len(values[group == h]) != len(set(values[group == h].tolist()))
                    for h in range(n)]
         assert _repeats(group, values, n).tolist() == counted
+
+
+@pytest.mark.parametrize("texts", [
+    ["2026-11-01T12:00:00Z", None, "2026-12-31T23:59:59Z"],
+    ["2026-11-01T12:00:00Z", "2026-11-01T12:00:00+01:00", "2026-11-01T12:00:00.5Z"],
+    ["2026-11-01T12:00:00+01:00", "2026-11-01T12:00:00Z", "yesterday"],
+    ["2026-02-30T12:00:00Z", "2026-11-01T12:00:00Z"],
+    ["2026-11-01", "2026-11-02"],
+    [None, None],
+])
+def test_times_of_play_read_in_the_usual_shape_first_as_polars_reads_them(
+        texts: list[str | None]) -> None:
+    import polars as pl  # noqa: PLC0415
+
+    from ofcstats.validate import _played_at  # noqa: PLC0415
+
+    series = pl.Series(texts, dtype=pl.String)
+    expected = series.str.to_datetime(time_zone="UTC", strict=False, time_unit="us")
+    assert _played_at(series).to_list() == expected.to_list()
