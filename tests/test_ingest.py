@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import blake3
@@ -735,8 +736,29 @@ def test_the_content_hash_and_its_head_agree_with_hashing_the_bytes_at_once(
             assert head == expected, (size, prefix)
 
 
+def _stream_interrupted() -> duckdb.Error:
+    """DuckDB's error for an insert whose Arrow stream of rows Ctrl-C stopped (the rows
+    are read back in Python as DuckDB takes them)."""
+    import pyarrow as pa  # noqa: PLC0415
+
+    schema = pa.schema([("a", pa.int32())])
+
+    def rows() -> Iterator[pa.RecordBatch]:
+        yield pa.record_batch([pa.array([1], pa.int32())], schema=schema)
+        raise KeyboardInterrupt
+
+    con = duckdb.connect()
+    con.execute("CREATE TABLE t (a INTEGER)")
+    try:
+        con.from_arrow(pa.RecordBatchReader.from_batches(schema, rows())).insert_into("t")
+    except duckdb.Error as error:
+        return error
+    raise AssertionError("the insert went through")
+
+
 @pytest.mark.parametrize("error", [RuntimeError("Query interrupted"),
-                                   duckdb.InterruptException("INTERRUPT Error: Interrupted!")])
+                                   duckdb.InterruptException("INTERRUPT Error: Interrupted!"),
+                                   _stream_interrupted()])
 def test_ctrl_c_while_duckdb_stores_a_file_says_interrupted_and_keeps_the_database(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, error: Exception) -> None:
     """Ctrl-C during a query reaches Python as DuckDB's error, not KeyboardInterrupt:

@@ -99,6 +99,10 @@ def registered(con: duckdb.DuckDBPyConnection, name: str, data: Any) -> Iterator
 
 def interrupted(error: BaseException) -> bool:
     """Whether ``error`` is Ctrl-C: Python's, or DuckDB's word for a query it stopped
-    (``InterruptException``, or a ``RuntimeError`` saying "Query interrupted")."""
+    (``InterruptException``, or a ``RuntimeError`` saying "Query interrupted"), or an
+    insert whose Arrow stream of rows (read back in Python) was stopped by it: DuckDB
+    then says reading the Arrow source failed, naming the interrupt."""
     return isinstance(error, KeyboardInterrupt | duckdb.InterruptException) or (
-        isinstance(error, RuntimeError) and str(error).strip() == "Query interrupted")
+        isinstance(error, RuntimeError) and str(error).strip() == "Query interrupted") or (
+        isinstance(error, duckdb.Error) and "the Arrow source" in str(error)
+        and "KeyboardInterrupt" in str(error))
