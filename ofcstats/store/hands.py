@@ -127,9 +127,10 @@ class HandLoading:
                         changed = known.filter(pl.col("same") & (pl.col("changed") != ""))
                         if update and changed.height:
                             self._update(changed)
-        conflicts = known if not known.height else \
-            known.filter(~pl.col("same") | (pl.col("changed") != "")) if not update \
-            else known.filter(~pl.col("same"))
+        conflicts = known  # (empty: most batches hold new hands only)
+        if known.height:
+            conflicts = known.filter(~pl.col("same") if update else
+                                     ~pl.col("same") | (pl.col("changed") != ""))
         rejects = _conflict_rejects(batch, conflicts)
         if known.height:
             batch = batch.without(known.get_column("hand_id"))
