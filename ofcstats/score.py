@@ -14,9 +14,9 @@ The work is split so that a ruleset costs almost nothing:
 
 A large frame is cut between hands into one part per core, scored in threads.
 
-Input is one row per seat (:data:`SEAT_SCHEMA`), output one row per hand, seat and
-ruleset (:data:`RESULT_SCHEMA`). Per-ruleset frames share their unchanged columns, so
-stacking thirteen rulesets copies no data.
+Input is one row per seat (:data:`~ofcstats.records.SEAT_SCHEMA`), output one row per
+hand, seat and ruleset (:data:`~ofcstats.records.RESULT_SCHEMA`). Per-ruleset frames share
+their unchanged columns, so stacking thirteen rulesets copies no data.
 """
 
 from __future__ import annotations
@@ -36,55 +36,13 @@ import polars as pl
 
 from ofcstats import criss_cross, evaluate, session, showdown, units
 from ofcstats.errors import HandError, RulesetError
-from ofcstats.records import REJECTS_SCHEMA, HandBatch
+from ofcstats.records import REJECTS_SCHEMA, RESULT_SCHEMA, HandBatch, Scored
 from ofcstats.rows import ROWS
 from ofcstats.rules import board
 from ofcstats.rules.load import load_ruleset
 from ofcstats.rules.model import FantasylandPolicy, Naturals, RoyaltyTable, Ruleset
 from ofcstats.showdown import Counts, RoyaltyFlows, SeatTable
 from ofcstats.variants import Variant
-
-SEAT_SCHEMA: dict[str, pl.DataType] = {
-    "hand_id": pl.String(),
-    "variant": pl.String(),
-    "seat": pl.Int8(),
-    "player": pl.String(),
-    "fantasyland": pl.Boolean(),
-    "timed_out": pl.Boolean(),
-    "surrendered": pl.Boolean(),
-    "top": pl.Array(pl.UInt8, 3),
-    "middle": pl.Array(pl.UInt8, 5),
-    "bottom": pl.Array(pl.UInt8, 5),
-}
-"""The seats frame: one row per seat of a hand, final rows as card codes."""
-
-RESULT_SCHEMA: dict[str, pl.DataType] = {
-    "ruleset": pl.String(),  # score() returns an Enum of the rulesets scored, in order asked
-    "hand_id": pl.String(),
-    "seat": pl.Int8(),
-    "player": pl.String(),
-    "points": pl.Int32(),
-    "royalties": pl.Int16(),  # collected from all opponents, after spade doubling; 0 if fouled
-    "royalty_top": pl.Int16(),
-    "royalty_middle": pl.Int16(),
-    "royalty_bottom": pl.Int16(),
-    "royalty_points": pl.Int16(),  # the royalties' part of points: collected minus paid
-    "rows_top": pl.Int8(),  # rows won minus rows lost, summed over opponents
-    "rows_middle": pl.Int8(),
-    "rows_bottom": pl.Int8(),
-    "wins_top": pl.Int8(),  # opponents beaten in the row (a fouled one included)
-    "wins_middle": pl.Int8(),
-    "wins_bottom": pl.Int8(),
-    "fouled": pl.Boolean(),
-    "scoops": pl.Int8(),  # opponents this seat beat in all three rows (a fouled one included)
-    "scooped": pl.Int8(),  # opponents that beat this seat in all three rows
-    "fantasyland_next": pl.Boolean(),
-    "fantasyland_cards": pl.Int8(),
-    # points weighted by the unit each opponent pair settles at (ofcstats.units); null
-    # where every unit of the hand is 1 (then the points themselves)
-    "unit_points": pl.Float64(),
-}
-"""One row per hand, seat and ruleset."""
 
 
 def row_strengths(seats: pl.LazyFrame) -> pl.LazyFrame:
@@ -192,28 +150,6 @@ def _laid_out(seats: pl.DataFrame) -> tuple[pl.DataFrame, SeatTable]:
             raise
     seats = seats.sort("hand_id", "seat")
     return seats, showdown.seat_table(seats)
-
-
-SHOWDOWN_COLUMNS = ("fouled", "rows_top", "rows_middle", "rows_bottom", "wins_top",
-                    "wins_middle", "wins_bottom", "scoops", "scooped")
-"""The result columns every ruleset with the same natural mask shares."""
-
-
-@dataclass(frozen=True)
-class Scored:
-    """Results, and what they share.
-
-    ``results`` holds one block of rows per ruleset, in the order asked, each block
-    listing the same seats in the same order. ``showdowns`` maps each showdown key the
-    rulesets play (:func:`showdown.showdown_key`; 0 always included) to that order's
-    ``hand_id``, ``seat`` and :data:`SHOWDOWN_COLUMNS`; ``showdown_bits`` gives, in that
-    order too, what may change each seat's showdown
-    (:attr:`showdown.SeatTable.showdown_bits`): its naturals, a foul, a straight.
-    """
-
-    results: pl.DataFrame
-    showdowns: dict[int, pl.DataFrame]
-    showdown_bits: pl.Series
 
 
 def ruleset_results(seats: pl.DataFrame, table: SeatTable, rulesets: Sequence[Ruleset]

@@ -20,17 +20,14 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 import polars as pl
 
 from ofcstats import showdown
+from ofcstats.records import Scored
 from ofcstats.rules.model import RoyaltyPool, Ruleset
-
-if TYPE_CHECKING:
-    from ofcstats.score import Scored
 
 
 def weighted(seats: pl.DataFrame) -> npt.NDArray[np.bool_]:
@@ -79,8 +76,6 @@ def with_unit_points(seats: pl.DataFrame, order: npt.NDArray[np.int64], scored: 
     """``scored`` (the results of ``seats``, each ruleset's block listing the seats in
     ``order``) with ``unit_points`` filled in the hands where some unit is not 1.
     ``score_part`` scores the hands' pairs as heads-up hands."""
-    from ofcstats.score import Scored  # noqa: PLC0415 - score imports this module
-
     flagged = weighted(seats)
     where = np.flatnonzero(flagged)  # rows of ``seats`` that ``sub`` holds
     sub = seats.filter(pl.Series(flagged)).with_columns(pl.col("unit").fill_null(1.0))

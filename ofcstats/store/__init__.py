@@ -41,10 +41,10 @@ import duckdb
 import polars as pl
 
 from ofcstats.errors import StoreError
-from ofcstats.records import IdHashes
+from ofcstats.records import UPDATABLE, IdHashes
 from ofcstats.store.connect import LOCK_WAIT, connect, lock_wait
 from ofcstats.store.files import FileLoad, FileLoads
-from ofcstats.store.hands import UPDATABLE, Added, Appends, HandLoading
+from ofcstats.store.hands import Added, Appends, HandLoading
 from ofcstats.store.schema import MIGRATIONS, SCHEMA_VERSION, Step
 
 __all__ = ["DEFAULT_DB", "LOCK_WAIT", "MIGRATIONS", "SCHEMA_VERSION", "SHARDED_TABLES",
