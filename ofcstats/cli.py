@@ -51,6 +51,7 @@ from ofcstats import engine as engines
 from ofcstats import ingest as ingesting
 from ofcstats.config import engine_config
 from ofcstats.errors import OfcstatsError, StoreError, UsageError
+from ofcstats.logscore import ScoredBatch, score_files
 from ofcstats.paths import (
     no_loop,
     replace_directory_files,
@@ -69,7 +70,6 @@ from ofcstats.rules import (
     policy_names,
     preset_names,
 )
-from ofcstats.score import ScoredBatch, score_files
 from ofcstats.store import SHARD_HANDS, Store
 from ofcstats.store.connect import interrupted
 from ofcstats.variants import VARIANT_NAMES, Variant

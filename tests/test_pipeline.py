@@ -15,9 +15,10 @@ from polars.testing import assert_frame_equal
 
 from ofcstats import formats, pipeline
 from ofcstats.ingest import ingest
+from ofcstats.logscore import score_batch
 from ofcstats.pipeline import Filters, scored_frame
 from ofcstats.rules import Ruleset, load_ruleset, load_rulesets, preset_names
-from ofcstats.score import score, score_batch
+from ofcstats.score import score
 from ofcstats.simulate import Simulation, parse_players, simulate
 from ofcstats.store import Store
 from ofcstats.variants import Variant

@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from ofcstats import formats
 from ofcstats.cli import app
+from ofcstats.logscore import ScoredBatch, score_batch, score_files
 from ofcstats.rules import load_rulesets, preset_names
-from ofcstats.score import ScoredBatch, score_batch, score_files
 
 SAMPLE = Path(__file__).resolve().parent.parent / "data" / "sample"
 LOGS = sorted(SAMPLE.glob("*.jsonl"))
