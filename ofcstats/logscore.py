@@ -17,7 +17,7 @@ import polars as pl
 from ofcstats import reading, session
 from ofcstats.errors import HandError, RulesetError
 from ofcstats.formats.lines import BATCH_BYTES
-from ofcstats.records import REJECTS_SCHEMA, HandBatch
+from ofcstats.records import REJECTS_SCHEMA, HandBatch, hands_of
 from ofcstats.rules.load import load_ruleset
 from ofcstats.rules.model import Ruleset
 from ofcstats.score import score
@@ -82,11 +82,9 @@ def score_batch(batch: HandBatch, rulesets: Sequence[Ruleset] | None = None, *,
 
 def _session_hands(batch: HandBatch) -> pl.DataFrame:
     """The batch's hands with what play order and games need (:func:`session.hand_order`):
-    whether any seat played in fantasyland, whether any timed out."""
-    flags = batch.seats.group_by("hand_id").agg(
-        fantasyland_hand=pl.col("fantasyland").any(), timed_out_hand=pl.col("timed_out").any())
+    whether any seat played in fantasyland, whether any timed out (:func:`hands_of`)."""
     return batch.hands.select("hand_id", "session_id", "played_at", "n_seats", "source",
-                              "line").join(flags, on="hand_id", how="left")
+                              "line").join(hands_of(batch.seats), on="hand_id", how="left")
 
 
 def _in_log_order(results: pl.DataFrame, batch: HandBatch,

@@ -34,10 +34,11 @@ import polars as pl
 
 from ofcstats import session
 from ofcstats.errors import RulesetError, StoreError
+from ofcstats.records import hands_of
 from ofcstats.rules.load import ruleset_from
 from ofcstats.rules.model import Ruleset
 from ofcstats.score import available_cores, score_with_showdowns
-from ofcstats.showdown import differs, hand_starts, showdown_key
+from ofcstats.showdown import differs, showdown_key
 from ofcstats.store import Store
 from ofcstats.store import results as stored
 from ofcstats.store.results import ALL_VARIANTS, Filters
@@ -122,16 +123,7 @@ def read_sessions(con: duckdb.DuckDBPyConnection, session_ids: Sequence[str],
     seats = seats.sort("hand_id", "seat").cast({
         "seat": pl.Int8, "top": pl.Array(pl.UInt8, 3), "middle": pl.Array(pl.UInt8, 5),
         "bottom": pl.Array(pl.UInt8, 5)})
-    starts = hand_starts(seats.get_column("hand_id"))
-    if starts is None:  # cannot happen after the sort
-        raise StoreError("the seats of a hand were read apart")
-    def any_seat(column: str) -> pl.Series:
-        flags = seats.get_column(column).to_numpy()
-        return pl.Series(np.logical_or.reduceat(flags, starts) if len(starts)
-                         else np.zeros(0, dtype=bool))
-
-    hands = seats.select("hand_id", "session_id", "played_at", "n_seats")[starts].with_columns(
-        fantasyland_hand=any_seat("fantasyland"), timed_out_hand=any_seat("timed_out"),
+    hands = hands_of(seats, ("session_id", "played_at", "n_seats")).with_columns(
         hand_key=pl.col("hand_id"))
     return seats, hands
 

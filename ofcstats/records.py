@@ -250,6 +250,41 @@ class IdHashes:
         return False
 
 
+def hand_starts(hand_ids: pl.Series) -> np.ndarray | None:
+    """Where each hand's seats begin, or None when some hand's seats are not adjacent."""
+    change = (hand_ids.slice(1) != hand_ids.slice(0, hand_ids.len() - 1)).to_numpy()
+    starts = np.flatnonzero(np.concatenate([[True], change]))
+    # No hand may start twice. Distinct hashes prove it several times faster than
+    # comparing the ids; only a collision (or a real repeat) needs the exact count.
+    first = hand_ids.gather(starts)
+    unique = first.hash().n_unique() == len(starts) or first.n_unique() == len(starts)
+    return starts if unique else None
+
+
+def hands_of(seats: pl.DataFrame, columns: Sequence[str] = ()) -> pl.DataFrame:
+    """One row per hand of a seats frame, in the order of their first seats: ``hand_id``,
+    the ``columns`` (a hand's own, read from its first seat) and what play order and
+    games need of its seats (:func:`ofcstats.session.hand_order`): ``fantasyland_hand``,
+    whether any seat played the hand in fantasyland, and ``timed_out_hand``, whether any
+    seat timed out in it."""
+    if seats.is_empty():
+        return seats.select("hand_id", *columns).with_columns(
+            fantasyland_hand=pl.lit(False), timed_out_hand=pl.lit(False))
+    starts = hand_starts(seats.get_column("hand_id"))
+    if starts is None:  # a hand's seats apart
+        return seats.group_by("hand_id", maintain_order=True).agg(
+            *(pl.col(column).first() for column in columns),
+            fantasyland_hand=pl.col("fantasyland").any(),
+            timed_out_hand=pl.col("timed_out").any())
+
+    def any_seat(column: str) -> pl.Series:
+        flags = seats.get_column(column).fill_null(False).to_numpy()
+        return pl.Series(np.logical_or.reduceat(flags, starts))
+
+    return seats.select("hand_id", *columns)[starts].with_columns(
+        fantasyland_hand=any_seat("fantasyland"), timed_out_hand=any_seat("timed_out"))
+
+
 def exclusive_cumsum(counts: np.ndarray) -> np.ndarray:
     """Start offset of each run given run lengths.
 

@@ -35,7 +35,7 @@ import polars as pl
 
 from ofcstats import criss_cross, evaluate, showdown, units
 from ofcstats.errors import HandError
-from ofcstats.records import RESULT_SCHEMA, Scored
+from ofcstats.records import RESULT_SCHEMA, Scored, hand_starts
 from ofcstats.rows import ROWS
 from ofcstats.rules import board
 from ofcstats.rules.model import FantasylandPolicy, Naturals, RoyaltyTable, Ruleset
@@ -306,7 +306,7 @@ def _hand_parts(frame: pl.DataFrame, parts: int) -> list[pl.DataFrame]:
     The cuts fall where ``hand_id`` changes; when a hand's seats are not adjacent the
     frame is sorted by hand first (as :func:`_laid_out` would).
     """
-    starts = showdown.hand_starts(frame.get_column("hand_id"))
+    starts = hand_starts(frame.get_column("hand_id"))
     if starts is None:
         return _hand_parts(frame.sort("hand_id", "seat"), parts)
     wanted = np.arange(1, parts) * (frame.height // parts)

@@ -26,7 +26,7 @@ import numpy.typing as npt
 import polars as pl
 
 from ofcstats import showdown
-from ofcstats.records import Scored
+from ofcstats.records import Scored, hand_starts
 from ofcstats.rules.model import RoyaltyPool, Ruleset
 
 
@@ -38,7 +38,7 @@ def weighted(seats: pl.DataFrame) -> npt.NDArray[np.bool_]:
     other = seats.get_column("unit").fill_null(1.0).to_numpy() != 1.0
     if not other.any():
         return none
-    starts = showdown.hand_starts(seats.get_column("hand_id"))
+    starts = hand_starts(seats.get_column("hand_id"))
     if starts is None:  # a hand's seats apart
         by_hand = pl.DataFrame({"hand": seats.get_column("hand_id"), "other": other})
         return by_hand.select(pl.col("other").any().over("hand")).to_series().to_numpy()
@@ -49,7 +49,7 @@ def weighted(seats: pl.DataFrame) -> npt.NDArray[np.bool_]:
 def pairs_of(seats: pl.DataFrame) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
     """Every pair of seats of each hand, as two arrays of rows of ``seats`` (a hand's
     seats adjacent or not)."""
-    starts = showdown.hand_starts(seats.get_column("hand_id"))
+    starts = hand_starts(seats.get_column("hand_id"))
     if starts is not None:  # adjacent: by arithmetic
         sizes = np.diff(np.append(starts, seats.height))
         firsts = [(starts[sizes == n], i, j) for n in (2, 3, 4)

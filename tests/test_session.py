@@ -6,6 +6,7 @@ import polars as pl
 import pytest
 
 from ofcstats import session
+from ofcstats.records import hands_of
 from ofcstats.rules import load_ruleset
 from ofcstats.rules.model import Ruleset
 
@@ -26,6 +27,22 @@ def hands_frame(fantasyland_hands: list[bool], n_seats: int = 2,
         "point_value": [None] * n,
     }, schema_overrides={"played_at": pl.String, "point_value": pl.Float64}).with_columns(
         pl.col("played_at").str.to_datetime(time_zone="UTC"))
+
+
+def test_a_hand_is_in_fantasyland_or_timed_out_when_any_of_its_seats_is() -> None:
+    seats = pl.DataFrame({
+        "hand_id": ["h1", "h1", "h2", "h2", "h2", "h3", "h3"],
+        "session_id": ["s1"] * 7,
+        "fantasyland": [False, True, False, False, False, None, False],
+        "timed_out": [False, False, False, False, True, False, False],
+    })
+    hands = hands_of(seats, ["session_id"])
+    assert hands.rows() == [("h1", "s1", True, False), ("h2", "s1", False, True),
+                            ("h3", "s1", False, False)]
+    # The same hands whether a hand's seats are together or apart, and none from no seats.
+    apart = hands_of(seats.sort("fantasyland", "timed_out", nulls_last=True), ["session_id"])
+    assert apart.sort("hand_id").equals(hands)
+    assert hands_of(seats.clear(), ["session_id"]).columns == hands.columns
 
 
 def test_a_game_is_one_button_orbit_plus_its_fantasyland_hands() -> None:
