@@ -43,28 +43,6 @@ from ofcstats.showdown import Counts, RoyaltyFlows, SeatTable
 from ofcstats.variants import Variant
 
 
-def row_strengths(seats: pl.LazyFrame) -> pl.LazyFrame:
-    """Add ``s_top``, ``s_middle``, ``s_bottom``: one comparable strength per row."""
-    def strength(column: str, width: int) -> pl.Expr:
-        fn = evaluate.strength3 if width == 3 else evaluate.strength5
-        return pl.col(column).map_batches(
-            lambda s: pl.Series(fn(s.to_numpy()), dtype=pl.UInt16), return_dtype=pl.UInt16)
-
-    return seats.with_columns(**{f"s_{row}": strength(row, row.size) for row in ROWS})
-
-
-def fouls(seats: pl.LazyFrame) -> pl.LazyFrame:
-    """Add ``fouled``: bottom weaker than middle or middle weaker than top (docs/rules.md §2).
-
-    Equal rows are legal; the strength scale already ranks a top row's missing kickers
-    below any card, so ``QQ5`` under ``QQ532`` is legal and ``QQ6`` over it fouls.
-    """
-    return seats.with_columns(fouled=pl.struct("s_top", "s_middle", "s_bottom").map_batches(
-        lambda rows: pl.Series(board.fouled(np.stack(
-            [rows.struct.field(f"s_{row}").to_numpy() for row in ROWS]))),
-        return_dtype=pl.Boolean))
-
-
 def _head_to_head_key(ruleset: Ruleset) -> tuple[int, ...]:
     """What the ruleset's head-to-head points depend on; rulesets sharing it share the sum:
     the showdown key, one coefficient per term of :attr:`showdown.Counts.terms`, then the

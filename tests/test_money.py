@@ -27,6 +27,7 @@ LOSER = ("3c 4d 6h", "7c 7d 2s 3s 4s", "8c 8d 9h 9s Js")
 FOULED_A = ("Qc Qd 2h", "3c 5d 7h 9s Jc", "4c 6d 8h Ts Kc")
 FOULED_B = ("Ac Ad Kh", "2s 3s 4d 6h 8c", "Ks Qs 9d 7d 3h")
 GOOD = ("2c 3d 4h", "5c 5d 7h 8s 9c", "Tc Td Th Jd Qc")
+FOULED_C = ("Ad Ah Qs", "2c 3d 4c 6d 8h", "Ts Jd Qh 7s 9d")  # sits beside WINNER and LOSER
 
 
 def _hand(hand_id: str, seats: list[tuple[str, tuple[str, str, str]]], *,
@@ -108,6 +109,21 @@ def test_player_players_and_report_show_the_same_money(capped: Path, tmp_path: P
                                  str(page)])
     assert report.exit_code == 0, report.output
     assert "<td>+10.00</td>" in page.read_text(encoding="utf-8")
+
+
+def test_a_capped_losers_shortfall_comes_off_the_games_winners_pro_rata(tmp_path: Path
+                                                                         ) -> None:
+    # Three seats, so a game is three hands; in each, ann fouls (-29 to each of the
+    # others) and bob scoops cat (6): ann -174, bob +105, cat +69 over the game.
+    db = _store(tmp_path, [_hand(f"h{i}", [("ann", FOULED_C), ("bob", WINNER),
+                                            ("cat", LOSER)]) for i in range(3)],
+                HOUSE.format(extra="loss_cap = 10"))
+    money = _money(db)
+    assert money["ann"] == -10
+    # ann's unpaid 164 comes off the winners in proportion to 105 : 69.
+    assert money["bob"] == pytest.approx(105 - 164 * 105 / 174, abs=0.01)
+    assert money["cat"] == pytest.approx(69 - 164 * 69 / 174, abs=0.01)
+    assert sum(money.values()) == pytest.approx(0, abs=0.01)
 
 
 def test_a_timeout_ends_the_game_for_the_loss_cap(tmp_path: Path) -> None:
