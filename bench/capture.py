@@ -204,7 +204,7 @@ class Capture:
                 times = [name for name, dtype in frame.schema.items()
                          if dtype == pl.Datetime and name != "played_at"]
                 if times:
-                    data = frame.drop(times).write_ndjson().encode("utf-8")
+                    data = repr(frame.drop(times).rows()).encode("utf-8")
                     note = f" (rows without {', '.join(times)})"
             lines.append(f"{hashlib.sha256(data).hexdigest()}  {path.relative_to(root)}{note}")
         (self.out / "export.sha256").write_text("\n".join(lines) + "\n", encoding="utf-8")
