@@ -84,10 +84,9 @@ class Capture:
         stderr = done.stderr.decode("utf-8", "replace")
         if mask:
             stdout = masked(stdout, self.out)
-        stderr = masked(stderr, self.out)
         (self.out / f"{name}.out").write_text(stdout, encoding="utf-8")
-        (self.out / f"{name}.err").write_text(
-            f"$ ofcstats {shlex.join(args)}\nexit {done.returncode}\n{stderr}",
+        (self.out / f"{name}.err").write_text(masked(
+            f"$ ofcstats {shlex.join(args)}\nexit {done.returncode}\n{stderr}", self.out),
             encoding="utf-8")
         print(f"  {name}: exit {done.returncode}", flush=True)
         return stdout
@@ -243,7 +242,7 @@ class Capture:
                 continue
             at = words.index("-o") + 1
             name = Path(words[at]).name
-            words[at] = str(regenerated / name)
+            words[at] = f"{regenerated.name}/{name}"
             self.run(f"sample-data.{name}", words[1:])
             same = filecmp.cmp(regenerated / name, self.tree / "data" / "sample" / name,
                                shallow=False)
