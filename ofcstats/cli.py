@@ -363,10 +363,17 @@ def _json(frame: pl.DataFrame) -> str:
     return json.dumps(frame.to_dicts(), indent=2, default=str) + "\n"
 
 
+def to_terminal(out: Path | TextIO | None) -> bool:
+    """Whether records go to a terminal: stdout (``None``) or a stream that is one."""
+    stream = sys.stdout if out is None else out
+    return not isinstance(stream, Path) and stream.isatty()
+
+
 def frame_text(frame: pl.DataFrame, output: OutputFormat | TableFormat,
-               columns: Sequence[str] | None = None) -> str:
+               columns: Sequence[str] | None = None, *, terminal: bool = False) -> str:
     """Records as an aligned table (of ``columns``, floats rounded), CSV, JSON or JSON
-    Lines (every column), names made safe to show (:mod:`ofcstats.sanitize`)."""
+    Lines (every column), names made safe to show (:mod:`ofcstats.sanitize`): CSV for a
+    ``terminal`` with control characters escaped as in a table."""
     if output == "jsonl":
         return sanitize.json_text(frame.write_ndjson())
     if output == "csv":
@@ -375,7 +382,7 @@ def frame_text(frame: pl.DataFrame, output: OutputFormat | TableFormat,
             raise UsageError(
                 f"CSV cannot hold the lists in {', '.join(nested)}: use -f json or -f jsonl, "
                 "or make them text in the query (cards_text(top), array_to_string(...))")
-        return sanitize.csv_frame(frame).write_csv()
+        return sanitize.csv_frame(frame, terminal=terminal).write_csv()
     if output == "json":
         return _json(frame)
     shown = sanitize.table_frame(frame if columns is None else frame.select(columns)
@@ -389,12 +396,12 @@ def frame_text(frame: pl.DataFrame, output: OutputFormat | TableFormat,
 
 def print_frame(frame: pl.DataFrame, output: OutputFormat, path: Path | None = None) -> None:
     """Write records to stdout (or ``path``) as a table, CSV, JSON or JSON Lines."""
-    emit(frame_text(frame, output), path)
+    emit(frame_text(frame, output, terminal=to_terminal(path)), path)
 
 
 def _print_table(frame: pl.DataFrame, output: TableFormat, columns: list[str]) -> None:
     """Write a table: all columns as CSV or JSON, the chosen ones rounded as a table."""
-    sys.stdout.write(frame_text(frame, output, columns))
+    sys.stdout.write(frame_text(frame, output, columns, terminal=to_terminal(None)))
 
 
 class _Count(ProgressColumn):
@@ -429,10 +436,11 @@ Update = Callable[[int, int | None], None]
 
 
 def by_variant_text(frame: pl.DataFrame, output: TableFormat, columns: list[str],
-                    hands: dict[str, int] | None = None) -> str:
-    """A table per variant (CSV and JSON: one table, every row naming its variant)."""
+                    hands: dict[str, int] | None = None, *, terminal: bool = False) -> str:
+    """A table per variant (CSV and JSON: one table, every row naming its variant; CSV
+    for a ``terminal`` as :func:`frame_text` writes it)."""
     if output is not TableFormat.table:
-        return frame_text(frame, output, ["variant", *columns])
+        return frame_text(frame, output, ["variant", *columns], terminal=terminal)
     if "money" in frame.columns:
         frame = frame.with_columns(pl.col("money").map_elements(
             analysis.money_text, return_dtype=pl.String))
@@ -924,13 +932,15 @@ def write_records(parts: Iterable[ScoredBatch], output: OutputFormat, out: TextI
     all (a table's header is written once, its rows part by part); give back the parts'
     rejects."""
     rejects, written, last = [], 0, None
+    terminal = to_terminal(out)
     for part in parts:
         rejects.append(part.rejects)
         frame = last = part.results
         if frame.is_empty():
             continue
         if output == "csv":
-            out.write(sanitize.csv_frame(frame).write_csv(include_header=not written))
+            out.write(sanitize.csv_frame(frame, terminal=terminal).write_csv(
+                include_header=not written))
         elif output == "json":
             out.write("[\n" if not written else ",\n")
             out.write(",\n".join(textwrap.indent(json.dumps(row, indent=2, default=str), "  ")
@@ -945,7 +955,8 @@ def write_records(parts: Iterable[ScoredBatch], output: OutputFormat, out: TextI
     if output == "json" and written:
         out.write("\n]\n")
     elif not written and last is not None:
-        out.write(frame_text(last, output))  # no records: the empty table, header, or []
+        # No records: the empty table, the header, or [].
+        out.write(frame_text(last, output, terminal=terminal))
     return pl.concat(rejects) if rejects else pl.DataFrame(schema=REJECTS_SCHEMA)
 
 
@@ -1157,8 +1168,8 @@ def compare(
     hands = dict(table.group_by("variant").agg(pl.col("hands").max()).iter_rows())
     emit(by_variant_text(table, output, [
         "skill_rank", "ruleset", "hands", "sd", "mean_abs_points", "royalty_share",
-        "foul_rate", "fantasyland_entry_rate", "skill_signal", "hands_to_tell_apart"], hands),
-        output_path)
+        "foul_rate", "fantasyland_entry_rate", "skill_signal", "hands_to_tell_apart"], hands,
+        terminal=to_terminal(output_path)), output_path)
 
 
 @app.command()
@@ -1191,7 +1202,8 @@ def players(
         table.sort(["variant", "total", "player"], descending=[False, True, False]), output, [
             "player", "ruleset", "hands", "total", "mean", "sd", "ci_low", "ci_high",
             "boot_low", "boot_high", "money", "foul_rate", "fantasyland_entry_rate",
-            "fantasyland_stay_rate", "scoop_rate", "hands_for_1"]), output_path)
+            "fantasyland_stay_rate", "scoop_rate", "hands_for_1"],
+        terminal=to_terminal(output_path)), output_path)
 
 
 @app.command()
@@ -1223,7 +1235,8 @@ def player(
         table.sort(["variant", "mean", "ruleset"], descending=[False, True, False]), output, [
             "ruleset", "hands", "total", "mean", "sd", "ci_low", "ci_high", "money",
             "foul_rate", "fantasyland_entry_rate", "fantasyland_stay_rate", "royalties_top",
-            "royalties_middle", "royalties_bottom", "scoop_rate"])
+            "royalties_middle", "royalties_bottom", "scoop_rate"],
+        terminal=to_terminal(output_path))
     if output is TableFormat.table and not differences.is_empty():
         text += (f"\n{differences.height} seat(s) where the logged points differ from the "
                  "re-score under the ruleset played:\n"
@@ -1434,7 +1447,8 @@ def _print_review(players: pl.DataFrame, biggest: pl.DataFrame, output: TableFor
         typer.echo(json.dumps({"players": players.to_dicts(), "mistakes": biggest.to_dicts(),
                                "skipped": left_out}, indent=2, default=str))
     elif output is TableFormat.csv:
-        sys.stdout.write(frame_text(biggest if mistakes else players, output))
+        sys.stdout.write(frame_text(biggest if mistakes else players, output,
+                                    terminal=to_terminal(None)))
         if not_reviewed:
             typer.echo(not_reviewed, err=True)
     else:
