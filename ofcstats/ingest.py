@@ -60,7 +60,6 @@ FILES_AHEAD = 3  # files read (on the same threads) while one is stored
 BATCHES_AHEAD = 6  # checked batches of a file waiting for its turn to be stored: enough
 # to keep both cores parsing while a file's last hands are written and committed (half a
 # second each, which left one core idle at every file of a directory)
-LOCK_WAIT = 600.0  # seconds to wait for another process to finish with the database
 _HASH_CHUNK = 64 << 20
 
 Progress = Callable[[int, int], None]
