@@ -72,7 +72,7 @@ from ofcstats.rules import (
 )
 from ofcstats.score import ScoredBatch, score_files
 from ofcstats.store import SHARD_HANDS, Store
-from ofcstats.store.connect import interrupted
+from ofcstats.store.connect import interrupted, storage_full
 from ofcstats.variants import VARIANT_NAMES, Variant
 
 
@@ -101,9 +101,6 @@ def _one_line(error: BaseException) -> str:
 def _command_name() -> str:
     """The command being run: ``ofcstats db info``."""
     return " ".join(["ofcstats", *_Settings.command])
-
-
-_STORAGE_FULL = ("No space left on device", "Disk quota exceeded")
 
 
 def _damaged(error: BaseException) -> bool:
@@ -141,9 +138,10 @@ class _Group(typer.core.TyperGroup):
             known = isinstance(error, OfcstatsError | OSError)
             hint = "" if known else \
                 f" ({type(error).__name__}; run with --debug for the traceback)"
-            if isinstance(error, duckdb.Error) and any(
-                    cause in str(error) for cause in _STORAGE_FULL):
-                hint = ""  # DuckDB names the file and the cause
+            if isinstance(error, duckdb.Error) and storage_full(error):
+                # DuckDB names the file and the cause; the step it stopped was undone.
+                hint = ("; free some space on that disk, then run this again (what was "
+                        "stored before is kept)")
             if _damaged(error):
                 hint = ("; the database file is damaged: use a copy of it, or load the "
                         "logs into a new one")
@@ -569,6 +567,8 @@ def _open_existing(db: Path | None, *, read_only: bool = True, wait: float | Non
         note.close()  # (wiped before an error is printed)
     if failed is not None:
         raise fail_with(failed) from None
+    if read_only and (left := store.leftover_note()):  # (a writer gave it back on opening)
+        warn(left)
     return store
 
 

@@ -1,6 +1,7 @@
 """Opening the database file: waiting for another program that holds it, then saying
 who does; and what every statement shares: a frame registered for a query
-(:func:`registered`), and Ctrl-C as DuckDB reports it (:func:`interrupted`)."""
+(:func:`registered`), Ctrl-C as DuckDB reports it (:func:`interrupted`), a write that
+failed for lack of space (:func:`storage_full`)."""
 
 from __future__ import annotations
 
@@ -64,6 +65,15 @@ def _command_of(pid: int) -> str | None:
             break
         shown.append(Path(word).name or word if "/" in word else word)
     return visible(" ".join(shown)) if shown else None
+
+
+STORAGE_FULL = ("No space left on device", "Disk quota exceeded", "File too large")
+"""How the system says a file could not grow (DuckDB passes its words on)."""
+
+
+def storage_full(error: BaseException) -> bool:
+    """Whether ``error`` is a write that failed for lack of space."""
+    return any(cause in str(error) for cause in STORAGE_FULL)
 
 
 def _is_lock(error: duckdb.Error) -> bool:
