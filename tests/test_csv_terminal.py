@@ -32,7 +32,8 @@ COMMANDS = {
             "USING (hand_key) ORDER BY ALL", "--db", "club.duckdb", "-f", "csv", "-q"],
     "score": ["score", "hostile.jsonl", "-f", "csv", "-q"],
     "rulesets": ["rulesets", "-f", "csv"],
-    "review": ["review", "--db", "club.duckdb", "--rollouts", "2", "-f", "csv", "-q"],
+    "review": ["review", "--db", "club.duckdb", "--player", RED, "--rollouts", "2", "-f",
+               "csv", "-q"],
 }
 FROM_LOGS = {"players", "player", "compare", "sql", "score", "review"}
 """The commands whose CSV holds text from logs or a user's ruleset file."""

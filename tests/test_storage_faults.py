@@ -389,6 +389,7 @@ def test_the_space_a_load_the_disk_could_not_hold_took_is_given_back(
         assert _free(disk) >= free + grown
 
 
+@pytest.mark.slow
 def test_a_load_committed_but_not_moved_into_the_file_is_kept_and_moved_once_there_is_room(
         database: Path, tmp_path: Path) -> None:
     """The disk fills between a load's commit (to DuckDB's write-ahead log) and the
