@@ -19,12 +19,12 @@ import tempfile
 import textwrap
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, closing, contextmanager
 from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any, TextIO
+from typing import Annotated, Any, ClassVar, TextIO
 
 import duckdb
 import polars as pl
@@ -43,6 +43,7 @@ from rich.progress import (
     TimeElapsedColumn,
     TransferSpeedColumn,
 )
+from rich.status import Status
 from rich.text import Text
 from typer.exceptions import TyperException
 
@@ -50,7 +51,7 @@ from ofcstats import allocator, analysis, formats, pipeline, sanitize, stats
 from ofcstats import engine as engines
 from ofcstats import ingest as ingesting
 from ofcstats.config import engine_config
-from ofcstats.errors import OfcstatsError, StoreError, UsageError
+from ofcstats.errors import DatabaseInUseError, OfcstatsError, StoreError, UsageError
 from ofcstats.logscore import ScoredBatch, score_files
 from ofcstats.paths import (
     no_loop,
@@ -71,7 +72,7 @@ from ofcstats.rules import (
     preset_names,
 )
 from ofcstats.store import SHARD_HANDS, Store
-from ofcstats.store.connect import interrupted
+from ofcstats.store.connect import interrupted, storage_full
 from ofcstats.variants import VARIANT_NAMES, Variant
 
 
@@ -79,6 +80,7 @@ class _Settings:
     """Options of the ``ofcstats`` command itself, before the subcommand."""
 
     debug: bool = False
+    command: ClassVar[list[str]] = []  # the command's words after the program: db, info
 
 
 def exit_code(error: BaseException) -> int:
@@ -88,13 +90,17 @@ def exit_code(error: BaseException) -> int:
 
 
 def _one_line(error: BaseException) -> str:
+    if isinstance(error, DatabaseInUseError):
+        return error.advice(f"{_command_name()} --wait SECONDS")
     if isinstance(error, OSError) and error.filename is not None:
         return f"{error.filename}: {error.strerror or error}"
     text = str(error).strip().splitlines()
     return text[0] if text else type(error).__name__
 
 
-_STORAGE_FULL = ("No space left on device", "Disk quota exceeded")
+def _command_name() -> str:
+    """The command being run: ``ofcstats db info``."""
+    return " ".join(["ofcstats", *_Settings.command])
 
 
 def _damaged(error: BaseException) -> bool:
@@ -108,7 +114,14 @@ def _damaged(error: BaseException) -> bool:
 class _Group(typer.core.TyperGroup):
     """Every command's errors as one line and an exit code; a traceback only with --debug."""
 
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        name, command, rest = super().resolve_command(ctx, args)
+        _Settings.command.append(name or "")
+        return name, command, rest
+
     def invoke(self, ctx: Any) -> Any:
+        if ctx.parent is None:
+            _Settings.command.clear()
         try:
             return super().invoke(ctx)
         except (typer.Exit, typer.Abort, TyperException, BrokenPipeError):
@@ -125,9 +138,10 @@ class _Group(typer.core.TyperGroup):
             known = isinstance(error, OfcstatsError | OSError)
             hint = "" if known else \
                 f" ({type(error).__name__}; run with --debug for the traceback)"
-            if isinstance(error, duckdb.Error) and any(
-                    cause in str(error) for cause in _STORAGE_FULL):
-                hint = ""  # DuckDB names the file and the cause
+            if isinstance(error, duckdb.Error) and storage_full(error):
+                # DuckDB names the file and the cause; the step it stopped was undone.
+                hint = ("; free some space on that disk, then run this again (what was "
+                        "stored before is kept)")
             if _damaged(error):
                 hint = ("; the database file is damaged: use a copy of it, or load the "
                         "logs into a new one")
@@ -173,12 +187,14 @@ rulesets_app = typer.Typer(
     "Example: ofcstats rulesets show pokerstars",
     invoke_without_command=True,
     no_args_is_help=False,
+    cls=_Group,
 )
 
 
 db_app = typer.Typer(
     help="Look into a hand database.\n\nExample: ofcstats db info --db club.duckdb",
     no_args_is_help=True,
+    cls=_Group,
 )
 
 
@@ -265,8 +281,9 @@ QuietOption = Annotated[bool, typer.Option(
 
 
 WaitOption = Annotated[float | None, typer.Option(
-    "--wait", help="Seconds to wait for a database another program holds. "
-    "Default: $OFCSTATS_LOCK_WAIT, else 10.", show_default=False, min=0)]
+    "--wait", help="Seconds to wait for a database another program is writing to (or, "
+    "to write, reading). Default: $OFCSTATS_LOCK_WAIT, else 10.", show_default=False,
+    min=0, metavar="SECONDS")]
 
 
 JsonFlag = Annotated[bool, typer.Option("--json", hidden=True,
@@ -363,10 +380,17 @@ def _json(frame: pl.DataFrame) -> str:
     return json.dumps(frame.to_dicts(), indent=2, default=str) + "\n"
 
 
+def to_terminal(out: Path | TextIO | None) -> bool:
+    """Whether records go to a terminal: stdout (``None``) or a stream that is one."""
+    stream = sys.stdout if out is None else out
+    return not isinstance(stream, Path) and stream.isatty()
+
+
 def frame_text(frame: pl.DataFrame, output: OutputFormat | TableFormat,
-               columns: Sequence[str] | None = None) -> str:
+               columns: Sequence[str] | None = None, *, terminal: bool = False) -> str:
     """Records as an aligned table (of ``columns``, floats rounded), CSV, JSON or JSON
-    Lines (every column), names made safe to show (:mod:`ofcstats.sanitize`)."""
+    Lines (every column), names made safe to show (:mod:`ofcstats.sanitize`): CSV for a
+    ``terminal`` with control characters escaped as in a table."""
     if output == "jsonl":
         return sanitize.json_text(frame.write_ndjson())
     if output == "csv":
@@ -375,7 +399,7 @@ def frame_text(frame: pl.DataFrame, output: OutputFormat | TableFormat,
             raise UsageError(
                 f"CSV cannot hold the lists in {', '.join(nested)}: use -f json or -f jsonl, "
                 "or make them text in the query (cards_text(top), array_to_string(...))")
-        return sanitize.csv_frame(frame).write_csv()
+        return sanitize.csv_frame(frame, terminal=terminal).write_csv()
     if output == "json":
         return _json(frame)
     shown = sanitize.table_frame(frame if columns is None else frame.select(columns)
@@ -389,12 +413,12 @@ def frame_text(frame: pl.DataFrame, output: OutputFormat | TableFormat,
 
 def print_frame(frame: pl.DataFrame, output: OutputFormat, path: Path | None = None) -> None:
     """Write records to stdout (or ``path``) as a table, CSV, JSON or JSON Lines."""
-    emit(frame_text(frame, output), path)
+    emit(frame_text(frame, output, terminal=to_terminal(path)), path)
 
 
 def _print_table(frame: pl.DataFrame, output: TableFormat, columns: list[str]) -> None:
     """Write a table: all columns as CSV or JSON, the chosen ones rounded as a table."""
-    sys.stdout.write(frame_text(frame, output, columns))
+    sys.stdout.write(frame_text(frame, output, columns, terminal=to_terminal(None)))
 
 
 class _Count(ProgressColumn):
@@ -429,10 +453,11 @@ Update = Callable[[int, int | None], None]
 
 
 def by_variant_text(frame: pl.DataFrame, output: TableFormat, columns: list[str],
-                    hands: dict[str, int] | None = None) -> str:
-    """A table per variant (CSV and JSON: one table, every row naming its variant)."""
+                    hands: dict[str, int] | None = None, *, terminal: bool = False) -> str:
+    """A table per variant (CSV and JSON: one table, every row naming its variant; CSV
+    for a ``terminal`` as :func:`frame_text` writes it)."""
     if output is not TableFormat.table:
-        return frame_text(frame, output, ["variant", *columns])
+        return frame_text(frame, output, ["variant", *columns], terminal=terminal)
     if "money" in frame.columns:
         frame = frame.with_columns(pl.col("money").map_elements(
             analysis.money_text, return_dtype=pl.String))
@@ -485,10 +510,45 @@ def _on_terminal(quiet: bool) -> bool:
     return not quiet and sys.stderr.isatty()
 
 
-def _open_existing(db: Path | None, *, read_only: bool = True,
-                   wait: float | None = None) -> Store:
+class _WaitNote:
+    """What a command waits for while another program holds the database, shown on a
+    terminal's stderr until the wait is over (then wiped: an error after it stands alone);
+    nothing with --quiet or outside a terminal."""
+
+    def __init__(self, quiet: bool) -> None:
+        self.show = _on_terminal(quiet)
+        self.status: Status | None = None
+        self.lock = threading.Lock()  # (progress comes from several threads)
+
+    def __call__(self, note: str) -> None:
+        with self.lock:
+            if self.show and self.status is None:
+                self.status = Console(stderr=True).status(sanitize.visible(note))
+                self.status.start()
+
+    def close(self) -> None:
+        """The wait is over: wipe the note."""
+        with self.lock:
+            if self.status is not None:
+                self.status.stop()
+                self.status = None
+
+    def then(self, update: Update | None) -> Update | None:
+        """``update``, wiping the note first: the work has begun."""
+        if update is None or not self.show:
+            return update
+
+        def started(done: int, total: int | None) -> None:
+            self.close()
+            update(done, total)
+        return started
+
+
+def _open_existing(db: Path | None, *, read_only: bool = True, wait: float | None = None,
+                   quiet: bool = False) -> Store:
     """The database, which must exist: read-only unless asked otherwise, so readers never
-    stop each other or a notebook holding it open for reading."""
+    stop each other or a notebook holding it open for reading. A program writing to it is
+    waited for up to ``wait`` seconds (a writer waits for readers too)."""
     database = db or ingesting.default_database()
     try:
         no_loop(database, "database")
@@ -498,10 +558,18 @@ def _open_existing(db: Path | None, *, read_only: bool = True,
         raise fail(f"{database}: no such database; load hands with ofcstats ingest")
     if database.is_dir():
         raise fail(f"{database}: is a directory, not a database file")
+    note, failed = _WaitNote(quiet), None
     try:
-        return Store(database, read_only=read_only, wait=wait)
+        store = Store(database, read_only=read_only, wait=wait, on_wait=note)
     except OfcstatsError as error:
-        raise fail_with(error) from None
+        failed = error
+    finally:
+        note.close()  # (wiped before an error is printed)
+    if failed is not None:
+        raise fail_with(failed) from None
+    if read_only and (left := store.leftover_note()):  # (a writer gave it back on opening)
+        warn(left)
+    return store
 
 
 def _utc(moment: datetime | None) -> datetime | None:
@@ -572,9 +640,11 @@ def bounded_memory(store: Store) -> Iterator[None]:
 
 @contextmanager
 def reading(db: Path | None, filters: pipeline.Filters | None = None,
-            rulesets: Sequence[str] = ()) -> Iterator[Store]:
-    """The database opened read-only, with the filter values checked against it."""
-    with _open_existing(db) as store, bounded_memory(store):
+            rulesets: Sequence[str] = (), *, wait: float | None = None,
+            quiet: bool = False) -> Iterator[Store]:
+    """The database opened read-only (waiting up to ``wait`` seconds for a writer), with
+    the filter values checked against it."""
+    with _open_existing(db, wait=wait, quiet=quiet) as store, bounded_memory(store):
         if filters is not None or rulesets:
             try:
                 check_filters(store, filters or pipeline.Filters(), rulesets)
@@ -701,13 +771,12 @@ def ingest(
     try:
         for path in [*paths, database]:
             no_loop(path, "log" if path in paths else "database")
+        note = _WaitNote(quiet or shown is SummaryFormat.json)
         with progress_bar("ingest", _on_terminal(quiet or shown is SummaryFormat.json),
-                          in_bytes=True) as update:
-            summary = ingesting.ingest(paths, database, input_format, progress=update,
-                                       load_changed=load_changed, wait=wait,
-                                       update=update_stored,
-                                       on_wait=lambda note: typer.echo(note, err=True),
-                                       warn=warn)
+                          in_bytes=True) as update, closing(note):
+            summary = ingesting.ingest(paths, database, input_format,
+                                       progress=note.then(update), load_changed=load_changed,
+                                       wait=wait, update=update_stored, on_wait=note, warn=warn)
     except OfcstatsError as error:
         raise fail_with(error) from None
     if shown is SummaryFormat.json:
@@ -750,13 +819,14 @@ def db_info(
     db: DbOption = None,
     output: Annotated[SummaryFormat, typer.Option(
         "--format", "-f", help="Output format.")] = SummaryFormat.table,
+    wait: WaitOption = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Show the database's tables with their row counts, sessions, players and dates.
 
     Example: ofcstats db info --db club.duckdb
     """
-    with _open_existing(db) as store:
+    with _open_existing(db, wait=wait) as store:
         info = store.info()
     if as_json or output is SummaryFormat.json:
         typer.echo(json.dumps(info, indent=2))
@@ -786,6 +856,7 @@ def sql(
         "--output", "-o", help="Write the rows to this file. Default: stdout.",
         show_default=False)] = None,
     quiet: QuietOption = False,
+    wait: WaitOption = None,
 ) -> None:
     """Run a read-only SQL query on the database: the tables and views of
     docs/database.md (hands, seats, placements, boards, results_named, ...).
@@ -796,7 +867,7 @@ def sql(
     """
     if output_path is not None:
         writable_file(output_path, "rows")
-    with _open_existing(db) as store, \
+    with _open_existing(db, wait=wait, quiet=quiet) as store, \
             progress_bar("sql", _on_terminal(quiet), unit="rows") as update:
         frame = run_query(store, query, update)
     if frame is not None:
@@ -834,6 +905,7 @@ def export(
         "--shard-hands", help="Hands per shard of hands, seats and placements (whole "
         "sessions: a shard may hold more).", min=1)] = SHARD_HANDS,
     quiet: QuietOption = False,
+    wait: WaitOption = None,
 ) -> None:
     """Write every table of the database (and its views) as Parquet files; hands, seats
     and placements (seat_placements) as folders of shards of whole sessions
@@ -843,7 +915,7 @@ def export(
     Example: ofcstats export --parquet out/club --db club.duckdb
     """
     writable_directory(parquet, "Parquet files")
-    with _open_existing(db) as store, \
+    with _open_existing(db, wait=wait, quiet=quiet) as store, \
             progress_bar("export", _on_terminal(quiet), unit="tables") as update:
         written = replace_directory_files(
             parquet, lambda folder: store.export_parquet(folder, progress=update,
@@ -924,13 +996,15 @@ def write_records(parts: Iterable[ScoredBatch], output: OutputFormat, out: TextI
     all (a table's header is written once, its rows part by part); give back the parts'
     rejects."""
     rejects, written, last = [], 0, None
+    terminal = to_terminal(out)
     for part in parts:
         rejects.append(part.rejects)
         frame = last = part.results
         if frame.is_empty():
             continue
         if output == "csv":
-            out.write(sanitize.csv_frame(frame).write_csv(include_header=not written))
+            out.write(sanitize.csv_frame(frame, terminal=terminal).write_csv(
+                include_header=not written))
         elif output == "json":
             out.write("[\n" if not written else ",\n")
             out.write(",\n".join(textwrap.indent(json.dumps(row, indent=2, default=str), "  ")
@@ -945,7 +1019,8 @@ def write_records(parts: Iterable[ScoredBatch], output: OutputFormat, out: TextI
     if output == "json" and written:
         out.write("\n]\n")
     elif not written and last is not None:
-        out.write(frame_text(last, output))  # no records: the empty table, header, or []
+        # No records: the empty table, the header, or [].
+        out.write(frame_text(last, output, terminal=terminal))
     return pl.concat(rejects) if rejects else pl.DataFrame(schema=REJECTS_SCHEMA)
 
 
@@ -1104,7 +1179,7 @@ def rescore(
     except OfcstatsError as error:
         raise fail_with(error) from None
     sharded = engine_for(engine, jobs, address, source, config, jobs_shard=True)
-    with _open_existing(db, read_only=False, wait=wait) as store:
+    with _open_existing(db, read_only=False, wait=wait, quiet=quiet) as store:
         try:
             with progress_bar("rescore", _on_terminal(quiet or as_json)) as update:
                 if sharded is None:
@@ -1134,7 +1209,7 @@ def compare(
     output: FormatOption = TableFormat.table,
     session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
     variant: VariantOption = None, player: PlayerOption = None, quiet: QuietOption = False,
-    output_path: OutputPathOption = None,
+    output_path: OutputPathOption = None, wait: WaitOption = None,
 ) -> None:
     """Compare scoring systems side by side, one table per variant: volatility, royalties,
     fouls, fantasyland, and how fast skill shows (rulesets ranked by the skill signal).
@@ -1147,7 +1222,7 @@ def compare(
     if output_path is not None:
         writable_file(output_path, "table")
     filters = _filters(ruleset, session, since, until, variant, player)
-    with reading(db, filters) as store, _summing(quiet):
+    with reading(db, filters, wait=wait, quiet=quiet) as store, _summing(quiet):
         try:
             table = stats.ruleset_stats_of(analysis.stored_rows(store, filters))
         except OfcstatsError as error:
@@ -1157,8 +1232,8 @@ def compare(
     hands = dict(table.group_by("variant").agg(pl.col("hands").max()).iter_rows())
     emit(by_variant_text(table, output, [
         "skill_rank", "ruleset", "hands", "sd", "mean_abs_points", "royalty_share",
-        "foul_rate", "fantasyland_entry_rate", "skill_signal", "hands_to_tell_apart"], hands),
-        output_path)
+        "foul_rate", "fantasyland_entry_rate", "skill_signal", "hands_to_tell_apart"], hands,
+        terminal=to_terminal(output_path)), output_path)
 
 
 @app.command()
@@ -1172,6 +1247,7 @@ def players(
     variant: VariantOption = None, player: PlayerOption = None,
     quiet: QuietOption = False, output_path: OutputPathOption = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the session bootstrap.")] = 7,
+    wait: WaitOption = None,
 ) -> None:
     """Every player's results under one ruleset per variant: points, spread, 95%
     intervals, money as the table settled it, fouls, fantasyland, scoops.
@@ -1181,7 +1257,7 @@ def players(
     if output_path is not None:
         writable_file(output_path, "table")
     filters = _filters([ruleset] if ruleset else None, session, since, until, variant, player)
-    with reading(db, filters) as store, _summing(quiet):
+    with reading(db, filters, wait=wait, quiet=quiet) as store, _summing(quiet):
         # Only the rulesets shown are read: one per variant.
         shown = analysis.shown_rulesets(store, filters, ruleset)
         if shown:
@@ -1191,7 +1267,8 @@ def players(
         table.sort(["variant", "total", "player"], descending=[False, True, False]), output, [
             "player", "ruleset", "hands", "total", "mean", "sd", "ci_low", "ci_high",
             "boot_low", "boot_high", "money", "foul_rate", "fantasyland_entry_rate",
-            "fantasyland_stay_rate", "scoop_rate", "hands_for_1"]), output_path)
+            "fantasyland_stay_rate", "scoop_rate", "hands_for_1"],
+        terminal=to_terminal(output_path)), output_path)
 
 
 @app.command()
@@ -1206,6 +1283,7 @@ def player(
     variant: VariantOption = None, quiet: QuietOption = False,
     output_path: OutputPathOption = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the session bootstrap.")] = 7,
+    wait: WaitOption = None,
 ) -> None:
     """One player under every scored ruleset, per variant: results, money as the table
     settled it (each game's loss cap over the whole table), style; then the hands whose
@@ -1216,14 +1294,15 @@ def player(
     if output_path is not None:
         writable_file(output_path, "table")
     filters = _filters(ruleset, session, since, until, variant, [name])
-    with reading(db, filters) as store, _summing(quiet):
+    with reading(db, filters, wait=wait, quiet=quiet) as store, _summing(quiet):
         table = _player_table(store, filters, seed)
         differences = stats.reported_differences_of(analysis.stored_rows(store, filters))
     text = by_variant_text(
         table.sort(["variant", "mean", "ruleset"], descending=[False, True, False]), output, [
             "ruleset", "hands", "total", "mean", "sd", "ci_low", "ci_high", "money",
             "foul_rate", "fantasyland_entry_rate", "fantasyland_stay_rate", "royalties_top",
-            "royalties_middle", "royalties_bottom", "scoop_rate"])
+            "royalties_middle", "royalties_bottom", "scoop_rate"],
+        terminal=to_terminal(output_path))
     if output is TableFormat.table and not differences.is_empty():
         text += (f"\n{differences.height} seat(s) where the logged points differ from the "
                  "re-score under the ruleset played:\n"
@@ -1245,6 +1324,7 @@ def report(
     variant: VariantOption = None, player: PlayerOption = None,
     seed: Annotated[int, typer.Option("--seed", help="Seed of the session bootstrap.")] = 7,
     quiet: QuietOption = False,
+    wait: WaitOption = None,
 ) -> None:
     """Write a self-contained HTML report (charts embedded, no network): the summary, the
     scoring systems compared, player styles, a section per player, checks, methodology.
@@ -1261,7 +1341,7 @@ def report(
         if path is not None:
             writable_file(path, what, make_parents=True)
     with progress_bar("report", _on_terminal(quiet), unit="steps") as update, \
-            reading(db, filters, [ruleset] if ruleset else []) as store:
+            reading(db, filters, [ruleset] if ruleset else [], wait=wait, quiet=quiet) as store:
         _step(update, 0, 2)  # reading and computing, then drawing and writing
         try:
             data = reporting.collect(store, filters, ruleset, seed=seed)
@@ -1386,6 +1466,7 @@ def review(
     source: FromOption = None,
     config: ConfigOption = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    wait: WaitOption = None,
 ) -> None:
     """What each logged placement cost: every legal alternative of each street valued by
     rollouts, the EV loss of the play made, per variant and player with the ten biggest
@@ -1408,7 +1489,7 @@ def review(
                                     since=_utc(since), until=_utc(until))
     sharded = engine_for(engine, jobs, address, source, config, jobs_shard=False)
     # Written to: the decisions table keeps what was reviewed.
-    with _open_existing(db, read_only=False) as store:
+    with _open_existing(db, read_only=False, wait=wait, quiet=quiet) as store:
         try:
             with progress_bar("review", _on_terminal(quiet or output is not TableFormat.table)
                               ) as update:
@@ -1434,7 +1515,8 @@ def _print_review(players: pl.DataFrame, biggest: pl.DataFrame, output: TableFor
         typer.echo(json.dumps({"players": players.to_dicts(), "mistakes": biggest.to_dicts(),
                                "skipped": left_out}, indent=2, default=str))
     elif output is TableFormat.csv:
-        sys.stdout.write(frame_text(biggest if mistakes else players, output))
+        sys.stdout.write(frame_text(biggest if mistakes else players, output,
+                                    terminal=to_terminal(None)))
         if not_reviewed:
             typer.echo(not_reviewed, err=True)
     else:
@@ -1462,6 +1544,7 @@ def replay(
     seed: ReviewSeedOption = 0,
     fantasyland_value: FantasylandValueOption = 14.0,
     screen: ScreenOption = 0,
+    wait: WaitOption = None,
 ) -> None:
     """Write one hand as an HTML page: each street of each seat on its board, the play
     made and the best candidate side by side with their expected points.
@@ -1472,7 +1555,7 @@ def replay(
 
     settings = _review_settings(ruleset, rollouts, seed, fantasyland_value, screen)
     writable_file(output, "page")
-    with _open_existing(db) as store:
+    with _open_existing(db, wait=wait) as store:
         try:
             text = replaying.page(store, hand_id, settings)  # type: ignore[arg-type]
         except OfcstatsError as error:

@@ -26,3 +26,19 @@ class UsageError(OfcstatsError, ValueError):
 
 class StoreError(OfcstatsError):
     """The database cannot be opened, is from a newer version, or an operation on it failed."""
+
+
+class DatabaseInUseError(StoreError):
+    """Another program held the database for longer than the wait allowed. The message
+    names the program; :meth:`advice` words it for the way a longer wait is asked for (a
+    function's argument, a command's option)."""
+
+    def __init__(self, path: str, holder: str, waited: float) -> None:
+        self.path, self.holder, self.waited = path, holder, waited
+        super().__init__(self.advice("wait=SECONDS"))
+
+    def advice(self, longer: str) -> str:
+        """The message, its last words saying to wait longer with ``longer``."""
+        return (f"{self.path}: the database is in use by {self.holder}; waited "
+                f"{self.waited:g} s. Close that program or its connection (a notebook: "
+                f"con.close()), or wait longer: {longer} (or $OFCSTATS_LOCK_WAIT)")

@@ -44,8 +44,8 @@ from ofcstats.errors import HandError, OfcstatsError, StoreError, UsageError
 from ofcstats.formats.lines import Tally, is_stream, open_stream
 from ofcstats.paths import writable_file
 from ofcstats.records import HandBatch, reject_rows
-from ofcstats.store import DEFAULT_DB, FileLoad, Store
-from ofcstats.store.connect import interrupted
+from ofcstats.store import DEFAULT_DB, FileLoad, Store, waiting_changes
+from ofcstats.store.connect import interrupted, storage_full
 
 LOG_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv")
 COMPRESSED_SUFFIXES = (".gz", ".zst")
@@ -60,7 +60,6 @@ FILES_AHEAD = 3  # files read (on the same threads) while one is stored
 BATCHES_AHEAD = 6  # checked batches of a file waiting for its turn to be stored: enough
 # to keep both cores parsing while a file's last hands are written and committed (half a
 # second each, which left one core idle at every file of a directory)
-LOCK_WAIT = 600.0  # seconds to wait for another process to finish with the database
 _HASH_CHUNK = 64 << 20
 
 Progress = Callable[[int, int], None]
@@ -516,10 +515,15 @@ def _guarded(action: Callable[[], T], db: Path, path: Path | None) -> T:
         if interrupted(error):
             raise KeyboardInterrupt from error  # the file's transaction was undone
         first = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        full = any(s in first for s in ("No space left", "File too large", "Disk quota"))
+        full = storage_full(error)
         what = f" while loading {path}" if path is not None else ""
         hint = "free some disk space, then run this again" if full else \
             "run this again (with --debug for details)"
+        # A checkpoint that failed after a commit leaves the committed files in the log.
+        waiting = waiting_changes(db) if full and "checkpoint" in first.lower() else None
+        if waiting:
+            raise StoreError(f"{db}: could not write to the database{what}: {first}; the "
+                             f"files loaded are kept: {waiting}") from error
         raise StoreError(
             f"{db}: could not write to the database{what}: {first}; the database is as it "
             f"was before {'that file' if path is not None else 'this step'}: {hint}") from error

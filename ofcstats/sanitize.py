@@ -10,7 +10,9 @@ A player name or a hand id is whatever a log said. Before it reaches a reader:
 - in CSV, a text cell that a spreadsheet would read as a formula (it starts with ``=``,
   ``+``, ``-``, ``@``, a tab or a carriage return) gets a leading ``'``, the OWASP rule
   against CSV injection; numbers, and text that is only a number (``-6``), are left as
-  they are;
+  they are. CSV written to a terminal has its control and bidi characters (in cells and
+  column names) escaped too, as a table's; to a file or a pipe, where a program reads
+  it, the text is kept as logged;
 - in JSON, the characters above that JSON allows raw (DEL, C1, bidi) are written as
   ``\\u`` escapes: the same string to any JSON reader, harmless on a terminal.
 
@@ -80,17 +82,30 @@ def _visible(text: pl.Expr) -> pl.Expr:
     return text.str.replace_many(list(_VISIBLE), list(_VISIBLE.values()))
 
 
+def _visible_names(frame: pl.DataFrame) -> pl.DataFrame:
+    """``frame`` with its column names (which a query may take from the data, ``PIVOT``)
+    shown escaped."""
+    return frame.rename(visible)
+
+
 def table_frame(frame: pl.DataFrame) -> pl.DataFrame:
     """``frame`` ready for a markdown-style table: control and bidi characters escaped,
     ``|`` written ``\\|``."""
-    return _text_columns(frame, lambda text: _visible(text).str.replace_all("|", "\\|",
-                                                                            literal=True))
+    return _visible_names(_text_columns(
+        frame, lambda text: _visible(text).str.replace_all("|", "\\|", literal=True)))
 
 
-def csv_frame(frame: pl.DataFrame) -> pl.DataFrame:
+def csv_frame(frame: pl.DataFrame, *, terminal: bool = False) -> pl.DataFrame:
     """``frame`` ready for CSV: a text cell a spreadsheet would run as a formula gets a
-    leading ``'`` (text that is only a number is left alone)."""
+    leading ``'`` (text that is only a number is left alone); for a ``terminal``, control
+    and bidi characters escaped too, in cells and column names, as in a table.
+
+    >>> csv_frame(pl.DataFrame({"name": ["=1+1", "\\x1b[2Jbob"]}), terminal=True).rows()
+    [("'=1+1",), ('\\\\x1b[2Jbob',)]
+    """
     def guard(text: pl.Expr) -> pl.Expr:
         formula = text.str.contains(_FORMULA) & ~text.str.contains(_NUMBER)
-        return pl.when(formula).then(pl.lit("'") + text).otherwise(text)
-    return _text_columns(frame, guard)
+        guarded = pl.when(formula).then(pl.lit("'") + text).otherwise(text)
+        return _visible(guarded) if terminal else guarded
+    frame = _text_columns(frame, guard)
+    return _visible_names(frame) if terminal else frame

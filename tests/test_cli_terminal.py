@@ -10,9 +10,11 @@ import select
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from test_cli_usage import hold
 
 from ofcstats.ingest import ingest
 from ofcstats.pipeline import rescore
@@ -32,9 +34,10 @@ def command() -> list[str]:
 
 
 def run_on_terminal(args: list[str], cwd: Path, env: dict[str, str] | None = None,
-                    timeout: float = 120) -> tuple[int, bytes]:
+                    timeout: float = 120, watch: Callable[[bytes], None] | None = None
+                    ) -> tuple[int, bytes]:
     """Run ``ofcstats ARGS`` with stdin, stdout and stderr on a pseudo-terminal; the exit
-    code and everything the terminal received."""
+    code and everything the terminal received (``watch`` sees it as it comes)."""
     primary, secondary = os.openpty()
     environment = {**os.environ, "TERM": "xterm-256color", "COLUMNS": "120",
                    "LINES": "40", **(env or {})}
@@ -55,6 +58,8 @@ def run_on_terminal(args: list[str], cwd: Path, env: dict[str, str] | None = Non
             if not chunk:
                 break
             received += chunk
+            if watch is not None:
+                watch(bytes(received))
         elif process.poll() is not None:
             break
     os.close(primary)
@@ -159,3 +164,37 @@ def test_a_missing_input_on_a_terminal_is_the_error_alone(work: Path, args: list
     assert text == "ofcstats: missing.jsonl: no such file or directory", text
     assert not (work / "new.duckdb").exists()
     assert not (work / "missing.csv").exists()
+
+
+@pytest.mark.parametrize("args", [["players", "--db", "club.duckdb", "-r", "american"],
+                                  ["ingest", "log.jsonl", "--db", "club.duckdb"]])
+def test_a_command_on_a_terminal_says_what_it_waits_for_then_goes_on(
+        work: Path, args: list[str]) -> None:
+    with hold(work / "club.duckdb", "write") as holder:
+        def let_go(shown: bytes) -> None:  # once it says it waits
+            if b"waiting up to" in shown and holder.poll() is None:
+                holder.kill()
+                holder.wait()
+        code, shown = run_on_terminal([*args, "--wait", "60"], work, watch=let_go)
+    assert code == 0, shown.decode(errors="replace")
+    assert b"waiting up to 60 s for club.duckdb, in use by " in shown
+    assert f"(PID {holder.pid}: ".encode() in shown
+    after = shown.rsplit(b"\x1b[2K", 1)[-1]  # what stays once the note is wiped
+    assert (b"| player " if args[0] == "players" else b"already loaded") in after
+
+
+def test_a_reader_on_a_terminal_gives_up_after_its_wait_in_one_line(work: Path) -> None:
+    with hold(work / "club.duckdb", "write") as holder:
+        code, shown = run_on_terminal(["players", "--db", "club.duckdb", "--wait", "1"], work)
+    assert code == 1, shown.decode(errors="replace")
+    assert b"waiting up to 1 s for club.duckdb" in shown  # shown while it waited, then wiped
+    lasting = shown.rsplit(b"\x1b[2K", 1)[-1].decode()
+    assert lasting.strip().splitlines() == [
+        f"ofcstats: club.duckdb: the database is in use by {holder_name(holder)}; waited 1 s. "
+        "Close that program or its connection (a notebook: con.close()), or wait longer: "
+        "ofcstats players --wait SECONDS (or $OFCSTATS_LOCK_WAIT)"]
+
+
+def holder_name(holder: subprocess.Popen[str]) -> str:
+    """How the lock message names the test's holding process."""
+    return f"{Path(sys.executable).resolve().name} (PID {holder.pid}: python -c ...)"

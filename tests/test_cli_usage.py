@@ -236,10 +236,84 @@ def test_a_writer_waits_then_names_who_holds_the_database(database: Path) -> Non
                                      "--wait", "0.6"])
         waited = time.monotonic() - started
         text = one_line_error(result, 1)
-        assert f"(PID {holder.pid})" in text
+        assert f"in use by python{sys.version_info.major}" in text
+        assert f"(PID {holder.pid}: python" in text  # what the holder runs, where known
         assert "waited 0.6 s" in text
-        assert "--wait SECONDS" in text
+        assert text.endswith("or wait longer: ofcstats rescore --wait SECONDS (or "
+                             "$OFCSTATS_LOCK_WAIT)")
         assert 0.6 <= waited < 10
+
+
+def _readers(database: Path, out: Path) -> dict[str, list[str]]:
+    """Every command that only reads the database, as a person runs it (replay on a hand
+    reviewed with its settings)."""
+    at = ["--db", str(database)]
+    return {"compare": ["compare", *at], "players": ["players", "-r", "american", *at],
+            "player": ["player", "kim", *at], "report": ["report", "-o", str(out / "r.html"), *at],
+            "sql": ["sql", "SELECT count(*) FROM seats", *at], "db info": ["db", "info", *at],
+            "export": ["export", "--parquet", str(out / "pq"), *at],
+            "replay": ["replay", "turbo-kush-00001-01", "-o", str(out / "h.html"),
+                       "--rollouts", "2", *at]}
+
+
+@pytest.fixture(scope="module")
+def reviewed(database: Path) -> Path:
+    """The database with the hand ``replay`` shows reviewed under its settings."""
+    done = runner.invoke(app, ["review", "--db", str(database), "--session",
+                               "turbo-kush-00001", "--rollouts", "2"])
+    assert done.exit_code == 0, done.output
+    return database
+
+
+@pytest.mark.parametrize("name", ["compare", "players", "player", "report", "sql", "db info",
+                                  "export", "replay"])
+def test_every_reader_waits_for_a_writer_that_lets_go_in_time(
+        reviewed: Path, tmp_path: Path, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OFCSTATS_LOCK_WAIT", "0")  # only --wait lets it wait
+    notes: list[str] = []
+    with hold(reviewed, "write") as holder:
+        def let_go(_: object, note: str) -> None:  # the writer ends once the reader waits
+            notes.append(note)
+            holder.kill()
+        monkeypatch.setattr(cli._WaitNote, "__call__", let_go)
+        result = runner.invoke(app, [*_readers(reviewed, tmp_path)[name], "--wait", "30"])
+    assert result.exit_code == 0, result.output
+    assert result.stderr == ""
+    assert len(notes) == 1
+    assert notes[0].startswith(f"waiting up to 30 s for {reviewed}, in use by ")
+
+
+def test_every_command_gives_up_after_its_wait_naming_the_holder_and_its_option(
+        reviewed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    at = ["--db", str(reviewed)]
+    commands = {**_readers(reviewed, tmp_path), "ingest": ["ingest", str(SAMPLE), *at],
+                "rescore": ["rescore", "-r", "american", *at],
+                "review": ["review", "--rollouts", "2", *at]}
+    before = reviewed.stat().st_mtime_ns
+    with hold(reviewed, "write") as holder:
+        for name, args in commands.items():
+            started = time.monotonic()
+            text = one_line_error(runner.invoke(app, [*args, "--wait", "0.3"]), 1)
+            assert 0.3 <= time.monotonic() - started < 10
+            assert text.startswith(f"ofcstats: {reviewed}: the database is in use by "), text
+            assert f"(PID {holder.pid}: " in text
+            assert "; waited 0.3 s. Close that program or its connection (a notebook: " \
+                "con.close()), or wait longer: " in text
+            assert text.endswith(f"ofcstats {name} --wait SECONDS (or $OFCSTATS_LOCK_WAIT)")
+        monkeypatch.setenv("OFCSTATS_LOCK_WAIT", "0.2")  # the same default as the writers'
+        text = one_line_error(runner.invoke(app, ["players", *at]), 1)
+        assert "; waited 0.2 s. " in text
+    assert reviewed.stat().st_mtime_ns == before
+    assert list(tmp_path.iterdir()) == []  # no report, Parquet file or page begun
+
+
+def test_a_wait_that_is_not_a_number_of_seconds_is_a_usage_error(
+        database: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OFCSTATS_LOCK_WAIT", "soon")
+    for args in (["players"], ["rescore", "-r", "american"]):
+        text = one_line_error(runner.invoke(app, [*args, "--db", str(database)]), 2)
+        assert text == ("ofcstats: OFCSTATS_LOCK_WAIT='soon' is not a number of seconds: give "
+                        "one, such as 30")
 
 
 def test_a_writer_goes_on_when_the_holder_lets_go_in_time(

@@ -508,7 +508,7 @@ def test_a_second_ingest_waits_for_the_first_or_says_who_holds_the_database(
     summary = ingest([path], db, wait=30, on_wait=notes.append)
     assert summary.hands == 5
     assert len(notes) == 1
-    assert f"(PID {holder.pid})" in notes[0]
+    assert f"(PID {holder.pid}: " in notes[0]  # and what it runs
     holder.wait(timeout=30)
     holder.stdout.close()
 
@@ -517,8 +517,9 @@ def test_a_second_ingest_waits_for_the_first_or_says_who_holds_the_database(
     assert holder.stdout is not None
     try:
         assert holder.stdout.readline().strip() == "holding"
-        with pytest.raises(StoreError, match=rf"in use by \S+ \(PID {holder.pid}\); waited 1 s"
-                           r"\. Close that program"):
+        with pytest.raises(StoreError, match=rf"in use by \S+ \(PID {holder.pid}: [^)]*\); "
+                           r"waited 1 s\. Close that program .*wait longer: wait=SECONDS "
+                           r"\(or \$OFCSTATS_LOCK_WAIT\)$"):
             ingest([path], db, wait=1)
     finally:
         holder.kill()

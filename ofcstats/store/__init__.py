@@ -42,20 +42,54 @@ import polars as pl
 
 from ofcstats.errors import StoreError
 from ofcstats.records import UPDATABLE, IdHashes
-from ofcstats.store.connect import LOCK_WAIT, connect, lock_wait
+from ofcstats.store.connect import LOCK_WAIT, connect, lock_wait, storage_full
 from ofcstats.store.files import FileLoad, FileLoads
 from ofcstats.store.hands import Added, Appends, HandLoading
 from ofcstats.store.schema import MIGRATIONS, SCHEMA_VERSION, Step
 
-__all__ = ["DEFAULT_DB", "LOCK_WAIT", "MIGRATIONS", "SCHEMA_VERSION", "SHARDED_TABLES",
-           "SHARD_HANDS", "UPDATABLE", "Added",
-           "FileLoad", "Step", "Store", "lock_wait"]
+__all__ = ["DEFAULT_DB", "HEADER_BYTES", "LOCK_WAIT", "MIGRATIONS", "SCHEMA_VERSION",
+           "SHARDED_TABLES", "SHARD_HANDS", "UPDATABLE", "Added", "FileLoad", "Step", "Store",
+           "lock_wait", "log_path", "log_size", "waiting_changes"]
 
 DEFAULT_DB = "ofcstats.duckdb"
 SHARD_HANDS = 50_000
 """Hands per shard of whole sessions, in a Parquet export and in sharded runs."""
 SHARDED_TABLES = ("hands", "seats", "seat_placements")
 """The tables a Parquet export writes in shards of whole sessions."""
+HEADER_BYTES = 3 * 4096
+"""The bytes of a DuckDB file before its first block: the file header and the two
+database headers it writes in turn."""
+
+
+def _megabytes(count: int) -> str:
+    return f"{count / 1e6:.1f} MB"
+
+
+def log_path(path: Path) -> Path:
+    """DuckDB's write-ahead log beside the database file ``path``: committed changes not
+    yet moved into the file (``FILE.wal``)."""
+    return path.with_name(path.name + ".wal")
+
+
+def log_size(path: Path) -> int:
+    """Bytes of the write-ahead log beside ``path`` (0 when there is none)."""
+    try:
+        return log_path(path).stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
+def waiting_changes(path: Path) -> str | None:
+    """What to do about changes a full disk kept in the write-ahead log beside ``path``
+    (a checkpoint could not move them into the file), in words; None when none wait."""
+    size = log_size(path)
+    if not size:
+        return None
+    return (f"{_megabytes(size)} of changes are kept in {log_path(path).name} (and read "
+            f"from there) until they can be moved into the database: free about "
+            f"{_megabytes(size)} on that disk, then run a command that writes (ingest, "
+            "rescore, review) to move them")
+
 
 _KNOWN = {
     "player": "SELECT DISTINCT player FROM seats ORDER BY 1",
@@ -74,6 +108,10 @@ class Store(FileLoads, HandLoading):
     that upgrades it). When another program holds the file, opening waits up to ``wait``
     seconds (default :func:`lock_wait`) for it (``on_wait`` is told once, when the
     waiting starts), then says who holds it.
+
+    Opened for writing, it first gives back the space a write that failed left behind
+    (:meth:`reclaim`), and a transaction that fails for lack of space gives back what it
+    can at once.
     """
 
     def __init__(self, path: Path | str, *, read_only: bool = False,
@@ -94,6 +132,7 @@ class Store(FileLoads, HandLoading):
                     + ("upgrade ofcstats" if current > SCHEMA_VERSION else
                        "run ofcstats rescore (or ingest) on it once to bring it up to date"))
         else:
+            self.reclaim()
             self.migrate()
         self._next_key: int | None = None
 
@@ -120,6 +159,56 @@ class Store(FileLoads, HandLoading):
         self.con.execute("CREATE TABLE _compact_marker (a INTEGER)")
         self.con.execute("DROP TABLE _compact_marker")
         self.con.execute("CHECKPOINT")
+
+    def leftover(self) -> int:
+        """Bytes a write that failed (for lack of space, or stopped) left behind, as the
+        file was opened: the file past its last block in use (blocks a load wrote, then
+        undone: past the blocks the file's header counts, or counted but free at its end,
+        which a checkpoint cuts off), and a write-ahead log DuckDB has not yet moved into
+        the file (committed changes, read from the log until then). The tables' blocks
+        are looked at only when the file has free blocks."""
+        row = self.con.execute(
+            "SELECT total_blocks, free_blocks, block_size FROM pragma_database_size() "
+            "WHERE database_name = current_database()").fetchall()
+        total, free, block_size = (int(v) for v in row[0]) if row else (0, 0, 0)
+        if not block_size:
+            return 0
+        size = self.path.stat().st_size
+        end = HEADER_BYTES + total * block_size
+        if free and size > HEADER_BYTES + (total - free) * block_size:
+            end = min(end, HEADER_BYTES + (self.last_block() + 1) * block_size)
+        return max(0, size - end) + log_size(self.path)
+
+    def leftover_note(self) -> str | None:
+        """What a failed write left behind (:meth:`leftover`) and what gives it back, in
+        words; None when it left nothing."""
+        left = self.leftover()
+        if not left:
+            return None
+        return f"{self.path}: " + (waiting_changes(self.path) or (
+            f"the database file holds {_megabytes(left)} a failed write left behind: the "
+            "next command that writes (ingest, rescore, review) gives it back"))
+
+    def reclaim(self) -> int:
+        """Give back what a failed write left behind (:meth:`leftover`), as bytes: a
+        checkpoint moves the write-ahead log into the file and cuts the file to its
+        blocks (only a checkpoint with a change to write does, hence :meth:`compact`).
+        It needs room for the log's changes in the file: when the disk has none, a
+        :class:`StoreError` says how much to free."""
+        left = self.leftover()
+        if not left:
+            return 0
+        waiting = waiting_changes(self.path)
+        try:
+            self.compact()
+        except duckdb.Error as error:
+            if not storage_full(error):
+                raise
+            raise StoreError(f"{self.path}: the disk is full: " + (waiting or (
+                f"the database file holds {_megabytes(left)} a failed write left behind; "
+                "free a little space on that disk, then run a command that writes "
+                "(ingest, rescore, review) to give it back"))) from None
+        return max(0, left - self.leftover())
 
     def version(self) -> int:
         """The schema version of the database (0 for a new, empty one)."""
@@ -159,23 +248,39 @@ class Store(FileLoads, HandLoading):
     @contextmanager
     def transaction(self) -> Iterator[None]:
         """One transaction: committed when the block ends, rolled back if it raises.
-        Hands added in it are written a row group at a time, the rest before the commit."""
+        Hands added in it are written a row group at a time, the rest before the commit.
+        One that fails for lack of space gives back the blocks it wrote (:meth:`reclaim`)
+        where the disk leaves room to."""
         self.con.execute("BEGIN TRANSACTION")
         self._appends.holding = True
         try:
             yield
             self._appends.write_all()
-        except BaseException:
+        except BaseException as error:
             self._appends.drop()
             # After a failed write (a full disk, say) DuckDB may refuse even this; the
             # transaction is then undone when the database is next opened.
             with suppress(duckdb.Error):
                 self.con.execute("ROLLBACK")
             self._next_key = None
+            self._after_failure(error)
             raise
         finally:
             self._appends.holding = False
-        self.con.execute("COMMIT")
+        try:
+            self.con.execute("COMMIT")
+        except duckdb.Error as error:  # (DuckDB has undone the transaction)
+            self._next_key = None
+            self._after_failure(error)
+            raise
+
+    def _after_failure(self, error: BaseException) -> None:
+        """After a write that failed for lack of space, give back the blocks it wrote (a
+        checkpoint cuts the file's free blocks off its end), if the disk has room to;
+        else the next command that writes does (:meth:`reclaim`)."""
+        if storage_full(error):
+            with suppress(duckdb.Error):
+                self.compact()
 
     def count(self, table: str) -> int:
         """Rows in a table."""

@@ -1,6 +1,7 @@
 """Opening the database file: waiting for another program that holds it, then saying
 who does; and what every statement shares: a frame registered for a query
-(:func:`registered`), and Ctrl-C as DuckDB reports it (:func:`interrupted`)."""
+(:func:`registered`), Ctrl-C as DuckDB reports it (:func:`interrupted`), a write that
+failed for lack of space (:func:`storage_full`)."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from typing import Any
 
 import duckdb
 
-from ofcstats.errors import StoreError
+from ofcstats.errors import DatabaseInUseError, StoreError, UsageError
+from ofcstats.sanitize import visible
 
 LOCK_WAIT = 10.0
 """Seconds to wait for a database another program holds, unless told otherwise."""
@@ -31,24 +33,47 @@ def lock_wait(seconds: float | None = None) -> float:
     try:
         return max(0.0, float(text)) if text else LOCK_WAIT
     except ValueError:
-        raise StoreError(f"OFCSTATS_LOCK_WAIT={text!r} is not a number of seconds") from None
+        raise UsageError(f"OFCSTATS_LOCK_WAIT={text!r} is not a number of seconds: give "
+                         "one, such as 30") from None
 
 
 def _holder(error: duckdb.Error) -> str:
-    """The program (and process id) DuckDB's lock error names."""
+    """The program (its process id, and what it runs where the system says) that DuckDB's
+    lock error names."""
     found = _LOCK_HOLDER.search(str(error))
     if not found:
         return "another program"
     pid = found.group("pid")
-    return f"{found.group('program')} (PID {pid})" if pid else found.group("program")
+    program = Path(found.group("program")).name or found.group("program")
+    if not pid:
+        return program
+    running = _command_of(int(pid))
+    return f"{program} (PID {pid}{': ' + running if running else ''})"
 
 
-def _locked_message(path: Path, error: duckdb.Error, waited: float) -> str:
-    """The lock error in a line: who holds the database and what to do."""
-    return (f"{path}: the database is in use by {_holder(error)}; waited {waited:g} s. "
-            f"Close that "
-            f"program or its connection (a notebook: con.close()), or wait longer with "
-            f"--wait SECONDS or $OFCSTATS_LOCK_WAIT")
+def _command_of(pid: int) -> str | None:
+    """The first words of a process's command line, files by their name (``python
+    ofcstats ingest logs ...``), from Linux's /proc; None where there is none."""
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return None
+    shown: list[str] = []
+    for word in (w.decode(errors="replace") for w in raw.split(b"\0") if w):
+        if len(shown) == 4 or (shown and shown[-1] == "-c"):  # (not a program's text)
+            shown.append("...")
+            break
+        shown.append(Path(word).name or word if "/" in word else word)
+    return visible(" ".join(shown)) if shown else None
+
+
+STORAGE_FULL = ("No space left on device", "Disk quota exceeded", "File too large")
+"""How the system says a file could not grow (DuckDB passes its words on)."""
+
+
+def storage_full(error: BaseException) -> bool:
+    """Whether ``error`` is a write that failed for lack of space."""
+    return any(cause in str(error) for cause in STORAGE_FULL)
 
 
 def _is_lock(error: duckdb.Error) -> bool:
@@ -72,10 +97,9 @@ def connect(path: Path | str, *, read_only: bool, wait: float | None,
                 raise StoreError(f"{path}: cannot open the database: "
                                  f"{str(error).splitlines()[0]}") from None
             if time.monotonic() >= deadline:
-                raise StoreError(_locked_message(Path(path), error, patience)) from None
+                raise DatabaseInUseError(str(path), _holder(error), patience) from None
             if on_wait is not None and not told:
-                on_wait(f"{path}: the database is in use by {_holder(error)}; waiting "
-                        f"up to {patience:g} s for it")
+                on_wait(f"waiting up to {patience:g} s for {path}, in use by {_holder(error)}")
                 told = True
             time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
             pause = min(pause * 2, 1.0)
