@@ -264,6 +264,17 @@ def test_the_main_path_imports_as_the_page_says(graph: dict[str, set[str]], page
     assert still == KNOWN_MAIN_PATH, f"no longer so: {KNOWN_MAIN_PATH - still}"
 
 
+MAX_COMMAND_LINES = 600
+"""The longest a module of the command line may be: each reads in one sitting."""
+
+
+def test_every_module_of_the_command_line_is_short() -> None:
+    sizes = {name: len(path.read_text(encoding="utf-8").splitlines())
+             for name, path in module_files(ROOT).items() if name.split(".")[0] == "cli"}
+    assert len(sizes) > 1, "the command line is one module again"
+    assert {name: size for name, size in sizes.items() if size >= MAX_COMMAND_LINES} == {}
+
+
 def test_the_measure_finds_a_circle_and_an_arrow_up(tmp_path: Path) -> None:
     package = tmp_path / "ofcstats"
     (package / "store").mkdir(parents=True)

@@ -330,10 +330,10 @@ def test_review_and_replay_commands(simulated: Path, tmp_path: Path) -> None:
 def test_command_defaults_are_the_library_defaults() -> None:
     import inspect  # noqa: PLC0415
 
-    from ofcstats import cli  # noqa: PLC0415
+    from ofcstats.cli import reviewing  # noqa: PLC0415
     from ofcstats.review import core  # noqa: PLC0415
 
-    for command in (cli.review, cli.replay):
+    for command in (reviewing.review, reviewing.replay):
         params = inspect.signature(command).parameters
         assert params["rollouts"].default == core.DEFAULT_ROLLOUTS
         assert params["seed"].default == core.DEFAULT_SEED

@@ -54,7 +54,7 @@ def test_score_writes_the_same_bytes_in_parts_and_whole(
     def small(*args: Any, **kwargs: Any) -> Iterator[ScoredBatch]:
         return score_files(*args, **{**kwargs, "batch_bytes": 400_000})
 
-    monkeypatch.setattr("ofcstats.cli.score_files", small)
+    monkeypatch.setattr("ofcstats.cli.scoring.score_files", small)
     for output, result in whole.items():
         parted = runner.invoke(app, [*command, output])
         assert result.exit_code == parted.exit_code == 0
@@ -65,7 +65,7 @@ def test_score_draws_one_table_over_all_its_parts(monkeypatch: pytest.MonkeyPatc
     def small(*args: Any, **kwargs: Any) -> Iterator[ScoredBatch]:
         return score_files(*args, **{**kwargs, "batch_bytes": 400_000})
 
-    monkeypatch.setattr("ofcstats.cli.score_files", small)
+    monkeypatch.setattr("ofcstats.cli.scoring.score_files", small)
     log = str(SAMPLE / "pineapple-american.jsonl")
     table = CliRunner().invoke(app, ["score", log, "-r", "american", "-f", "table"])
     rows = CliRunner().invoke(app, ["score", log, "-r", "american", "-f", "csv"])
