@@ -41,6 +41,7 @@ from ofcstats.score import available_cores, score_with_showdowns
 from ofcstats.showdown import differs, showdown_key
 from ofcstats.store import Store
 from ofcstats.store import results as stored
+from ofcstats.store.connect import fetch_frame
 from ofcstats.store.results import ALL_VARIANTS, Filters
 
 __all__ = ["ALL_VARIANTS", "BATCH_HANDS", "REPEATED_COLUMNS", "Filters", "RescoreSummary",
@@ -294,14 +295,7 @@ def _categorical_frame(relation: duckdb.DuckDBPyRelation, rows: int = 1 << 20,
         return part.with_columns(pl.col(c).cast(pl.Categorical) for c in REPEATED_COLUMNS
                                  if c in part.columns)
 
-    # DuckDB 2 renamed fetch_record_batch (kept, deprecated) to to_arrow_reader.
-    reader = getattr(relation, "to_arrow_reader", None) or relation.fetch_record_batch
-    parts = []
-    for batch in reader(rows):
-        parts.append(shrunk(pl.DataFrame(batch)))
-        if progress is not None:
-            progress(sum(part.height for part in parts), None)
-    return pl.concat(parts) if parts else shrunk(relation.limit(0).pl())
+    return fetch_frame(relation, rows, progress, shrunk)
 
 
 def scored_frame(store: Store, filters: Filters = Filters(),  # noqa: B008 - frozen

@@ -21,39 +21,20 @@ from ofcstats import engine as engines
 from ofcstats import ingest as ingesting
 from ofcstats.cli.options import READ_MEMORY, EngineKind, split_list
 from ofcstats.cli.output import Update, _on_terminal, _step, fail, fail_with, progress_bar, warn
-from ofcstats.config import engine_config
 from ofcstats.errors import OfcstatsError, StoreError, UsageError
 from ofcstats.paths import no_loop
-from ofcstats.store import SHARD_HANDS, Store
+from ofcstats.store import Store
 from ofcstats.variants import VARIANT_NAMES
 
 
 def engine_for(kind: EngineKind | None, jobs: int | None, address: str | None,
                source: Path | None, config: Path | None, *, jobs_shard: bool
                ) -> engines.Engine | None:
-    """The engine the options (then the config file) ask for; None for the one-process
-    path. ``jobs_shard``: --jobs alone asks for the local engine."""
+    """:func:`ofcstats.engine.engine_for` of the command's options, its errors the
+    command's."""
     try:
-        table = engine_config(config)
-        chosen = kind.value if kind is not None else table.get("engine")
-        if chosen is None and (source is not None or address is not None
-                               or (jobs_shard and jobs is not None)):
-            chosen = "ray" if address is not None else "local"
-        if chosen is None:
-            return None
-        if source is not None:
-            no_loop(source, "Parquet export")
-            if not (source / "shards.parquet").is_file():
-                raise UsageError(f"{source}: not a Parquet export of ofcstats (no "
-                                 "shards.parquet): make one with ofcstats export --parquet DIR")
-        if jobs is not None and jobs < 1:
-            raise UsageError(f"--jobs must be at least 1, not {jobs}")
-        return engines.Engine(
-            kind=chosen, jobs=jobs or table.get("jobs", 0),
-            address=address or table.get("address"), retries=table.get("retries", 3),
-            shard_hands=table.get("shard_hands", SHARD_HANDS),
-            review_shard_hands=table.get("review_shard_hands", engines.REVIEW_SHARD_HANDS),
-            source=source)
+        return engines.engine_for(None if kind is None else kind.value, jobs, address,
+                                  source, config, jobs_shard=jobs_shard)
     except OfcstatsError as error:
         raise fail_with(error) from None
 

@@ -41,6 +41,7 @@ from ofcstats.errors import OfcstatsError, UsageError
 from ofcstats.paths import no_loop, replace_directory_files, writable_directory, writable_file
 from ofcstats.rules import load_ruleset
 from ofcstats.store import SHARD_HANDS, Store
+from ofcstats.store.connect import fetch_frame
 from ofcstats.variants import VARIANT_NAMES, Variant
 
 
@@ -228,16 +229,9 @@ def run_query(store: Store, query: str, progress: Update | None = None) -> pl.Da
         relation = store.con.sql(query)
         if relation is None:
             return None
-        reader = getattr(relation, "to_arrow_reader", None) or relation.fetch_record_batch
-        parts, rows = [], 0
-        for batch in reader(1 << 16):
-            parts.append(pl.DataFrame(batch))
-            rows += batch.num_rows
-            if progress is not None:
-                progress(rows, None)
+        return fetch_frame(relation, 1 << 16, progress)
     except duckdb.Error as error:
         raise UsageError(f"the query failed: {str(error).splitlines()[0]}") from None
-    return pl.concat(parts) if parts else relation.limit(0).pl()
 
 
 @app.command()
