@@ -36,15 +36,6 @@ KNOWN_BACK_ARROWS = {
 """Imports running back up that are to go: the test fails when one goes, so that it is
 taken off this list."""
 
-KNOWN_CIRCLES = [
-    # formats.__getattr__ hands out reading.py's functions under the formats package's
-    # name (read_all, read, ...), for the tests that still call them there.
-    {"formats", "reading"},
-    # The compiled reader's steps and its driver import each other.
-    {"formats._scan_kernel", "formats.scan"},
-]
-"""Import circles that are to go (the same rule as :data:`KNOWN_BACK_ARROWS`)."""
-
 KNOWN_MAIN_PATH = {
     # The read side still reads results and rulesets through the rescore module
     # (pipeline.scored_frame, pipeline.stored_rulesets, pipeline.Filters).
@@ -236,8 +227,7 @@ def test_every_module_sits_on_a_floor(graph: dict[str, set[str]], page: str) -> 
 
 
 def test_no_module_imports_in_a_circle(graph: dict[str, set[str]]) -> None:
-    found = sorted(sorted(part) for part in circles(graph))
-    assert found == sorted(sorted(part) for part in KNOWN_CIRCLES)
+    assert circles(graph) == []
 
 
 def test_imports_run_down_the_floors(graph: dict[str, set[str]], page: str) -> None:

@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from ofcstats import formats
+from ofcstats import reading
 from ofcstats.cli import app
 from ofcstats.logscore import ScoredBatch, score_batch, score_files
 from ofcstats.rules import load_rulesets, preset_names
@@ -22,7 +22,7 @@ LOGS = sorted(SAMPLE.glob("*.jsonl"))
 
 def test_scoring_in_small_parts_gives_the_records_of_scoring_whole() -> None:
     rulesets = load_rulesets(preset_names())
-    whole = score_batch(formats.read_all(LOGS), rulesets, own_variants=True).results
+    whole = score_batch(reading.read_all(LOGS), rulesets, own_variants=True).results
     parts = list(score_files(LOGS, rulesets, own_variants=True, batch_bytes=400_000))
     assert len(parts) > 10  # several parts, each of whole sessions
     streamed = pl.concat([part.results for part in parts])
