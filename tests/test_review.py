@@ -100,10 +100,10 @@ def test_fantasyland_with_a_unique_best_set_is_solved() -> None:
 def _every_set_value(cards: np.ndarray, opponents: list[str], arrays: RulesetArrays) -> float:
     """The best points of any way to set 13 of ``cards``, by trying every one."""
     from ofcstats.review.core import _Opponents, _set_values  # noqa: PLC0415
-    from ofcstats.simulate.fantasyland import _layout  # noqa: PLC0415
+    from ofcstats.simulate.fantasyland import layout_of  # noqa: PLC0415
 
     k = cards.size
-    layout = _layout(k)
+    layout = layout_of(k)
     tops = layout.left_tops.shape[1]
     b = np.repeat(np.arange(layout.five.shape[0]), layout.apart5.shape[1] * tops)
     m = np.repeat(layout.apart5.ravel(), tops)

@@ -16,7 +16,8 @@ import numpy.typing as npt
 from ofcstats import evaluate
 from ofcstats.rows import BOTTOM, MIDDLE, TOP
 from ofcstats.rules import board
-from ofcstats.simulate.fantasyland import _layout, _spread
+from ofcstats.simulate.fantasyland import _spread
+from ofcstats.simulate.fantasyland import layout_of as _layout
 from ofcstats.simulate.scoring import RulesetArrays
 
 WEIGHTS: dict[str, tuple[float, float, float, float]] = {

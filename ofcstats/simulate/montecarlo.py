@@ -39,6 +39,7 @@ from ofcstats.simulate.tables import (
     patterns,
     row_tables,
 )
+from ofcstats.simulate.tables import final_strengths as _final_strengths
 from ofcstats.variants import Variant
 
 _SIZES = np.array([3, 5, 5])
@@ -248,17 +249,6 @@ def play_out(keys: npt.NDArray[np.int64], filled: npt.NDArray[np.int8],
               patterns(last, last_discards), pattern_counts(last, last_discards),
               tuple(r.astype(np.float32) for r in arrays.royalty),
               -1 if arrays.entry is None else arrays.entry, float(fl_value))
-    return out
-
-
-def _final_strengths(keys: npt.NDArray[np.int64]) -> npt.NDArray[np.intp]:
-    """Exact strengths of complete boards given as row keys ``(3, ...)``."""
-    t = row_tables()
-    ids = t.id_of_key[keys >> SUIT_BITS].astype(np.intp)
-    flush = t.suited[keys[1:] & SUIT_MASK]
-    out = np.empty(keys.shape, dtype=np.intp)
-    out[0] = t.full3[ids[0]]
-    out[1:] = np.where(flush, t.full5_flush[ids[1:]], t.full5[ids[1:]])
     return out
 
 

@@ -229,3 +229,14 @@ def pattern_subsets(cards: int, discards: int) -> npt.NDArray[np.intp]:
     pats = patterns(cards, discards).astype(np.intp)
     bits = 1 << np.arange(cards)
     return np.stack([((pats == r) * bits).sum(axis=1) for r in range(3)], axis=1)
+
+
+def final_strengths(keys: npt.NDArray[np.int64]) -> npt.NDArray[np.intp]:
+    """Exact strengths of complete boards given as row keys ``(3, ...)``."""
+    t = row_tables()
+    ids = t.id_of_key[keys >> SUIT_BITS].astype(np.intp)
+    flush = t.suited[keys[1:] & SUIT_MASK]
+    out = np.empty(keys.shape, dtype=np.intp)
+    out[0] = t.full3[ids[0]]
+    out[1:] = np.where(flush, t.full5_flush[ids[1:]], t.full5[ids[1:]])
+    return out
