@@ -1464,7 +1464,9 @@ def replay(
     screen: ScreenOption = 0,
 ) -> None:
     """Write one hand as an HTML page: each street of each seat on its board, the play
-    made and the best candidate side by side with their expected points.
+    made and the best candidate side by side with their expected points. Streets not
+    reviewed under these settings are valued for the page alone: the database is only
+    read, so any stored hand replays, reviewed or not.
 
     Example: ofcstats replay sim0-00001-01 -o hand.html --db club.duckdb
     """

@@ -455,12 +455,7 @@ def review(store: Store, selection: Any, settings: Any, engine: Engine,
 
     if settings.rollouts < 1:
         raise reviewing.ReviewError(f"--rollouts must be at least 1, not {settings.rollouts}")
-    name = ""
-    if settings.ruleset is not None:
-        try:
-            name = reviewing._ruleset(settings.ruleset).name
-        except OfcstatsError as error:
-            raise reviewing.ReviewError(str(error)) from None
+    name = reviewing.reviewed_as(settings)
     todo = pl.DataFrame(reviewing.pending_seats(store, selection, settings, name),
                         schema={"hand_key": pl.Int64, "seat": pl.Int64, "session_id": pl.String},
                         orient="row")

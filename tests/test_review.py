@@ -100,10 +100,10 @@ def test_fantasyland_with_a_unique_best_set_is_solved() -> None:
 def _every_set_value(cards: np.ndarray, opponents: list[str], arrays: RulesetArrays) -> float:
     """The best points of any way to set 13 of ``cards``, by trying every one."""
     from ofcstats.review.core import _Opponents, _set_values  # noqa: PLC0415
-    from ofcstats.simulate.fantasyland import _layout  # noqa: PLC0415
+    from ofcstats.simulate.fantasyland import layout_of  # noqa: PLC0415
 
     k = cards.size
-    layout = _layout(k)
+    layout = layout_of(k)
     tops = layout.left_tops.shape[1]
     b = np.repeat(np.arange(layout.five.shape[0]), layout.apart5.shape[1] * tops)
     m = np.repeat(layout.apart5.ravel(), tops)
@@ -325,6 +325,61 @@ def test_review_and_replay_commands(simulated: Path, tmp_path: Path) -> None:
         assert dom.count('class="card') >= 3 * 17
     assert runner.invoke(app, ["replay", "nope", "-o", str(page_path), *args]).exit_code == 2
     assert runner.invoke(app, ["review", *args, "--rollouts", "0"]).exit_code == 2
+
+
+def _unreviewed_copy(simulated: Path, path: Path) -> Path:
+    path.write_bytes(simulated.read_bytes())
+    with Store(path) as store:
+        store.con.execute("DELETE FROM decisions")
+    return path
+
+
+@pytest.mark.parametrize("read_only", [True, False])
+def test_replay_values_a_hand_not_reviewed_in_memory_and_writes_nothing(
+        simulated: Path, tmp_path: Path, read_only: bool) -> None:
+    from ofcstats.review.replay import page  # noqa: PLC0415
+    from ofcstats.review.store import in_memory  # noqa: PLC0415
+
+    db = _unreviewed_copy(simulated, tmp_path / "fresh.duckdb")
+    settings = Settings(rollouts=10, seed=3)
+    with Store(db, read_only=read_only) as store:
+        hand_id = store.con.sql("SELECT min(hand_id) FROM hands").fetchall()[0][0]
+        text = page(store, hand_id, settings)
+        fresh = in_memory(store, Selection(hand_ids=[hand_id]), settings)
+        assert store.count("decisions") == 0
+    assert "not reviewed" not in text
+    assert fresh.height > 0
+    assert fresh["hand_key"].n_unique() == 1
+    # The numbers are those a review stores, and the page is the same once it has.
+    with Store(db) as store:
+        run(store, Selection(hand_ids=[hand_id]), settings)
+        kept = decisions_frame(store, Selection(hand_ids=[hand_id]), settings)
+        assert page(store, hand_id, settings) == text
+    cols = ["seat", "street", "best", "ev_chosen", "ev_best", "ev_loss"]
+    assert kept.select(cols).equals(fresh.select(cols))
+
+
+def test_replay_right_after_ingest_and_of_a_hand_reviewed_otherwise(
+        simulated: Path, tmp_path: Path) -> None:
+    db = _unreviewed_copy(simulated, tmp_path / "fresh.duckdb")
+    out = tmp_path / "hand.html"
+    with Store(db, read_only=True) as store:
+        hand_id = store.con.sql("SELECT max(hand_id) FROM hands").fetchall()[0][0]
+    result = runner.invoke(app, ["replay", hand_id, "-o", str(out), "--db", str(db),
+                                 "--rollouts", "10"])
+    assert result.exit_code == 0, result.output
+    assert "EV loss" in out.read_text()
+    # A hand the review listed under other settings replays under the asked ones.
+    listed = runner.invoke(app, ["review", "--db", str(db), "--rollouts", "5", "--seed", "4",
+                                 "--format", "json", "--quiet"])
+    assert listed.exit_code == 0, listed.output
+    hand_id = json.loads(listed.stdout)["mistakes"][0]["hand_id"]
+    result = runner.invoke(app, ["replay", hand_id, "-o", str(out), "--db", str(db),
+                                 "--rollouts", "10"])
+    assert result.exit_code == 0, result.output
+    with Store(db, read_only=True) as store:
+        assert store.con.sql("SELECT count(*) FROM decisions WHERE rollouts = 10"
+                             ).fetchall()[0][0] == 0
 
 
 def test_command_defaults_are_the_library_defaults() -> None:

@@ -46,8 +46,8 @@ import numpy.typing as npt
 from ofcstats import evaluate
 from ofcstats.rules.board import fouled, pair_points, royalties
 from ofcstats.rules.model import Ruleset
-from ofcstats.simulate.fantasyland import _Layout, _layout
-from ofcstats.simulate.montecarlo import _final_strengths, play_out
+from ofcstats.simulate.fantasyland import Layout, layout_of
+from ofcstats.simulate.montecarlo import final_strengths, play_out
 from ofcstats.simulate.scoring import RulesetArrays, board_strengths, qualifies, ruleset_arrays
 from ofcstats.simulate.state import CARD_KEYS
 from ofcstats.simulate.tables import (
@@ -258,7 +258,7 @@ class _Street:
                                  self.arrays, self.fantasyland_value)
             else:
                 final = board_keys
-            strength = _final_strengths(final).reshape(3, c, n)
+            strength = final_strengths(final).reshape(3, c, n)
             foul = fouled(strength)
             points, reach, roy = _score(self.arrays, strength, foul, d[:, None], self.opp,
                                         self.fantasyland_value, False)
@@ -494,7 +494,7 @@ def solve_set(cards: npt.NDArray[np.uint8], arrays: RulesetArrays, opp: _Opponen
 class _SetSearch:
     """The legal (bottom, middle) pairs of one fantasyland hand and how to value sets."""
 
-    layout: _Layout
+    layout: Layout
     s5: npt.NDArray[np.intp]  # strength of each five
     s3: npt.NDArray[np.intp]  # of each three
     b: npt.NDArray[np.intp]  # the pairs whose middle does not beat the bottom
@@ -507,7 +507,7 @@ class _SetSearch:
     @classmethod
     def of(cls, cards: npt.NDArray[np.uint8], arrays: RulesetArrays, opp: _Opponents,
            fantasyland_value: float) -> _SetSearch:
-        layout = _layout(cards.size)
+        layout = layout_of(cards.size)
         s5 = evaluate.strength5(cards[layout.five]).astype(np.intp)
         s3 = evaluate.strength3(cards[layout.three]).astype(np.intp)
         b, a = np.nonzero(s5[layout.apart5] <= s5[:, None])

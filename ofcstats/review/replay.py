@@ -13,7 +13,7 @@ from typing import Any
 import polars as pl
 
 from ofcstats.cards import RANKS
-from ofcstats.review.store import ReviewError, Selection, Settings, run
+from ofcstats.review.store import ReviewError, Selection, Settings, in_memory
 from ofcstats.review.summary import decisions_frame, placement_text
 from ofcstats.sanitize import html_text
 from ofcstats.store import Store
@@ -167,15 +167,18 @@ def render(hand: dict[str, object], seats: pl.DataFrame, decisions: pl.DataFrame
 
 
 def page(store: Store, hand_id: str, settings: Settings | None = None) -> str:
-    """The replay page of a stored hand, reviewing it first if it was not yet reviewed
-    under ``settings``."""
+    """The replay page of a stored hand under ``settings``: the decisions a review stored
+    under them, and those of the seats not reviewed under them valued in memory, the same
+    numbers a review would store. Nothing is written, so the store may be read-only."""
     settings = settings or Settings()
     found = stored.hand(store, hand_id)
     if found is None:
         raise ReviewError(f"no hand {hand_id!r} in {store.path}: see ofcstats db info")
-    run(store, Selection(hand_ids=[hand_id]), settings)
+    selection = Selection(hand_ids=[hand_id])
+    kept = decisions_frame(store, selection, settings)
+    fresh = in_memory(store, selection, settings)
+    decisions = pl.concat([kept.select(fresh.columns), fresh]).sort("seat", "street")
     seats = stored.hand_seats(store, found[4])
-    decisions = decisions_frame(store, Selection(hand_ids=[hand_id]), settings)
     rulesets = sorted(set(decisions["ruleset"].to_list())) if decisions.height else ["-"]
     hand = dict(zip(("hand_id", "session_id", "variant", "played_at"), found[:4],
                     strict=True))

@@ -147,25 +147,38 @@ def run(store: Store, selection: Selection | None = None, settings: Settings | N
     ``progress(done, total)`` counts hands. ``jobs`` > 1 shares the rollouts among that
     many threads (the numbers do not change: each decision is seeded on its own); 0
     picks :func:`auto_jobs`."""
+    hands = decisions = 0
+    for batch, rows in _reviewed(store, selection, settings, progress, jobs):
+        stored.replace_decisions(store, rows)
+        hands, decisions = hands + batch, decisions + rows.height
+    return Summary(hands=hands, decisions=decisions)
+
+
+def in_memory(store: Store, selection: Selection | None = None,
+              settings: Settings | None = None, jobs: int = 1) -> pl.DataFrame:
+    """The rows :func:`run` would write for the selected seats not yet reviewed under
+    ``settings``, valued in memory: nothing is written, so the store may be read-only."""
+    parts = [rows for _, rows in _reviewed(store, selection, settings, None, jobs)]
+    return pl.concat(parts) if parts else _rows([], settings or Settings(), "")
+
+
+def _reviewed(store: Store, selection: Selection | None, settings: Settings | None,
+              progress: Callable[[int, int], None] | None, jobs: int
+              ) -> Iterator[tuple[int, pl.DataFrame]]:
+    """(hands, rows of ``decisions``) of each batch of the selected seats not yet
+    reviewed under ``settings``."""
     selection = selection or Selection()
     settings = settings or Settings()
     if jobs < 0:
         raise ReviewError(f"--jobs must be 0 (automatic) or more, not {jobs}")
     if settings.rollouts < 1:
         raise ReviewError(f"--rollouts must be at least 1, not {settings.rollouts}")
-    if settings.ruleset is not None:
-        try:
-            asked = _ruleset(settings.ruleset)
-        except OfcstatsError as error:
-            raise ReviewError(str(error)) from None
-        name: str | None = asked.name
-    else:
-        name = None
-    todo = pending_seats(store, selection, settings, name or "")
+    name = reviewed_as(settings)
+    todo = pending_seats(store, selection, settings, name)
     pending = {(int(k), int(seat)) for k, seat, _ in todo}
     keys = sorted({k for k, _ in pending})
     jobs = jobs or auto_jobs(len(keys))
-    done = decisions = 0
+    done = 0
     if progress is not None:
         progress(0, len(keys))
     with _pool(jobs if len(keys) > 1 else 1) as pool:
@@ -173,12 +186,21 @@ def run(store: Store, selection: Selection | None = None, settings: Settings | N
             batch = keys[start:start + _HANDS_AT_ONCE]
             found = positions(stored.review_seats(store, batch), pending, settings.ruleset)
             verdicts = _review(found, settings, pool, jobs)
-            _write(store, verdicts, settings, name or "")
+            yield len(batch), _rows(verdicts, settings, name)
             done += len(batch)
-            decisions += len(verdicts)
             if progress is not None:
                 progress(done, len(keys))
-    return Summary(hands=len(keys), decisions=decisions)
+
+
+def reviewed_as(settings: Settings) -> str:
+    """The name the settings' ruleset is kept under in ``decisions`` (empty: each hand's
+    own); a ruleset that cannot be loaded is a :class:`ReviewError`."""
+    if settings.ruleset is None:
+        return ""
+    try:
+        return _ruleset(settings.ruleset).name
+    except OfcstatsError as error:
+        raise ReviewError(str(error)) from None
 
 
 def auto_jobs(hands: int) -> int:
@@ -233,11 +255,6 @@ def _review_part(found: list[Position], options: tuple[int, int, float, int | No
     screen)."""
     rollouts, seed, value, screen = options
     return review(found, rollouts=rollouts, seed=seed, fantasyland_value=value, screen=screen)
-
-
-def _write(store: Store, verdicts: list[Verdict], settings: Settings, name: str) -> None:
-    """Replace the verdicts' rows under the same settings, in one transaction."""
-    stored.replace_decisions(store, _rows(verdicts, settings, name))
 
 
 def _rows(verdicts: Sequence[Verdict], settings: Settings, reviewed_as: str) -> pl.DataFrame:

@@ -8,7 +8,7 @@ import polars as pl
 
 from ofcstats.cards import format_card
 from ofcstats.review.core import MISTAKES
-from ofcstats.review.store import Selection, Settings
+from ofcstats.review.store import Selection, Settings, reviewed_as
 from ofcstats.rows import ROW_NAMES
 from ofcstats.store import Store
 from ofcstats.store import decisions as stored
@@ -56,7 +56,7 @@ def decisions_frame(store: Store, selection: Selection | None = None,
     """The stored decisions of the selected hands and seats under ``settings``."""
     selection = selection or Selection()
     settings = settings or Settings()
-    return stored.decisions(store, selection, settings.reviewed(settings.ruleset or ""))
+    return stored.decisions(store, selection, settings.reviewed(reviewed_as(settings)))
 
 
 def street_label(street: pl.Expr, fantasyland: pl.Expr) -> pl.Expr:

@@ -39,7 +39,7 @@ _PRIMARY = 1 << 16  # value units; strengths (below 2**14 each) add up below it 
 
 
 @dataclass(frozen=True)
-class _Layout:
+class Layout:
     """Subsets of ``k`` card positions and the masks that name them."""
 
     k: int
@@ -57,7 +57,9 @@ class _Layout:
 
 
 @cache
-def _layout(k: int) -> _Layout:
+def layout_of(k: int) -> Layout:
+    """The subsets of ``k`` card positions (13 to 17) a set is made of, built once per
+    ``k``."""
     five = np.array(list(itertools.combinations(range(k), 5)), dtype=np.int8)
     three = np.array(list(itertools.combinations(range(k), 3)), dtype=np.int8)
     mask5 = (1 << five.astype(np.int32)).sum(axis=1).astype(np.int32)
@@ -75,7 +77,7 @@ def _layout(k: int) -> _Layout:
     full = (1 << k) - 1
     apart_left = index_left[full ^ mask5[:, None] ^ mask5[apart5]]
     apart3 = np.stack([np.flatnonzero((mask5 & m) == 0) for m in mask3]).astype(np.int32)
-    return _Layout(k, five, three, mask5, mask3, index5, index3, apart5, index_left, left_tops,
+    return Layout(k, five, three, mask5, mask3, index5, index3, apart5, index_left, left_tops,
                    apart_left, apart3)
 
 
@@ -90,7 +92,7 @@ def _local(n: int, first: int, second: int) -> npt.NDArray[np.int8]:
     return np.array(rows, dtype=np.int8).reshape(-1, first + second)
 
 
-def _spread(layout: _Layout, used: npt.NDArray[np.int32], first: int,
+def _spread(layout: Layout, used: npt.NDArray[np.int32], first: int,
             second: int) -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32]]:
     """For each mask in ``used``, all (first-subset, second-subset) pairs of the cards
     outside it, as subset masks of shape (len(used), L)."""
@@ -117,7 +119,7 @@ def best_sets(cards: npt.NDArray[np.uint8], arrays: RulesetArrays,
     if not m:
         return out
     # Rows of the pair search grow as C(k, 5) * C(k - 5, 5): a few hands at a time.
-    layout = _layout(k)
+    layout = layout_of(k)
     step = max(1, _PAIR_ELEMENTS // layout.apart5.size)
     bits = (1 << np.arange(k))[None, :]
     for start in range(0, m, step):
@@ -143,7 +145,7 @@ _PAIR_ELEMENTS = 1 << 25  # (hands x fives x fives apart) per batch, at most; a 
 class _Rows:
     """Every five and three of each hand: strength, royalty, stay, ``(m, subsets)``."""
 
-    layout: _Layout
+    layout: Layout
     m: int
     bonus: npt.NDArray[np.float64]  # (m,)
     s5: npt.NDArray[np.int64]
@@ -162,7 +164,7 @@ class _Rows:
            bonus: npt.NDArray[np.float64]) -> _Rows:
         """The rows of every hand of ``cards`` (m, k)."""
         m, k = cards.shape
-        layout = _layout(k)
+        layout = layout_of(k)
         s5 = evaluate.strength5(cards[:, layout.five].reshape(-1, 5)).astype(np.int64) \
             .reshape(m, -1)
         s3 = evaluate.strength3(cards[:, layout.three].reshape(-1, 3)).astype(np.int64) \
