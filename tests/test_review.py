@@ -260,7 +260,7 @@ def test_decisions_cover_every_street_and_resume(simulated: Path, tmp_path: Path
     assert again.decisions == 0
     assert rest.decisions == streets - first.decisions
     assert frame.height == streets
-    assert (frame["ev_loss"] >= 0).all()
+    assert (frame.filter(pl.col("mistake").is_not_null())["ev_loss"] > 0).all()
     assert (frame["ev_loss"] - (frame["ev_best"] - frame["ev_chosen"])).abs().max() < 1e-9
     # Resuming gives the numbers a review in one go gives, in one process or two.
     with Store(simulated) as store:
@@ -393,7 +393,8 @@ def test_command_defaults_are_the_library_defaults() -> None:
         assert params["rollouts"].default == core.DEFAULT_ROLLOUTS
         assert params["seed"].default == core.DEFAULT_SEED
         assert params["fantasyland_value"].default == core.FANTASYLAND_VALUE
-        assert params["screen"].default == core.DEFAULT_SCREEN == 0
+        assert params["screen"].default == core.DEFAULT_SCREEN
+        assert params["opponents"].default.value == core.DEFAULT_OPPONENTS
 
 
 def test_report_shows_the_decisions_per_variant(simulated: Path, tmp_path: Path) -> None:
@@ -517,35 +518,43 @@ def test_timed_out_seats_are_not_reviewed_and_are_counted(tmp_path: Path) -> Non
     assert f"Not reviewed: {len(late)} seats that timed out" in table.stdout
 
 
-def test_every_candidate_gets_every_rollout_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The default values each candidate of its class on all 100 rollouts: no screening,
-    # and only alike candidates (one class) share a valuation.
+@pytest.mark.parametrize("screen", [core_default_screen := 6, 0])
+def test_every_candidate_first_then_the_best_few_then_fresh_rollouts_for_the_loss(
+        monkeypatch: pytest.MonkeyPatch, screen: int) -> None:
+    # Step 1 values every class of candidates on the first rollouts, step 2 the best few
+    # (or, --screen 0, every one) and the play made on the rest of the selection
+    # rollouts, step 3 the play made and the best on as many others.
     from ofcstats.review import core  # noqa: PLC0415
 
-    valued: list[tuple[int, int]] = []
+    valued: list[tuple[int, int, int]] = []
     original = core._Street.value
 
-    def spy(self, dec, pat, n):  # type: ignore[no-untyped-def]
-        valued.append((dec.size, n))
-        return original(self, dec, pat, n)
+    def spy(self, dec, pat, r0, r1, raw=False):  # type: ignore[no-untyped-def]
+        valued.append((dec.size, r0, r1))
+        return original(self, dec, pat, r0, r1, raw)
 
     monkeypatch.setattr(core._Street, "value", spy)
     rng = np.random.default_rng(3)
     deck = rng.permutation(52).astype(np.uint8)
     p = position("pineapple", 0, {}, _code(deck[:5]), [BOTTOM, BOTTOM, MIDDLE, MIDDLE, TOP],
                  [_code(deck[5:18])])
-    (verdict,) = review([p])
+    (verdict,) = review([p], screen=screen)
+    rollouts, first = core.DEFAULT_ROLLOUTS, core.Plan().first
+    assert core_default_screen == core.DEFAULT_SCREEN
     assert verdict.candidates == 232
-    assert verdict.rollouts == core.DEFAULT_ROLLOUTS == 100
-    assert len(valued) == 1
-    count, n = valued[0]
-    assert n == 100
+    assert verdict.rollouts == rollouts
     dec, pat = np.nonzero(np.ones((1, 232), dtype=bool))
     keys = np.zeros((1, 3), dtype=np.int64)
     onehot = core.pattern_onehot(5, 0).reshape(5, -1, 3)
     added = np.einsum("k,kpr->pr", core.CARD_KEYS[deck[:5]].astype(float), onehot)[None]
-    classes = core._representatives(dec, pat, keys, added.astype(np.int64), (1, 232))
-    assert count == len(np.unique(classes)) <= 232
+    classes = len(np.unique(core._representatives(dec, pat, keys, added.astype(np.int64),
+                                                  (1, 232))))
+    kept = classes if not screen else screen + 1 if verdict.best.tolist() != [
+        BOTTOM, BOTTOM, MIDDLE, MIDDLE, TOP] else screen
+    assert valued[0] == (classes, 0, first)
+    assert valued[1][1:] == (first, rollouts)
+    assert valued[1][0] in (kept, screen + 1) if screen else valued[1][0] == classes
+    assert valued[2] == (2, rollouts, 2 * rollouts)
 
 
 def test_reviews_of_many_hands_use_both_cores() -> None:
@@ -569,3 +578,148 @@ def test_seats_of_13_card_hands_and_their_criss_cross_are_counted_as_13_card(
         assert skipped(store) == {"timed_out": 0, "chinese_13": seats, "final_rows": 0}
         run(store, Selection(), Settings(rollouts=5))
         assert store.con.sql("SELECT count(*) FROM decisions").fetchall()[0][0] == 0
+
+
+def test_drawn_opponents_equal_logged_where_nothing_is_left_to_draw(simulated: Path) -> None:
+    from ofcstats.review.store import positions  # noqa: PLC0415
+    from ofcstats.store.decisions import review_seats  # noqa: PLC0415
+
+    with Store(simulated, read_only=True) as store:
+        keys = [k for (k,) in store.con.sql("SELECT hand_key FROM hands").fetchall()]
+        found = positions(review_seats(store, keys), None, None)
+    last = [p for p in found if p.future() == 0 and not any(p.to_draw("drawn"))]
+    later = [p for p in found if p.index == 4 and any(p.to_draw("drawn"))]
+    assert last  # the last to act on the last street has seen every board
+    assert later  # the others still have to see some
+    drawn = review(last, opponents="drawn", rollouts=10)
+    logged = review(last, opponents="logged", rollouts=10)
+    for a, b in zip(drawn, logged, strict=True):
+        assert (a.ev_chosen, a.ev_best, a.ev_loss, a.rollouts) == \
+            (b.ev_chosen, b.ev_best, b.ev_loss, 0)
+        assert a.best.tolist() == b.best.tolist()
+
+
+def test_a_player_sees_only_the_cards_placed_before_its_turn(simulated: Path) -> None:
+    from ofcstats.review.store import acting_order, positions  # noqa: PLC0415
+    from ofcstats.store.decisions import review_seats  # noqa: PLC0415
+
+    with Store(simulated, read_only=True) as store:
+        keys = [k for (k,) in store.con.sql("SELECT hand_key FROM hands").fetchall()]
+        frame = review_seats(store, keys)
+    found = positions(frame, None, None)
+    buttons = dict(zip(frame["hand_key"], frame["button"], strict=True))
+    checked = 0
+    for p in found:
+        seen, _, after, dealt = p.seen_of_opponents()
+        shown = seen[seen < 52]
+        assert np.isin(shown, p.opponents).all()  # only cards that ended on their boards
+        assert not np.isin(shown, np.flatnonzero(p.seen)).any()
+        order = acting_order([1, 2, 3], buttons[p.hand_key])
+        before = order.index(p.seat)  # opponents acting before this seat on a street
+        if p.fantasyland or dealt.any():
+            continue
+        # Five cards of each earlier street, then two a street (Pineapple), of each
+        # opponent; this street's too from those who acted before.
+        per_street = [5, 2, 2, 2, 2]
+        expected = sum(per_street[:p.index]) * 2 + per_street[p.index] * before
+        assert shown.size == expected, (p.hand_id, p.seat, p.street)
+        assert (after == np.where(np.arange(2) < before, p.index + 1, p.index)).all() or \
+            before == 1
+        checked += 1
+    assert checked > 100
+
+
+def test_same_seed_same_numbers_whatever_the_thread_count(simulated: Path,
+                                                           tmp_path: Path) -> None:
+    settings = Settings(rollouts=16, seed=5)
+    frames = []
+    for jobs in (1, 2):
+        db = _unreviewed_copy(simulated, tmp_path / f"jobs{jobs}.duckdb")
+        with Store(db) as store:
+            run(store, Selection(), settings, jobs=jobs)
+            frames.append(decisions_frame(store, Selection(), settings))
+    cols = ["hand_id", "seat", "street", "best", "ev_chosen", "ev_best", "ev_loss",
+            "ev_loss_se", "mistake", "situations"]
+    assert frames[0].height > 0
+    assert frames[0].select(cols).equals(frames[1].select(cols))
+
+
+def test_a_mistake_is_a_loss_above_two_standard_errors(simulated: Path,
+                                                       tmp_path: Path) -> None:
+    db = _unreviewed_copy(simulated, tmp_path / "se.duckdb")
+    settings = Settings(rollouts=24, seed=2)
+    with Store(db) as store:
+        run(store, Selection(), settings)
+        frame = decisions_frame(store, Selection(), settings)
+    above = frame["ev_loss"] > (2 * frame["ev_loss_se"]).clip(lower_bound=1e-9)
+    assert (frame["mistake"].is_not_null() == above).all()
+    assert (frame["ev_loss"] < 0).any()  # unbiased: a play as good as the best can show so
+    assert ((frame["ev_loss_se"] > 0) | (frame["ev_loss"] == 0) | frame["exact"]).all()
+    top = biggest_mistakes(frame)
+    assert top["mistake"].is_not_null().all()
+
+
+@pytest.mark.slow
+def test_default_review_is_within_five_percent_of_a_high_rollout_review(
+        simulated: Path, tmp_path: Path) -> None:
+    db = _unreviewed_copy(simulated, tmp_path / "bias.duckdb")
+    with Store(db) as store:
+        players = ["rand", "bal"]
+        run(store, Selection(players=players), Settings())
+        run(store, Selection(players=players), Settings(rollouts=1600, seed=7))
+        default = decisions_frame(store, Selection(players=players), Settings())
+        many = decisions_frame(store, Selection(players=players),
+                               Settings(rollouts=1600, seed=7))
+    for player in players:
+        a = default.filter(pl.col("player") == player)["ev_loss"].mean()
+        b = many.filter(pl.col("player") == player)["ev_loss"].mean()
+        assert abs(a - b) <= max(0.05 * b, 0.1), (player, a, b)  # type: ignore[operator]
+
+
+def test_situations_of_hand_made_positions() -> None:
+    from ofcstats.review.situations import SITUATIONS, situations  # noqa: PLC0415
+
+    first = position("pineapple", 0, {}, "2c 7d 9h Js Kc", [TOP, MIDDLE, MIDDLE, BOTTOM, BOTTOM],
+                     [OPPONENT])
+    assert situations(first) == ["street 1", "first five: high cards"]
+    suited = position("pineapple", 0, {}, "2c 7c 9c 9s Kc", [TOP] * 3 + [MIDDLE] * 2,
+                      [OPPONENT])
+    assert situations(suited) == ["street 1", "first five: pair",
+                                  "first five: three to a flush"]
+    # Queens up on top, unpaired, with room: chasing fantasyland; a pair of them is made.
+    chase = position("pineapple", 2, {0: "Qs", 1: "Ah 2d 3c", 2: "9s 9d 4h"}, "5c 6c 7c",
+                     [MIDDLE, BOTTOM, DISCARD], [OPPONENT])
+    assert situations(chase) == ["street 3", "chasing fantasyland", "straight draw",
+                                 "discard"]  # A-2-3 is a wheel draw
+    made = position("pineapple", 2, {0: "Qs Qd", 1: "Kh 8h 3h", 2: "9s 9d"}, "5c 6c 7c",
+                    [MIDDLE, BOTTOM, DISCARD], [OPPONENT])
+    assert situations(made) == ["street 3", "flush draw", "discard"]
+    fl = position("pineapple", -1, {}, OPPONENT + " As", [TOP] * 3 + [MIDDLE] * 5
+                  + [BOTTOM] * 5 + [DISCARD], [OPPONENT])
+    assert situations(fl) == ["fantasyland set"]
+    names = [name for name, _ in SITUATIONS]
+    assert len(names) == len(set(names))
+
+
+def test_an_older_database_upgrades_and_keeps_its_decisions(tmp_path: Path) -> None:
+    from ofcstats.store.schema import MIGRATIONS  # noqa: PLC0415
+
+    db = tmp_path / "old.duckdb"
+    with Store(db) as fresh:  # the newest schema, then back to version 8's table
+        fresh.con.execute("DROP VIEW decisions_named")
+        fresh.con.execute("DROP TABLE decisions")
+        fresh.con.execute("DELETE FROM schema_version WHERE version > 4")
+        fresh.migrate([m for m in MIGRATIONS if m[0] == 5])
+        fresh.con.execute("INSERT INTO schema_version (version) VALUES (6), (7), (8)")
+        fresh.con.execute("""INSERT INTO decisions VALUES (1, 1, 'p', 1, false, 'american',
+            '', [1, 2], [0, 1], [0, 1], 1.5, 2.5, 1.0, 0.1, 3, 'rows', false, 100, 0, 0,
+            14.0)""")
+        assert fresh.version() == 8
+    with Store(db) as store:
+        assert store.version() == 9
+        row = store.con.sql("SELECT opponents, method, ev_loss_se, situations, ev_loss "
+                            "FROM decisions").fetchall()
+        assert row == [("logged", "best-mean", None, None, 1.0)]
+        # A review reads only its own method's rows.
+        assert decisions_frame(store, Selection(), Settings(
+            opponents="logged", rollouts=100, screen=0)).is_empty()
