@@ -1332,7 +1332,7 @@ def _large_frames_process() -> None:
 
 
 RolloutsOption = Annotated[int, typer.Option(
-    "--rollouts", help="Selection rollouts of a decision (the first step's are a sixteenth, at "
+    "--rollouts", help="Selection rollouts of a decision (the first step's are an eighth, at "
     "least 16; the two leaders get four times as many), and twice as many that measure "
     "the loss of the play made.")]
 ReviewSeedOption = Annotated[int, typer.Option(

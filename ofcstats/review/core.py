@@ -88,7 +88,7 @@ DEFAULT_ROLLOUTS = 256
 DEFAULT_SEED = 0
 DEFAULT_SCREEN = 6
 """Candidates kept after the first step, besides the play made; 0 keeps every one."""
-FIRST_SHARE = 16
+FIRST_SHARE = 8
 MIN_FIRST = 16
 """The first step's rollouts: ``rollouts // FIRST_SHARE``, at least ``MIN_FIRST``."""
 FANTASYLAND_DRAWS = 8
