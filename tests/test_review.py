@@ -165,7 +165,7 @@ def test_candidates_alike_are_valued_once_and_exactly(monkeypatch: pytest.Monkey
                               [TOP, DISCARD, MIDDLE], [_code(rest[6:19])]))
         found.append(position("pineapple", 1, board, _code(np.r_[pair, rest[5:6]]),
                               [DISCARD, TOP, MIDDLE], [_code(rest[6:19])]))
-    pruned = review(found, rollouts=30)
+    pruned = review(found, rollouts=30, screen=0)
     for a, b in zip(pruned[::2], pruned[1::2], strict=True):
         assert (a.ev_chosen, a.ev_best, a.se_chosen) == (b.ev_chosen, b.ev_best, b.se_chosen)
 
@@ -175,9 +175,11 @@ def test_candidates_alike_are_valued_once_and_exactly(monkeypatch: pytest.Monkey
         return rep
 
     monkeypatch.setattr(core, "_representatives", each_alone)
-    every = review(found, rollouts=30)
-    assert [(v.ev_chosen, v.ev_best) for v in every] == \
-        [(v.ev_chosen, v.ev_best) for v in pruned]
+    every = review(found, rollouts=30, screen=0)
+    # The play made has the very same value; the best may differ where the two leaders
+    # valued on more rollouts are two alike candidates (one class), so only that is held.
+    assert [(v.ev_chosen, v.se_chosen) for v in every] == \
+        [(v.ev_chosen, v.se_chosen) for v in pruned]
 
 
 def test_same_seed_same_numbers_whatever_is_reviewed_alongside() -> None:
