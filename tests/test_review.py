@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import subprocess
+from dataclasses import replace
 from functools import cache
 from html.parser import HTMLParser
 from pathlib import Path
@@ -204,7 +205,10 @@ def test_rollouts_converge_within_the_reported_interval() -> None:
         opponent = " ".join(cards[:13])
         dealt = " ".join(cards[13:18])
         chosen = rng.choice(patterns_first_street())
-        positions.append(position("pineapple", 0, {}, dealt, list(chosen), [opponent]))
+        # Each its own hand: a decision's draws are seeded by its hand, seat and street,
+        # so positions of one hand would share their draws and their errors.
+        positions.append(replace(position("pineapple", 0, {}, dealt, list(chosen), [opponent]),
+                                 hand_id=f"h{len(positions)}"))
     default = review(positions, rollouts=100, seed=1)
     many = review(positions, rollouts=1000, seed=2)
     inside = [abs(m.ev_chosen - d.ev_chosen) <= 1.96 * d.se_chosen
@@ -524,8 +528,9 @@ def test_timed_out_seats_are_not_reviewed_and_are_counted(tmp_path: Path) -> Non
 def test_every_candidate_first_then_the_best_few_then_fresh_rollouts_for_the_loss(
         monkeypatch: pytest.MonkeyPatch, screen: int) -> None:
     # Step 1 values every class of candidates on the first rollouts, step 2 the best few
-    # (or, --screen 0, every one) and the play made on the rest of the selection
-    # rollouts, step 3 the play made and the best on as many others.
+    # (or, --screen 0, every one) and the play made up to the rollouts asked for, step 3
+    # the two best of those and the play made on the rest of the selection rollouts,
+    # step 4 the play made and the best on the measuring rollouts, none of them seen.
     from ofcstats.review import core  # noqa: PLC0415
 
     valued: list[tuple[int, int, int]] = []
@@ -556,7 +561,11 @@ def test_every_candidate_first_then_the_best_few_then_fresh_rollouts_for_the_los
     assert valued[0] == (classes, 0, first)
     assert valued[1][1:] == (first, rollouts)
     assert valued[1][0] in (kept, screen + 1) if screen else valued[1][0] == classes
-    assert valued[2] == (2, rollouts, 2 * rollouts)
+    assert valued[2][0] in (core.LEADERS, core.LEADERS + 1)  # the play made, unless a leader
+    assert valued[2][1:] == (rollouts, core.LEADERS_SHARE * rollouts)
+    assert valued[3] == (2, core.LEADERS_SHARE * rollouts,
+                         (core.LEADERS_SHARE + core.MEASURE_SHARE) * rollouts)
+    assert len(valued) == 4
 
 
 def test_reviews_of_many_hands_use_both_cores() -> None:

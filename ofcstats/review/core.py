@@ -435,8 +435,11 @@ def _world(positions: Sequence[Position], arrays: RulesetArrays, n: int,
         if width:
             got = np.concatenate([cards[dd][:, start:start + width]
                                   for dd, _, start in members])
+            # Their last street by the quick rule too: a drawn opponent is a model of
+            # what the player could expect, the exact last street is kept for the player.
             board_keys = play_out(board_keys, np.repeat(filled[decs, opps].T, n, axis=1), got,
-                                  streets[next_street:], arrays, plan.fantasyland_value)
+                                  streets[next_street:], arrays, plan.fantasyland_value,
+                                  exact_last=False)
         strength[:, world, np.repeat(opps, n)] = final_strengths(board_keys)
     return _World(draws, _Opponents.of_strengths(strength, present, arrays), n)
 
