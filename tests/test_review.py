@@ -433,6 +433,14 @@ def test_report_shows_the_decisions_per_variant(simulated: Path, tmp_path: Path)
     assert section.count('<div class="pair">') == 1
     assert "EV loss per decision by street and player, with 95% intervals" in section
     assert "foul rate against fantasyland entry rate" in section
+    # The leaks by situation: mc's rows, each beside the table's mean.
+    assert data.decision_situations is not None
+    leaks = data.decision_situations
+    assert set(leaks["player"]) == {"mc"}
+    assert "street 1" in set(leaks["situation"])
+    assert '<h3 id="leaks-pineapple">Leaks by situation</h3>' in section
+    assert "table&#x27;s mean" in section or "table's mean" in section
+    assert section.count("<td>street 1</td>") == 1
     # The replay: mc's costliest decision, its board before and both placements.
     (worst,) = data.mistakes
     assert worst["ev_loss"] == costliest > 0

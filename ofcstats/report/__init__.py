@@ -131,15 +131,21 @@ def _decisions(store: Store, filters: pipeline.Filters) -> dict[str, Any]:
 def _decisions_section(data: ReportData, images: dict[str, str]) -> list[str]:
     """EV loss per player and street, a table per variant (``ofcstats review``), the
     chart of it next to the style map, and each player's costliest decision replayed."""
+    from ofcstats.review.core import (  # noqa: PLC0415 (loads the simulator)
+        DEFAULT_ROLLOUTS,
+        FANTASYLAND_VALUE,
+    )
+
     parts = ["<h2 id=\"decisions\">Decisions</h2>"]
     if data.decisions is None:
         return [*parts, "<p>No decisions reviewed for these hands: run <code>ofcstats "
                 "review</code> to see what each placement cost.</p>"]
     parts.append("<p>Expected points given up per decision against the best legal "
                  "placement, valued by rollouts of the rest of the hand, the opponents' "
-                 "unseen cards drawn (the review's default settings: 256 rollouts, the "
-                 "loss measured on rollouts that did not choose the best, fantasyland "
-                 "worth 14 points per opponent); 95% interval of the mean over decisions. "
+                 "unseen cards drawn (the review's default settings: "
+                 f"{DEFAULT_ROLLOUTS} rollouts, the loss measured on rollouts that did not "
+                 f"choose the best, fantasyland worth {FANTASYLAND_VALUE:g} points per "
+                 "opponent); 95% interval of the mean over decisions. "
                  "<code>ofcstats replay HAND_ID</code> shows a hand street by street.</p>")
     for (variant,), part in data.decisions.group_by("variant", maintain_order=True):
         streets = [c for c in part.columns if (c.startswith("street_")

@@ -100,6 +100,12 @@ LEADERS_SHARE = 4
 best."""
 MEASURE_SHARE = 2
 """The loss is measured on ``MEASURE_SHARE * rollouts`` further rollouts."""
+CONFIRM_ABOVE = 2.0
+CONFIRM_SHARE = 6
+"""Step 5: a decision whose best candidate led the play made by more than
+``CONFIRM_ABOVE`` points on the selection rollouts (a likely costly mistake) has its loss
+measured on ``CONFIRM_SHARE * rollouts`` more rollouts, so that the biggest mistakes are
+told apart. Chosen on the selection rollouts alone, the step leaves the loss unbiased."""
 SE_MULTIPLE = 2.0
 """A decision is a mistake when its loss exceeds this many standard errors."""
 METHOD = "double-sampling"
@@ -154,6 +160,11 @@ class Plan:
     def measuring(self) -> int:
         """Rollouts that measure the loss, after the selection ones."""
         return MEASURE_SHARE * self.rollouts
+
+    @property
+    def confirming(self) -> int:
+        """Rollouts that measure the loss further (step 5), after the measuring ones."""
+        return CONFIRM_SHARE * self.rollouts
 
 
 @dataclass(frozen=True)
@@ -378,19 +389,22 @@ class _World:
         return d[:, None] * self.per_decision + np.arange(r0, r1)[None, :]
 
 
-def _world(positions: Sequence[Position], arrays: RulesetArrays, n: int,
-           plan: Plan) -> _World:
-    """``n`` rollouts of each decision: the player's later cards, drawn from the cards it
-    could not see (and, opponents as logged, not on their final boards); drawn
-    opponents' later cards from the same, in the same permutation after the player's."""
+def _world(positions: Sequence[Position], arrays: RulesetArrays, upto: int,
+           plan: Plan, skip: int = 0) -> _World:
+    """Rollouts ``skip:upto`` of each decision (numbered from 0 in the world): the
+    player's later cards, drawn from the cards it could not see (and, opponents as
+    logged, not on their final boards); drawn opponents' later cards from the same, in
+    the same permutation after the player's. A decision's rollouts are the same whatever
+    ``skip``: a later step's are its own, none of them seen by the earlier steps."""
     future = positions[0].future()
+    n = upto - skip
     if plan.opponents == "logged":
         draws = np.zeros((len(positions), n, future), dtype=np.uint8)
         if future:
             for d, p in enumerate(positions):
                 hidden = p.seen.copy()
                 hidden[p.opponents.ravel()] = True
-                draws[d] = _permuted(p, hidden, n, future, plan.seed)
+                draws[d] = _permuted(p, hidden, upto, future, plan.seed, skip)
         return _World(draws, _Opponents.of(positions, arrays), 1)
     most = max(p.opponents.shape[0] for p in positions)
     worlds = len(positions) * n
@@ -408,7 +422,7 @@ def _world(positions: Sequence[Position], arrays: RulesetArrays, n: int,
         hidden = p.seen.copy()
         hidden[seen[seen < _NO_CARD]] = True
         counts = p.to_draw("drawn")
-        order = _permuted(p, hidden, n, future + sum(counts), plan.seed)
+        order = _permuted(p, hidden, upto, future + sum(counts), plan.seed, skip)
         cards.append(order)
         draws[d] = order[:, :future]
         start = future
@@ -445,15 +459,15 @@ def _world(positions: Sequence[Position], arrays: RulesetArrays, n: int,
 
 
 def _permuted(p: Position, hidden: npt.NDArray[np.bool_], n: int, count: int,
-              seed: int) -> npt.NDArray[np.uint8]:
-    """``(n, count)``: the first ``count`` cards of ``n`` shuffles of the cards not
-    ``hidden``, from the decision's own generator."""
+              seed: int, skip: int = 0) -> npt.NDArray[np.uint8]:
+    """``(n - skip, count)``: the first ``count`` cards of shuffles ``skip:n`` of the
+    cards not ``hidden``, from the decision's own generator."""
     deck = np.flatnonzero(~hidden).astype(np.uint8)
     if count > deck.size:
         raise ValueError(f"hand {p.hand_id} seat {p.seat} street {p.street}: {count} cards "
                          f"to draw from {deck.size} unseen")
     rng = decision_rng(seed, p.hand_id, p.seat, p.street)
-    return deck[np.argsort(rng.random((n, deck.size)), axis=1)[:, :count]]
+    return deck[np.argsort(rng.random((n, deck.size))[skip:], axis=1)[:, :count]]
 
 
 @dataclass(frozen=True)
@@ -557,7 +571,7 @@ def _streets(positions: Sequence[Position], arrays: RulesetArrays, plan: Plan,
     mine = np.array([bounds[d] + int(np.flatnonzero(pat[bounds[d]:bounds[d + 1]]
                                                     == mine_rep[d])[0])
                      for d in range(d_count)])
-    stats, top = _select(street, dec, pat, bounds, mine, selecting, plan)
+    stats, top, lead = _select(street, dec, pat, bounds, mine, selecting, plan)
     if drawless:  # one deal, every candidate valued on it: exact
         ev_mine, ev_top = stats[0, mine], stats[0, top]
         loss, se, se_mine = ev_top - ev_mine, np.zeros(d_count), np.zeros(d_count)
@@ -568,14 +582,17 @@ def _streets(positions: Sequence[Position], arrays: RulesetArrays, plan: Plan,
         stats, points = street.value(dec[both], pat[both], selecting, selecting + measuring,
                                      raw=True)
         assert points is not None
-        diff = points[d_count:] - points[:d_count]
-        ev_mine, ev_top = stats[0, :d_count], stats[0, d_count:]
-        loss = diff.mean(axis=1)
-        se = diff.std(axis=1, ddof=1) / np.sqrt(measuring) if measuring > 1 else \
-            np.zeros(d_count)
-        se_mine = points[:d_count].std(axis=1, ddof=1) / np.sqrt(measuring) \
-            if measuring > 1 else np.zeros(d_count)
-        rates = stats[1:, :d_count], stats[1:, d_count:]
+        ev_mine, ev_top = stats[0, :d_count].copy(), stats[0, d_count:].copy()
+        loss, se, se_mine = _paired(points[:d_count], points[d_count:])
+        rates = stats[1:, :d_count].copy(), stats[1:, d_count:].copy()
+        # Step 5: the likely costly mistakes measured on more rollouts, chosen by the
+        # selection rollouts' lead alone (not by the loss measured), so still unbiased.
+        sure = np.flatnonzero((top != mine) & (lead > CONFIRM_ABOVE))
+        if sure.size and plan.confirming:
+            _confirm(street, positions, arrays, plan, sure, selecting + measuring,
+                     dec[np.concatenate([mine[sure], top[sure]])],
+                     pat[np.concatenate([mine[sure], top[sure]])],
+                     points, (loss, se, se_mine, ev_mine, ev_top), rates)
     verdicts = []
     for d, p in enumerate(positions):
         same = top[d] == mine[d]
@@ -595,11 +612,57 @@ def _streets(positions: Sequence[Position], arrays: RulesetArrays, plan: Plan,
     return verdicts
 
 
+def _confirm(street: _Street, positions: Sequence[Position], arrays: RulesetArrays,
+             plan: Plan, sure: npt.NDArray[np.intp], start: int, dec: npt.NDArray[np.intp],
+             pat: npt.NDArray[np.intp], points: npt.NDArray[np.float64],
+             measured: tuple[npt.NDArray[np.float64], ...],
+             rates: tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]) -> None:
+    """Step 5: decisions ``sure`` measured on ``plan.confirming`` more rollouts (from
+    ``start``), their play made and best (``dec``, ``pat``: those of ``sure``, then those
+    of the best) pooled with the measuring rollouts' ``points``; ``measured`` (loss, its
+    error, the error of the play made, the two EVs) and ``rates`` updated in place."""
+    d_count = len(positions)
+    more = _Street(street.later, street.keys[sure], street.filled[sure], street.added[sure],
+                   street.counts,
+                   _world([positions[i] for i in sure], arrays, start + plan.confirming,
+                          plan, skip=start),
+                   arrays, plan.fantasyland_value)
+    renumber = np.zeros(d_count, dtype=np.intp)
+    renumber[sure] = np.arange(sure.size)
+    stats, added = more.value(renumber[dec], pat, 0, plan.confirming, raw=True)
+    assert added is not None
+    both = [np.concatenate([points[rows], added[i * sure.size:(i + 1) * sure.size]], axis=1)
+            for i, rows in enumerate((sure, d_count + sure))]
+    loss, se, se_mine, ev_mine, ev_top = measured
+    loss[sure], se[sure], se_mine[sure] = _paired(both[0], both[1])
+    ev_mine[sure], ev_top[sure] = both[0].mean(axis=1), both[1].mean(axis=1)
+    share = (points.shape[1]) / (points.shape[1] + plan.confirming)
+    for i, was in enumerate(rates):
+        was[:, sure] = share * was[:, sure] \
+            + (1 - share) * stats[1:, i * sure.size:(i + 1) * sure.size]
+
+
+def _paired(mine: npt.NDArray[np.float64], best: npt.NDArray[np.float64]
+            ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64],
+                       npt.NDArray[np.float64]]:
+    """From the points of the play made and of the best on the same rollouts ``(D, n)``:
+    the mean loss, its standard error from the paired differences, and the standard error
+    of the play made's mean."""
+    n = mine.shape[1]
+    diff = best - mine
+    if n < 2:
+        return diff.mean(axis=1), np.zeros(len(mine)), np.zeros(len(mine))
+    return (diff.mean(axis=1), diff.std(axis=1, ddof=1) / np.sqrt(n),
+            mine.std(axis=1, ddof=1) / np.sqrt(n))
+
+
 def _select(street: _Street, dec: npt.NDArray[np.intp], pat: npt.NDArray[np.intp],
             bounds: npt.NDArray[np.intp], mine: npt.NDArray[np.intp], selecting: int,
-            plan: Plan) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.intp]]:
+            plan: Plan) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.intp],
+                                 npt.NDArray[np.float64]]:
     """The best candidate of each decision over its selection rollouts, a tie going to
-    the play made (``mine``), and every candidate's numbers on the first step's."""
+    the play made (``mine``), every candidate's numbers on the first step's, and by how
+    much the best led the play made on the selection rollouts."""
     d_count = mine.size
 
     def best_of(mean: npt.NDArray[np.float64], count: int) -> npt.NDArray[np.bool_]:
@@ -630,7 +693,8 @@ def _select(street: _Street, dec: npt.NDArray[np.intp], pat: npt.NDArray[np.intp
         mean, done = total, upto
     top = np.array([bounds[d] + int(np.argmax(mean[bounds[d]:bounds[d + 1]]))
                     for d in range(d_count)])
-    return stats, np.where(mean[top] > mean[mine], top, mine)  # a tie: the play made
+    best = np.where(mean[top] > mean[mine], top, mine)  # a tie: the play made
+    return stats, best, mean[best] - mean[mine]
 
 
 def _representatives(dec: npt.NDArray[np.intp], pat: npt.NDArray[np.intp],
