@@ -742,3 +742,34 @@ def test_an_older_database_upgrades_and_keeps_its_decisions(tmp_path: Path) -> N
         # A review reads only its own method's rows.
         assert decisions_frame(store, Selection(), Settings(
             opponents="logged", rollouts=100, screen=0)).is_empty()
+
+
+def test_a_likely_costly_mistake_is_measured_on_more_rollouts(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Three kings on top on the first street all but fouls: the best led the play made by
+    # far on the selection rollouts, so step 5 measures the loss on many more rollouts,
+    # fresh ones, and its error shrinks; without the step it is measured on fewer.
+    from ofcstats.review import core  # noqa: PLC0415
+
+    valued: list[tuple[int, int, int]] = []
+    original = core._Street.value
+
+    def spy(self, dec, pat, r0, r1, raw=False):  # type: ignore[no-untyped-def]
+        valued.append((dec.size, r0, r1))
+        return original(self, dec, pat, r0, r1, raw)
+
+    monkeypatch.setattr(core._Street, "value", spy)
+    p = position("pineapple", 0, {}, "Kh Kd Ks 2c 3d", [TOP, TOP, TOP, MIDDLE, BOTTOM],
+                 [OPPONENT])
+    (verdict,) = review([p])
+    rollouts = core.DEFAULT_ROLLOUTS
+    assert len(valued) == 5
+    assert valued[-1] == (2, 0, core.CONFIRM_SHARE * rollouts)
+    assert verdict.mistake == "foul"
+    assert verdict.ev_loss > core.CONFIRM_ABOVE
+    monkeypatch.setattr(core, "CONFIRM_SHARE", 0)
+    (alone,) = review([p])
+    assert alone.best.tolist() == verdict.best.tolist()
+    # Four times the rollouts: about half the error.
+    assert verdict.ev_loss_se < 0.75 * alone.ev_loss_se
+    assert abs(verdict.ev_loss - alone.ev_loss) < 3 * alone.ev_loss_se

@@ -22,7 +22,7 @@ rollout one deal of every card the player could not see:
 
 Every candidate of a decision sees the same rollouts (common random numbers). The
 valuing is in steps (:class:`Plan`), the first three choosing the best candidate, the
-last measuring what the play made gave up:
+last two measuring what the play made gave up:
 
 1. every candidate on the first ``plan.first`` rollouts;
 2. the ``plan.screen`` best of them, and the play made, up to ``rollouts``;
@@ -32,7 +32,12 @@ last measuring what the play made gave up:
    played no part in choosing it (double sampling): their mean difference is the **EV
    loss**, with its standard error from the paired differences. The best of many noisy
    means is flattered; a mean on fresh rollouts is not, so the loss is unbiased for the
-   candidate chosen, and may come out below zero when the play made is as good.
+   candidate chosen, and may come out below zero when the play made is as good;
+5. a decision whose best led the play made by more than ``CONFIRM_ABOVE`` points on the
+   selection rollouts (a likely costly mistake) has the two measured on
+   ``plan.confirming`` more fresh rollouts, pooled with step 4's: the biggest losses
+   get a smaller error. Chosen on the selection rollouts alone, it keeps the loss
+   unbiased.
 
 A decision with nothing left to draw is valued exactly (one deal). A decision is a
 *mistake* only when its loss exceeds ``SE_MULTIPLE`` standard errors.
