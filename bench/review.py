@@ -2,10 +2,11 @@
 
 - ``ofcstats review`` over a whole store of simulated three-player Pineapple hands
   (random, balanced and aggressive seats), decisions written to the ``decisions``
-  table: at the default settings (every candidate on 100 rollouts; one thread per
-  core, at most two), target 150 decisions/s; next to it the same in one thread
-  (``--jobs 1``) and the faster approximation ``--screen 6`` (only the best 6
-  candidates of a 12-rollout screen valued on all 100).
+  table: at the default settings (opponents drawn, 256 rollouts, screen 6; one thread
+  per core, at most two), target 250 decisions/s; next to it the same in one thread
+  (``--jobs 1``) and the earlier default's valuing (opponents logged, every candidate
+  on 100 rollouts, ``--screen 0``; now with the leaders' and the measuring steps on
+  top).
 - The review's exact fantasyland solver (:func:`ofcstats.review.core.solve_set`: every
   way to set 13 of the cards, priced against two opponents' final boards) on random
   hands of 14 to 17 cards, seconds per hand; targets: under a second for 14 cards, a
@@ -44,9 +45,10 @@ from ofcstats.variants import Variant
 
 REVIEWS = [
     # label, settings, jobs, hands (full, quick), target decisions/s
-    ("default (every candidate, 100 rollouts)", Settings(), 0, (300, 20), 150),
+    ("default (drawn, 256 rollouts, screen 6)", Settings(), 0, (300, 20), 250),
     ("default, --jobs 1", Settings(), 1, (150, 10), None),
-    ("--screen 6 (approximate), --jobs 1", Settings(screen=6), 1, (150, 10), None),
+    ("logged, every candidate on 100", Settings(opponents="logged", rollouts=100, screen=0),
+     0, (300, 20), None),
 ]
 # cards, hands, target seconds per hand
 FANTASYLAND: list[tuple[int, int, float | None]] = [(14, 10, 1.0), (15, 5, None), (16, 3, None),

@@ -431,7 +431,7 @@ def _review_shard(task: _ReviewTask) -> pl.DataFrame:
         with shard_store(task.files, task.sessions) as shard:
             frame = decisions.review_seats(shard, task.hand_keys)
     found = reviewing.positions(frame, set(task.seats), settings.ruleset)
-    options = (settings.rollouts, settings.seed, settings.fantasyland_value, settings.screen)
+    options = settings.plan()
     try:
         verdicts = reviewing._review_part(found, options)
     except ValueError as error:
@@ -453,14 +453,8 @@ def review(store: Store, selection: Any, settings: Any, engine: Engine,
     """:func:`ofcstats.review.store.run` in shards on ``engine``: the same decisions."""
     from ofcstats.review import store as reviewing  # noqa: PLC0415 - loads the simulator
 
-    if settings.rollouts < 1:
-        raise reviewing.ReviewError(f"--rollouts must be at least 1, not {settings.rollouts}")
-    name = ""
-    if settings.ruleset is not None:
-        try:
-            name = reviewing._ruleset(settings.ruleset).name
-        except OfcstatsError as error:
-            raise reviewing.ReviewError(str(error)) from None
+    settings.plan()
+    name = reviewing.reviewed_as(settings)
     todo = pl.DataFrame(reviewing.pending_seats(store, selection, settings, name),
                         schema={"hand_key": pl.Int64, "seat": pl.Int64, "session_id": pl.String},
                         orient="row")

@@ -19,7 +19,7 @@ from ofcstats.rules import load_ruleset, preset_names
 from ofcstats.rules.board import fouled, pair_points, royalties
 from ofcstats.rules.model import Naturals, Ruleset
 from ofcstats.rules.reference import Seat, score_hand
-from ofcstats.simulate.montecarlo import _final_strengths
+from ofcstats.simulate.montecarlo import final_strengths
 from ofcstats.simulate.scoring import board_strengths, qualifies, ruleset_arrays
 from ofcstats.simulate.state import CARD_KEYS
 from ofcstats.variants import Variant
@@ -44,7 +44,7 @@ def test_simulator_evaluator_matches_reference_strengths() -> None:
     keys = np.stack([CARD_KEYS[cards[:, rows]].sum(axis=1)
                      for rows in (slice(0, 3), slice(3, 8), slice(8, 13))]).astype(np.int64)
     expected = np.array([seat.strengths() for seat in seats]).T
-    assert (_final_strengths(keys) == expected).all()
+    assert (final_strengths(keys) == expected).all()
     assert (board_strengths(cards) == expected.T).all()
 
 
@@ -123,7 +123,7 @@ def test_rollout_last_street_is_played_exactly() -> None:
     keys, filled = _keys("Qs 4d", "Kh Kc 8s 5d", "Ac Ad As 7h 7c")
     dealt = np.array([parse_cards("Kd 2h 9c")], dtype=np.uint8)
     final = play_out(keys, filled, dealt, [(3, 1)], arrays, 14.0)
-    strengths = _final_strengths(final)
+    strengths = final_strengths(final)
     assert not fouled(strengths)[0]
     # Trips of kings in the middle (royalties); on top the nine, not the deuce: the
     # royalties being equal, the strongest rows.

@@ -28,6 +28,7 @@ from ofcstats.evaluate import RANK_KEYS
 from ofcstats.rules.board import enters, fouled, pair_points, royalties
 from ofcstats.simulate import chinese, heuristic
 from ofcstats.simulate.bots import Bot, candidates, pattern_values
+from ofcstats.simulate.fantasyland import layout_of
 from ofcstats.simulate.scoring import RulesetArrays, board_strengths
 from ofcstats.simulate.state import CARD_KEYS, Turn
 from ofcstats.simulate.tables import (
@@ -251,8 +252,9 @@ def play_out(keys: npt.NDArray[np.int64], filled: npt.NDArray[np.int8],
     return out
 
 
-def _final_strengths(keys: npt.NDArray[np.int64]) -> npt.NDArray[np.intp]:
-    """Exact strengths of complete boards given as row keys ``(3, ...)``."""
+def final_strengths(keys: npt.NDArray[np.int64]) -> npt.NDArray[np.intp]:
+    """Exact strengths of complete boards given as row keys ``(3, ...)``: the rows'
+    strengths on the one scale of :mod:`ofcstats.evaluate`, rows first."""
     t = row_tables()
     ids = t.id_of_key[keys >> SUIT_BITS].astype(np.intp)
     flush = t.suited[keys[1:] & SUIT_MASK]
@@ -340,7 +342,7 @@ class MonteCarloBot(Bot):
                 mine.reshape(-1, future), streets, arrays, self.fl_value).reshape(shape)
         else:
             final = np.broadcast_to(keys[..., None], shape)
-        strengths = _final_strengths(final)
+        strengths = final_strengths(final)
         foul = fouled(strengths)
         roy = royalties([arrays.royalty], strengths, ~foul, np.int32, dense=True)[0]
         total = np.zeros((m, c, n), dtype=np.float64)
@@ -381,7 +383,7 @@ class MonteCarloBot(Bot):
                                         np.zeros((3, boards.size), dtype=np.int8),
                                         cards[boards, :13], [(13, 0)], arrays,
                                         self.fl_value, exact_last=False)
-        strengths = _final_strengths(final)
+        strengths = final_strengths(final)
         foul = fouled(strengths)
         roy = royalties([arrays.royalty], strengths, ~foul, np.int32, dense=True)[0]
         return strengths.reshape(3, m, n), foul.reshape(m, n), roy.reshape(3, m, n)
@@ -409,7 +411,7 @@ def thirteen_by_rollouts(bot: MonteCarloBot, cards: npt.NDArray[np.uint8],
     Each sample deals the opponents 13 of the cards this seat does not hold and sets
     them the plain way; a candidate's score is its mean points against them.
     """
-    layout = chinese._layout(13)
+    layout = layout_of(13)
     out = np.empty(cards.shape, dtype=np.int8)
     n = bot.rollouts
     for i, hand in enumerate(cards):

@@ -403,6 +403,24 @@ FROM (SELECT hand_key, seat, unnest(moves) AS m,
 """
 
 
+# Version 9: decisions that a player can act on (docs/review.md). Each row keeps how its
+# opponents were valued (``drawn`` from what the player could not see, or ``logged``: their
+# final boards, the only reading before), the method (``double-sampling``: the loss
+# measured on rollouts that did not choose the best; ``best-mean`` before), the standard
+# error of the loss and the situations the decision is in. The rows written before keep
+# their numbers under ``logged`` and ``best-mean``; a review reads only its own method's.
+_V9 = """
+ALTER TABLE decisions ADD COLUMN opponents VARCHAR DEFAULT 'logged';
+ALTER TABLE decisions ADD COLUMN method VARCHAR DEFAULT 'best-mean';
+ALTER TABLE decisions ADD COLUMN ev_loss_se DOUBLE;
+ALTER TABLE decisions ADD COLUMN situations VARCHAR[];
+UPDATE decisions SET opponents = 'logged', method = 'best-mean';
+CREATE OR REPLACE VIEW decisions_named AS
+SELECT h.hand_id, h.session_id, h.played_at, h.variant, d.*
+FROM decisions d JOIN hands h USING (hand_key);
+"""
+
+
 MIGRATIONS: list[tuple[int, str, Sequence[Step]]] = [
     (1, "hands, seats, placements, ingested files, rejects", (_V1, _fill_cards)),
     (2, "rulesets, scored sessions and results of rescoring", (_V2,)),
@@ -412,6 +430,8 @@ MIGRATIONS: list[tuple[int, str, Sequence[Step]]] = [
     (6, "content hash, lines and first line of each file load", (_V6,)),
     (7, "per-player units: the seat's unit, the results' unit-weighted points", (_V7,)),
     (8, "a seat's placements as one list of moves, a third of the cost to load", (_V8,)),
+    (9, "decisions: opponents drawn or logged, the method, the loss's standard error, "
+        "situations", (_V9,)),
 ]
 """``(version, description, steps)`` in order; a later stage appends, never edits."""
 
