@@ -64,6 +64,7 @@ foul_penalty = 29
 {extra}
 [head_to_head]
 row = 1
+majority = 0
 scoop = 3
 """
 
