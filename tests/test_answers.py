@@ -199,8 +199,9 @@ def test_a_ruleset_file_names_its_variants() -> None:
     ({"variants": []}, "house.toml: variants = []: must be a list of one or more"),
     ({"variants": ["pineapple", "pineapple"]}, "names a variant twice"),
     ({"variants": ["pineapple"], "variant": "pineapple"}, "give variants or variant, not both"),
-    ({"point_value": float("nan")}, "point_value = nan: must be a positive number"),
-    ({"loss_cap": float("inf")}, "loss_cap = inf: must be a positive number of points"),
+    ({"point_value": float("nan")}, "point_value = nan: must be a number from 0.000001 to "
+                                    "1,000,000"),
+    ({"loss_cap": float("inf")}, "loss_cap = inf: must be a number from 1 to 1,000,000"),
 ])
 def test_a_bad_variants_or_money_key_is_refused_by_name(extra: dict[str, object],
                                                         message: str) -> None:

@@ -255,9 +255,17 @@ def _house(**keys: object) -> dict[str, object]:
      _house(fantasyland={**POLICY, "repeat_limit": 1001}),
      r"repeat_limit = 1001: must be at most 1000"),
     (_house(point_value=0.25), _house(point_value=float("-inf")),
-     r"point_value = -inf: must be a positive number"),
+     r"point_value = -inf: must be a number from 0.000001 to 1,000,000"),
     (_house(loss_cap=50), _house(loss_cap=float("nan")),
-     r"loss_cap = nan: must be a positive number of points"),
+     r"loss_cap = nan: must be a number from 1 to 1,000,000"),
+    (_house(point_value=1_000_000), _house(point_value=1e308),
+     r"house.toml: point_value = 1e\+308: must be a number from 0.000001 to 1,000,000$"),
+    (_house(point_value=0.000001), _house(point_value=0.0000009),
+     r"point_value = 9e-07: must be a number from 0.000001 to 1,000,000"),
+    (_house(loss_cap=1_000_000), _house(loss_cap=1_000_000.5),
+     r"house.toml: loss_cap = 1000000.5: must be a number from 1 to 1,000,000$"),
+    (_house(loss_cap=1), _house(loss_cap=0.5),
+     r"house.toml: loss_cap = 0.5: must be a number from 1 to 1,000,000$"),
 ])
 def test_every_derived_value_is_checked_when_the_ruleset_loads(
         accepted: dict[str, object], refused: dict[str, object], message: str) -> None:

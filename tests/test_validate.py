@@ -24,6 +24,7 @@ from ofcstats.cards import format_card, parse_card
 from ofcstats.formats import ofc_hand
 from ofcstats.formats.lines import LineBatch
 from ofcstats.records import HandBatch
+from ofcstats.stakes import POINT_VALUE, UNIT
 from ofcstats.validate import validate
 
 # Per seat: street 1 places top, middle, middle, bottom, bottom; streets 2 to 5 place
@@ -353,6 +354,16 @@ def test_classic_fantasyland_with_13_cards_and_no_discard() -> None:
     ({"played_at": "yesterday"}, "hand h17: played_at 'yesterday' is not an ISO 8601 time "
                                  "such as 2026-11-29T18:03:11Z"),
     ({"point_value": "a lot"}, "hand h17: point_value must be a number"),
+    ({"point_value": 1e308}, "hand h17: point_value = 1e+308: must be a number from 0.000001 "
+                             "to 1,000,000 (money per point)"),
+    ({"point_value": 1_000_000.5}, "hand h17: point_value = 1000000.5: must be a number "
+                                   "from 0.000001 to 1,000,000 (money per point)"),
+    ({"point_value": 0.0000009}, "hand h17: point_value = 9e-7: must be a number from "
+                                 "0.000001 to 1,000,000 (money per point)"),
+    ({"point_value": 0}, "hand h17: point_value = 0.0: must be a number from 0.000001 to "
+                         "1,000,000 (money per point)"),
+    ({"point_value": -1}, "hand h17: point_value = -1.0: must be a number from 0.000001 to "
+                          "1,000,000 (money per point)"),
     ({"button": 1.5}, "hand h17: button must be a seat number"),
 ])
 def test_hand_fields(change: dict[str, Any], message: str) -> None:
@@ -567,3 +578,13 @@ def test_times_of_play_read_in_the_usual_shape_first_as_polars_reads_them(
     series = pl.Series(texts, dtype=pl.String)
     expected = series.str.to_datetime(time_zone="UTC", strict=False, time_unit="us")
     assert _played_at(series).to_list() == expected.to_list()
+
+
+def test_point_value_and_units_at_the_ends_of_their_ranges_are_valid() -> None:
+    """The ranges of ofcstats.stakes include their ends (docs/format.md, limits)."""
+    for value, unit in ((POINT_VALUE.low, UNIT.low), (POINT_VALUE.high, UNIT.high)):
+        hand = base_hand()
+        hand["point_value"] = value
+        for player in hand["players"]:
+            player["unit"] = unit
+        assert reasons(hand) == []
