@@ -218,6 +218,18 @@ def test_an_empty_file_says_so(tmp_path: Path) -> None:
         formats.detect(empty)
 
 
+@pytest.mark.parametrize("magic", [b"\x1f\x8b", b"(\xb5/\xfd"])
+def test_a_compressed_file_broken_before_its_first_line_says_so_not_empty(
+        tmp_path: Path, magic: bytes) -> None:
+    """Not loaded as an empty file (nothing said): a reject for the whole file."""
+    path = tmp_path / "log.jsonl.gz"
+    path.write_bytes(magic + b"not really compressed\n")
+    with pytest.raises(HandError, match=r"log.jsonl.gz: the compressed data breaks off "
+                                        r"before its first line \("):
+        formats.detect(path)
+    assert read(path).rejects.get_column("line").to_list() == [None]
+
+
 def test_a_binary_file_is_not_a_hand_log(tmp_path: Path) -> None:
     binary = tmp_path / "photo.jsonl"
     binary.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)))

@@ -88,6 +88,9 @@ def detect_head(head: Head, path: Path) -> str:
             f"{path}: cannot tell the format: its first lines are all longer than the "
             f"{MAX_LINE_BYTES:,} bytes a line may have; name it with --input-format "
             f"({', '.join(FORMATS)}) to have each rejected")
+    if not text.strip() and head.broken:
+        raise HandError(f"{path}: the compressed data breaks off before its first line "
+                        f"({head.broken})")
     if not text.strip():
         raise HandError(f"{path}: the file is empty")
     if b"\x00" in text:

@@ -337,6 +337,7 @@ class Head:
 
     data: bytes  # whole lines, a line too long to read a blank line
     long_lines: int = 0  # the lines passed over as too long
+    broken: str | None = None  # why the compressed data broke off, if it did
 
 
 def open_stream(path: Path, size: int = HEAD_BYTES) -> tuple[Replay, Head]:
@@ -392,7 +393,7 @@ def first_lines(stream: Any, size: int) -> tuple[Head, list[Piece], BaseExceptio
         passed += 1
     else:
         pieces.append(split.held)
-    return Head(bytes(head), passed), pieces, broken
+    return Head(bytes(head), passed, None if broken is None else str(broken)), pieces, broken
 
 
 def _as_read(batch: LineBatch) -> list[Piece]:
