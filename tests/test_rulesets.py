@@ -379,3 +379,22 @@ def test_every_shipped_ruleset_policy_and_royalty_table_loads() -> None:
     assert all(ruleset_from(r.to_dict(), "stored").to_dict() == r.to_dict() for r in rulesets)
     assert all(load_policy(name).name == name for name in policy_names())
     assert all(load_royalty_table(name).name == name for name in royalty_names())
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ("point_value = 1e308", "point_value = 1e+308: must be a number from 0.000001 to "
+                            "1,000,000"),
+    ("point_value = 0", "point_value = 0: must be a number from 0.000001 to 1,000,000"),
+    ("loss_cap = 1e7", "loss_cap = 10000000.0: must be a number from 1 to 1,000,000"),
+    ("loss_cap = -5", "loss_cap = -5: must be a number from 1 to 1,000,000"),
+])
+def test_a_rulesets_point_value_or_loss_cap_outside_its_range_exits_2_naming_the_key(
+        tmp_path: Path, line: str, message: str) -> None:
+    """The ranges a log's values keep (ofcstats.stakes), for a ruleset's own: one line,
+    exit status 2, before anything is scored."""
+    path = tmp_path / "house.toml"
+    path.write_text(f'name = "house"\n{line}\n' + H2H, encoding="utf-8")
+    done = subprocess.run([sys.executable, "-m", "ofcstats", "rulesets", "show", str(path)],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 2
+    assert done.stderr == f"ofcstats: {path}: {message}\n"
