@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from ofcstats.cli import app
 from ofcstats.errors import RulesetError
 from ofcstats.rules import (
     load_policy,
@@ -317,9 +317,8 @@ def test_head_to_head_requires_row_majority_and_scoop(tmp_path: Path, given: str
     with pytest.raises(RulesetError) as error:
         load_ruleset(str(path))
     assert str(error.value) == message
-    done = subprocess.run([sys.executable, "-m", "ofcstats", "rulesets", "show", str(path)],
-                          capture_output=True, text=True, check=False)
-    assert done.returncode == 2
+    done = CliRunner().invoke(app, ["rulesets", "show", str(path)])
+    assert done.exit_code == 2
     assert done.stderr == f"ofcstats: {message}\n"
 
 
@@ -394,7 +393,6 @@ def test_a_rulesets_point_value_or_loss_cap_outside_its_range_exits_2_naming_the
     exit status 2, before anything is scored."""
     path = tmp_path / "house.toml"
     path.write_text(f'name = "house"\n{line}\n' + H2H, encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "ofcstats", "rulesets", "show", str(path)],
-                          capture_output=True, text=True, check=False)
-    assert done.returncode == 2
+    done = CliRunner().invoke(app, ["rulesets", "show", str(path)])
+    assert done.exit_code == 2
     assert done.stderr == f"ofcstats: {path}: {message}\n"

@@ -83,6 +83,8 @@ def detect_head(head: Head, path: Path) -> str:
     """The format of the file ``path`` whose first lines (decompressed, lines too long to
     read passed over) are ``head``."""
     text = head.data
+    if b"\x00" in text or b"\x00" in head.passed:
+        raise HandError(f"{path}: a binary file, not a hand log")
     if not text.strip() and head.long_lines:
         raise HandError(
             f"{path}: cannot tell the format: its first lines are all longer than the "
@@ -93,8 +95,6 @@ def detect_head(head: Head, path: Path) -> str:
                         f"({head.broken})")
     if not text.strip():
         raise HandError(f"{path}: the file is empty")
-    if b"\x00" in text:
-        raise HandError(f"{path}: a binary file, not a hand log")
     for name, module in FORMATS.items():
         if module.sniff(text):
             return name

@@ -338,6 +338,7 @@ class Head:
     data: bytes  # whole lines, a line too long to read a blank line
     long_lines: int = 0  # the lines passed over as too long
     broken: str | None = None  # why the compressed data broke off, if it did
+    passed: bytes = b""  # the kept starts of the lines passed over (a binary file shows)
 
 
 def open_stream(path: Path, size: int = HEAD_BYTES) -> tuple[Replay, Head]:
@@ -373,7 +374,7 @@ def first_lines(stream: Any, size: int) -> tuple[Head, list[Piece], BaseExceptio
     head = bytearray()
     pieces: list[Piece] = []
     broken: BaseException | None = None
-    passed = 0
+    passed: list[bytes] = []
     while len(head) < size and broken is None:
         held = len(split.held)
         buffer, broken = _fill(stream, split.held, size)
@@ -386,14 +387,15 @@ def first_lines(stream: Any, size: int) -> tuple[Head, list[Piece], BaseExceptio
         if batch is not None:
             head += batch.data
             pieces += _as_read(batch)
-            passed += len(batch.long_lines)
+            passed += [x.start for x in batch.long_lines]
     if split.passing is not None:
         start = split.passing.start
         pieces += [start, split.passing.length - len(start)]
-        passed += 1
+        passed.append(start)
     else:
         pieces.append(split.held)
-    return Head(bytes(head), passed, None if broken is None else str(broken)), pieces, broken
+    return Head(bytes(head), len(passed), None if broken is None else str(broken),
+                b"".join(passed)), pieces, broken
 
 
 def _as_read(batch: LineBatch) -> list[Piece]:
