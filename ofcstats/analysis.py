@@ -18,12 +18,9 @@ import polars as pl
 from ofcstats import pipeline, session, stats
 from ofcstats.errors import StoreError
 from ofcstats.rules.model import Ruleset
+from ofcstats.stakes import MONEY_DECIMALS
 from ofcstats.store import Store
 from ofcstats.store import money as stored
-
-MONEY_DECIMALS = 6
-"""Money is summed in millionths of a unit, as integers: the same bytes whatever the
-order (or the number of threads) in which the games are added."""
 
 
 def _games(store: Store, filters: pipeline.Filters) -> pl.DataFrame:

@@ -135,8 +135,10 @@ def test_fantasyland_repeat_scope_is_validated() -> None:
     from ofcstats.rules.load import policy_from  # noqa: PLC0415
     with pytest.raises(RulesetError, match=r"x.toml: repeat_scope = 'session': use one of "
                                            r"game, streak"):
-        policy_from({"entry": "QQ", "repeat_limit": 1, "repeat_scope": "session"}, "x.toml")
-    assert policy_from({"entry": "QQ"}, "y.toml").repeat_scope == "game"
+        policy_from({"entry": "QQ", "stay": {}, "repeat_limit": 1, "repeat_scope": "session"},
+                    "x.toml")
+    assert policy_from({"entry": "QQ", "stay": {}, "repeat_limit": 1},
+                       "y.toml").repeat_scope == "game"
 
 
 def test_a_timeout_ends_the_game_right_after_its_hand() -> None:

@@ -62,7 +62,8 @@ JOIN games g ON g.fixed = m.fixed AND g.session_id = p.session_id AND g.game = p
 
 _MONEY = """
 SELECT variant, ruleset, player,
-       sum(round_even(money * {scale}, 0)::BIGINT)::BIGINT / {scale} AS money,
+       -- in 128-bit integers: no sum of games at the largest stakes (ofcstats.stakes) overflows
+       sum(round_even(money * {scale}, 0)::HUGEINT) / {scale} AS money,
        count(*)::UINTEGER AS games, count(*) FILTER (capped) AS capped_games,
        string_agg(DISTINCT stake_source, '; ' ORDER BY stake_source) AS stake
 FROM settled
