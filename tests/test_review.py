@@ -186,6 +186,38 @@ def test_candidates_alike_are_valued_once_and_exactly(monkeypatch: pytest.Monkey
         [(v.ev_chosen, v.se_chosen) for v in pruned]
 
 
+@pytest.mark.parametrize("ruleset", ["american", "two-four-scoop", "one-six"])
+def test_compiled_scoring_of_played_out_boards_equals_the_rules(ruleset: str) -> None:
+    # The rollouts' boards are scored board by board, compiled: the same points, fouls,
+    # fantasyland and royalties as the rules on arrays, against opponents some of whom
+    # fouled and some of whom are not there.
+    from ofcstats.review import core  # noqa: PLC0415
+    from ofcstats.rules.board import fouled  # noqa: PLC0415
+    from ofcstats.simulate.montecarlo import final_strengths, play_out  # noqa: PLC0415
+    from ofcstats.simulate.scoring import ruleset_arrays  # noqa: PLC0415
+
+    arrays = ruleset_arrays(load_ruleset(ruleset), Variant.PINEAPPLE)
+    rng = np.random.default_rng(5)
+    streets = [(s.dealt, s.discard) for s in Variant.PINEAPPLE.streets]
+    cards = np.stack([rng.permutation(52)[:17] for _ in range(4000)]).astype(np.uint8)
+    empty = np.zeros((3, 4000), dtype=np.int64)
+    keys = play_out(empty, np.zeros((3, 4000), dtype=np.int8), cards, streets, arrays, 14.0)
+    keys[:, ::7] = keys[::-1, ::7]  # some boards the wrong way up: fouled
+    strength = final_strengths(keys)
+    worlds = 40
+    opp = core._Opponents.of_strengths(strength[:, :worlds * 3].reshape(3, worlds, 3),
+                                       rng.random((worlds, 3)) < 0.8, arrays)
+    world = rng.integers(0, worlds, 4000)
+    foul = fouled(strength)
+    want = core._score(arrays, strength, foul, world, opp, 14.0, False)
+    points, compiled_foul, reach, roy = core._score_keys(arrays, keys, world, opp, 14.0)
+    assert 0.05 < foul.mean() < 0.6 and opp.foul.any()
+    assert reach.any() == (arrays.entry is not None)
+    assert (compiled_foul == foul).all()
+    for got, expected in zip((points, reach, roy), want, strict=True):
+        assert (got == expected).all()
+
+
 def test_same_seed_same_numbers_whatever_is_reviewed_alongside() -> None:
     board = {0: "Qh", 1: "Kh Kd", 2: "7c 8c"}
     a = position("pineapple", 1, board, "Qs Qc Ac", [TOP, MIDDLE, DISCARD], [OPPONENT])

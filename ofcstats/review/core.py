@@ -66,6 +66,7 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from numba import njit
 
 from ofcstats import evaluate
 from ofcstats.rules.board import fouled, pair_points, royalties
@@ -364,6 +365,75 @@ def _score(arrays: RulesetArrays, strength: npt.NDArray[np.intp], foul: npt.NDAr
     return total + fantasyland_value * opponents * reach, reach, roy.sum(axis=0)
 
 
+def _score_keys(arrays: RulesetArrays, keys: npt.NDArray[np.int64], world: npt.NDArray[np.intp],
+                opp: _Opponents, fantasyland_value: float
+                ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.bool_],
+                           npt.NDArray[np.int32]]:
+    """:func:`_score` of finished boards of a normal hand given as row keys ``(3, B)``,
+    each against the opponents of its ``world`` ``(B,)``: points, fouls, fantasyland
+    reached and royalties ``(B,)``. Compiled, board by board (:func:`_score_boards`); the
+    same rules as :func:`ofcstats.rules.board.pair_points`, which the tests hold it to."""
+    t = row_tables()
+    count = keys.shape[1]
+    points = np.empty(count, dtype=np.float64)
+    foul = np.empty(count, dtype=np.bool_)
+    reach = np.empty(count, dtype=np.bool_)
+    roy = np.empty(count, dtype=np.int32)
+    _score_boards(np.ascontiguousarray(keys, dtype=np.int64),
+                  np.ascontiguousarray(world, dtype=np.intp),
+                  np.ascontiguousarray(opp.strength, dtype=np.int64),
+                  np.ascontiguousarray(opp.foul), np.ascontiguousarray(opp.royalty, dtype=np.int32),
+                  np.ascontiguousarray(opp.present), t.id_of_key, t.suited, t.full3, t.full5,
+                  t.full5_flush, tuple(r.astype(np.int32) for r in arrays.royalty),
+                  arrays.row, arrays.majority, arrays.scoop, arrays.foul_points,
+                  -1 if arrays.entry is None else arrays.entry, float(fantasyland_value),
+                  points, foul, reach, roy)
+    return points, foul, reach, roy
+
+
+@njit(nogil=True, cache=True)
+def _score_boards(keys: Any, world: Any, opp_strength: Any, opp_foul: Any, opp_royalty: Any,
+                  present: Any, id_of_key: Any, suited: Any, full3: Any, full5: Any,
+                  full5_flush: Any, royalty: Any, row: int, majority: int, scoop: int,
+                  foul_points: int, entry: int, fl_value: float, points: Any, foul: Any,
+                  reach: Any, roy: Any) -> None:
+    """:func:`_score_keys`, into ``points``, ``foul``, ``reach`` and ``roy``."""
+    for b in range(keys.shape[1]):
+        key0, key1, key2 = keys[0, b], keys[1, b], keys[2, b]
+        s0 = np.int64(full3[id_of_key[key0 >> SUIT_BITS]])
+        id1, id2 = id_of_key[key1 >> SUIT_BITS], id_of_key[key2 >> SUIT_BITS]
+        s1 = np.int64(full5_flush[id1] if suited[key1 & SUIT_MASK] else full5[id1])
+        s2 = np.int64(full5_flush[id2] if suited[key2 & SUIT_MASK] else full5[id2])
+        fouled_here = s0 > s1 or s1 > s2
+        mine = 0
+        if not fouled_here:
+            mine = np.int64(royalty[0][s0]) + np.int64(royalty[1][s1]) \
+                + np.int64(royalty[2][s2])
+        w = world[b]
+        total = 0.0
+        seats = 0
+        for o in range(present.shape[1]):
+            if not present[w, o]:
+                continue
+            seats += 1
+            theirs = np.int64(opp_royalty[0, w, o]) + np.int64(opp_royalty[1, w, o]) \
+                + np.int64(opp_royalty[2, w, o])
+            if not fouled_here and not opp_foul[w, o]:
+                t0, t1, t2 = opp_strength[0, w, o], opp_strength[1, w, o], opp_strength[2, w, o]
+                wins = np.int64(s0 > t0) + np.int64(s1 > t1) + np.int64(s2 > t2)
+                losses = np.int64(s0 < t0) + np.int64(s1 < t1) + np.int64(s2 < t2)
+                pair = row * (wins - losses) + majority * (np.int64(wins >= 2)
+                                                           - np.int64(losses >= 2)) \
+                    + scoop * (np.int64(wins == 3) - np.int64(losses == 3))
+            else:
+                pair = foul_points * (np.int64(opp_foul[w, o]) - np.int64(fouled_here))
+            total += pair + mine - theirs
+        reached = entry >= 0 and not fouled_here and s0 >= entry
+        if reached:
+            total += fl_value * seats
+        points[b], foul[b], reach[b], roy[b] = total, fouled_here, reached, mine
+
+
 @cache
 def _pattern_index(k: int, discards: int) -> dict[int, int]:
     """Pattern number of each placement, by its rows read as a base-4 number."""
@@ -513,11 +583,10 @@ class _Street:
                                  self.arrays, self.fantasyland_value)
             else:
                 final = board_keys
-            strength = final_strengths(final).reshape(3, c, n)
-            foul = fouled(strength)
-            points, reach, roy = _score(self.arrays, strength, foul,
-                                        self.world.index(d, r0, r1), self.world.opp,
-                                        self.fantasyland_value, False)
+            world = np.broadcast_to(self.world.index(d, r0, r1), (c, n)).ravel()
+            flat = _score_keys(self.arrays, final, world, self.world.opp,
+                               self.fantasyland_value)
+            points, foul, reach, roy = (a.reshape(c, n) for a in flat)
             out[0, part] = points.mean(axis=1)
             out[1, part] = foul.mean(axis=1)
             out[2, part] = reach.mean(axis=1)
