@@ -405,7 +405,7 @@ def _score_boards(keys: Any, world: Any, opp_strength: Any, opp_foul: Any, opp_r
         s1 = np.int64(full5_flush[id1] if suited[key1 & SUIT_MASK] else full5[id1])
         s2 = np.int64(full5_flush[id2] if suited[key2 & SUIT_MASK] else full5[id2])
         fouled_here = s0 > s1 or s1 > s2
-        mine = 0
+        mine = np.int64(0)
         if not fouled_here:
             mine = np.int64(royalty[0][s0]) + np.int64(royalty[1][s1]) \
                 + np.int64(royalty[2][s2])
