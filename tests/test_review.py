@@ -186,15 +186,17 @@ def test_candidates_alike_are_valued_once_and_exactly(monkeypatch: pytest.Monkey
         [(v.ev_chosen, v.se_chosen) for v in pruned]
 
 
+@pytest.mark.parametrize("in_fantasyland", [False, True])
 @pytest.mark.parametrize("ruleset", ["american", "two-four-scoop", "one-six"])
-def test_compiled_scoring_of_played_out_boards_equals_the_rules(ruleset: str) -> None:
+def test_compiled_scoring_of_played_out_boards_equals_the_rules(ruleset: str,
+                                                                in_fantasyland: bool) -> None:
     # The rollouts' boards are scored board by board, compiled: the same points, fouls,
-    # fantasyland and royalties as the rules on arrays, against opponents some of whom
-    # fouled and some of whom are not there.
+    # fantasyland (entered, or stayed in) and royalties as the rules on arrays, against
+    # opponents some of whom fouled and some of whom are not there.
     from ofcstats.review import core  # noqa: PLC0415
-    from ofcstats.rules.board import fouled  # noqa: PLC0415
+    from ofcstats.rules.board import fouled, pair_points, royalties  # noqa: PLC0415
     from ofcstats.simulate.montecarlo import final_strengths, play_out  # noqa: PLC0415
-    from ofcstats.simulate.scoring import ruleset_arrays  # noqa: PLC0415
+    from ofcstats.simulate.scoring import qualifies, ruleset_arrays  # noqa: PLC0415
 
     arrays = ruleset_arrays(load_ruleset(ruleset), Variant.PINEAPPLE)
     rng = np.random.default_rng(5)
@@ -209,14 +211,25 @@ def test_compiled_scoring_of_played_out_boards_equals_the_rules(ruleset: str) ->
                                        rng.random((worlds, 3)) < 0.8, arrays)
     world = rng.integers(0, worlds, 4000)
     foul = fouled(strength)
-    want = core._score(arrays, strength, foul, world, opp, 14.0, False)
-    points, compiled_foul, reach, roy = core._score_keys(arrays, keys, world, opp, 14.0)
+    roy = royalties([arrays.royalty], strength, ~foul, np.int32, dense=True)[0]
+    points = np.zeros(4000)
+    for o in range(3):
+        pair = pair_points(arrays, strength, opp.strength[:, world, o], foul,
+                           opp.foul[world, o], roy, opp.royalty[:, world, o])
+        points += np.where(opp.present[world, o], pair, 0)
+    reach = qualifies(arrays, strength.T.astype(np.int32), foul, in_fantasyland)
+    points += 14.0 * opp.present[world].sum(axis=1) * reach
     assert 0.05 < foul.mean() < 0.6
     assert opp.foul.any()
     assert reach.any() == (arrays.entry is not None)
-    assert (compiled_foul == foul).all()
-    for got, expected in zip((points, reach, roy), want, strict=True):
-        assert (got == expected).all()
+    want = (points, foul, reach, roy.sum(axis=0))
+    got = core._score(arrays, strength, world, opp, 14.0, in_fantasyland)
+    for compiled, expected in zip(got, want, strict=True):
+        assert (compiled == expected).all()
+    if not in_fantasyland:
+        for compiled, expected in zip(core._score_keys(arrays, keys, world, opp, 14.0), want,
+                                      strict=True):
+            assert (compiled == expected).all()
 
 
 def test_same_seed_same_numbers_whatever_is_reviewed_alongside() -> None:
