@@ -232,6 +232,21 @@ def test_compiled_scoring_of_played_out_boards_equals_the_rules(ruleset: str,
             assert (compiled == expected).all()
 
 
+def test_rollouts_deal_distinct_cards_each_as_likely_at_every_place() -> None:
+    # The rollouts' deals: no card twice in a deal, and every unseen card equally likely
+    # at each place dealt (within 5 standard errors of 1 in 40 over 40,000 deals).
+    from ofcstats.review import core  # noqa: PLC0415
+
+    deck = np.arange(5, 45, dtype=np.uint8)
+    out = np.empty((40_000, 12), dtype=np.uint8)
+    core._deal(deck, np.random.default_rng(2).random((40_000, 12)), out)
+    assert all(np.unique(row).size == 12 for row in out[:2000])
+    assert set(np.unique(out).tolist()) == set(deck.tolist())
+    counts = np.stack([np.bincount(out[:, i], minlength=45)[5:] for i in range(12)])
+    share = counts / 40_000
+    assert np.abs(share - 1 / 40).max() < 5 * np.sqrt((1 / 40) * (39 / 40) / 40_000)
+
+
 def test_same_seed_same_numbers_whatever_is_reviewed_alongside() -> None:
     board = {0: "Qh", 1: "Kh Kd", 2: "7c 8c"}
     a = position("pineapple", 1, board, "Qs Qc Ac", [TOP, MIDDLE, DISCARD], [OPPONENT])

@@ -584,7 +584,24 @@ def _permuted(p: Position, hidden: npt.NDArray[np.bool_], n: int, count: int,
         raise ValueError(f"hand {p.hand_id} seat {p.seat} street {p.street}: {count} cards "
                          f"to draw from {deck.size} unseen")
     rng = decision_rng(seed, p.hand_id, p.seat, p.street)
-    return deck[np.argsort(rng.random((n, deck.size))[skip:], axis=1)[:, :count]]
+    out = np.empty((n - skip, count), dtype=np.uint8)
+    _deal(deck, rng.random((n, count))[skip:], out)
+    return out
+
+
+@njit(nogil=True, cache=True)
+def _deal(deck: Any, uniform: Any, out: Any) -> None:
+    """Each row of ``out``: the first cards of a shuffle of ``deck`` (Fisher-Yates, the
+    card at each place chosen evenly among those not yet dealt by that row of
+    ``uniform``, numbers in [0, 1))."""
+    cards = deck.copy()
+    size = deck.size
+    for r in range(out.shape[0]):
+        cards[:] = deck
+        for i in range(out.shape[1]):
+            j = min(i + np.int64(uniform[r, i] * (size - i)), size - 1)
+            cards[i], cards[j] = cards[j], cards[i]
+            out[r, i] = cards[i]
 
 
 @dataclass(frozen=True)
