@@ -186,6 +186,67 @@ def test_candidates_alike_are_valued_once_and_exactly(monkeypatch: pytest.Monkey
         [(v.ev_chosen, v.se_chosen) for v in pruned]
 
 
+@pytest.mark.parametrize("in_fantasyland", [False, True])
+@pytest.mark.parametrize("ruleset", ["american", "two-four-scoop", "one-six"])
+def test_compiled_scoring_of_played_out_boards_equals_the_rules(ruleset: str,
+                                                                in_fantasyland: bool) -> None:
+    # The rollouts' boards are scored board by board, compiled: the same points, fouls,
+    # fantasyland (entered, or stayed in) and royalties as the rules on arrays, against
+    # opponents some of whom fouled and some of whom are not there.
+    from ofcstats.review import core  # noqa: PLC0415
+    from ofcstats.rules.board import fouled, pair_points, royalties  # noqa: PLC0415
+    from ofcstats.simulate.montecarlo import final_strengths, play_out  # noqa: PLC0415
+    from ofcstats.simulate.scoring import qualifies, ruleset_arrays  # noqa: PLC0415
+
+    arrays = ruleset_arrays(load_ruleset(ruleset), Variant.PINEAPPLE)
+    rng = np.random.default_rng(5)
+    streets = [(s.dealt, s.discard) for s in Variant.PINEAPPLE.streets]
+    cards = np.stack([rng.permutation(52)[:17] for _ in range(4000)]).astype(np.uint8)
+    empty = np.zeros((3, 4000), dtype=np.int64)
+    keys = play_out(empty, np.zeros((3, 4000), dtype=np.int8), cards, streets, arrays, 14.0)
+    keys[:, ::7] = keys[::-1, ::7]  # some boards the wrong way up: fouled
+    strength = final_strengths(keys)
+    worlds = 40
+    opp = core._Opponents.of_strengths(strength[:, :worlds * 3].reshape(3, worlds, 3),
+                                       rng.random((worlds, 3)) < 0.8, arrays)
+    world = rng.integers(0, worlds, 4000)
+    foul = fouled(strength)
+    roy = royalties([arrays.royalty], strength, ~foul, np.int32, dense=True)[0]
+    points = np.zeros(4000)
+    for o in range(3):
+        pair = pair_points(arrays, strength, opp.strength[:, world, o], foul,
+                           opp.foul[world, o], roy, opp.royalty[:, world, o])
+        points += np.where(opp.present[world, o], pair, 0)
+    reach = qualifies(arrays, strength.T.astype(np.int32), foul, in_fantasyland)
+    points += 14.0 * opp.present[world].sum(axis=1) * reach
+    assert 0.05 < foul.mean() < 0.6
+    assert opp.foul.any()
+    assert reach.any() == (arrays.entry is not None)
+    want = (points, foul, reach, roy.sum(axis=0))
+    got = core._score(arrays, strength, world, opp, 14.0, in_fantasyland)
+    for compiled, expected in zip(got, want, strict=True):
+        assert (compiled == expected).all()
+    if not in_fantasyland:
+        for compiled, expected in zip(core._score_keys(arrays, keys, world, opp, 14.0), want,
+                                      strict=True):
+            assert (compiled == expected).all()
+
+
+def test_rollouts_deal_distinct_cards_each_as_likely_at_every_place() -> None:
+    # The rollouts' deals: no card twice in a deal, and every unseen card equally likely
+    # at each place dealt (within 5 standard errors of 1 in 40 over 40,000 deals).
+    from ofcstats.review import core  # noqa: PLC0415
+
+    deck = np.arange(5, 45, dtype=np.uint8)
+    out = np.empty((40_000, 12), dtype=np.uint8)
+    core._deal(deck, np.random.default_rng(2).random((40_000, 12)), out)
+    assert all(np.unique(row).size == 12 for row in out[:2000])
+    assert set(np.unique(out).tolist()) == set(deck.tolist())
+    counts = np.stack([np.bincount(out[:, i], minlength=45)[5:] for i in range(12)])
+    share = counts / 40_000
+    assert np.abs(share - 1 / 40).max() < 5 * np.sqrt((1 / 40) * (39 / 40) / 40_000)
+
+
 def test_same_seed_same_numbers_whatever_is_reviewed_alongside() -> None:
     board = {0: "Qh", 1: "Kh Kd", 2: "7c 8c"}
     a = position("pineapple", 1, board, "Qs Qc Ac", [TOP, MIDDLE, DISCARD], [OPPONENT])

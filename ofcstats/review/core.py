@@ -66,13 +66,14 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from numba import njit
 
 from ofcstats import evaluate
-from ofcstats.rules.board import fouled, pair_points, royalties
+from ofcstats.rules.board import fouled, royalties
 from ofcstats.rules.model import Ruleset
 from ofcstats.simulate.fantasyland import Layout, layout_of, plain_strengths
 from ofcstats.simulate.montecarlo import final_strengths, play_out
-from ofcstats.simulate.scoring import RulesetArrays, board_strengths, qualifies, ruleset_arrays
+from ofcstats.simulate.scoring import RulesetArrays, board_strengths, ruleset_arrays
 from ofcstats.simulate.state import CARD_KEYS
 from ofcstats.simulate.tables import (
     SUIT_BITS,
@@ -344,24 +345,135 @@ class _Opponents:
                           flat(self.present))
 
 
-def _score(arrays: RulesetArrays, strength: npt.NDArray[np.intp], foul: npt.NDArray[np.bool_],
-           world: npt.NDArray[np.intp], opp: _Opponents, fantasyland_value: float,
-           in_fantasyland: bool) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_],
-                                          npt.NDArray[np.int32]]:
+def _score(arrays: RulesetArrays, strength: npt.NDArray[np.intp], world: npt.NDArray[np.intp],
+           opp: _Opponents, fantasyland_value: float, in_fantasyland: bool
+           ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.bool_],
+                      npt.NDArray[np.int32]]:
     """Points of finished boards (strengths ``(3, ...)``) against their world's
-    opponents, the fantasyland value included; and whether each reaches fantasyland,
-    and its royalties. ``world`` broadcasts against the boards: one per board, or
-    ``(C, 1)`` for boards ``(3, C, n)``, n boards of each of C candidates."""
-    roy = royalties([arrays.royalty], strength, ~foul, np.int32, dense=True)[0]
-    total = np.zeros(np.broadcast_shapes(strength.shape[1:], world.shape), dtype=np.float64)
-    for o in range(opp.present.shape[1]):
-        points = pair_points(arrays, strength, opp.strength[:, world, o], foul,
-                             opp.foul[world, o], roy, opp.royalty[:, world, o])
-        total += np.where(opp.present[world, o], points, 0)
-    reach = qualifies(arrays, np.moveaxis(strength, 0, -1).astype(np.int32), foul,
-                      in_fantasyland)
-    opponents = opp.present[world].sum(axis=-1)
-    return total + fantasyland_value * opponents * reach, reach, roy.sum(axis=0)
+    opponents, the fantasyland value included; and whether each fouled, whether it
+    reaches fantasyland (enters it, or ``in_fantasyland`` stays), and its royalties.
+    ``world`` broadcasts against the boards: one per board, or ``(C, 1)`` for boards
+    ``(3, C, n)``, n boards of each of C candidates. Compiled, board by board
+    (:func:`_board_points`): the rules of :mod:`ofcstats.rules.board`, which the tests
+    hold it to."""
+    shape = np.broadcast_shapes(strength.shape[1:], world.shape)
+    rows = np.ascontiguousarray(np.broadcast_to(strength, (3, *shape)).reshape(3, -1),
+                                dtype=np.int64)
+    points, foul, reach, roy = _outputs(rows.shape[1])
+    args: list[Any] = [rows, np.ascontiguousarray(np.broadcast_to(world, shape).ravel(),
+                                                  dtype=np.intp),
+                       *_scoring(arrays, opp, fantasyland_value, in_fantasyland),
+                       points, foul, reach, roy]
+    _score_rows(*args)
+    return points.reshape(shape), foul.reshape(shape), reach.reshape(shape), roy.reshape(shape)
+
+
+def _score_keys(arrays: RulesetArrays, keys: npt.NDArray[np.int64], world: npt.NDArray[np.intp],
+                opp: _Opponents, fantasyland_value: float
+                ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.bool_],
+                           npt.NDArray[np.int32]]:
+    """:func:`_score` of finished boards of a normal hand given as row keys ``(3, B)``,
+    each against the opponents of its ``world`` ``(B,)``: points, fouls, fantasyland
+    reached and royalties ``(B,)``."""
+    t = row_tables()
+    out = _outputs(keys.shape[1])
+    args: list[Any] = [np.ascontiguousarray(keys, dtype=np.int64),
+                       np.ascontiguousarray(world, dtype=np.intp), t.id_of_key, t.suited,
+                       t.full3, t.full5, t.full5_flush,
+                       *_scoring(arrays, opp, fantasyland_value, False), *out]
+    _score_keyed(*args)
+    return out
+
+
+def _outputs(count: int) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_],
+                                  npt.NDArray[np.bool_], npt.NDArray[np.int32]]:
+    return (np.empty(count, dtype=np.float64), np.empty(count, dtype=np.bool_),
+            np.empty(count, dtype=np.bool_), np.empty(count, dtype=np.int32))
+
+
+def _scoring(arrays: RulesetArrays, opp: _Opponents, fantasyland_value: float,
+             in_fantasyland: bool) -> tuple[Any, ...]:
+    """The arguments the compiled scoring takes after the boards: the opponents, the
+    royalties, what a pair of boards pays, and fantasyland."""
+    stay = np.array([-1 if x is None else x for x in arrays.stay], dtype=np.int64)
+    return (np.ascontiguousarray(opp.strength, dtype=np.int64), np.ascontiguousarray(opp.foul),
+            np.ascontiguousarray(opp.royalty, dtype=np.int32), np.ascontiguousarray(opp.present),
+            tuple(r.astype(np.int32) for r in arrays.royalty),
+            np.array([arrays.row, arrays.majority, arrays.scoop, arrays.foul_points],
+                     dtype=np.int64),
+            -1 if arrays.entry is None else arrays.entry, stay, in_fantasyland,
+            float(fantasyland_value))
+
+
+@njit(inline="always")
+def _board_points(s0: Any, s1: Any, s2: Any, w: Any, opp_strength: Any, opp_foul: Any,
+                  opp_royalty: Any, present: Any, royalty: Any, pays: Any, entry: int,
+                  stay: Any, in_fantasyland: bool, fl_value: float) -> tuple[Any, ...]:
+    """One board's points against the opponents of world ``w`` (rows, majority, scoop,
+    fouls, royalties netted: :func:`ofcstats.rules.board.pair_points`), fantasyland's
+    value included; whether it fouled, reached fantasyland, and its royalties."""
+    fouled_here = s0 > s1 or s1 > s2
+    mine = np.int64(0)
+    if not fouled_here:
+        mine = np.int64(royalty[0][s0]) + np.int64(royalty[1][s1]) + np.int64(royalty[2][s2])
+    total = 0.0
+    seats = 0
+    for o in range(present.shape[1]):
+        if not present[w, o]:
+            continue
+        seats += 1
+        theirs = np.int64(opp_royalty[0, w, o]) + np.int64(opp_royalty[1, w, o]) \
+            + np.int64(opp_royalty[2, w, o])
+        if not fouled_here and not opp_foul[w, o]:
+            t0, t1, t2 = opp_strength[0, w, o], opp_strength[1, w, o], opp_strength[2, w, o]
+            wins = np.int64(s0 > t0) + np.int64(s1 > t1) + np.int64(s2 > t2)
+            losses = np.int64(s0 < t0) + np.int64(s1 < t1) + np.int64(s2 < t2)
+            pair = pays[0] * (wins - losses) \
+                + pays[1] * (np.int64(wins >= 2) - np.int64(losses >= 2)) \
+                + pays[2] * (np.int64(wins == 3) - np.int64(losses == 3))
+        else:
+            pair = pays[3] * (np.int64(opp_foul[w, o]) - np.int64(fouled_here))
+        total += pair + mine - theirs
+    reached = False
+    if entry >= 0 and not fouled_here:
+        if in_fantasyland:
+            reached = (stay[0] >= 0 and s0 >= stay[0]) or (stay[1] >= 0 and s1 >= stay[1]) \
+                or (stay[2] >= 0 and s2 >= stay[2])
+        else:
+            reached = s0 >= entry
+    if reached:
+        total += fl_value * seats
+    return total, fouled_here, reached, mine
+
+
+@njit(nogil=True, cache=True)
+def _score_rows(strength: Any, world: Any, opp_strength: Any, opp_foul: Any, opp_royalty: Any,
+                present: Any, royalty: Any, pays: Any, entry: int, stay: Any,
+                in_fantasyland: bool, fl_value: float, points: Any, foul: Any, reach: Any,
+                roy: Any) -> None:
+    """:func:`_score` on boards ``(3, B)``, into ``points``, ``foul``, ``reach``, ``roy``."""
+    for b in range(strength.shape[1]):
+        points[b], foul[b], reach[b], roy[b] = _board_points(
+            strength[0, b], strength[1, b], strength[2, b], world[b], opp_strength, opp_foul,
+            opp_royalty, present, royalty, pays, entry, stay, in_fantasyland, fl_value)
+
+
+@njit(nogil=True, cache=True)
+def _score_keyed(keys: Any, world: Any, id_of_key: Any, suited: Any, full3: Any, full5: Any,
+                 full5_flush: Any, opp_strength: Any, opp_foul: Any, opp_royalty: Any,
+                 present: Any, royalty: Any, pays: Any, entry: int, stay: Any,
+                 in_fantasyland: bool, fl_value: float, points: Any, foul: Any, reach: Any,
+                 roy: Any) -> None:
+    """:func:`_score_keys`: the rows' strengths from their keys, then :func:`_score_rows`."""
+    for b in range(keys.shape[1]):
+        key0, key1, key2 = keys[0, b], keys[1, b], keys[2, b]
+        s0 = np.int64(full3[id_of_key[key0 >> SUIT_BITS]])
+        id1, id2 = id_of_key[key1 >> SUIT_BITS], id_of_key[key2 >> SUIT_BITS]
+        s1 = np.int64(full5_flush[id1] if suited[key1 & SUIT_MASK] else full5[id1])
+        s2 = np.int64(full5_flush[id2] if suited[key2 & SUIT_MASK] else full5[id2])
+        points[b], foul[b], reach[b], roy[b] = _board_points(
+            s0, s1, s2, world[b], opp_strength, opp_foul, opp_royalty, present, royalty, pays,
+            entry, stay, in_fantasyland, fl_value)
 
 
 @cache
@@ -472,7 +584,24 @@ def _permuted(p: Position, hidden: npt.NDArray[np.bool_], n: int, count: int,
         raise ValueError(f"hand {p.hand_id} seat {p.seat} street {p.street}: {count} cards "
                          f"to draw from {deck.size} unseen")
     rng = decision_rng(seed, p.hand_id, p.seat, p.street)
-    return deck[np.argsort(rng.random((n, deck.size))[skip:], axis=1)[:, :count]]
+    out = np.empty((n - skip, count), dtype=np.uint8)
+    _deal(deck, rng.random((n, count))[skip:], out)
+    return out
+
+
+@njit(nogil=True, cache=True)
+def _deal(deck: Any, uniform: Any, out: Any) -> None:
+    """Each row of ``out``: the first cards of a shuffle of ``deck`` (Fisher-Yates, the
+    card at each place chosen evenly among those not yet dealt by that row of
+    ``uniform``, numbers in [0, 1))."""
+    cards = deck.copy()
+    size = deck.size
+    for r in range(out.shape[0]):
+        cards[:] = deck
+        for i in range(out.shape[1]):
+            j = min(i + np.int64(uniform[r, i] * (size - i)), size - 1)
+            cards[i], cards[j] = cards[j], cards[i]
+            out[r, i] = cards[i]
 
 
 @dataclass(frozen=True)
@@ -513,11 +642,10 @@ class _Street:
                                  self.arrays, self.fantasyland_value)
             else:
                 final = board_keys
-            strength = final_strengths(final).reshape(3, c, n)
-            foul = fouled(strength)
-            points, reach, roy = _score(self.arrays, strength, foul,
-                                        self.world.index(d, r0, r1), self.world.opp,
-                                        self.fantasyland_value, False)
+            world = np.broadcast_to(self.world.index(d, r0, r1), (c, n)).ravel()
+            flat = _score_keys(self.arrays, final, world, self.world.opp,
+                               self.fantasyland_value)
+            points, foul, reach, roy = (a.reshape(c, n) for a in flat)
             out[0, part] = points.mean(axis=1)
             out[1, part] = foul.mean(axis=1)
             out[2, part] = reach.mean(axis=1)
@@ -796,8 +924,7 @@ def _set_values(cards: npt.NDArray[np.uint8], actions: npt.NDArray[np.int8],
         worlds = np.zeros((1, 1), dtype=np.intp)
     boards = _board_of(cards, actions)
     strength = np.moveaxis(board_strengths(boards), -1, 0).astype(np.intp)[:, :, None]
-    foul = fouled(strength)
-    points, reach, roy = _score(arrays, strength, foul, worlds, opp, fantasyland_value, True)
+    points, foul, reach, roy = _score(arrays, strength, worlds, opp, fantasyland_value, True)
     shape = points.shape
     return (points, np.broadcast_to(foul, shape), np.broadcast_to(reach, shape),
             np.broadcast_to(roy, shape))
@@ -826,7 +953,7 @@ def solve_set(cards: npt.NDArray[np.uint8], arrays: RulesetArrays, opp: _Opponen
     layout = search.layout
     best_value, best = search.best()
     any_foul = np.array([[1], [0], [0]], dtype=np.intp)  # any fouled board: the same points
-    foul_points = float(_score(arrays, any_foul, np.ones(1, dtype=bool), np.zeros(1, np.intp),
+    foul_points = float(_score(arrays, any_foul, np.zeros(1, np.intp),
                                opp, fantasyland_value, True)[0][0])
     s5 = search.s5
     if foul_points > best_value:
@@ -873,7 +1000,7 @@ class _SetSearch:
               ) -> npt.NDArray[np.float64]:
         """Points of legal sets: top strengths and the pairs' rows."""
         strength = np.stack([top, self.s5[self.m[pairs]], self.s5[self.b[pairs]]])
-        return _score(self.arrays, strength, np.zeros(pairs.size, dtype=bool),
+        return _score(self.arrays, strength,
                       np.zeros(pairs.size, dtype=np.intp), self.opp, self.fantasyland_value,
                       True)[0]
 

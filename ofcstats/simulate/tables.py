@@ -229,3 +229,25 @@ def pattern_subsets(cards: int, discards: int) -> npt.NDArray[np.intp]:
     pats = patterns(cards, discards).astype(np.intp)
     bits = 1 << np.arange(cards)
     return np.stack([((pats == r) * bits).sum(axis=1) for r in range(3)], axis=1)
+
+
+@cache
+def transitions() -> tuple[npt.NDArray[np.int16], npt.NDArray[np.int16],
+                           npt.NDArray[np.int16]]:
+    """The rows' ranks as dense ids that grow card by card, small enough to stay in the
+    processor's cache: ``(ids + 1, 13)`` the id after one more card of each rank (the
+    last id: no such row, e.g. past five cards), each id's made index (-1 for the
+    empty row and the last id: :attr:`RowTables.made_of_key` by id), and the made index
+    after one more card of each rank, ``(ids + 1, 13)``."""
+    t = row_tables()
+    count = t.size.size
+    key_of_id = np.zeros(count, dtype=np.int64)
+    present = np.flatnonzero(t.id_of_key >= 0)
+    key_of_id[t.id_of_key[present]] = present
+    keys = key_of_id[:, None] + STRIDE + np.asarray(RANK_KEYS, dtype=np.int64)[None, :]
+    inside = keys < t.id_of_key.size
+    ids = np.where(inside, t.id_of_key[np.where(inside, keys, 0)], -1)
+    after = np.full((count + 1, 13), count, dtype=np.int16)
+    after[:count] = np.where(ids >= 0, ids, count)
+    made = np.append(t.made_index, np.int16(-1)).astype(np.int16)
+    return after, made, made[after]
