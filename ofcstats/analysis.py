@@ -24,13 +24,12 @@ from ofcstats.store import money as stored
 
 
 def _games(store: Store, filters: pipeline.Filters) -> pl.DataFrame:
-    """Every hand of the sessions the filters keep, with its game under each kind of
-    stake: ``game_fixed`` (the ruleset sets the stake: only a change of variant ends a
-    game early) and ``game_logged`` (a change of the logged stake does too)."""
-    # Whole sessions: players and times are picked after the games are settled.
+    """Every hand of the sessions the filters keep, with its play order and its game: a
+    change of variant or of the logged stake starts a new one, whatever a ruleset values
+    a point at (:data:`ofcstats.session.GAME_SPLIT`)."""
+    # Whole sessions: players, variants and times are picked after the games are settled.
     hands = stored.game_hands(store, filters)
-    return session.hand_order(hands, split_on=["variant"], also={
-        "game_logged": ["variant", "logged_stake"]}).rename({"game": "game_fixed"}).collect()
+    return session.hand_order(hands, split_on=session.GAME_SPLIT).collect()
 
 
 @contextmanager
@@ -51,8 +50,8 @@ def _settled(store: Store, filters: pipeline.Filters, rulesets: Sequence[Ruleset
         "variants": [[v.value for v in r.variants] for r in rulesets],
     }, schema_overrides={"stake": pl.Float64, "loss_cap": pl.Float64})
     with stored.settled_games(store, hands.select(
-            "hand_key", "session_id", "played_at", "variant", "point_value", "game_fixed",
-            "game_logged"), terms, replace(filters, sessions=None, variants=None)) as settled:
+            "hand_key", "session_id", "played_at", "variant", "point_value", "game"),
+            terms, replace(filters, sessions=None)) as settled:
         yield settled
 
 
