@@ -37,7 +37,7 @@ import polars as pl
 
 from ofcstats import session
 from ofcstats.errors import RulesetError, StoreError
-from ofcstats.rules.load import ruleset_from
+from ofcstats.rules.load import load_rulesets, preset_names, ruleset_from
 from ofcstats.rules.model import Ruleset
 from ofcstats.score import available_cores, score_with_showdowns
 from ofcstats.showdown import differs, hand_starts, showdown_key
@@ -46,8 +46,8 @@ from ofcstats.store import results as stored
 from ofcstats.store.results import ALL_VARIANTS, Filters
 
 __all__ = ["ALL_VARIANTS", "BATCH_HANDS", "REPEATED_COLUMNS", "Filters", "RescoreSummary",
-           "fingerprint", "read_sessions", "rescore", "score_sessions", "scored_frame",
-           "stored_rulesets"]
+           "default_rulesets", "fingerprint", "read_sessions", "rescore", "score_sessions",
+           "scored_frame", "stored_rulesets", "update"]
 
 BATCH_HANDS = 250_000
 
@@ -257,6 +257,35 @@ def rescore(store: Store, rulesets: Sequence[Ruleset], *, rebuild: bool = False,
     finish(store, work.ids.values())
     summary.seconds = (datetime.now() - started).total_seconds()
     return summary
+
+
+def default_rulesets(store: Store, *, as_stored: bool) -> list[Ruleset]:
+    """What a rescore scores when no ruleset is named: the built-in presets and every
+    other ruleset the store holds (as it was defined when scored).
+
+    ``as_stored``: a preset the store holds is scored as it was defined then too, and the
+    presets it does not hold only when played under a variant of its hands (what
+    :func:`update` scores: new hands under the store's rulesets, never a ruleset scored
+    again from scratch); else the presets as this ofcstats defines them, all of them
+    (what ``ofcstats rescore`` scores: an edited preset is scored again)."""
+    held = {r.name: r for r in stored_rulesets(store)}
+    presets = load_rulesets(preset_names())
+    if as_stored:
+        variants = set(store.known_values("variant"))
+        presets = [held.get(r.name, r) for r in presets
+                   if r.name in held or variants & {v.value for v in r.variants}]
+    names = {r.name for r in presets}
+    return [*presets, *(r for name, r in held.items() if name not in names)]
+
+
+def update(store: Store, *, progress: Progress | None = None,
+           batch_hands: int = BATCH_HANDS) -> RescoreSummary:
+    """Score every hand the store holds and has not scored (or scored before its session
+    grew) under the rulesets it holds and the presets played under its variants
+    (:func:`default_rulesets`, as stored), so that every question can be answered: what
+    ``ofcstats ingest`` does after loading. What-ifs asked for before stay."""
+    return rescore(store, default_rulesets(store, as_stored=True), progress=progress,
+                   batch_hands=batch_hands)
 
 
 def _work(con: duckdb.DuckDBPyConnection, rulesets: Sequence[Ruleset], ids: dict[str, int],
