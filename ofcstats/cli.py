@@ -849,7 +849,10 @@ def db_info(
     wait: WaitOption = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Show the database's tables with their row counts, sessions, players and dates.
+    """Show the database's tables with their row counts, sessions, players and dates,
+    and check that every stored hand is scored under every ruleset of its variant
+    (what-ifs included): per variant, the rulesets that hold all its hands, and what is
+    missing from the others.
 
     Example: ofcstats db info --db club.duckdb
     """
