@@ -806,10 +806,11 @@ def _score_loaded(database: Path, wait: float | None, quiet: bool
                   ) -> tuple[pipeline.RescoreSummary | None, str | None]:
     """After a load: score what the database has not scored (:func:`pipeline.update`),
     with a progress bar; what it did, or why it could not (one line, with the fix)."""
+    note = _WaitNote(quiet)  # (another program may have taken the file after the load)
     try:
-        with Store(database, wait=wait) as store, \
+        with closing(note), Store(database, wait=wait, on_wait=note) as store, \
                 progress_bar("rescore", _on_terminal(quiet)) as update:
-            return pipeline.update(store, progress=update), None
+            return pipeline.update(store, progress=note.then(update)), None
     except OfcstatsError as error:
         return None, f"{_one_line(error)} (the hands were loaded; they are not scored yet)"
 
