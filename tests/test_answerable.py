@@ -27,6 +27,8 @@ royalties = "american"
 fantasyland = "standard"
 [head_to_head]
 row = 2
+majority = 0
+scoop = 0
 """
 
 
