@@ -366,8 +366,10 @@ class _ScoreTask:
     fault: str | None
 
 
-def _score_shard(task: _ScoreTask) -> tuple[pl.DataFrame, dict[int, pl.DataFrame], int]:
-    """In a worker: one shard scored, its rows labelled with the rulesets' ids."""
+def _score_shard(task: _ScoreTask
+                 ) -> tuple[pl.DataFrame, dict[int, pl.DataFrame], pl.DataFrame]:
+    """In a worker: one shard scored, its rows labelled with the rulesets' ids, with the
+    hands scored (:func:`ofcstats.pipeline.score_sessions`)."""
     _fault(task.fault)
     rulesets = [ruleset_from(data, f"the ruleset {data['name']}") for data in task.rulesets]
     if task.seats is not None and task.hands is not None:
@@ -375,9 +377,9 @@ def _score_shard(task: _ScoreTask) -> tuple[pl.DataFrame, dict[int, pl.DataFrame
     else:
         assert task.files is not None
         with shard_store(task.files, task.sessions) as store:
-            seats, hands = read_sessions(store.con, task.sessions, task.variants)
-    results, showdowns = score_sessions(seats, hands, rulesets)
-    return with_ruleset_ids(results, task.ruleset_ids), showdowns, hands.height
+            seats, hands = read_sessions(store.con, task.sessions)
+    results, showdowns, scored = score_sessions(seats, hands, rulesets, task.variants)
+    return with_ruleset_ids(results, task.ruleset_ids), showdowns, scored
 
 
 def rescore(store: Store, rulesets: Sequence[Ruleset], engine: Engine, *,
@@ -390,6 +392,7 @@ def rescore(store: Store, rulesets: Sequence[Ruleset], engine: Engine, *,
     summary.rebuilt = work.rebuilt
     total = work.total
     fault = None if engine.fault_marker is None else str(engine.fault_marker)
+    seen: set[str] = set()
 
     def tasks() -> Iterator[tuple[Callable[[Any], Any], Any, Any]]:
         for group, variants, todo in work.groups:
@@ -405,7 +408,7 @@ def rescore(store: Store, rulesets: Sequence[Ruleset], engine: Engine, *,
                 hands: pl.DataFrame | None = None
                 files = None
                 if engine.source is None:
-                    seats, hands = read_sessions(store.con, names, variants)
+                    seats, hands = read_sessions(store.con, names)
                 else:
                     files = shard_files(engine.source, int(shard.get_column("shard")[0]))
                 payload = _ScoreTask(definitions, ids, variants, names, seats, hands, files,
@@ -413,13 +416,14 @@ def rescore(store: Store, rulesets: Sequence[Ruleset], engine: Engine, *,
                 yield _score_shard, payload, (ids, shard.select(todo.columns))
 
     def write(note: tuple[list[int], pl.DataFrame],
-              value: tuple[pl.DataFrame, dict[int, pl.DataFrame], int]) -> None:
+              value: tuple[pl.DataFrame, dict[int, pl.DataFrame], pl.DataFrame]) -> None:
         ids, sessions = note
-        results, showdowns, hands = value
-        write_batch(store.con, ids, sessions, results, showdowns)
-        summary.hands += hands
+        results, showdowns, scored = value
+        write_batch(store.con, ids, sessions, scored, results, showdowns)
+        summary.hands += scored.height
         summary.rows += results.height
-        summary.sessions += sessions.height
+        seen.update(sessions.get_column("session_id").to_list())
+        summary.sessions = len(seen)
         if progress is not None:
             progress(summary.hands, total)
 
@@ -457,7 +461,7 @@ def _review_shard(task: _ReviewTask) -> pl.DataFrame:
         with shard_store(task.files, task.sessions) as shard:
             frame = decisions.review_seats(shard, task.hand_keys)
     found = reviewing.positions(frame, set(task.seats), settings.ruleset)
-    options = (settings.rollouts, settings.seed, settings.fantasyland_value, settings.screen)
+    options = settings.plan()
     try:
         verdicts = reviewing._review_part(found, options)
     except ValueError as error:
@@ -479,14 +483,8 @@ def review(store: Store, selection: Any, settings: Any, engine: Engine,
     """:func:`ofcstats.review.store.run` in shards on ``engine``: the same decisions."""
     from ofcstats.review import store as reviewing  # noqa: PLC0415 - loads the simulator
 
-    if settings.rollouts < 1:
-        raise reviewing.ReviewError(f"--rollouts must be at least 1, not {settings.rollouts}")
-    name = ""
-    if settings.ruleset is not None:
-        try:
-            name = reviewing._ruleset(settings.ruleset).name
-        except OfcstatsError as error:
-            raise reviewing.ReviewError(str(error)) from None
+    settings.plan()
+    name = reviewing.reviewed_as(settings)
     todo = pl.DataFrame(reviewing.pending_seats(store, selection, settings, name),
                         schema={"hand_key": pl.Int64, "seat": pl.Int64, "session_id": pl.String},
                         orient="row")

@@ -30,9 +30,15 @@ from ofcstats.validate import validate
 
 
 def checked(raw: RawBatch, con: duckdb.DuckDBPyConnection) -> HandBatch:
-    """The validation stage: a parsed batch's hands checked, with its rejects and a
-    problem with the file's lines (a last line cut short, say) as one more reject."""
+    """The validation stage: a parsed batch's hands checked, with its rejects, its lines
+    too long to read (whatever the format: they reach it as blank lines), and a problem
+    with the file's lines (a last line cut short, say) as one more reject."""
     batch = validate(raw, con)
+    if raw.lines.long_lines:
+        long = raw.lines.long_lines
+        batch.rejects = pl.concat([batch.rejects, reject_rows(
+            raw.source, [x.line for x in long], [x.reason for x in long],
+            [x.raw for x in long])]).sort("line", nulls_last=True, maintain_order=True)
     if raw.lines.problem:
         batch.rejects = pl.concat([batch.rejects, reject_rows(
             raw.source, [None], [raw.lines.problem])])

@@ -47,6 +47,7 @@ from ofcstats.records import (
     session_default,
 )
 from ofcstats.rows import ROW_NAMES
+from ofcstats.stakes import POINT_VALUE, UNIT, Range
 from ofcstats.variants import FANTASYLAND_MAX_CARDS, MIN_PLAYERS, Variant
 
 ROWS = ROW_NAMES
@@ -208,6 +209,7 @@ def suspects(raw: RawBatch, index: Index | None = None) -> np.ndarray:
     if played.null_count() < ix.n:
         ix.played = _played_at(played)
         bad |= (played.is_not_null() & ix.played.is_null()).to_numpy()
+    bad |= ~_in_range(raw.hands.get_column("point_value"), POINT_VALUE)
     s_bad = _seat_suspects(raw, ix, bad)
     if ix.compiled:
         card_bad, street_bad = _compiled_card_rules(ix)
@@ -224,6 +226,20 @@ def suspects(raw: RawBatch, index: Index | None = None) -> np.ndarray:
     return bad
 
 
+def _in_range(values: pl.Series, stake: Range) -> np.ndarray:
+    """Per row, whether the value is missing (its default is in range) or in ``stake``'s
+    range (a NaN is not)."""
+    if values.null_count() == len(values):
+        return np.ones(len(values), dtype=bool)
+    v = values.to_numpy()
+    return values.is_null().to_numpy() | ((v >= stake.low) & (v <= stake.high))
+
+
+def _out_of_range(column: str, stake: Range) -> pl.Expr:
+    """The rows whose ``column`` is given and outside ``stake``'s range."""
+    return pl.col(column).is_not_null() & ~pl.col(column).is_between(stake.low, stake.high)
+
+
 def _seat_suspects(raw: RawBatch, ix: Index, bad: np.ndarray) -> np.ndarray:
     """Seats: count, numbers, names, button, flags; marks bad hands in place and
     returns the bad seat rows."""
@@ -234,10 +250,7 @@ def _seat_suspects(raw: RawBatch, ix: Index, bad: np.ndarray) -> np.ndarray:
         | (ix.s_seat < 0) | (ix.s_seat > MAX_SEAT) | (ix.s_streets & s_rows) \
         | (ix.s_fl & _THIRTEEN[v[ix.s_hand]]) \
         | (_np(seats, "surrendered", fill=False) & ~_THIRTEEN[v[ix.s_hand]])
-    unit = seats.get_column("unit")
-    if unit.null_count() < len(unit):
-        units = _np(seats, "unit", fill=1.0)
-        s_bad |= ~(units > 0) | ~np.isfinite(units)
+    s_bad |= ~_in_range(seats.get_column("unit"), UNIT)
     s_bad |= ix.s_streets & np.where(ix.s_fl, ix.n_streets != 1,
                                      ix.n_streets != _PLAN_LEN[v[ix.s_hand]])
     bad |= (ix.per_hand < MIN_PLAYERS) | (ix.per_hand > _MAX_PLAYERS[v])
@@ -481,6 +494,10 @@ def _check_hand(hands: pl.DataFrame, seats: pl.DataFrame, add: Add) -> None:
                      & _played_at(hands.get_column("played_at")).is_null()),
         pl.format("played_at '{}' is not an ISO 8601 time such as 2026-11-29T18:03:11Z",
                   pl.col("played_at")), 1))
+    add(_problems(
+        hands.filter(_out_of_range("point_value", POINT_VALUE)),
+        pl.format("point_value = {}: {} (money per point)", pl.col("point_value"),
+                  pl.lit(POINT_VALUE.rule)), 1))
     add(_problems(seats.filter(pl.col("error").is_not_null()),
                   pl.format("{}: {}", pl.col("label"), pl.col("error")), 2))
 
@@ -528,10 +545,10 @@ def _check_seats(hands: pl.DataFrame, seats: pl.DataFrame, add: Add) -> None:
         pl.format("criss-cross seats each of its two players on two seats, one for each "
                   "board; this hand has {}", pl.col("found")), 4))
     add(_problems(
-        seats.filter(~(pl.col("unit").fill_null(1.0) > 0) | pl.col("unit").is_infinite()),
-        pl.format("{}: unit {} is not a positive number: a player's unit is what a point is "
-                  "worth to the player, in point values (default 1)", pl.col("label"),
-                  pl.col("unit")), 5))
+        seats.filter(_out_of_range("unit", UNIT)),
+        pl.format("{}: unit = {}: {}: a player's unit is what a point is worth to the "
+                  "player, in point values (default 1)", pl.col("label"), pl.col("unit"),
+                  pl.lit(UNIT.rule)), 5))
     seat_lists = seats.group_by("hand").agg(pl.col("seat"))
     button = hands.filter(pl.col("button").is_not_null()).join(seat_lists, on="hand")
     add(_problems(

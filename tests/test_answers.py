@@ -183,7 +183,7 @@ def test_rulesets_lists_the_variants_each_is_played_under() -> None:
     assert "[chinese-13]" in _run("rulesets")
 
 
-BASE = {"name": "house", "head_to_head": {"row": 1, "scoop": 3}}
+BASE = {"name": "house", "head_to_head": {"row": 1, "majority": 0, "scoop": 3}}
 
 
 def test_a_ruleset_file_names_its_variants() -> None:
@@ -199,8 +199,9 @@ def test_a_ruleset_file_names_its_variants() -> None:
     ({"variants": []}, "house.toml: variants = []: must be a list of one or more"),
     ({"variants": ["pineapple", "pineapple"]}, "names a variant twice"),
     ({"variants": ["pineapple"], "variant": "pineapple"}, "give variants or variant, not both"),
-    ({"point_value": float("nan")}, "point_value = nan: must be a positive number"),
-    ({"loss_cap": float("inf")}, "loss_cap = inf: must be a positive number of points"),
+    ({"point_value": float("nan")}, "point_value = nan: must be a number from 0.000001 to "
+                                    "1,000,000"),
+    ({"loss_cap": float("inf")}, "loss_cap = inf: must be a number from 1 to 1,000,000"),
 ])
 def test_a_bad_variants_or_money_key_is_refused_by_name(extra: dict[str, object],
                                                         message: str) -> None:
@@ -220,7 +221,8 @@ def test_scored_frame_rows_say_whether_they_are_what_ifs(database: Path) -> None
 def test_a_ruleset_whose_scoop_would_pay_over_the_maximum_is_refused_at_load() -> None:
     with pytest.raises(RulesetError, match=r"row = 400: a scoop would pay .* = 1200, more "
                                            r"than 1000"):
-        ruleset_from({"name": "house", "head_to_head": {"row": 400}}, "house.toml")
+        ruleset_from({"name": "house", "head_to_head": {"row": 400, "majority": 0, "scoop": 0}},
+                     "house.toml")
 
 
 def test_a_stored_ruleset_that_no_longer_validates_is_named_not_a_traceback(
@@ -229,7 +231,7 @@ def test_a_stored_ruleset_that_no_longer_validates_is_named_not_a_traceback(
     db.write_bytes(database.read_bytes())
     with Store(db) as store:
         store.con.execute("""UPDATE rulesets SET definition = json_merge_patch(definition,
-            '{"head_to_head": {"row": 400}}') WHERE name = 'american'""")
+            '{"head_to_head": {"row": 400, "majority": 0, "scoop": 0}}') WHERE name = 'american'""")
     for command in (["players"], ["player", "ann"]):
         result = CliRunner().invoke(app, [*command, "--db", str(db)])
         assert result.exit_code == 1, result.output

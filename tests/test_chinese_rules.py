@@ -96,7 +96,7 @@ def test_misset_per_row_both_fouled_exchange_nothing() -> None:
 def test_misset_rule_is_validated_naming_key_and_value(data: dict[str, Any],
                                                         message: str) -> None:
     with pytest.raises(RulesetError, match=message):
-        ruleset_from({"head_to_head": {"row": 1}, **data}, "house.toml")
+        ruleset_from({"head_to_head": {"row": 1, "majority": 0, "scoop": 0}, **data}, "house.toml")
 
 
 # The wheel ("Колесо"): 9-T-J-Q-K highest, then A-2-3-4-5, then T-J-Q-K-A ----------------
@@ -130,7 +130,8 @@ def test_wheel_order_decides_whether_a_hand_is_set_in_order() -> None:
 
 def test_wheel_order_is_validated() -> None:
     with pytest.raises(RulesetError, match=r"house\.toml: wheel = 'yes': must be true or false"):
-        ruleset_from({"head_to_head": {"row": 1}, "wheel": "yes"}, "house.toml")
+        ruleset_from({"head_to_head": {"row": 1, "majority": 0, "scoop": 0}, "wheel": "yes"},
+                     "house.toml")
 
 
 def test_wheel_order_plays_in_the_simulator_and_sets_in_its_order() -> None:

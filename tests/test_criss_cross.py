@@ -112,10 +112,10 @@ def test_criss_cross_is_the_sum_of_its_heads_up_meetings(ruleset: Ruleset) -> No
 
 def test_criss_cross_reading_is_validated_naming_key_and_value() -> None:
     with pytest.raises(RulesetError, match=r"criss_cross = 'cross': use one of both, matching"):
-        ruleset_from({"head_to_head": {"row": 1}, "variants": ["criss-cross"],
-                      "criss_cross": "cross"}, "house.toml")
-    assert ruleset_from({"head_to_head": {"row": 1}, "variants": ["criss-cross"]},
-                        "house.toml").criss_cross == "both"
+        ruleset_from({"head_to_head": {"row": 1, "majority": 0, "scoop": 0},
+                      "variants": ["criss-cross"], "criss_cross": "cross"}, "house.toml")
+    assert ruleset_from({"head_to_head": {"row": 1, "majority": 0, "scoop": 0},
+                         "variants": ["criss-cross"]}, "house.toml").criss_cross == "both"
 
 
 def _reasons(hand: dict[str, Any], slow: bool) -> list[str]:
@@ -196,7 +196,8 @@ def test_criss_cross_counts_a_hand_once_per_player_in_statistics(tmp_path: Path)
     assert ingest([log], db).rejected == 0
     matching = tmp_path / "matching.toml"
     matching.write_text('name = "cc-matching"\nvariants = ["criss-cross"]\n'
-                        'criss_cross = "matching"\n[head_to_head]\nrow = 1\nmajority = 1\n',
+                        'criss_cross = "matching"\n[head_to_head]\nrow = 1\nmajority = 1\n'
+                        'scoop = 0\n',
                         encoding="utf-8")
     with Store(db) as store:
         rescore(store, [BOTH, load_ruleset(str(matching))])

@@ -132,3 +132,25 @@ def test_code_and_data_cite_sources_by_title() -> None:
              if name in p.read_text(encoding="utf-8")]
     assert SHIPPED
     assert not found, found
+
+
+def test_the_documented_limits_are_the_codes() -> None:
+    """Every limit on what a log or a ruleset file may hold is written once in the code
+    and stated, with that value, where users read about it."""
+    from ofcstats.formats.lines import KEPT_BYTES, MAX_LINE_BYTES  # noqa: PLC0415
+    from ofcstats.formats.nesting import MAX_DEPTH  # noqa: PLC0415
+    from ofcstats.stakes import LOSS_CAP, POINT_VALUE, UNIT  # noqa: PLC0415
+
+    formats = (ROOT / "docs" / "format.md").read_text(encoding="utf-8")
+    assert f"| a line's length | {MAX_LINE_BYTES:,} bytes (1 MiB)" in formats
+    assert f"its first {KEPT_BYTES:,} bytes are its raw text" in formats
+    assert f"| {MAX_DEPTH} levels:" in formats
+    assert f"| `point_value` (`ofc-hand/1`, Chipzen) | {POINT_VALUE.text} |" in formats
+    assert f"| `players[].unit` | {UNIT.text} |" in formats
+    assert f"money per point: a number from {POINT_VALUE.text} |" in formats
+    assert f"the player's unit, a number from {UNIT.text} (default 1)" in formats
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    assert f"`point_value` is a number from {POINT_VALUE.text} and `loss_cap` one from " \
+           f"{LOSS_CAP.text} points" in readme
+    rules = " ".join((ROOT / "docs" / "rules.md").read_text(encoding="utf-8").split())
+    assert f"a `unit` (a number from {UNIT.text}, default 1)" in rules

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 import pyarrow as pa
 import pytest
@@ -20,6 +21,8 @@ from polars.testing import assert_frame_equal
 from ofcstats import formats, reading
 from ofcstats.errors import HandError
 from ofcstats.formats import jsonl
+from ofcstats.formats.lines import KEPT_BYTES, MAX_LINE_BYTES
+from ofcstats.formats.nesting import MAX_DEPTH
 from ofcstats.records import HandBatch
 
 HAND_COLUMNS = ["hand_id", "session_id", "played_at", "variant", "ruleset", "point_value",
@@ -215,11 +218,27 @@ def test_an_empty_file_says_so(tmp_path: Path) -> None:
         formats.detect(empty)
 
 
+@pytest.mark.parametrize("magic", [b"\x1f\x8b", b"(\xb5/\xfd"])
+def test_a_compressed_file_broken_before_its_first_line_says_so_not_empty(
+        tmp_path: Path, magic: bytes) -> None:
+    """Not loaded as an empty file (nothing said): a reject for the whole file."""
+    path = tmp_path / "log.jsonl.gz"
+    path.write_bytes(magic + b"not really compressed\n")
+    with pytest.raises(HandError, match=r"log.jsonl.gz: the compressed data breaks off "
+                                        r"before its first line \("):
+        formats.detect(path)
+    assert read(path).rejects.get_column("line").to_list() == [None]
+
+
 def test_a_binary_file_is_not_a_hand_log(tmp_path: Path) -> None:
     binary = tmp_path / "photo.jsonl"
     binary.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)))
     with pytest.raises(HandError, match="a binary file, not a hand log"):
         formats.detect(binary)
+    long = tmp_path / "zeros.jsonl"  # (no newline in its first megabyte)
+    long.write_bytes(b"\x89PNG" + bytes(3 * MAX_LINE_BYTES))
+    with pytest.raises(HandError, match="a binary file, not a hand log"):
+        formats.detect(long)
 
 
 def test_a_truncated_last_line_is_rejected_and_the_rest_loads(tmp_path: Path) -> None:
@@ -407,3 +426,159 @@ def test_a_gzip_file_cut_short_keeps_its_whole_lines_before_the_break(tmp_path: 
     assert seen == lines[:len(seen)]
     kept = sum(len(line) + 1 for line in seen)
     assert kept > len(text) // 2 - (2 << 20)  # (the whole text is one 8 MB batch)
+
+
+def _log_of(name: str, hands: list[dict], tmp_path: Path, odd: list[tuple[int, bytes]],
+            suffix: str = "") -> Path:
+    """``hands`` written in format ``name``, with line ``odd[i][1]`` put before hand
+    ``odd[i][0]`` (the CSV: before that hand's first row, counting the header as a hand's
+    place 0); compressed when ``suffix`` is ``.gz`` or ``.zst``."""
+    if name == "boards-csv":
+        rows = to_csv(hands).encode().splitlines()
+        blocks = [[rows[0]]] + [[row for row in rows[1:] if row.startswith(f"{h['hand_id']},"
+                                                                           .encode())]
+                                for h in hands]
+    else:
+        records = [to_chipzen(h) for h in hands] if name == "chipzen" else hands
+        blocks = [[]] + [[json.dumps(r).encode()] for r in records]
+    for at, line in sorted(odd, reverse=True):
+        blocks.insert(at, [line])
+    text = b"".join(line + b"\n" for block in blocks for line in block)
+    if suffix == ".gz":
+        text = gzip.compress(text)
+    elif suffix == ".zst":
+        text = zstandard.ZstdCompressor().compress(text)
+    tmp_path.mkdir(exist_ok=True)
+    path = tmp_path / f"log.{'csv' if name == 'boards-csv' else 'jsonl'}{suffix}"
+    path.write_bytes(text)
+    return path
+
+
+def _hands_of(name: str) -> list[dict]:
+    return boards_hands(6, seed=31) if name == "boards-csv" else pineapple_hands(6, seed=31)
+
+
+LONG = b'{"pad": "' + b"x" * MAX_LINE_BYTES + b'"}'  # one line longer than a line may be
+
+
+@pytest.mark.parametrize("suffix", ["", ".gz", ".zst"])
+@pytest.mark.parametrize("name", ["ofc-hand", "chipzen", "boards-csv"])
+def test_a_line_longer_than_max_line_bytes_is_a_reject_and_the_rest_loads(
+        tmp_path: Path, name: str, suffix: str) -> None:
+    """First or in the middle: the line is rejected with its length, its start kept as its
+    raw text, the lines keep their numbers, and format detection looks past it."""
+    hands = _hands_of(name)
+    path = _log_of(name, hands, tmp_path, [(0, LONG), (4, LONG)], suffix)
+    lines = _log_of(name, hands, tmp_path / "plain", [(0, LONG), (4, LONG)]).read_bytes(
+        ).split(b"\n")
+    assert formats.detect(path) == name
+    batch = read(path)
+    # Every hand, at its true line.
+    assert dict(batch.hands.select("hand_id", "line").iter_rows()) == {
+        h["hand_id"]: next(i + 1 for i, line in enumerate(lines) if h["hand_id"].encode()
+                           in line) for h in hands}
+    rejects = batch.rejects.sort("line")
+    assert rejects.get_column("line").to_list() == [1, lines.index(LONG, 1) + 1]
+    length = len(LONG)
+    assert rejects.get_column("reason").to_list() == [
+        f"the line is {length:,} bytes long, more than the {MAX_LINE_BYTES:,} a line may "
+        f"have: it was not read (its first {KEPT_BYTES:,} bytes are kept as its raw text)"] * 2
+    assert rejects.get_column("raw").to_list() == [LONG[:KEPT_BYTES].decode()] * 2
+
+
+def test_a_line_of_max_line_bytes_is_read(tmp_path: Path) -> None:
+    hand = pineapple_hands(1, seed=32)[0]
+    short = len(json.dumps({**hand, "pad": ""}))
+    hand["pad"] = "x" * (MAX_LINE_BYTES - short)
+    path = write_jsonl(tmp_path / "wide.jsonl", [hand, *pineapple_hands(2, seed=33)[1:]])
+    assert len(path.read_bytes().split(b"\n")[0]) == MAX_LINE_BYTES
+    batch = read(path)
+    assert batch.rejects.is_empty(), batch.rejects
+    assert batch.hands.get_column("hand_id").to_list() == ["h0", "h1"]
+
+
+def test_a_long_line_is_passed_over_whatever_the_batch_size(tmp_path: Path) -> None:
+    """Held over batch after batch, cut inside a batch, at the end without a newline: the
+    lines around it come whole and numbered, the long line stands as a blank line of the
+    batch that lists it."""
+    from ofcstats.formats.lines import read_line_batches  # noqa: PLC0415
+
+    short = [f'{{"n": {i}}}'.encode() for i in range(40)]
+    long = [b"a" * (MAX_LINE_BYTES + 1), b"b" * (3 * MAX_LINE_BYTES), b"c" * (MAX_LINE_BYTES + 7)]
+    lines = [*short[:10], long[0], *short[10:30], long[1], *short[30:], long[2]]
+    path = tmp_path / "mixed.jsonl"
+    path.write_bytes(b"\n".join(lines))  # (no newline after the last)
+    for size in (1000, MAX_LINE_BYTES // 2, 2 * MAX_LINE_BYTES, 16 << 20):
+        batches = list(read_line_batches(path, batch_bytes=size))
+        texts = [text for batch in batches for text in batch.texts()]
+        assert texts == [("" if len(x) > MAX_LINE_BYTES else x.decode()) for x in lines], size
+        found = [(x.line, x.length, x.start) for b in batches for x in b.long_lines]
+        assert found == [(11, len(long[0]), b"a" * KEPT_BYTES),
+                         (32, len(long[1]), b"b" * KEPT_BYTES),
+                         (43, len(long[2]), b"c" * KEPT_BYTES)], size
+        for batch in batches:
+            assert all(batch.line(x.line - batch.first_line) == "" for x in batch.long_lines)
+
+
+@pytest.mark.parametrize("name", ["ofc-hand", "chipzen"])
+def test_a_file_of_only_long_lines_cannot_tell_its_format_but_named_rejects_each(
+        tmp_path: Path, name: str) -> None:
+    path = tmp_path / "long.jsonl"
+    path.write_bytes(LONG + b"\n" + LONG + b"\n")
+    with pytest.raises(HandError, match=r"cannot tell the format: its first lines are all "
+                       r"longer than the 1,048,576 bytes a line may have; name it with "
+                       r"--input-format"):
+        formats.detect(path)
+    assert read(path, name).rejects.get_column("line").to_list() == [1, 2]
+
+
+def _deep(depth: int) -> bytes:
+    """An object nested ``depth`` deep in all (itself counted), under an unknown key."""
+    return (b'{"format": "ofc-hand/1", "deep": ' + b"[" * (depth - 1) + b"]" * (depth - 1)
+            + b"}")
+
+
+@pytest.mark.parametrize("name", ["ofc-hand", "chipzen"])
+def test_a_line_nested_deeper_than_max_depth_is_a_reject_and_the_rest_loads(
+        tmp_path: Path, name: str) -> None:
+    """100,000 levels first and in the middle: Arrow's reader would crash the process on
+    them (so a child process loads the file); each is one reject naming its line, and
+    the file's other hands load."""
+    hands = _hands_of(name)
+    path = _log_of(name, hands, tmp_path, [(0, _deep(100_000)), (3, _deep(MAX_DEPTH + 1))])
+    done = subprocess.run([sys.executable, "-m", "ofcstats", "ingest", str(path), "--db",
+                           str(tmp_path / "x.duckdb")], capture_output=True, text=True,
+                          check=False)
+    assert done.returncode == 1, done.stderr  # 1: some lines rejected
+    assert done.stdout.startswith(f"1 file: {len(hands)} hands loaded, 0 duplicates skipped, "
+                                  "2 rejected"), done.stdout
+    # One line per reject, naming the file and the line.
+    assert done.stderr.splitlines() == [
+        f"{path}:1: JSON nested 100,000 levels deep, more than the {MAX_DEPTH} a line may "
+        "have: it was not read",
+        f"{path}:4: JSON nested {MAX_DEPTH + 1} levels deep, more than the {MAX_DEPTH} a line "
+        "may have: it was not read"]
+
+
+def test_a_line_nested_max_depth_deep_is_read(tmp_path: Path) -> None:
+    hand = pineapple_hands(1, seed=34)[0]
+    text = json.dumps(hand).encode()
+    nested_line = text[:-1] + b', "deep": ' + b"[" * (MAX_DEPTH - 1) + b"]" * (MAX_DEPTH - 1) + b"}"
+    path = tmp_path / "deep.jsonl"
+    path.write_bytes(nested_line + b"\n")
+    batch = read(path)
+    assert batch.rejects.is_empty(), batch.rejects
+    assert batch.hands.height == 1
+
+
+def test_max_depth_counts_brackets_outside_strings_only() -> None:
+    from ofcstats.formats.nesting import depths, too_deep  # noqa: PLC0415
+
+    lines = [b'{"a": "[[[{{{", "b": [{"c": [1]}]}', b'{"a": "\\"[[[", "b": "\\\\"}',
+             b'{"a": "\\\\\\"{{{{"}', b"", b"[]", b'{"a": "}}}}}}", "b": [[[1]]]}',
+             b"[" * 300 + b'"' + b"]" * 300, b'"' + b"[" * 300 + b'"']
+    data = b"".join(line + b"\n" for line in lines)
+    starts = np.concatenate([[0], np.cumsum([len(line) + 1 for line in lines])])
+    assert depths(data, starts).tolist() == [4, 1, 1, 0, 1, 4, 300, 0]
+    deep, depth = too_deep(data, starts)
+    assert (deep.tolist(), depth.tolist()) == ([6], [300])

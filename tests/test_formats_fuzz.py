@@ -1,6 +1,6 @@
-"""Every reader under hostile input: random bytes, truncated lines and mutated hands mixed
-with good ones. No exception escapes :func:`ofcstats.reading.read_all`, and every good hand
-loads, at its true line."""
+"""Every reader under hostile input: random bytes, truncated lines, mutated hands, lines
+nested too deep and lines too long, mixed with good ones. No exception escapes
+:func:`ofcstats.reading.read_all`, and every good hand loads, at its true line."""
 
 from __future__ import annotations
 
@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 from test_formats import boards_hands, pineapple_hands
 
 from ofcstats import reading
+from ofcstats.formats.lines import MAX_LINE_BYTES
+from ofcstats.formats.nesting import MAX_DEPTH
 
 
 @dataclass(frozen=True)
@@ -55,7 +57,7 @@ POOLS = {"ofc-hand": _jsonl("ofc-hand", lambda h: h),
          "boards-csv": _csv()}
 
 COMPRESSED = (b"\x1f\x8b", b"(\xb5/\xfd")  # the gzip and zstd magic numbers
-_KIND = st.sampled_from(["good", "bytes", "truncated", "mutated"])
+_KIND = st.sampled_from(["good", "bytes", "truncated", "mutated", "deep", "long"])
 # What is written between the good hands: a kind, which hand, and the noise to use.
 PIECES = st.lists(st.tuples(_KIND, st.integers(0, 7), st.binary(max_size=60),
                             st.integers(0, 10_000)), max_size=14)
@@ -75,6 +77,17 @@ def _broken(lines: list[bytes], noise: bytes, at: int, kind: str) -> list[bytes]
     return [*lines[:index], line, *lines[index + 1:]]
 
 
+def _deep(extra: int) -> bytes:
+    """A line nested deeper than a line may be (the readers never see it)."""
+    depth = MAX_DEPTH + 1 + extra
+    return b'{"hand_id": "zz-deep", "x": ' + b"[" * depth + b"]" * depth + b"}"
+
+
+def _long(noise: bytes) -> bytes:
+    """A line longer than a line may be (held by no reader)."""
+    return b'{"hand_id": "zz-long", "x": "' + noise.replace(b"\n", b"") + b"x" * MAX_LINE_BYTES
+
+
 def _file(pool: Pool, pieces: list[tuple[str, int, bytes, int]]
           ) -> tuple[bytes, dict[str, int], list[bytes]]:
     """The file's bytes, the line each good hand starts on, and the broken text."""
@@ -91,6 +104,8 @@ def _file(pool: Pool, pieces: list[tuple[str, int, bytes, int]]
         elif kind == "bytes":
             lines = [noise]
             broken.append(noise)
+        elif kind in ("deep", "long"):  # nested too deep to read, or too long a line
+            lines = [_deep(at) if kind == "deep" else _long(noise)]
         else:
             lines = _broken(pool.bad[index], noise, at, kind)
             broken += lines
@@ -124,8 +139,10 @@ def test_good_hands_between_every_kind_of_noise_load(name: str) -> None:
     noise = b'\x00\xff{"hand_id": "zz-9", "players": [' + b"\x1b\"" + b",;\t"
     pieces = [("good", 0, b"", 0), ("bytes", 0, noise, 0), ("good", 1, b"", 0),
               ("truncated", 2, b"", 41), ("good", 2, b"", 0), ("mutated", 3, noise, 7),
-              ("good", 3, b"", 0), ("bytes", 0, b"", 0), ("good", 4, b"", 0)]
-    assert _check(POOLS[name], pieces, detect=False) == 5
+              ("good", 3, b"", 0), ("bytes", 0, b"", 0), ("good", 4, b"", 0),
+              ("deep", 0, b"", 20_000), ("good", 5, b"", 0), ("long", 0, noise, 0),
+              ("good", 6, b"", 0)]
+    assert _check(POOLS[name], pieces, detect=False) == 7
 
 
 @pytest.mark.parametrize("magic", COMPRESSED)

@@ -29,6 +29,7 @@ from polars.testing import assert_frame_equal
 from ofcstats import formats
 from ofcstats.formats import jsonl, scan
 from ofcstats.formats.lines import LineBatch
+from ofcstats.formats.nesting import MAX_DEPTH
 from ofcstats.records import RawBatch
 from ofcstats.variants import Variant
 
@@ -201,6 +202,30 @@ def test_a_number_too_big_for_a_double_is_left_to_arrow(monkeypatch: pytest.Monk
     assert _left_to_arrow(data).tolist() == [1]
     raw = _same(data, monkeypatch)
     assert raw.hands.height == 2
+
+
+def test_a_line_nested_deeper_than_max_depth_is_the_same_reject_either_way(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compiled reader gives up on a key it reads past once 62 levels are open (a line
+    so deep is left to the others), so it never reads a line deeper than
+    :data:`MAX_DEPTH`: the check before the other readers rejects it, and a line just
+    deeper than the compiled reader reads is read all the same."""
+    text = json.dumps(_hands(seed=12, n=1)[0])
+
+    def nested(depth: int) -> str:  # the hand nested ``depth`` deep in all
+        return text[:-1] + ', "app": ' + "[" * (depth - 1) + "]" * (depth - 1) + "}"
+
+    lines = [text, nested(63), nested(64), nested(MAX_DEPTH), nested(MAX_DEPTH + 1),
+             nested(20_000), text]
+    data = ("\n".join(lines) + "\n").encode()
+    assert _left_to_arrow(data).tolist() == [2, 3, 4, 5]
+    raw = _same(data, monkeypatch)
+    assert raw.hands.get_column("line").to_list() == [1, 2, 3, 4, 7]
+    assert raw.rejects.select("line", "reason").rows() == [
+        (5, f"JSON nested {MAX_DEPTH + 1} levels deep, more than the {MAX_DEPTH} a line may "
+            "have: it was not read"),
+        (6, f"JSON nested 20,000 levels deep, more than the {MAX_DEPTH} a line may have: it "
+            "was not read")]
 
 
 def test_ingest_stores_the_same_with_or_without_the_compiled_reader(

@@ -29,7 +29,7 @@ from ofcstats import pipeline, reading
 from ofcstats.cli import app
 from ofcstats.errors import StoreError
 from ofcstats.formats import jsonl
-from ofcstats.formats.lines import LineBatch
+from ofcstats.formats.lines import MAX_LINE_BYTES, LineBatch
 from ofcstats.ingest import collect_paths, ingest
 from ofcstats.records import HandBatch, IdHashes, id_hashes
 from ofcstats.rules import load_rulesets, preset_names
@@ -592,6 +592,60 @@ def test_piped_input_loads_every_hand_with_true_line_numbers(tmp_path: Path,
         shell=True, capture_output=True, text=True, timeout=120, check=False)
     summary = json.loads(again.stdout)
     assert (summary["hands"], summary["duplicates"], summary["skipped"]) == (0, 300, 0)
+
+
+@pytest.mark.parametrize("packed", ["plain", "gz", "zst"])
+def test_piped_input_with_a_long_first_line_loads_the_rest(tmp_path: Path, packed: str
+                                                           ) -> None:
+    """Format detection of a stream looks past a line too long to read (which is never held
+    whole), and gives the stream back from its first line: the long line is rejected
+    with its length, every other line loads at its true number."""
+    path, bad = _log_with_a_bad_line(tmp_path)
+    long = b'{"format": "ofc-hand/1", "pad": "' + b"x" * (3 * MAX_LINE_BYTES) + b'"}'
+    text = long + b"\n" + path.read_bytes() + long + b"\n"
+    if packed != "plain":
+        text = gzip.compress(text) if packed == "gz" else zstandard.ZstdCompressor().compress(
+            text)
+    piped = tmp_path / f"piped.{packed}"
+    piped.write_bytes(text)
+    db = tmp_path / "x.duckdb"
+    done = subprocess.run(f"cat {piped} | {sys.executable} -m ofcstats ingest - --db {db}",
+                          shell=True, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 1, done.stderr
+    assert f"-:1: the line is {len(long):,} bytes long, more than the " in done.stderr
+    assert _stream_loaded(db) == (300, [("-", 1), ("-", bad + 1), ("-", 303)])
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux's /proc")
+def test_a_100_mb_line_is_rejected_in_bounded_memory(tmp_path: Path) -> None:
+    """A line of 100 MB takes no more memory than a line just over the limit: it is passed
+    over as it is read (loading it took 2 GB before). Both files compressed, so both are
+    read the same way (a plain file of 100 MB would take the compiled reader)."""
+    lines = write_jsonl(tmp_path / "a.jsonl", hands(200, 23)).read_bytes().split(b"\n")
+    peaks = {}
+    for size in (MAX_LINE_BYTES + 1, 100 << 20):
+        long = b'{"format": "ofc-hand/1", "pad": "' + b"x" * size + b'"}'
+        log = tmp_path / f"long-{size}.jsonl.gz"
+        log.write_bytes(gzip.compress(b"\n".join([long, *lines[:100], long, *lines[100:]]),
+                                      compresslevel=1))
+        done = subprocess.run([sys.executable, "-c", _PEAK, str(log), str(tmp_path / f"{size}.db")],
+                              capture_output=True, text=True, timeout=300, check=False)
+        assert done.returncode == 0, done.stderr
+        hands_loaded, rejected, peaks[size] = map(int, done.stdout.split())
+        assert (hands_loaded, rejected) == (200, 2)
+    assert peaks[100 << 20] - peaks[MAX_LINE_BYTES + 1] < 64 << 20, peaks
+
+
+_PEAK = """
+import re, sys
+from pathlib import Path
+from ofcstats.ingest import ingest
+summary = ingest([Path(sys.argv[1])], Path(sys.argv[2]))
+# The process's own peak (ru_maxrss would count the parent's, copied before the exec).
+peak = re.search(r"VmHWM:\\s+(\\d+) kB", Path("/proc/self/status").read_text()).group(1)
+print(summary.hands, summary.rejected, int(peak) * 1024)
+"""
 
 
 def test_a_forced_input_format_reads_a_stream_too(tmp_path: Path) -> None:

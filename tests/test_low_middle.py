@@ -101,7 +101,7 @@ def test_low_middle_earns_no_middle_royalty(ruleset: str | Ruleset, royalty: int
 def test_low_middle_is_validated_naming_key_and_value(data: dict[str, Any],
                                                       message: str) -> None:
     with pytest.raises(RulesetError, match=message):
-        ruleset_from({"head_to_head": {"row": 1}, **data}, "house.toml")
+        ruleset_from({"head_to_head": {"row": 1, "majority": 0, "scoop": 0}, **data}, "house.toml")
 
 
 def test_low_middle_plays_in_the_simulator_and_sets_a_low_middle() -> None:

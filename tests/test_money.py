@@ -4,6 +4,7 @@ the whole table, a change of stakes starting a new game, filters applied afterwa
 from __future__ import annotations
 
 import json
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from ofcstats.cli import app
 from ofcstats.ingest import ingest
 from ofcstats.pipeline import Filters, rescore, scored_frame, stored_rulesets
 from ofcstats.rules import load_ruleset
+from ofcstats.stakes import LOSS_CAP, POINT_VALUE, UNIT
 from ofcstats.store import Store
 
 # Heads-up boards: WINNER beats LOSER in all three rows (a scoop: 6 under 1-6 scoring);
@@ -27,7 +29,7 @@ LOSER = ("3c 4d 6h", "7c 7d 2s 3s 4s", "8c 8d 9h 9s Js")
 FOULED_A = ("Qc Qd 2h", "3c 5d 7h 9s Jc", "4c 6d 8h Ts Kc")
 FOULED_B = ("Ac Ad Kh", "2s 3s 4d 6h 8c", "Ks Qs 9d 7d 3h")
 GOOD = ("2c 3d 4h", "5c 5d 7h 8s 9c", "Tc Td Th Jd Qc")
-FOULED_C = ("Ad Ah Qs", "2c 3d 4c 6d 8h", "Ts Jd Qh 7s 9d")  # sits beside WINNER and LOSER
+FOULED_C = ("Ad Ah 2c", "3d 5s 7h 9d Jd", "4c 6c 8h Ts Qs")  # dead, beside WINNER and LOSER
 
 
 def _hand(hand_id: str, seats: list[tuple[str, tuple[str, str, str]]], *,
@@ -65,6 +67,7 @@ foul_penalty = 29
 {extra}
 [head_to_head]
 row = 1
+majority = 0
 scoop = 3
 """
 
@@ -170,6 +173,30 @@ def test_the_rulesets_point_value_comes_before_the_logged_one(tmp_path: Path) ->
     assert set(games["stake_source"]) == {"ruleset"}
 
 
+def test_a_change_of_logged_stakes_starts_a_new_game_under_a_rulesets_own_point_value(
+        tmp_path: Path) -> None:
+    """Games are what happened at the table: the logged stakes change after h1, so h1 and
+    h2 are two games, each under the loss cap of 10, whatever the ruleset values a point
+    at (0.5). Read as one game, bob would lose 10 points in all (5.00), not 20 (10.00)."""
+    db = _store(tmp_path, [
+        _hand("h1", [("ann", GOOD), ("bob", FOULED_B)], point_value=1),
+        _hand("h2", [("ann", GOOD), ("bob", FOULED_B)], point_value=3),
+    ], HOUSE.format(extra="point_value = 0.5\nloss_cap = 10"))
+    assert _money(db) == {"ann": 10.0, "bob": -10.0}
+    with Store(db, read_only=True) as store:
+        rulesets = stored_rulesets(store)
+        games = analysis.game_results(store, Filters(), rulesets)
+        frame = scored_frame(store)
+    bob = games.filter(pl.col("player") == "bob")
+    assert bob["game"].to_list() == [0, 1]
+    assert bob["settled_points"].to_list() == [-10.0, -10.0]
+    assert bob["capped"].to_list() == [True, True]
+    assert set(games["stake_source"]) == {"ruleset"}
+    # The frame the notebooks read has the same games.
+    mine = frame.filter((pl.col("player") == "bob") & (pl.col("ruleset") == "house"))
+    assert mine.sort("hand_id")["game"].to_list() == [0, 1]
+
+
 def test_without_any_point_value_a_point_is_worth_one(tmp_path: Path) -> None:
     db = _store(tmp_path, [_hand("h1", [("ann", WINNER), ("bob", LOSER)])],
                 HOUSE.format(extra=""))
@@ -237,3 +264,75 @@ def test_players_since_keeps_the_games_that_started_in_the_window(tmp_path: Path
     assert result.exit_code == 0, result.output
     rows = {row["player"]: (row["hands"], row["money"]) for row in json.loads(result.stdout)}
     assert rows == {"ann": (1, -6.0), "bob": (1, 6.0)}
+
+
+LARGEST = """
+name = "{name}"
+variants = ["ofc-classic"]
+royalties = "none"
+fantasyland = "none"
+foul_penalty = 1000
+{extra}
+[head_to_head]
+row = 333
+majority = 0
+scoop = 1
+"""
+"""A ruleset at the largest values: a scoop and a foul each pay 1,000 points a pair."""
+
+
+def test_money_at_the_largest_point_value_units_and_loss_cap_is_exact(tmp_path: Path) -> None:
+    """Hands logged at the largest point value, players at the largest and the smallest
+    unit, rulesets paying the most a pair can win and one at the largest point value and
+    loss cap (ofcstats.stakes): players, player, report and compare answer (a point value
+    of 1e308 once failed them with a DOUBLE to INT64 conversion; a sum past 2**63
+    millionths would have too), and the money is what exact arithmetic gives."""
+    top, small = UNIT.high, UNIT.low
+    hands = []
+    for i in range(10):  # ten sessions: ten games, summed
+        hand = _hand(f"h{i}", [("ann", WINNER), ("bob", LOSER), ("cy", FOULED_C)],
+                     point_value=POINT_VALUE.high, session_id=f"s{i}")
+        for player, unit in zip(hand["players"], (top, top, small), strict=True):
+            player["unit"] = unit
+        hands.append(hand)
+    log = tmp_path / "log.jsonl"
+    log.write_text("".join(json.dumps(h) + "\n" for h in hands), encoding="utf-8")
+    db = tmp_path / "club.duckdb"
+    assert ingest([log], db).rejected == 0
+    logged, fixed = tmp_path / "house.toml", tmp_path / "house-max.toml"
+    logged.write_text(LARGEST.format(name="house", extra=""), encoding="utf-8")
+    fixed.write_text(LARGEST.format(name="house-max", extra=(
+        f"point_value = {POINT_VALUE.high}\nloss_cap = {LOSS_CAP.high}")), encoding="utf-8")
+    with Store(db) as store:
+        rescore(store, [load_ruleset(str(logged)), load_ruleset(str(fixed))])
+    # Each hand: ann scoops bob (1,000 a pair at 1,000), cy fouled pays 1,000 to each (at
+    # 0.001); exact arithmetic says what that is worth.
+    value, a_lot, little = (Fraction(str(x)) for x in (POINT_VALUE.high, top, small))
+    per_hand = {"ann": 1000 * a_lot + 1000 * little, "bob": -1000 * a_lot + 1000 * little,
+                "cy": -2000 * little}
+    expected = {name: float(10 * value * points) for name, points in per_hand.items()}
+    assert expected == {"ann": 10_000_010_000_000.0, "bob": -9_999_990_000_000.0,
+                        "cy": -20_000_000.0}
+    runner = CliRunner()
+    for ruleset in ("house", "house-max"):  # the stake logged, and the ruleset's own
+        players = runner.invoke(app, ["players", "--db", str(db), "-r", ruleset, "-f", "json"])
+        assert players.exit_code == 0, players.output
+        assert {r["player"]: r["money"] for r in json.loads(players.stdout)} == expected
+    for name, money in expected.items():
+        one = runner.invoke(app, ["player", name, "--db", str(db), "-f", "json"])
+        assert one.exit_code == 0, one.output
+        assert [row["money"] for row in json.loads(one.stdout)] == [money, money]
+    table = runner.invoke(app, ["players", "--db", str(db), "-r", "house-max"])
+    assert "+10,000,010,000,000.00" in table.stdout
+    assert "-9,999,990,000,000.00" in table.stdout
+    page = tmp_path / "r.html"
+    report = runner.invoke(app, ["report", "--db", str(db), "-r", "house-max", "-o",
+                                 str(page)])
+    assert report.exit_code == 0, report.output
+    assert "<td>+10,000,010,000,000.00</td>" in page.read_text(encoding="utf-8")
+    compare = runner.invoke(app, ["compare", "--db", str(db), "-f", "json"])
+    assert compare.exit_code == 0, compare.output
+    with Store(db, read_only=True) as store:
+        games = analysis.game_results(store, Filters(), stored_rulesets(store))
+    assert games.get_column("money").sum() == 0
+    assert not games.get_column("capped").any()

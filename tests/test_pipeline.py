@@ -174,12 +174,14 @@ def test_a_grown_session_is_scored_again_whole(tmp_path: Path) -> None:
 def test_an_edited_ruleset_and_rebuild_score_again_from_scratch(tmp_path: Path) -> None:
     db = loaded(tmp_path, random_log(tmp_path / "a.jsonl", 100, seed=1))
     path = tmp_path / "house.toml"
-    path.write_text('name = "house"\n[head_to_head]\nrow = 1\nscoop = 3\n', encoding="utf-8")
+    path.write_text('name = "house"\n[head_to_head]\nrow = 1\nmajority = 0\nscoop = 3\n',
+                    encoding="utf-8")
     with Store(db) as store:
         rescore(store, [load_ruleset(str(path))])
         before = scored_frame(store)["points"].abs().sum()
         load_ruleset.cache_clear()
-        path.write_text('name = "house"\n[head_to_head]\nrow = 2\n', encoding="utf-8")
+        path.write_text('name = "house"\n[head_to_head]\nrow = 2\nmajority = 0\nscoop = 0\n',
+                        encoding="utf-8")
         edited = rescore(store, [load_ruleset(str(path))])
         assert edited.rebuilt == ["house"]
         assert scored_frame(store)["points"].abs().sum() != before

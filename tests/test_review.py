@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import subprocess
+from dataclasses import replace
 from functools import cache
 from html.parser import HTMLParser
 from pathlib import Path
@@ -154,6 +155,9 @@ def test_candidates_alike_are_valued_once_and_exactly(monkeypatch: pytest.Monkey
     # one of them stands for the other, with the very same numbers.
     from ofcstats.review import core  # noqa: PLC0415
 
+    # Step 5 follows the best's lead, which may differ where the leaders are two alike
+    # candidates (below): without it the play made is measured on the same rollouts.
+    monkeypatch.setattr(core, "CONFIRM_SHARE", 0)
     rng = np.random.default_rng(8)
     found = []
     for _ in range(6):
@@ -165,7 +169,7 @@ def test_candidates_alike_are_valued_once_and_exactly(monkeypatch: pytest.Monkey
                               [TOP, DISCARD, MIDDLE], [_code(rest[6:19])]))
         found.append(position("pineapple", 1, board, _code(np.r_[pair, rest[5:6]]),
                               [DISCARD, TOP, MIDDLE], [_code(rest[6:19])]))
-    pruned = review(found, rollouts=30)
+    pruned = review(found, rollouts=30, screen=0)
     for a, b in zip(pruned[::2], pruned[1::2], strict=True):
         assert (a.ev_chosen, a.ev_best, a.se_chosen) == (b.ev_chosen, b.ev_best, b.se_chosen)
 
@@ -175,9 +179,72 @@ def test_candidates_alike_are_valued_once_and_exactly(monkeypatch: pytest.Monkey
         return rep
 
     monkeypatch.setattr(core, "_representatives", each_alone)
-    every = review(found, rollouts=30)
-    assert [(v.ev_chosen, v.ev_best) for v in every] == \
-        [(v.ev_chosen, v.ev_best) for v in pruned]
+    every = review(found, rollouts=30, screen=0)
+    # The play made has the very same value; the best may differ where the two leaders
+    # valued on more rollouts are two alike candidates (one class), so only that is held.
+    assert [(v.ev_chosen, v.se_chosen) for v in every] == \
+        [(v.ev_chosen, v.se_chosen) for v in pruned]
+
+
+@pytest.mark.parametrize("in_fantasyland", [False, True])
+@pytest.mark.parametrize("ruleset", ["american", "two-four-scoop", "one-six"])
+def test_compiled_scoring_of_played_out_boards_equals_the_rules(ruleset: str,
+                                                                in_fantasyland: bool) -> None:
+    # The rollouts' boards are scored board by board, compiled: the same points, fouls,
+    # fantasyland (entered, or stayed in) and royalties as the rules on arrays, against
+    # opponents some of whom fouled and some of whom are not there.
+    from ofcstats.review import core  # noqa: PLC0415
+    from ofcstats.rules.board import fouled, pair_points, royalties  # noqa: PLC0415
+    from ofcstats.simulate.montecarlo import final_strengths, play_out  # noqa: PLC0415
+    from ofcstats.simulate.scoring import qualifies, ruleset_arrays  # noqa: PLC0415
+
+    arrays = ruleset_arrays(load_ruleset(ruleset), Variant.PINEAPPLE)
+    rng = np.random.default_rng(5)
+    streets = [(s.dealt, s.discard) for s in Variant.PINEAPPLE.streets]
+    cards = np.stack([rng.permutation(52)[:17] for _ in range(4000)]).astype(np.uint8)
+    empty = np.zeros((3, 4000), dtype=np.int64)
+    keys = play_out(empty, np.zeros((3, 4000), dtype=np.int8), cards, streets, arrays, 14.0)
+    keys[:, ::7] = keys[::-1, ::7]  # some boards the wrong way up: fouled
+    strength = final_strengths(keys)
+    worlds = 40
+    opp = core._Opponents.of_strengths(strength[:, :worlds * 3].reshape(3, worlds, 3),
+                                       rng.random((worlds, 3)) < 0.8, arrays)
+    world = rng.integers(0, worlds, 4000)
+    foul = fouled(strength)
+    roy = royalties([arrays.royalty], strength, ~foul, np.int32, dense=True)[0]
+    points = np.zeros(4000)
+    for o in range(3):
+        pair = pair_points(arrays, strength, opp.strength[:, world, o], foul,
+                           opp.foul[world, o], roy, opp.royalty[:, world, o])
+        points += np.where(opp.present[world, o], pair, 0)
+    reach = qualifies(arrays, strength.T.astype(np.int32), foul, in_fantasyland)
+    points += 14.0 * opp.present[world].sum(axis=1) * reach
+    assert 0.05 < foul.mean() < 0.6
+    assert opp.foul.any()
+    assert reach.any() == (arrays.entry is not None)
+    want = (points, foul, reach, roy.sum(axis=0))
+    got = core._score(arrays, strength, world, opp, 14.0, in_fantasyland)
+    for compiled, expected in zip(got, want, strict=True):
+        assert (compiled == expected).all()
+    if not in_fantasyland:
+        for compiled, expected in zip(core._score_keys(arrays, keys, world, opp, 14.0), want,
+                                      strict=True):
+            assert (compiled == expected).all()
+
+
+def test_rollouts_deal_distinct_cards_each_as_likely_at_every_place() -> None:
+    # The rollouts' deals: no card twice in a deal, and every unseen card equally likely
+    # at each place dealt (within 5 standard errors of 1 in 40 over 40,000 deals).
+    from ofcstats.review import core  # noqa: PLC0415
+
+    deck = np.arange(5, 45, dtype=np.uint8)
+    out = np.empty((40_000, 12), dtype=np.uint8)
+    core._deal(deck, np.random.default_rng(2).random((40_000, 12)), out)
+    assert all(np.unique(row).size == 12 for row in out[:2000])
+    assert set(np.unique(out).tolist()) == set(deck.tolist())
+    counts = np.stack([np.bincount(out[:, i], minlength=45)[5:] for i in range(12)])
+    share = counts / 40_000
+    assert np.abs(share - 1 / 40).max() < 5 * np.sqrt((1 / 40) * (39 / 40) / 40_000)
 
 
 def test_same_seed_same_numbers_whatever_is_reviewed_alongside() -> None:
@@ -202,7 +269,10 @@ def test_rollouts_converge_within_the_reported_interval() -> None:
         opponent = " ".join(cards[:13])
         dealt = " ".join(cards[13:18])
         chosen = rng.choice(patterns_first_street())
-        positions.append(position("pineapple", 0, {}, dealt, list(chosen), [opponent]))
+        # Each its own hand: a decision's draws are seeded by its hand, seat and street,
+        # so positions of one hand would share their draws and their errors.
+        positions.append(replace(position("pineapple", 0, {}, dealt, list(chosen), [opponent]),
+                                 hand_id=f"h{len(positions)}"))
     default = review(positions, rollouts=100, seed=1)
     many = review(positions, rollouts=1000, seed=2)
     inside = [abs(m.ev_chosen - d.ev_chosen) <= 1.96 * d.se_chosen
@@ -260,7 +330,7 @@ def test_decisions_cover_every_street_and_resume(simulated: Path, tmp_path: Path
     assert again.decisions == 0
     assert rest.decisions == streets - first.decisions
     assert frame.height == streets
-    assert (frame["ev_loss"] >= 0).all()
+    assert (frame.filter(pl.col("mistake").is_not_null())["ev_loss"] > 0).all()
     assert (frame["ev_loss"] - (frame["ev_best"] - frame["ev_chosen"])).abs().max() < 1e-9
     # Resuming gives the numbers a review in one go gives, in one process or two.
     with Store(simulated) as store:
@@ -327,6 +397,61 @@ def test_review_and_replay_commands(simulated: Path, tmp_path: Path) -> None:
     assert runner.invoke(app, ["review", *args, "--rollouts", "0"]).exit_code == 2
 
 
+def _unreviewed_copy(simulated: Path, path: Path) -> Path:
+    path.write_bytes(simulated.read_bytes())
+    with Store(path) as store:
+        store.con.execute("DELETE FROM decisions")
+    return path
+
+
+@pytest.mark.parametrize("read_only", [True, False])
+def test_replay_values_a_hand_not_reviewed_in_memory_and_writes_nothing(
+        simulated: Path, tmp_path: Path, read_only: bool) -> None:
+    from ofcstats.review.replay import page  # noqa: PLC0415
+    from ofcstats.review.store import in_memory  # noqa: PLC0415
+
+    db = _unreviewed_copy(simulated, tmp_path / "fresh.duckdb")
+    settings = Settings(rollouts=10, seed=3)
+    with Store(db, read_only=read_only) as store:
+        hand_id = store.con.sql("SELECT min(hand_id) FROM hands").fetchall()[0][0]
+        text = page(store, hand_id, settings)
+        fresh = in_memory(store, Selection(hand_ids=[hand_id]), settings)
+        assert store.count("decisions") == 0
+    assert "not reviewed" not in text
+    assert fresh.height > 0
+    assert fresh["hand_key"].n_unique() == 1
+    # The numbers are those a review stores, and the page is the same once it has.
+    with Store(db) as store:
+        run(store, Selection(hand_ids=[hand_id]), settings)
+        kept = decisions_frame(store, Selection(hand_ids=[hand_id]), settings)
+        assert page(store, hand_id, settings) == text
+    cols = ["seat", "street", "best", "ev_chosen", "ev_best", "ev_loss"]
+    assert kept.select(cols).equals(fresh.select(cols))
+
+
+def test_replay_right_after_ingest_and_of_a_hand_reviewed_otherwise(
+        simulated: Path, tmp_path: Path) -> None:
+    db = _unreviewed_copy(simulated, tmp_path / "fresh.duckdb")
+    out = tmp_path / "hand.html"
+    with Store(db, read_only=True) as store:
+        hand_id = store.con.sql("SELECT max(hand_id) FROM hands").fetchall()[0][0]
+    result = runner.invoke(app, ["replay", hand_id, "-o", str(out), "--db", str(db),
+                                 "--rollouts", "10"])
+    assert result.exit_code == 0, result.output
+    assert "EV loss" in out.read_text()
+    # A hand the review listed under other settings replays under the asked ones.
+    listed = runner.invoke(app, ["review", "--db", str(db), "--rollouts", "5", "--seed", "4",
+                                 "--format", "json", "--quiet"])
+    assert listed.exit_code == 0, listed.output
+    hand_id = json.loads(listed.stdout)["mistakes"][0]["hand_id"]
+    result = runner.invoke(app, ["replay", hand_id, "-o", str(out), "--db", str(db),
+                                 "--rollouts", "10"])
+    assert result.exit_code == 0, result.output
+    with Store(db, read_only=True) as store:
+        assert store.con.sql("SELECT count(*) FROM decisions WHERE rollouts = 10"
+                             ).fetchall()[0][0] == 0
+
+
 def test_command_defaults_are_the_library_defaults() -> None:
     import inspect  # noqa: PLC0415
 
@@ -338,7 +463,8 @@ def test_command_defaults_are_the_library_defaults() -> None:
         assert params["rollouts"].default == core.DEFAULT_ROLLOUTS
         assert params["seed"].default == core.DEFAULT_SEED
         assert params["fantasyland_value"].default == core.FANTASYLAND_VALUE
-        assert params["screen"].default == core.DEFAULT_SCREEN == 0
+        assert params["screen"].default == core.DEFAULT_SCREEN
+        assert params["opponents"].default.value == core.DEFAULT_OPPONENTS
 
 
 def test_report_shows_the_decisions_per_variant(simulated: Path, tmp_path: Path) -> None:
@@ -371,6 +497,14 @@ def test_report_shows_the_decisions_per_variant(simulated: Path, tmp_path: Path)
     assert section.count('<div class="pair">') == 1
     assert "EV loss per decision by street and player, with 95% intervals" in section
     assert "foul rate against fantasyland entry rate" in section
+    # The leaks by situation: mc's rows, each beside the table's mean.
+    assert data.decision_situations is not None
+    leaks = data.decision_situations
+    assert set(leaks["player"]) == {"mc"}
+    assert "street 1" in set(leaks["situation"])
+    assert '<h3 id="leaks-pineapple">Leaks by situation</h3>' in section
+    assert "table&#x27;s mean" in section or "table's mean" in section
+    assert section.count("<td>street 1</td>") == 1
     # The replay: mc's costliest decision, its board before and both placements.
     (worst,) = data.mistakes
     assert worst["ev_loss"] == costliest > 0
@@ -462,35 +596,48 @@ def test_timed_out_seats_are_not_reviewed_and_are_counted(tmp_path: Path) -> Non
     assert f"Not reviewed: {len(late)} seats that timed out" in table.stdout
 
 
-def test_every_candidate_gets_every_rollout_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The default values each candidate of its class on all 100 rollouts: no screening,
-    # and only alike candidates (one class) share a valuation.
+@pytest.mark.parametrize("screen", [core_default_screen := 6, 0])
+def test_every_candidate_first_then_the_best_few_then_fresh_rollouts_for_the_loss(
+        monkeypatch: pytest.MonkeyPatch, screen: int) -> None:
+    # Step 1 values every class of candidates on the first rollouts, step 2 the best few
+    # (or, --screen 0, every one) and the play made up to the rollouts asked for, step 3
+    # the two best of those and the play made on the rest of the selection rollouts,
+    # step 4 the play made and the best on the measuring rollouts, none of them seen.
     from ofcstats.review import core  # noqa: PLC0415
 
-    valued: list[tuple[int, int]] = []
+    valued: list[tuple[int, int, int]] = []
     original = core._Street.value
 
-    def spy(self, dec, pat, n):  # type: ignore[no-untyped-def]
-        valued.append((dec.size, n))
-        return original(self, dec, pat, n)
+    def spy(self, dec, pat, r0, r1, raw=False):  # type: ignore[no-untyped-def]
+        valued.append((dec.size, r0, r1))
+        return original(self, dec, pat, r0, r1, raw)
 
     monkeypatch.setattr(core._Street, "value", spy)
     rng = np.random.default_rng(3)
     deck = rng.permutation(52).astype(np.uint8)
     p = position("pineapple", 0, {}, _code(deck[:5]), [BOTTOM, BOTTOM, MIDDLE, MIDDLE, TOP],
                  [_code(deck[5:18])])
-    (verdict,) = review([p])
+    (verdict,) = review([p], screen=screen)
+    rollouts, first = core.DEFAULT_ROLLOUTS, core.Plan().first
+    assert core_default_screen == core.DEFAULT_SCREEN
     assert verdict.candidates == 232
-    assert verdict.rollouts == core.DEFAULT_ROLLOUTS == 100
-    assert len(valued) == 1
-    count, n = valued[0]
-    assert n == 100
+    assert verdict.rollouts == rollouts
     dec, pat = np.nonzero(np.ones((1, 232), dtype=bool))
     keys = np.zeros((1, 3), dtype=np.int64)
     onehot = core.pattern_onehot(5, 0).reshape(5, -1, 3)
     added = np.einsum("k,kpr->pr", core.CARD_KEYS[deck[:5]].astype(float), onehot)[None]
-    classes = core._representatives(dec, pat, keys, added.astype(np.int64), (1, 232))
-    assert count == len(np.unique(classes)) <= 232
+    classes = len(np.unique(core._representatives(dec, pat, keys, added.astype(np.int64),
+                                                  (1, 232))))
+    kept = classes if not screen else screen + 1 if verdict.best.tolist() != [
+        BOTTOM, BOTTOM, MIDDLE, MIDDLE, TOP] else screen
+    assert valued[0] == (classes, 0, first)
+    assert valued[1][1:] == (first, rollouts)
+    assert valued[1][0] in (kept, screen + 1) if screen else valued[1][0] == classes
+    assert valued[2][0] in (core.LEADERS, core.LEADERS + 1)  # the play made, unless a leader
+    assert valued[2][1:] == (rollouts, core.LEADERS_SHARE * rollouts)
+    assert valued[3] == (2, core.LEADERS_SHARE * rollouts,
+                         (core.LEADERS_SHARE + core.MEASURE_SHARE) * rollouts)
+    assert len(valued) == 4
 
 
 def test_reviews_of_many_hands_use_both_cores() -> None:
@@ -514,3 +661,179 @@ def test_seats_of_13_card_hands_and_their_criss_cross_are_counted_as_13_card(
         assert skipped(store) == {"timed_out": 0, "chinese_13": seats, "final_rows": 0}
         run(store, Selection(), Settings(rollouts=5))
         assert store.con.sql("SELECT count(*) FROM decisions").fetchall()[0][0] == 0
+
+
+def test_drawn_opponents_equal_logged_where_nothing_is_left_to_draw(simulated: Path) -> None:
+    from ofcstats.review.store import positions  # noqa: PLC0415
+    from ofcstats.store.decisions import review_seats  # noqa: PLC0415
+
+    with Store(simulated, read_only=True) as store:
+        keys = [k for (k,) in store.con.sql("SELECT hand_key FROM hands").fetchall()]
+        found = positions(review_seats(store, keys), None, None)
+    last = [p for p in found if p.future() == 0 and not any(p.to_draw("drawn"))]
+    later = [p for p in found if p.index == 4 and any(p.to_draw("drawn"))]
+    assert last  # the last to act on the last street has seen every board
+    assert later  # the others still have to see some
+    drawn = review(last, opponents="drawn", rollouts=10)
+    logged = review(last, opponents="logged", rollouts=10)
+    for a, b in zip(drawn, logged, strict=True):
+        assert (a.ev_chosen, a.ev_best, a.ev_loss, a.rollouts) == \
+            (b.ev_chosen, b.ev_best, b.ev_loss, 0)
+        assert a.best.tolist() == b.best.tolist()
+
+
+def test_a_player_sees_only_the_cards_placed_before_its_turn(simulated: Path) -> None:
+    from ofcstats.review.store import acting_order, positions  # noqa: PLC0415
+    from ofcstats.store.decisions import review_seats  # noqa: PLC0415
+
+    with Store(simulated, read_only=True) as store:
+        keys = [k for (k,) in store.con.sql("SELECT hand_key FROM hands").fetchall()]
+        frame = review_seats(store, keys)
+    found = positions(frame, None, None)
+    buttons = dict(zip(frame["hand_key"], frame["button"], strict=True))
+    checked = 0
+    for p in found:
+        seen, _, after, dealt = p.seen_of_opponents()
+        shown = seen[seen < 52]
+        assert np.isin(shown, p.opponents).all()  # only cards that ended on their boards
+        assert not np.isin(shown, np.flatnonzero(p.seen)).any()
+        order = acting_order([1, 2, 3], buttons[p.hand_key])
+        before = order.index(p.seat)  # opponents acting before this seat on a street
+        if p.fantasyland or dealt.any():
+            continue
+        # Five cards of each earlier street, then two a street (Pineapple), of each
+        # opponent; this street's too from those who acted before.
+        per_street = [5, 2, 2, 2, 2]
+        expected = sum(per_street[:p.index]) * 2 + per_street[p.index] * before
+        assert shown.size == expected, (p.hand_id, p.seat, p.street)
+        assert (after == np.where(np.arange(2) < before, p.index + 1, p.index)).all() or \
+            before == 1
+        checked += 1
+    assert checked > 100
+
+
+def test_same_seed_same_numbers_whatever_the_thread_count(simulated: Path,
+                                                           tmp_path: Path) -> None:
+    settings = Settings(rollouts=16, seed=5)
+    frames = []
+    for jobs in (1, 2):
+        db = _unreviewed_copy(simulated, tmp_path / f"jobs{jobs}.duckdb")
+        with Store(db) as store:
+            run(store, Selection(), settings, jobs=jobs)
+            frames.append(decisions_frame(store, Selection(), settings))
+    cols = ["hand_id", "seat", "street", "best", "ev_chosen", "ev_best", "ev_loss",
+            "ev_loss_se", "mistake", "situations"]
+    assert frames[0].height > 0
+    assert frames[0].select(cols).equals(frames[1].select(cols))
+
+
+def test_a_mistake_is_a_loss_above_two_standard_errors(simulated: Path,
+                                                       tmp_path: Path) -> None:
+    db = _unreviewed_copy(simulated, tmp_path / "se.duckdb")
+    settings = Settings(rollouts=24, seed=2)
+    with Store(db) as store:
+        run(store, Selection(), settings)
+        frame = decisions_frame(store, Selection(), settings)
+    above = frame["ev_loss"] > (2 * frame["ev_loss_se"]).clip(lower_bound=1e-9)
+    assert (frame["mistake"].is_not_null() == above).all()
+    assert (frame["ev_loss"] < 0).any()  # unbiased: a play as good as the best can show so
+    assert ((frame["ev_loss_se"] > 0) | (frame["ev_loss"] == 0) | frame["exact"]).all()
+    top = biggest_mistakes(frame)
+    assert top["mistake"].is_not_null().all()
+
+
+@pytest.mark.slow
+def test_default_review_is_within_five_percent_of_a_high_rollout_review(
+        simulated: Path, tmp_path: Path) -> None:
+    db = _unreviewed_copy(simulated, tmp_path / "bias.duckdb")
+    with Store(db) as store:
+        players = ["rand", "bal"]
+        run(store, Selection(players=players), Settings())
+        run(store, Selection(players=players), Settings(rollouts=1600, seed=7))
+        default = decisions_frame(store, Selection(players=players), Settings())
+        many = decisions_frame(store, Selection(players=players),
+                               Settings(rollouts=1600, seed=7))
+    for player in players:
+        a = default.filter(pl.col("player") == player)["ev_loss"].mean()
+        b = many.filter(pl.col("player") == player)["ev_loss"].mean()
+        assert abs(a - b) <= max(0.05 * b, 0.1), (player, a, b)  # type: ignore[operator]
+
+
+def test_situations_of_hand_made_positions() -> None:
+    from ofcstats.review.situations import SITUATIONS, situations  # noqa: PLC0415
+
+    first = position("pineapple", 0, {}, "2c 7d 9h Js Kc", [TOP, MIDDLE, MIDDLE, BOTTOM, BOTTOM],
+                     [OPPONENT])
+    assert situations(first) == ["street 1", "first five: high cards"]
+    suited = position("pineapple", 0, {}, "2c 7c 9c 9s Kc", [TOP] * 3 + [MIDDLE] * 2,
+                      [OPPONENT])
+    assert situations(suited) == ["street 1", "first five: pair",
+                                  "first five: three to a flush"]
+    # Queens up on top, unpaired, with room: chasing fantasyland; a pair of them is made.
+    chase = position("pineapple", 2, {0: "Qs", 1: "Ah 2d 3c", 2: "9s 9d 4h"}, "5c 6c 7c",
+                     [MIDDLE, BOTTOM, DISCARD], [OPPONENT])
+    assert situations(chase) == ["street 3", "chasing fantasyland", "straight draw",
+                                 "discard"]  # A-2-3 is a wheel draw
+    made = position("pineapple", 2, {0: "Qs Qd", 1: "Kh 8h 3h", 2: "9s 9d"}, "5c 6c 7c",
+                    [MIDDLE, BOTTOM, DISCARD], [OPPONENT])
+    assert situations(made) == ["street 3", "flush draw", "discard"]
+    fl = position("pineapple", -1, {}, OPPONENT + " As", [TOP] * 3 + [MIDDLE] * 5
+                  + [BOTTOM] * 5 + [DISCARD], [OPPONENT])
+    assert situations(fl) == ["fantasyland set"]
+    names = [name for name, _ in SITUATIONS]
+    assert len(names) == len(set(names))
+
+
+def test_an_older_database_upgrades_and_keeps_its_decisions(tmp_path: Path) -> None:
+    from ofcstats.store.schema import MIGRATIONS  # noqa: PLC0415
+
+    db = tmp_path / "old.duckdb"
+    with Store(db) as fresh:  # the newest schema, then back to version 8's table
+        fresh.con.execute("DROP VIEW decisions_named")
+        fresh.con.execute("DROP TABLE decisions")
+        fresh.con.execute("DELETE FROM schema_version WHERE version > 4")
+        fresh.migrate([m for m in MIGRATIONS if m[0] == 5])
+        fresh.con.execute("INSERT INTO schema_version (version) VALUES (6), (7), (8)")
+        fresh.con.execute("""INSERT INTO decisions VALUES (1, 1, 'p', 1, false, 'american',
+            '', [1, 2], [0, 1], [0, 1], 1.5, 2.5, 1.0, 0.1, 3, 'rows', false, 100, 0, 0,
+            14.0)""")
+        assert fresh.version() == 8
+    with Store(db) as store:
+        assert store.version() == MIGRATIONS[-1][0]
+        row = store.con.sql("SELECT opponents, method, ev_loss_se, situations, ev_loss "
+                            "FROM decisions").fetchall()
+        assert row == [("logged", "best-mean", None, None, 1.0)]
+        # A review reads only its own method's rows.
+        assert decisions_frame(store, Selection(), Settings(
+            opponents="logged", rollouts=100, screen=0)).is_empty()
+
+
+def test_a_likely_costly_mistake_is_measured_on_more_rollouts(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Three kings on top on the first street all but fouls: the best led the play made by
+    # far on the selection rollouts, so step 5 measures the loss on many more rollouts,
+    # fresh ones, and its error shrinks; without the step it is measured on fewer.
+    from ofcstats.review import core  # noqa: PLC0415
+
+    valued: list[tuple[int, int, int]] = []
+    original = core._Street.value
+
+    def spy(self, dec, pat, r0, r1, raw=False):  # type: ignore[no-untyped-def]
+        valued.append((dec.size, r0, r1))
+        return original(self, dec, pat, r0, r1, raw)
+
+    monkeypatch.setattr(core._Street, "value", spy)
+    p = position("pineapple", 0, {}, "Kh Kd Ks 2c 3d", [TOP, TOP, TOP, MIDDLE, BOTTOM],
+                 [OPPONENT])
+    (verdict,) = review([p])
+    rollouts = core.DEFAULT_ROLLOUTS
+    assert len(valued) == 5
+    assert valued[-1] == (2, 0, core.CONFIRM_SHARE * rollouts)
+    assert verdict.mistake == "foul"
+    assert verdict.ev_loss > core.CONFIRM_ABOVE
+    monkeypatch.setattr(core, "CONFIRM_SHARE", 0)
+    (alone,) = review([p])
+    assert alone.best.tolist() == verdict.best.tolist()
+    # Four times the rollouts: about half the error.
+    assert verdict.ev_loss_se < 0.75 * alone.ev_loss_se
+    assert abs(verdict.ev_loss - alone.ev_loss) < 3 * alone.ev_loss_se

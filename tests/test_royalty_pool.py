@@ -97,12 +97,17 @@ def test_royalty_pool_misset_hand_takes_no_share_but_pays_in() -> None:
 
 @pytest.mark.parametrize(("table", "message"), [
     ({"stake": 1, "split": "winner"}, r"royalty_pool: split = 'winner'.*best, share, each"),
-    ({"stake": "one"}, r"royalty_pool: stake = 'one'.*whole number"),
-    ({"stake": -1}, r"royalty_pool: stake = -1.*at least 0"),
-    ({"split": "best"}, r"royalty_pool: stake is missing"),
+    ({"stake": "one", "split": "best"}, r"royalty_pool: stake = 'one'.*whole number"),
+    ({"stake": -1, "split": "best"}, r"royalty_pool: stake = -1.*at least 0"),
+    ({"split": "best"}, r"house.toml.royalty_pool: stake is missing: give the points each "
+                        r"player pays into the pool \(stake\) and who takes it \(split: best, "
+                        r"share, each\)"),
+    ({"stake": 1}, r"house.toml.royalty_pool: split is missing"),
+    ({}, r"house.toml.royalty_pool: stake and split are missing"),
     ({"stake": 1, "pot": 3}, r"royalty_pool.*pot"),
 ])
 def test_royalty_pool_is_validated_naming_key_and_value(table: dict[str, Any],
                                                         message: str) -> None:
     with pytest.raises(RulesetError, match=message):
-        ruleset_from({"head_to_head": {"row": 1}, "royalty_pool": table}, "house.toml")
+        ruleset_from({"head_to_head": {"row": 1, "majority": 0, "scoop": 0},
+                      "royalty_pool": table}, "house.toml")

@@ -323,7 +323,7 @@ def test_staying_in_fantasyland_under_standard_and_unlimited(board: tuple[str, s
 def test_bottom_top_only_policy_does_not_stay_on_a_middle_full_house(tmp_path: Any) -> None:
     path = tmp_path / "btop.toml"
     path.write_text('fantasyland = "bottom-top-only"\nroyalties = "american"\n'
-                    '[head_to_head]\nrow = 1\nscoop = 3\n', encoding="utf-8")
+                    '[head_to_head]\nrow = 1\nmajority = 0\nscoop = 3\n', encoding="utf-8")
     board = ("5s 4h 2d", "6c 6d 6h 7c 7d", "9c 9d 9h Ts Tc")
     assert not play([board, OTHER], str(path), fantasyland=(True,))[1]["fantasyland_next"]
     quads = ("5s 4h 2d", "6c 6d 7h 7c Jd", "9c 9d 9h 9s 3c")
@@ -342,7 +342,7 @@ def test_progressive_fantasyland_cards_by_the_top_that_earned_it(
         tmp_path: Any, top: str, pineapple: int, classic: int) -> None:
     path = tmp_path / "prog.toml"
     path.write_text('fantasyland = "progressive"\nroyalties = "american"\n'
-                    '[head_to_head]\nrow = 1\nscoop = 3\n', encoding="utf-8")
+                    '[head_to_head]\nrow = 1\nmajority = 0\nscoop = 3\n', encoding="utf-8")
     board = (top, "6c 6d 6h 7c 7d", "9c 9d 9h 9s 4s")
     assert play([board, OTHER], str(path), variant="pineapple")[1]["fantasyland_cards"] == \
         pineapple

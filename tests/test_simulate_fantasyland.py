@@ -10,7 +10,7 @@ import pytest
 
 from ofcstats import evaluate
 from ofcstats.rules import load_ruleset
-from ofcstats.simulate.fantasyland import best_sets
+from ofcstats.simulate.fantasyland import best_sets, plain_strengths
 from ofcstats.simulate.scoring import board_strengths, fouled, ruleset_arrays
 from ofcstats.variants import Variant
 
@@ -94,3 +94,31 @@ def test_fantasyland_set_matches_brute_force(k: int, count: int, preset: str) ->
         for cards, acts in zip(hands, actions, strict=True):
             assert (acts < 3).sum() == 13
             assert value_of(cards, acts, arrays, bonus) == brute_force(cards, arrays, bonus)
+
+
+@pytest.mark.parametrize("k", [13, 14, 15, 17])
+def test_plain_set_is_the_strongest_five_then_the_strongest_five_left_then_a_top(k: int) -> None:
+    # The plain set of a fantasyland seat whose cards are not known, against its
+    # definition read plainly: the strongest five at the bottom (the first of equals in
+    # the order of the combinations), the strongest five of the rest in the middle, the
+    # strongest three of the cards left that does not beat the middle on top.
+    rng = np.random.default_rng(k)
+    hands = np.stack([rng.permutation(52)[:k] for _ in range(40)]).astype(np.uint8)
+    got = plain_strengths(hands)
+
+    def strongest(cards: np.ndarray, pool: list[int], size: int,
+                  limit: int | None = None) -> tuple[tuple[int, ...], int]:
+        combos = list(itertools.combinations(pool, size))
+        rate = evaluate.strength5 if size == 5 else evaluate.strength3
+        strengths = rate(cards[np.array(combos)]).astype(int)
+        if limit is not None:
+            strengths[strengths > limit] = -1
+        at = int(np.argmax(strengths))  # the first of equals
+        return combos[at], int(strengths[at])
+
+    for h, cards in enumerate(hands):
+        bottom, s_bottom = strongest(cards, list(range(k)), 5)
+        middle, s_middle = strongest(cards, [p for p in range(k) if p not in bottom], 5)
+        _, s_top = strongest(cards, [p for p in range(k) if p not in bottom + middle], 3,
+                             s_middle)
+        assert got[:, h].tolist() == [s_top, s_middle, s_bottom]

@@ -19,9 +19,9 @@ from ofcstats.rules import load_ruleset, preset_names
 from ofcstats.rules.board import fouled, pair_points, royalties
 from ofcstats.rules.model import Naturals, Ruleset
 from ofcstats.rules.reference import Seat, score_hand
+from ofcstats.simulate.montecarlo import final_strengths
 from ofcstats.simulate.scoring import board_strengths, qualifies, ruleset_arrays
 from ofcstats.simulate.state import CARD_KEYS
-from ofcstats.simulate.tables import final_strengths
 from ofcstats.variants import Variant
 
 BOARDS = 1200

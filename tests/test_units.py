@@ -82,11 +82,16 @@ def test_per_player_units_of_one_leave_the_points_as_they_are() -> None:
 
 
 @pytest.mark.parametrize(("unit", "message"), [
-    (0, "seat 1: unit 0.0 is not a positive number"),
-    (-2, "seat 1: unit -2.0 is not a positive number"),
+    (0, "seat 1: unit = 0.0: must be a number from 0.001 to 1,000: a player's unit is what a "
+        "point is worth to the player, in point values (default 1)"),
+    (-2, "seat 1: unit = -2.0: must be a number from 0.001 to 1,000"),
+    (0.0009, "seat 1: unit = 0.0009: must be a number from 0.001 to 1,000"),
+    (1000.5, "seat 1: unit = 1000.5: must be a number from 0.001 to 1,000"),
+    (1e308, "seat 1: unit = 1e+308: must be a number from 0.001 to 1,000"),
     ("ten", "unit must be a number"),
 ])
 def test_per_player_units_are_validated(unit: object, message: str) -> None:
+    """A unit is bounded (ofcstats.stakes.UNIT) so that money stays finite and exact."""
     hand = _hand("h1", [None, None, None])
     hand["players"][0]["unit"] = unit
     for slow in (False, True):

@@ -24,6 +24,7 @@ from ofcstats.cards import format_card, parse_card
 from ofcstats.formats import ofc_hand
 from ofcstats.formats.lines import LineBatch
 from ofcstats.records import HandBatch
+from ofcstats.stakes import POINT_VALUE, UNIT
 from ofcstats.validate import validate
 
 # Per seat: street 1 places top, middle, middle, bottom, bottom; streets 2 to 5 place
@@ -567,3 +568,26 @@ def test_times_of_play_read_in_the_usual_shape_first_as_polars_reads_them(
     series = pl.Series(texts, dtype=pl.String)
     expected = series.str.to_datetime(time_zone="UTC", strict=False, time_unit="us")
     assert _played_at(series).to_list() == expected.to_list()
+
+
+@pytest.mark.parametrize(("value", "shown"), [
+    (1e308, "1e+308"), (1_000_000.5, "1000000.5"), (0.0000009, "9e-7"), (0, "0.0"),
+    (-1, "-1.0")])
+def test_a_point_value_outside_its_range_is_a_reject_naming_key_and_value(
+        value: float, shown: str) -> None:
+    """From 0.000001 to 1,000,000 (ofcstats.stakes.POINT_VALUE): money stays finite and
+    exact (a hand at 1e308 once made players, player and report fail)."""
+    hand = base_hand()
+    hand["point_value"] = value
+    assert only(hand) == (f"hand h17: point_value = {shown}: must be a number from 0.000001 "
+                          "to 1,000,000 (money per point)")
+
+
+def test_point_value_and_units_at_the_ends_of_their_ranges_are_valid() -> None:
+    """The ranges of ofcstats.stakes include their ends (docs/format.md, limits)."""
+    for value, unit in ((POINT_VALUE.low, UNIT.low), (POINT_VALUE.high, UNIT.high)):
+        hand = base_hand()
+        hand["point_value"] = value
+        for player in hand["players"]:
+            player["unit"] = unit
+        assert reasons(hand) == []

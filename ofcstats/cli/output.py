@@ -31,7 +31,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from ofcstats import analysis, sanitize
+from ofcstats import analysis, pipeline, sanitize
 from ofcstats import ingest as ingesting
 from ofcstats.cli.app import _one_line, exit_code
 from ofcstats.cli.options import OutputFormat, SummaryFormat, TableFormat
@@ -276,3 +276,11 @@ def write_records(parts: Iterable[ScoredBatch], output: OutputFormat, out: TextI
         # No records: the empty table, the header, or [].
         out.write(frame_text(last, output, terminal=terminal))
     return pl.concat(rejects) if rejects else pl.DataFrame(schema=REJECTS_SCHEMA)
+
+
+def _rescore_text(summary: pipeline.RescoreSummary) -> str:
+    again = f"; scored again from scratch: {', '.join(summary.rebuilt)}" if summary.rebuilt \
+        else ""
+    return (f"{len(summary.rulesets)} rulesets: {summary.hands:,} hands in "
+            f"{summary.sessions:,} sessions scored, {summary.rows:,} result rows in "
+            f"{summary.seconds:.1f}s{again}")

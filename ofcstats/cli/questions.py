@@ -40,7 +40,7 @@ from ofcstats.cli.output import (
     progress_bar,
     to_terminal,
 )
-from ofcstats.errors import OfcstatsError
+from ofcstats.errors import OfcstatsError, StoreError
 from ofcstats.paths import writable_file
 
 
@@ -104,6 +104,10 @@ def players(
     with reading(db, filters, wait=wait, quiet=quiet) as store, _summing(quiet):
         # Only the rulesets shown are read: one per variant.
         shown = analysis.shown_rulesets(store, filters, ruleset)
+        try:
+            analysis.check_scored(store, filters, shown)
+        except StoreError as error:
+            raise fail(str(error), 1) from None
         if shown:
             filters = replace(filters, rulesets=sorted(set(shown.values())))
         table = _player_table(store, filters, seed, shown)

@@ -36,6 +36,7 @@ from ofcstats.cli.output import (
     _on_terminal,
     _print_table,
     _records_out,
+    _rescore_text,
     fail,
     fail_with,
     progress_bar,
@@ -216,10 +217,11 @@ def _policy_text(policy: FantasylandPolicy, indent: str = "  ") -> str:
 def rescore(
     ruleset: Annotated[list[str] | None, typer.Option(
         "--ruleset", "-r", help="A preset name or a TOML file; repeat, or separate with "
-        "commas. Default: every preset.", show_default=False)] = None,
+        "commas. Default: every preset, and every other ruleset the database holds.",
+        show_default=False)] = None,
     all_rulesets: Annotated[bool, typer.Option(
-        "--all-rulesets", help="Every built-in preset (the default), with any --ruleset "
-        "given too.")] = False,
+        "--all-rulesets", help="Every built-in preset and every other ruleset the database "
+        "holds (the default), with any --ruleset given too.")] = False,
     what_if: Annotated[list[str] | None, typer.Option(
         "--what-if", help="Also score the hands of variants this ruleset is not played "
         "under (a preset name or a TOML file; repeat); such rows are marked what-if.",
@@ -245,10 +247,12 @@ def rescore(
 
     Each ruleset scores the hands of the variants it is played under (its `variants`);
     --what-if NAME scores every hand under NAME, marking the rows of other variants.
-    Only hands not yet scored under a ruleset are scored (their whole session, for the
-    fantasyland repeat limits); a ruleset whose definition changed is scored again.
-    --engine local|ray scores shards of whole sessions in worker processes or on a Ray
-    cluster and writes the same rows (docs/scale.md).
+    Only hands not yet scored under a ruleset are scored (their whole session, of every
+    variant: play order, games and fantasyland repeat limits are the table's); a ruleset
+    whose definition changed is scored again. ingest already scores what it loads: run
+    rescore for another ruleset, a what-if, an edited ruleset, or after ingest
+    --no-rescore. --engine local|ray scores shards of whole sessions in worker processes
+    or on a Ray cluster and writes the same rows (docs/scale.md).
 
     Example: ofcstats rescore --all-rulesets --db club.duckdb
     """
@@ -257,7 +261,8 @@ def rescore(
     try:
         named = split_list(ruleset) or []
         asked = [*named, *(split_list(what_if) or [])]
-        names = [*(preset_names() if all_rulesets or not asked else []), *asked]
+        every = all_rulesets or not asked
+        names = [*(preset_names() if every else []), *asked]
         chosen = load_rulesets(names)
         what_ifs = [load_ruleset(name).name for name in split_list(what_if) or []]
     except OfcstatsError as error:
@@ -265,6 +270,11 @@ def rescore(
     sharded = engine_for(engine, jobs, address, source, config, jobs_shard=True)
     with _open_existing(db, read_only=False, wait=wait, quiet=quiet) as store:
         try:
+            if every:
+                # Every preset, and the other rulesets the database holds.
+                have = {r.name for r in chosen}
+                chosen += [r for r in pipeline.default_rulesets(store, as_stored=False)
+                           if r.name not in have]
             with progress_bar("rescore", _on_terminal(quiet or as_json)) as update:
                 if sharded is None:
                     summary = pipeline.rescore(store, chosen, rebuild=rebuild,
@@ -277,8 +287,4 @@ def rescore(
     if as_json:
         typer.echo(json.dumps(asdict(summary), indent=2))
         return
-    again = f"; scored again from scratch: {', '.join(summary.rebuilt)}" if summary.rebuilt \
-        else ""
-    typer.echo(f"{len(summary.rulesets)} rulesets: {summary.hands:,} hands in "
-               f"{summary.sessions:,} sessions scored, {summary.rows:,} result rows in "
-               f"{summary.seconds:.1f}s{again}")
+    typer.echo(_rescore_text(summary))

@@ -24,7 +24,9 @@ from ofcstats.formats import boards_csv, chipzen, jsonl
 from ofcstats.formats.base import Format
 from ofcstats.formats.lines import (
     BATCH_BYTES,
+    MAX_LINE_BYTES,
     Digest,
+    Head,
     LineBatch,
     Replay,
     Tally,
@@ -77,18 +79,28 @@ def detect(path: Path) -> str:
     return detect_head(read_head(path), path)
 
 
-def detect_head(head: bytes, path: Path) -> str:
-    """The format of the file ``path`` whose first (decompressed) bytes are ``head``."""
-    if not head.strip():
-        raise HandError(f"{path}: the file is empty")
-    if b"\x00" in head:
+def detect_head(head: Head, path: Path) -> str:
+    """The format of the file ``path`` whose first lines (decompressed, lines too long to
+    read passed over) are ``head``."""
+    text = head.data
+    if b"\x00" in text or b"\x00" in head.passed:
         raise HandError(f"{path}: a binary file, not a hand log")
+    if not text.strip() and head.long_lines:
+        raise HandError(
+            f"{path}: cannot tell the format: its first lines are all longer than the "
+            f"{MAX_LINE_BYTES:,} bytes a line may have; name it with --input-format "
+            f"({', '.join(FORMATS)}) to have each rejected")
+    if not text.strip() and head.broken:
+        raise HandError(f"{path}: the compressed data breaks off before its first line "
+                        f"({head.broken})")
+    if not text.strip():
+        raise HandError(f"{path}: the file is empty")
     for name, module in FORMATS.items():
-        if module.sniff(head):
+        if module.sniff(text):
             return name
     raise HandError(
         f"{path}: cannot tell the format from the first line; "
-        f"name it with --format ({', '.join(FORMATS)})"
+        f"name it with --input-format ({', '.join(FORMATS)})"
     )
 
 

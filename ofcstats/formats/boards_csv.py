@@ -26,7 +26,7 @@ from ofcstats.errors import HandError
 from ofcstats.formats import nested
 from ofcstats.formats.base import nothing_expected
 from ofcstats.formats.jsonl import join_errors
-from ofcstats.formats.lines import LineBatch
+from ofcstats.formats.lines import LineBatch, LongLine
 from ofcstats.records import (
     BOTTOM,
     MIDDLE,
@@ -79,19 +79,21 @@ def read_batches(batches: Iterable[LineBatch], source: str,
     header: tuple[str, list[str]] | None = None
     carry = b""
     carry_line = 1
+    carry_long: tuple[LongLine, ...] = ()  # long lines among those carried (blank in carry)
     pending = iter(batches)
     current = next(pending, None)
     while current is not None:
         following = next(pending, None)
         data = carry + current.data
         first_line = carry_line if carry else current.first_line
-        lines = LineBatch(first_line=first_line, data=data, problem=current.problem)
+        lines = LineBatch(first_line=first_line, data=data, problem=current.problem,
+                          long_lines=carry_long + current.long_lines)
         skip = np.zeros(len(lines), dtype=bool)
         if header is None:
             body = np.flatnonzero(~lines.blank)
             if not len(body):
                 current = following
-                carry, carry_line = b"", first_line + len(lines)
+                carry, carry_line, carry_long = b"", first_line + len(lines), lines.long_lines
                 continue
             found = _header(bytes(lines.data[int(lines.starts[body[0]]):
                                              int(lines.starts[body[0] + 1])]))
@@ -104,10 +106,14 @@ def read_batches(batches: Iterable[LineBatch], source: str,
         if held is not None:
             carry = bytes(lines.data[int(lines.starts[held]):])
             carry_line = first_line + held
+            carry_long = tuple(x for x in lines.long_lines if x.line >= carry_line)
         else:
-            carry = b""
+            carry, carry_long = b"", ()
         yield raw
         current = following
+    if carry_long:  # lines too long to read, and no header after them
+        yield RawBatch(source=source, lines=LineBatch(first_line=carry_line, data=b"",
+                                                      long_lines=carry_long))
 
 
 def _rows(lines: LineBatch, keep: np.ndarray, sep: str, names: list[str]
@@ -178,7 +184,8 @@ def _parse(lines: LineBatch, skip: np.ndarray, header: tuple[str, list[str]], so
         rejects = [r.filter(pl.col("line") < lines.first_line + held) for r in rejects]
     hands, seats, cards = _frames(table, lines.first_line, source)
     raw_lines = lines if held is None else LineBatch(
-        first_line=lines.first_line, data=lines.data[: int(lines.starts[held])])
+        first_line=lines.first_line, data=lines.data[: int(lines.starts[held])],
+        long_lines=tuple(x for x in lines.long_lines if x.line < lines.first_line + held))
     return RawBatch(source=source, lines=raw_lines, hands=hands, seats=seats, cards=cards,
                     rejects=pl.concat(rejects)), held
 

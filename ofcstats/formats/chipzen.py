@@ -90,11 +90,11 @@ def sniff(head: bytes) -> bool:
 
 def parse_batch(batch: LineBatch, source: str, con: duckdb.DuckDBPyConnection) -> RawBatch:
     """Parse one batch of lines: every non-blank line becomes a hand or a reject."""
-    good, rest, not_utf8 = split_read(batch, _PARSE)
+    good, rest, refused = split_read(batch, _PARSE)
     parts = [_from_arrow(table, batch.first_line + piece, source) for piece, table in good]
-    rejects = [reject_rows(source, not_utf8.get_column("line").to_list(),
-                           ["line is not UTF-8 text"] * not_utf8.height,
-                           not_utf8.get_column("raw").to_list())]
+    rejects = [reject_rows(source, refused.get_column("line").to_list(),
+                           refused.get_column("reason").to_list(),
+                           refused.get_column("raw").to_list())]
     lines, reasons, raws = [], [], []
     # Rare path: lines Arrow would not read, one at a time, to say what is wrong.
     for index in rest:

@@ -22,7 +22,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pajson
 
-from ofcstats.formats import nested, scan
+from ofcstats.formats import nested, nesting, scan
 from ofcstats.formats.base import batch_by_batch
 from ofcstats.formats.lines import Data, LineBatch
 from ofcstats.records import (
@@ -79,8 +79,10 @@ def sniff(head: bytes) -> bool:
 
 
 def _first_object(head: bytes) -> dict[str, object] | None:
+    """The first line of ``head`` that holds something, read as JSON (None when it is not
+    an object); a line nested too deep to read is passed over, as reading rejects it."""
     for line in head.removeprefix(b"\xef\xbb\xbf").splitlines():
-        if line.strip():
+        if line.strip() and not len(nesting.too_deep(line, np.array([0, len(line)]))[0]):
             try:
                 first = json.loads(line)
             except ValueError:
@@ -130,12 +132,18 @@ def split_read(batch: LineBatch, parse: pajson.ParseOptions, indices: np.ndarray
     halving failing pieces.
 
     Returns the pieces that read (line indices, table), the indices of lines left for
-    a line-by-line reader, and the lines that are not UTF-8 (``line``, ``raw``).
+    a line-by-line reader, and the lines refused unread (``line``, ``raw``,
+    ``reason``): those that are not UTF-8, and those nested deeper than
+    :data:`~ofcstats.formats.nesting.MAX_DEPTH`, which no reader may see.
     """
     bad = batch.not_utf8
     every = readable(batch)
     whole = len(bad) == 0 and (indices is None or len(indices) == len(every))
     indices = every if indices is None else indices
+    deep, depth = _too_deep(batch, indices, whole)
+    if len(deep):
+        indices = np.setdiff1d(indices, deep)
+        whole = False
     good: list[tuple[np.ndarray, pa.Table]] = []
     left: list[np.ndarray] = []
     stack = [indices]
@@ -152,10 +160,30 @@ def split_read(batch: LineBatch, parse: pajson.ParseOptions, indices: np.ndarray
             else:
                 half = len(piece) // 2
                 stack += [piece[half:], piece[:half]]
-    not_utf8 = pl.DataFrame({"line": (bad + batch.first_line).astype(np.int64),
-                             "raw": batch.texts(bad)}, schema={"line": pl.Int64, "raw": pl.String})
+    refused = pl.DataFrame({
+        "line": np.concatenate([bad, deep]).astype(np.int64) + batch.first_line,
+        "raw": batch.texts(bad) + batch.texts(deep),
+        "reason": ["line is not UTF-8 text"] * len(bad) + [
+            f"JSON nested {d:,} levels deep, more than the {nesting.MAX_DEPTH} a line may "
+            "have: it was not read" for d in depth.tolist()],
+    }, schema={"line": pl.Int64, "raw": pl.String, "reason": pl.String}).sort("line")
     rest = np.sort(np.concatenate(left)) if left else np.zeros(0, dtype=np.int64)
-    return good, rest, not_utf8
+    return good, rest, refused
+
+
+def _too_deep(batch: LineBatch, indices: np.ndarray, whole: bool
+              ) -> tuple[np.ndarray, np.ndarray]:
+    """The lines of ``indices`` nested too deep to read (:mod:`ofcstats.formats.nesting`),
+    and their depths; ``whole``: they are every line of the batch that holds something."""
+    if not len(indices):
+        return indices, indices
+    if whole:  # (one pass over the batch as it is: blank lines nest 0 deep)
+        deep, depth = nesting.too_deep(batch.data, batch.starts)
+        return deep, depth
+    lengths = batch.starts[indices + 1] - batch.starts[indices]
+    at, depth = nesting.too_deep(batch.select(indices),
+                                 np.concatenate([[0], np.cumsum(lengths)]))
+    return indices[at], depth
 
 
 def parse_batch(batch: LineBatch, source: str, con: duckdb.DuckDBPyConnection) -> RawBatch:
@@ -171,10 +199,10 @@ def parse_batch(batch: LineBatch, source: str, con: duckdb.DuckDBPyConnection) -
     if compiled:
         scanned, indices = scan_lines(batch, indices, con)
         parts.append(scanned)
-    good, rest, not_utf8 = split_read(batch, _PARSE, indices)
+    good, rest, refused = split_read(batch, _PARSE, indices)
     parts += [_from_arrow(table, batch.first_line + piece, batch, piece, con)
               for piece, table in good]
-    rejects = [_rejects(source, not_utf8, pl.lit("line is not UTF-8 text"))]
+    rejects = [_rejects(source, refused, pl.col("reason"))]
     if len(rest):
         slow, slow_rejects = _from_duckdb(batch, rest, source, con)
         parts.append(slow)

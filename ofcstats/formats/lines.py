@@ -5,6 +5,10 @@ not their names); gzip is read with ISA-L's inflate (``isal``), a few times zlib
 speed. A batch keeps its lines as one ``bytes`` object with the offsets of
 the line starts, so parsers can hand the whole batch to a columnar reader in one call;
 text is decoded line by line only for the few lines that end up in a reject.
+
+A line longer than :data:`MAX_LINE_BYTES` is never held whole: it is passed over as it is
+read, stands in its batch as a blank line (so every format skips it and the lines keep
+their numbers), and is listed with the batch (:class:`LongLine`) to be rejected.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import os
 import stat
 import sys
 import zlib
+from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import cached_property
@@ -27,6 +32,13 @@ import zstandard
 from isal import igzip, isal_zlib
 
 BATCH_BYTES = 16 << 20
+MAX_LINE_BYTES = 1 << 20
+"""The longest line read, in bytes, its line ending apart (1 MiB: a hand of the native
+format takes 1 to 5 KB, so room for any keys a source adds). A longer line is rejected
+(the rest of the file loads), is never held in memory whole, and is passed over when the
+format is told from the first lines (docs/format.md)."""
+KEPT_BYTES = 1 << 10
+"""What a rejected long line keeps of itself, from its start, as its raw text."""
 _WHITESPACE = b" \t\r\n"
 _BOM = b"\xef\xbb\xbf"
 _IS_WHITESPACE = np.zeros(256, dtype=bool)
@@ -41,16 +53,41 @@ Data = bytes | bytearray
 
 
 @dataclass(frozen=True)
+class LongLine:
+    """A line longer than :data:`MAX_LINE_BYTES`: its number, its length in bytes, and its
+    first :data:`KEPT_BYTES` bytes."""
+
+    line: int
+    length: int
+    start: bytes
+
+    @property
+    def reason(self) -> str:
+        """Why the line is rejected, in one line."""
+        return (f"the line is {self.length:,} bytes long, more than the {MAX_LINE_BYTES:,} a "
+                f"line may have: it was not read (its first {len(self.start):,} bytes are "
+                "kept as its raw text)")
+
+    @property
+    def raw(self) -> str:
+        """The kept start of the line as text, bad bytes shown as escapes."""
+        return self.start.decode("utf-8", errors="backslashreplace")
+
+
+@dataclass(frozen=True)
 class LineBatch:
     """Consecutive lines of one file: line ``first_line + i`` is ``line(i)``.
 
     ``data`` holds the lines, each ending in a newline. ``problem`` is set on the last
     batch of a file whose compressed stream broke off (the lines before it are good).
+    ``long_lines``: the lines of the batch longer than :data:`MAX_LINE_BYTES`, each a
+    blank line in ``data``.
     """
 
     first_line: int
     data: Data
     problem: str | None = None
+    long_lines: tuple[LongLine, ...] = ()
 
     @cached_property
     def starts(self) -> np.ndarray:
@@ -209,23 +246,61 @@ class _Zstd(io.RawIOBase):
         return True
 
 
-class Replay(io.RawIOBase):
-    """A stream that can be read only once (a pipe, a FIFO, standard input): the bytes
-    already taken from it for format detection, then the rest of it."""
+class _Prefixed(io.RawIOBase):
+    """A stream, after the bytes already taken from it (its first, to tell whether it is
+    compressed)."""
 
-    def __init__(self, raw: Any, head: bytes) -> None:
-        self.raw, self.head = raw, memoryview(head)
+    def __init__(self, raw: Any, taken: bytes) -> None:
+        self.raw, self.taken = raw, memoryview(taken)
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
-        if len(self.head):
-            n = min(len(buffer), len(self.head))
-            buffer[:n] = self.head[:n]
-            self.head = self.head[n:]
+        if len(self.taken):
+            n = min(len(buffer), len(self.taken))
+            buffer[:n] = self.taken[:n]
+            self.taken = self.taken[n:]
             return n
         return self.raw.readinto(buffer) or 0
+
+
+Piece = bytes | int
+"""A piece of the lines a :class:`Replay` gives back: bytes, or so many bytes of a long
+line that were not kept (given back as spaces: the line is rejected all the same)."""
+
+
+class Replay(io.RawIOBase):
+    """A stream that can be read only once (a pipe, a FIFO, standard input), decompressed:
+    the lines already taken from it for format detection, then the rest of it. A long line
+    among those taken comes back as its kept start and spaces, as long as it was, so it is
+    rejected as it would have been; a break in its compressed data comes after them."""
+
+    def __init__(self, raw: Any, source: Any, pieces: list[Piece],
+                 broken: BaseException | None = None) -> None:
+        self.raw, self.source, self.broken = raw, source, broken
+        self.pieces: deque[Piece] = deque(p for p in pieces if p)
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: memoryview) -> int:  # type: ignore[override]
+        if self.pieces:
+            piece = self.pieces.popleft()
+            if isinstance(piece, int):
+                n = min(len(buffer), piece)
+                buffer[:n] = b" " * n
+                if piece > n:
+                    self.pieces.appendleft(piece - n)
+                return n
+            n = min(len(buffer), len(piece))
+            buffer[:n] = piece[:n]
+            if len(piece) > n:
+                self.pieces.appendleft(piece[n:])
+            return n
+        if self.broken is not None:
+            raise self.broken
+        return self.source.readinto(buffer) or 0
 
     def close(self) -> None:
         if self.raw is not _stdin():
@@ -252,31 +327,90 @@ def is_stream(path: Path) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISSOCK(mode)
 
 
-def open_stream(path: Path, size: int = 64 << 10) -> tuple[Replay, bytes]:
-    """Open a stream (see :func:`is_stream`) once: the stream, which gives every byte
-    from the first, and its first ``size`` decompressed bytes, for format detection."""
+HEAD_BYTES = 64 << 10
+"""What format detection reads of a file's first lines (at least its first line)."""
+
+
+@dataclass(frozen=True)
+class Head:
+    """A file's first lines, as format detection reads them (see :func:`first_lines`)."""
+
+    data: bytes  # whole lines, a line too long to read a blank line
+    long_lines: int = 0  # the lines passed over as too long
+    broken: str | None = None  # why the compressed data broke off, if it did
+    passed: bytes = b""  # the kept starts of the lines passed over (a binary file shows)
+
+
+def open_stream(path: Path, size: int = HEAD_BYTES) -> tuple[Replay, Head]:
+    """Open a stream (see :func:`is_stream`) once: the stream, decompressed, which gives
+    every line from the first, and its first lines (:func:`first_lines`), for format
+    detection."""
     raw: Any = _stdin() if str(path) == "-" else path.open("rb", buffering=0)
     taken = bytearray()
-    while len(taken) < size:  # a pipe gives what has been written so far: read on
-        chunk = raw.read(size - len(taken))
+    while len(taken) < 4:  # a pipe gives what has been written so far: read on
+        chunk = raw.read(4 - len(taken))
         if not chunk:
             break
         taken += chunk
-    head = bytes(taken)
-    try:
-        shown = _decompressed(io.BufferedReader(io.BytesIO(head))).read(size)
-    except BROKEN:
-        shown = b""
-    return Replay(raw, head), shown
+    source = _decompressed(io.BufferedReader(_Prefixed(raw, bytes(taken)),
+                                             buffer_size=_READ_AHEAD))
+    head, pieces, broken = first_lines(source, size)
+    return Replay(raw, source, pieces, broken), head
 
 
-def read_head(path: Path, size: int = 64 << 10) -> bytes:
-    """The first ``size`` decompressed bytes of a file, for format detection."""
+def read_head(path: Path, size: int = HEAD_BYTES) -> Head:
+    """A file's first lines, decompressed, for format detection (:func:`first_lines`)."""
     with path.open("rb") as raw:
-        try:
-            return _decompressed(raw).read(size)
-        except BROKEN:
-            return b""
+        return first_lines(_decompressed(raw), size)[0]
+
+
+def first_lines(stream: Any, size: int) -> tuple[Head, list[Piece], BaseException | None]:
+    """The first whole lines of a decompressed stream, at least ``size`` bytes of them (or
+    all of it), a line longer than :data:`MAX_LINE_BYTES` passed over (a blank line in
+    their place): what format detection reads, so that a long first line does not hide
+    the format. Also what was taken from the stream, to be given back (see
+    :class:`Replay`), and the error that broke its compressed data, if one did."""
+    split = _Splitter(1)
+    head = bytearray()
+    pieces: list[Piece] = []
+    broken: BaseException | None = None
+    passed: list[bytes] = []
+    while len(head) < size and broken is None:
+        held = len(split.held)
+        buffer, broken = _fill(stream, split.held, size)
+        if len(buffer) == held:
+            head += split.held  # the end: a last line without a newline
+            break
+        if not head and not held and buffer.startswith(_BOM):
+            del buffer[:len(_BOM)]
+        batch = split.cut(buffer)
+        if batch is not None:
+            head += batch.data
+            pieces += _as_read(batch)
+            passed += [x.start for x in batch.long_lines]
+    if split.passing is not None:
+        start = split.passing.start
+        pieces += [start, split.passing.length - len(start)]
+        passed.append(start)
+    else:
+        pieces.append(split.held)
+    return Head(bytes(head), len(passed), None if broken is None else str(broken),
+                b"".join(passed)), pieces, broken
+
+
+def _as_read(batch: LineBatch) -> list[Piece]:
+    """A batch's bytes as they were read: each long line its kept start and the count of
+    the bytes not kept, in place of the blank line that stands for it."""
+    if not batch.long_lines:
+        return [bytes(batch.data)]
+    pieces: list[Piece] = []
+    at = 0
+    for long in batch.long_lines:
+        blank = int(batch.starts[long.line - batch.first_line])
+        pieces += [bytes(batch.data[at:blank]), long.start, long.length - len(long.start)]
+        at = blank
+    pieces.append(bytes(batch.data[at:]))
+    return pieces
 
 
 _READ_AHEAD = 1 << 20  # a file's bytes read ahead of the lines (and hashed as they are read)
@@ -304,22 +438,105 @@ def _fill(stream: Any, pending: bytes, room: int) -> tuple[bytearray, BaseExcept
     return buffer, broken
 
 
+@dataclass
+class _Passing:
+    """A line longer than :data:`MAX_LINE_BYTES`, passed over as it is read."""
+
+    line: int
+    start: bytes
+    length: int
+
+    def done(self) -> LongLine:
+        return LongLine(line=self.line, length=self.length, start=self.start)
+
+
+class _Splitter:
+    """Cuts the bytes of a stream, buffer by buffer, into batches of whole lines: the start
+    of a line a buffer ends in is held over for the next, unless it is longer than
+    :data:`MAX_LINE_BYTES` already; then the line is passed over up to its newline,
+    keeping only its start and its length."""
+
+    def __init__(self, first_line: int) -> None:
+        self.line = first_line  # the number of the next line
+        self.held = b""  # the start of that line, to begin the next buffer
+        self.passing: _Passing | None = None  # or that line, too long, being passed over
+
+    def cut(self, buffer: bytearray) -> LineBatch | None:
+        """The whole lines of ``buffer`` (which begins with :attr:`held`), cut at its last
+        newline in place; None when it ends none."""
+        ended = []
+        if self.passing is not None:
+            newline = buffer.find(b"\n")
+            if newline < 0:
+                self.passing.length += len(buffer)
+                return None
+            self.passing.length += newline
+            ended.append(self.passing.done())
+            self.passing = None
+            del buffer[:newline]  # (the line stands as a blank one)
+        end = buffer.rfind(b"\n") + 1
+        held = bytes(buffer[end:])
+        del buffer[end:]
+        batch = _blanked(LineBatch(first_line=self.line, data=buffer), ended) if end else None
+        if batch is not None:
+            self.line += len(batch)
+        if len(held) > MAX_LINE_BYTES:
+            self.passing = _Passing(self.line, held[:KEPT_BYTES], len(held))
+            held = b""
+        self.held = held
+        return batch
+
+    def end(self, problem: str | None) -> LineBatch | None:
+        """What is left at the end of the stream: a last line without a newline, a long
+        line passed over up to the end, or only the ``problem`` that ended the reading."""
+        if self.passing is not None:
+            return LineBatch(first_line=self.line, data=b"\n", problem=problem,
+                             long_lines=(self.passing.done(),))
+        if self.held or problem:
+            return LineBatch(first_line=self.line, data=self.held + b"\n" if self.held else b"",
+                             problem=problem)
+        return None
+
+
+def _blanked(batch: LineBatch, ended: list[LongLine]) -> LineBatch:
+    """``batch`` with each of its lines longer than :data:`MAX_LINE_BYTES` made a blank
+    line and listed in ``long_lines`` (after ``ended``, a line passed over that ended at the
+    batch's start, blank already): the batch itself when it has none (the usual case)."""
+    lengths = np.diff(batch.starts) - 1
+    long = np.flatnonzero(lengths > MAX_LINE_BYTES)
+    if not len(long) and not ended:
+        return batch
+    data, starts = batch.data, batch.starts
+    kept = bytearray()
+    at = 0
+    for i in long:  # (a loop over lines of a megabyte or more: a few per batch at most)
+        start, end = int(starts[i]), int(starts[i + 1]) - 1
+        kept += data[at:start]
+        ended.append(LongLine(line=batch.first_line + int(i), length=end - start,
+                              start=bytes(data[start:start + KEPT_BYTES])))
+        at = end
+    kept += data[at:]
+    return LineBatch(first_line=batch.first_line, data=kept if len(long) else data,
+                     long_lines=tuple(ended))
+
+
 def read_line_batches(
     path: Path, progress: Callable[[int], None] | None = None, batch_bytes: int = BATCH_BYTES,
     digest: Digest | None = None, *, start: int = 0, first_line: int = 1,
     tally: Tally | None = None, stream: Replay | None = None,
 ) -> Iterator[LineBatch]:
     """Yield the file's lines in batches; a last line without a newline is still a line.
+    A line longer than :data:`MAX_LINE_BYTES` is a blank line of its batch, listed in
+    its ``long_lines``.
 
     ``progress`` receives the count of file bytes (compressed, as on disk) read so far;
     ``digest`` is updated with those bytes, so a file is hashed in the same pass.
     ``start`` (a plain file's byte offset, at a line's start) and ``first_line`` (that
     line's number) read only the lines from there on; ``tally`` gets the count of
-    complete lines. ``stream`` (from :func:`open_stream`) is read instead of opening
-    ``path``.
+    complete lines. ``stream`` (from :func:`open_stream`, decompressed already) is read
+    instead of opening ``path``.
     """
-    line_no = first_line
-    pending = b""
+    split = _Splitter(first_line)
     problem = None
     if tally is not None:
         tally.lines = first_line - 1
@@ -330,19 +547,20 @@ def read_line_batches(
         counted = _Hashing(plain, digest)
         counted.done = start
         raw = io.BufferedReader(counted, buffer_size=_READ_AHEAD)
-        stream = _decompressed(raw)
+        lines = raw if isinstance(plain, Replay) else _decompressed(raw)
         # What is left of a plain file bounds a batch's buffer (a small file's one batch
         # then takes a buffer of its size, not of a batch's); a file that grows as it is
         # read is read on to its end all the same.
-        left = os.fstat(plain.fileno()).st_size - start if stream is raw and not isinstance(
+        left = os.fstat(plain.fileno()).st_size - start if lines is raw and not isinstance(
             plain, Replay) else None
+        first = not start
         while True:
             # The held-over start of a line and what follows, in the batch's own buffer,
             # cut at its last newline in place.
-            held = len(pending)
+            held = len(split.held)
             if left is not None and left <= 0 and not raw.peek(1):
                 break  # (the end, found without a buffer of a batch's size)
-            buffer, broken = _fill(stream, pending, min(batch_bytes, left)
+            buffer, broken = _fill(lines, split.held, min(batch_bytes, left)
                                    if left is not None and left > 0 else batch_bytes)
             if broken is not None:
                 # A compressed stream cut short: keep every whole line before the break.
@@ -351,27 +569,24 @@ def read_line_batches(
                 break
             if left is not None:
                 left -= len(buffer) - held
-            if line_no == 1 and not start and not held and buffer.startswith(_BOM):
+            if first and buffer.startswith(_BOM):
                 del buffer[:len(_BOM)]  # a byte order mark is not part of the first line
-            cut = buffer.rfind(b"\n")
-            pending = bytes(buffer[cut + 1:])
-            if cut >= 0:
-                del buffer[cut + 1:]
-                batch = LineBatch(first_line=line_no, data=buffer)
-                line_no += len(batch)
-                if tally is not None:
-                    tally.lines = line_no - 1
+            first = False
+            batch = split.cut(buffer)
+            if tally is not None:
+                tally.lines = split.line - 1
+            if batch is not None:
                 yield batch
-                if progress is not None:
-                    progress(counted.done)
+            if progress is not None:
+                progress(counted.done)
             if problem:
                 break
         if digest is not None:
             # Whatever the decompressor left unread still belongs to the file's hash.
             while chunk := plain.read(1 << 20):
                 digest.update(chunk)
-        if pending or problem:
-            yield LineBatch(first_line=line_no, data=pending + b"\n" if pending else b"",
-                            problem=problem)
+        last = split.end(problem)
+        if last is not None:
+            yield last
     if progress is not None and stream is None:
         progress(path.stat().st_size)

@@ -56,6 +56,9 @@ class ReportData:
     # the same per variant, player and street, with 95% intervals; and each player's
     # costliest decision with its board (``ofcstats.review.replay.worst_mistakes``)
     decision_streets: pl.DataFrame | None = None
+    # per variant, player and situation beside the table's (``ofcstats review --by
+    # situation``)
+    decision_situations: pl.DataFrame | None = None
     mistakes: list[dict[str, Any]] = field(default_factory=list)
     generated_at: datetime = field(default_factory=lambda: datetime.now(UTC))
 
@@ -107,6 +110,7 @@ def _decisions(store: Store, filters: pipeline.Filters) -> dict[str, Any]:
     from ofcstats.review.summary import (  # noqa: PLC0415
         decisions_frame,
         player_summary,
+        situation_summary,
         street_summary,
     )
 
@@ -120,19 +124,27 @@ def _decisions(store: Store, filters: pipeline.Filters) -> dict[str, Any]:
     if frame.is_empty():
         return {}
     return {"decisions": player_summary(frame), "decision_streets": street_summary(frame),
+            "decision_situations": situation_summary(frame),
             "mistakes": worst_mistakes(store, frame)}
 
 
 def _decisions_section(data: ReportData, images: dict[str, str]) -> list[str]:
     """EV loss per player and street, a table per variant (``ofcstats review``), the
     chart of it next to the style map, and each player's costliest decision replayed."""
+    from ofcstats.review.core import (  # noqa: PLC0415 (loads the simulator)
+        DEFAULT_ROLLOUTS,
+        FANTASYLAND_VALUE,
+    )
+
     parts = ["<h2 id=\"decisions\">Decisions</h2>"]
     if data.decisions is None:
         return [*parts, "<p>No decisions reviewed for these hands: run <code>ofcstats "
                 "review</code> to see what each placement cost.</p>"]
     parts.append("<p>Expected points given up per decision against the best legal "
-                 "placement, valued by rollouts of the rest of the hand against the "
-                 "opponents' final boards (100 rollouts, fantasyland worth 14 points per "
+                 "placement, valued by rollouts of the rest of the hand, the opponents' "
+                 "unseen cards drawn (the review's default settings: "
+                 f"{DEFAULT_ROLLOUTS} rollouts, the loss measured on rollouts that did not "
+                 f"choose the best, fantasyland worth {FANTASYLAND_VALUE:g} points per "
                  "opponent); 95% interval of the mean over decisions. "
                  "<code>ofcstats replay HAND_ID</code> shows a hand street by street.</p>")
     for (variant,), part in data.decisions.group_by("variant", maintain_order=True):
@@ -146,6 +158,18 @@ def _decisions_section(data: ReportData, images: dict[str, str]) -> list[str]:
             *((c, c.replace("_", " ")) for c in streets),
             ("loss_foul", "lost to fouls"), ("loss_fantasyland", "lost: fantasyland"),
             ("total_ev_loss", "total EV loss")]))
+        if data.decision_situations is not None:
+            leaks = data.decision_situations.filter(pl.col("variant") == variant)
+            parts.append(f'<h3 id="leaks-{html_text(str(variant))}">Leaks by situation</h3>')
+            parts.append("<p>Each player's mean loss per decision in each situation, "
+                         "with its 95% interval, beside the table's (every reviewed "
+                         "player in the same situation); situations as in "
+                         "<code>ofcstats review --by situation</code>.</p>")
+            parts.append(_table(leaks, [
+                ("player", "player"), ("situation", "situation"), ("decisions", "decisions"),
+                ("mean_ev_loss", "mean EV loss"), ("ci_low", "95% low"),
+                ("ci_high", "95% high"), ("table_mean_ev_loss", "table's mean"),
+                ("vs_table", "vs the table")]))
         key = f"{variant}:"
         if key + "decisions" in images:
             parts.append('<div class="pair">'

@@ -3,34 +3,57 @@
 A *decision* is one street of one seat as logged: the cards dealt, the board before
 them, and where the player put each card (0 top, 1 middle, 2 bottom, 3 discard). Its
 *candidates* are every way to send the dealt cards to the free slots, discarding as
-many as the street discards. Each candidate is valued by Monte Carlo rollouts:
+many as the street discards. Each candidate is valued by Monte Carlo rollouts, each
+rollout one deal of every card the player could not see:
 
-- the player's later cards are drawn from the cards neither visible to the player at
-  that moment (its own board, discards and dealt cards so far) nor on an opponent's
-  final board;
-- the later streets are played by the quick rule of the simulator's Monte Carlo bot
-  (:func:`ofcstats.simulate.montecarlo.play_out`: each card to the row where it helps
-  most, the worst cards discarded, the last street exactly);
-- the finished board is scored against each opponent's final board as logged (rows,
-  scoops, fouls, royalties; the table bonus and spade bonus are left out), plus
-  ``fantasyland_value`` points per opponent when it reaches fantasyland.
+- **the opponents** (``opponents="drawn"``, the default): the cards of theirs the player
+  had seen at that moment stay where they are; their later cards are drawn from the
+  cards the player could not see, and their later streets played by the rollout rule; a
+  seat in fantasyland (its cards face down) gets its logged number of cards drawn, set
+  by :func:`ofcstats.simulate.fantasyland.plain_strengths`. ``opponents="logged"``
+  takes their final boards as logged instead (hindsight: what the player could not
+  know), leaving their cards out of the player's draws;
+- **the player's later cards** are drawn from the same unseen cards, and its later
+  streets played by the rollout rule of the simulator's Monte Carlo bot
+  (:func:`ofcstats.simulate.montecarlo.play_out`, compiled);
+- the finished board is scored against each opponent's (rows, scoops, fouls,
+  royalties; the table bonus and spade bonus are left out), plus ``fantasyland_value``
+  points per opponent when it reaches fantasyland.
 
-Every candidate of a decision sees the same samples (common random numbers), so the
-differences between candidates are far sharper than their spread. A street with no
-cards to come is valued exactly (one deal). The EV loss is the best candidate's mean
-minus the chosen one's: never negative, since the chosen placement is a candidate.
+Every candidate of a decision sees the same rollouts (common random numbers). The
+valuing is in steps (:class:`Plan`), the first three choosing the best candidate, the
+last two measuring what the play made gave up:
+
+1. every candidate on the first ``plan.first`` rollouts;
+2. the ``plan.screen`` best of them, and the play made, up to ``rollouts``;
+3. the ``LEADERS`` best of those, and the play made, up to ``plan.selecting``; the best
+   mean is the **best candidate**;
+4. the best candidate and the play made on ``plan.measuring`` further rollouts that
+   played no part in choosing it (double sampling): their mean difference is the **EV
+   loss**, with its standard error from the paired differences. The best of many noisy
+   means is flattered; a mean on fresh rollouts is not, so the loss is unbiased for the
+   candidate chosen, and may come out below zero when the play made is as good;
+5. a decision whose best led the play made by more than ``CONFIRM_ABOVE`` points on the
+   selection rollouts (a likely costly mistake) has the two measured on
+   ``plan.confirming`` more fresh rollouts, pooled with step 4's: the biggest losses
+   get a smaller error. Chosen on the selection rollouts alone, it keeps the loss
+   unbiased.
+
+A decision with nothing left to draw is valued exactly (one deal). A decision is a
+*mistake* only when its loss exceeds ``SE_MULTIPLE`` standard errors.
 
 Candidates that leave boards the rest of the hand cannot tell apart are valued once
-(:func:`_representatives`); every other candidate gets every rollout unless screening
-is asked for.
+(:func:`_representatives`).
 
 A fantasyland set (13 to 17 cards set at once) is solved exactly by :func:`solve_set`:
 the best of every way to set 13 of the cards, priced against the opponents' boards
-(rows, scoops, fouls, royalties and the stay).
+(rows, scoops, fouls, royalties and the stay): their logged final boards, or, drawn,
+the boards of ``FANTASYLAND_DRAWS`` rollouts (the best set then measured on fresh ones).
 
 All rollouts of a group of decisions (same variant and street) are array work over
 ``candidates x rollouts`` boards at once; the random draws are seeded per decision,
-so a decision's numbers do not depend on what else is reviewed with it.
+so a decision's numbers do not depend on what else is reviewed with it, nor on the
+threads sharing the work.
 """
 
 from __future__ import annotations
@@ -39,21 +62,22 @@ import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+from numba import njit
 
 from ofcstats import evaluate
-from ofcstats.rules.board import fouled, pair_points, royalties
+from ofcstats.rules.board import fouled, royalties
 from ofcstats.rules.model import Ruleset
-from ofcstats.simulate.fantasyland import Layout, layout_of
-from ofcstats.simulate.montecarlo import play_out
-from ofcstats.simulate.scoring import RulesetArrays, board_strengths, qualifies, ruleset_arrays
+from ofcstats.simulate.fantasyland import Layout, layout_of, plain_strengths
+from ofcstats.simulate.montecarlo import final_strengths, play_out
+from ofcstats.simulate.scoring import RulesetArrays, board_strengths, ruleset_arrays
 from ofcstats.simulate.state import CARD_KEYS
 from ofcstats.simulate.tables import (
     SUIT_BITS,
     SUIT_MASK,
-    final_strengths,
     pattern_counts,
     pattern_onehot,
     patterns,
@@ -61,8 +85,38 @@ from ofcstats.simulate.tables import (
 )
 from ofcstats.variants import Variant
 
-DEFAULT_ROLLOUTS = 100
+OPPONENTS = ("drawn", "logged")
+"""How the opponents' cards are valued: drawn from what the player could not see (the
+default), or their final boards as logged (hindsight)."""
+DEFAULT_OPPONENTS = "drawn"
+DEFAULT_ROLLOUTS = 256
+"""Selection rollouts of a decision, and as many again to measure the loss."""
 DEFAULT_SEED = 0
+DEFAULT_SCREEN = 6
+"""Candidates kept after the first step, besides the play made; 0 keeps every one."""
+FIRST_SHARE = 8
+MIN_FIRST = 16
+"""The first step's rollouts: ``rollouts // FIRST_SHARE``, at least ``MIN_FIRST``."""
+FANTASYLAND_DRAWS = 8
+"""Drawn opponents' rollouts the exact fantasyland solver chooses the best set against."""
+LEADERS = 2
+LEADERS_SHARE = 4
+"""Step 3: the ``LEADERS`` best after step 2, and the play made, go on to
+``LEADERS_SHARE * rollouts`` selection rollouts, where the best is told from the next
+best."""
+MEASURE_SHARE = 2
+"""The loss is measured on ``MEASURE_SHARE * rollouts`` further rollouts."""
+CONFIRM_ABOVE = 2.0
+CONFIRM_SHARE = 6
+"""Step 5: a decision whose best candidate led the play made by more than
+``CONFIRM_ABOVE`` points on the selection rollouts (a likely costly mistake) has its loss
+measured on ``CONFIRM_SHARE * rollouts`` more rollouts, so that the biggest mistakes are
+told apart. Chosen on the selection rollouts alone, the step leaves the loss unbiased."""
+SE_MULTIPLE = 2.0
+"""A decision is a mistake when its loss exceeds this many standard errors."""
+METHOD = "double-sampling"
+"""The valuing method, stored with each decision (``best-mean``: the one before, the best
+candidate's mean on the rollouts that chose it)."""
 FANTASYLAND_VALUE = 14.0
 """Points per opponent a board that reaches fantasyland is worth on top of its own
 score: the mean points a seat wins from each opponent in its fantasyland hand, where a
@@ -76,16 +130,56 @@ given up, royalties missed, the wrong card discarded, and otherwise row points."
 _SIZES = np.array([3, 5, 5])
 _BOARDS_AT_ONCE = 60_000  # boards (candidates x rollouts) played out per array step
 _MARGIN = 0.02  # rates within this of each other count as the same
-SCREEN_ROLLOUTS = 12
-"""Rollouts every candidate gets when screening (the first of the decision's draws)."""
-DEFAULT_SCREEN = 0
-"""Candidates kept after screening, besides the play made; 0 (or None) values every
-candidate on every rollout, the default."""
+_NO_CARD = 52
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How a decision is valued: the settings its numbers depend on."""
+
+    rollouts: int = DEFAULT_ROLLOUTS
+    seed: int = DEFAULT_SEED
+    screen: int = DEFAULT_SCREEN  # 0: every candidate on every selection rollout
+    opponents: str = DEFAULT_OPPONENTS
+    fantasyland_value: float = FANTASYLAND_VALUE
+
+    def __post_init__(self) -> None:
+        if self.rollouts < 1:
+            raise ValueError(f"rollouts must be at least 1, not {self.rollouts}")
+        if self.screen < 0:
+            raise ValueError(f"screen must be 0 or more, not {self.screen}")
+        if self.opponents not in OPPONENTS:
+            raise ValueError(f"opponents must be one of {', '.join(OPPONENTS)}, "
+                             f"not {self.opponents!r}")
+
+    @property
+    def first(self) -> int:
+        """Rollouts of the first step (every candidate)."""
+        return min(self.rollouts, max(MIN_FIRST, self.rollouts // FIRST_SHARE))
+
+    @property
+    def selecting(self) -> int:
+        """Selection rollouts of the leaders (steps 1 to 3)."""
+        return LEADERS_SHARE * self.rollouts
+
+    @property
+    def measuring(self) -> int:
+        """Rollouts that measure the loss, after the selection ones."""
+        return MEASURE_SHARE * self.rollouts
+
+    @property
+    def confirming(self) -> int:
+        """Rollouts that measure the loss further (step 5), after the measuring ones."""
+        return CONFIRM_SHARE * self.rollouts
 
 
 @dataclass(frozen=True)
 class Position:
-    """One decision to review: what the player saw and what it did."""
+    """One decision to review: what the player saw and what it did.
+
+    The opponents' boards as the player saw them (``opponent_seen``, ``opponent_rows``,
+    ``opponent_next``, ``opponent_dealt``) default to their final boards, every card
+    seen and nothing to come."""
 
     hand_key: int
     hand_id: str
@@ -101,6 +195,10 @@ class Position:
     board_rows: npt.NDArray[np.int8]  # row of each card of ``board``
     seen: npt.NDArray[np.bool_]  # (52,) the player's own cards so far, dealt ones included
     opponents: npt.NDArray[np.uint8]  # (O, 13) opponents' final boards as logged
+    opponent_seen: npt.NDArray[np.uint8] | None = None  # (O, 13) their cards seen; 52: none
+    opponent_rows: npt.NDArray[np.int8] | None = None  # (O, 13) rows of those, -1: none
+    opponent_next: npt.NDArray[np.int8] | None = None  # (O,) street each plays next
+    opponent_dealt: npt.NDArray[np.int8] | None = None  # (O,) cards of one in fantasyland
 
     @property
     def fantasyland(self) -> bool:
@@ -112,6 +210,37 @@ class Position:
         """Cards this street throws away."""
         return int((self.chosen == 3).sum())
 
+    def seen_of_opponents(self) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int8],
+                                         npt.NDArray[np.int8], npt.NDArray[np.int8]]:
+        """The opponents' cards seen (O, 13) and their rows, the street each plays next
+        and the cards of those in fantasyland (0: not)."""
+        count = self.opponents.shape[0]
+        if self.opponent_seen is None:
+            rows = np.repeat(np.arange(3, dtype=np.int8), _SIZES)
+            return (self.opponents, np.broadcast_to(rows, (count, 13)),
+                    np.full(count, len(self.variant.streets), dtype=np.int8),
+                    np.zeros(count, dtype=np.int8))
+        assert self.opponent_rows is not None
+        assert self.opponent_next is not None
+        assert self.opponent_dealt is not None
+        return self.opponent_seen, self.opponent_rows, self.opponent_next, self.opponent_dealt
+
+    def to_draw(self, opponents: str) -> list[int]:
+        """Cards each opponent has still to be dealt, as the player sees it (``drawn``);
+        none when their final boards are taken as logged."""
+        if opponents == "logged":
+            return [0] * self.opponents.shape[0]
+        _, _, after, dealt = self.seen_of_opponents()
+        streets = self.variant.streets
+        return [int(d) if d else sum(s.dealt for s in streets[int(a):])
+                for a, d in zip(after, dealt, strict=True)]
+
+    def future(self) -> int:
+        """The player's own cards still to come."""
+        if self.fantasyland:
+            return 0
+        return sum(s.dealt for s in self.variant.streets[self.index + 1:])
+
 
 @dataclass(frozen=True)
 class Verdict:
@@ -121,15 +250,21 @@ class Verdict:
     best: npt.NDArray[np.int8]  # (k,) rows of the best candidate
     ev_chosen: float
     ev_best: float
+    ev_loss: float  # ev_best - ev_chosen on rollouts that did not choose the best
+    ev_loss_se: float  # its standard error (0 when valued exactly)
     se_chosen: float  # standard error of ev_chosen (0 when valued exactly)
     candidates: int
     rollouts: int  # 0: valued exactly
-    mistake: str | None  # one of MISTAKES when the loss is above zero
+    mistake: str | None  # one of MISTAKES when the loss exceeds SE_MULTIPLE errors
 
-    @property
-    def ev_loss(self) -> float:
-        """Best minus chosen, in points."""
-        return max(0.0, self.ev_best - self.ev_chosen)
+
+def is_mistake(loss: float, se: float) -> bool:
+    """A loss above ``SE_MULTIPLE`` standard errors (above zero when valued exactly).
+
+    >>> is_mistake(0.5, 0.2), is_mistake(0.3, 0.2), is_mistake(1e-3, 0.0)
+    (True, False, True)
+    """
+    return loss > max(SE_MULTIPLE * se, 1e-9)
 
 
 def decision_rng(seed: int, hand_id: str, seat: int, street: int) -> np.random.Generator:
@@ -139,29 +274,31 @@ def decision_rng(seed: int, hand_id: str, seat: int, street: int) -> np.random.G
 
 def review(positions: Sequence[Position], *, rollouts: int = DEFAULT_ROLLOUTS,
            seed: int = DEFAULT_SEED, fantasyland_value: float = FANTASYLAND_VALUE,
-           screen: int | None = DEFAULT_SCREEN,
+           screen: int = DEFAULT_SCREEN, opponents: str = DEFAULT_OPPONENTS,
            progress: Callable[[int], None] | None = None) -> list[Verdict]:
     """Review every position; verdicts in the positions' order.
 
     Positions are grouped by variant, street and ruleset, each group valued in array
     steps; ``progress(n)`` is told of each group's ``n`` positions once they are done.
     """
-    if rollouts < 1:
-        raise ValueError(f"rollouts must be at least 1, not {rollouts}")
+    plan = Plan(rollouts=rollouts, seed=seed, screen=screen, opponents=opponents,
+                fantasyland_value=fantasyland_value)
     # A group shares its candidates: the same street of a variant, the same cards dealt
-    # and discarded (a seat that timed out may have been placed otherwise), one ruleset.
-    groups: dict[tuple[Variant, int, int, int, Ruleset], list[int]] = {}
+    # and discarded (a seat that timed out may have been placed otherwise), one ruleset;
+    # and whether anything is left to draw.
+    groups: dict[tuple[Variant, int, int, int, Ruleset, bool], list[int]] = {}
     for i, p in enumerate(positions):
-        groups.setdefault((p.variant, p.index, p.dealt.size, p.discards, p.ruleset),
-                          []).append(i)
+        drawless = p.future() == 0 and not any(p.to_draw(opponents))
+        groups.setdefault((p.variant, p.index, p.dealt.size, p.discards, p.ruleset,
+                           drawless), []).append(i)
     out: list[Verdict | None] = [None] * len(positions)
-    for (variant, index, _, _, ruleset), members in groups.items():
+    for (variant, index, _, _, ruleset, drawless), members in groups.items():
         arrays = ruleset_arrays(ruleset, variant)
         chosen = [positions[i] for i in members]
         if index < 0:
-            verdicts = _fantasyland(chosen, arrays, fantasyland_value)
+            verdicts = _fantasyland(chosen, arrays, plan, drawless)
         else:
-            verdicts = _streets(chosen, arrays, rollouts, seed, fantasyland_value, screen)
+            verdicts = _streets(chosen, arrays, plan, drawless)
         for i, verdict in zip(members, verdicts, strict=True):
             out[i] = verdict
         if progress is not None:
@@ -171,8 +308,9 @@ def review(positions: Sequence[Position], *, rollouts: int = DEFAULT_ROLLOUTS,
 
 @dataclass(frozen=True)
 class _Opponents:
-    """Opponents' final boards of each position, padded to the most opponents:
-    strengths and royalties ``(3, D, O)``, fouls and presence ``(D, O)``."""
+    """Opponents' finished boards, padded to the most opponents, for each of ``M``
+    worlds (a decision, or a decision's rollout): strengths and royalties ``(3, M, O)``,
+    fouls and presence ``(M, O)``."""
 
     strength: npt.NDArray[np.intp]
     foul: npt.NDArray[np.bool_]
@@ -181,6 +319,7 @@ class _Opponents:
 
     @classmethod
     def of(cls, positions: Sequence[Position], arrays: RulesetArrays) -> _Opponents:
+        """The final boards as logged, one world per position."""
         most = max(p.opponents.shape[0] for p in positions)
         boards = np.zeros((len(positions), most, 13), dtype=np.uint8)
         present = np.zeros((len(positions), most), dtype=bool)
@@ -188,29 +327,153 @@ class _Opponents:
             boards[d, :p.opponents.shape[0]] = p.opponents
             present[d, :p.opponents.shape[0]] = True
         strength = np.moveaxis(board_strengths(boards), -1, 0).astype(np.intp)
+        return cls.of_strengths(strength, present, arrays)
+
+    @classmethod
+    def of_strengths(cls, strength: npt.NDArray[np.intp], present: npt.NDArray[np.bool_],
+                     arrays: RulesetArrays) -> _Opponents:
         foul = fouled(strength)
         royalty = royalties([arrays.royalty], strength, ~foul, np.int32, dense=True)[0]
         return cls(strength, foul, royalty, present)
 
+    def pooled(self, worlds: slice) -> _Opponents:
+        """These worlds' opponents as the opponents of one world (for a set valued
+        against all of them at once: its points summed over them)."""
+        def flat(a: npt.NDArray[Any]) -> npt.NDArray[Any]:
+            return a[..., worlds, :].reshape(*a.shape[:-2], 1, -1)
+        return _Opponents(flat(self.strength), flat(self.foul), flat(self.royalty),
+                          flat(self.present))
 
-def _score(arrays: RulesetArrays, strength: npt.NDArray[np.intp], foul: npt.NDArray[np.bool_],
-           decision: npt.NDArray[np.intp], opp: _Opponents, fantasyland_value: float,
-           in_fantasyland: bool) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_],
-                                          npt.NDArray[np.int32]]:
-    """Points of finished boards (strengths ``(3, ...)``) against their decision's
-    opponents, the fantasyland value included; and whether each reaches fantasyland,
-    and its royalties. ``decision`` broadcasts against the boards: one per board, or
-    ``(C, 1)`` for boards ``(3, C, n)``, n boards of each of C candidates."""
-    roy = royalties([arrays.royalty], strength, ~foul, np.int32, dense=True)[0]
-    total = np.zeros(strength.shape[1:], dtype=np.float64)
-    for o in range(opp.present.shape[1]):
-        points = pair_points(arrays, strength, opp.strength[:, decision, o], foul,
-                             opp.foul[decision, o], roy, opp.royalty[:, decision, o])
-        total += np.where(opp.present[decision, o], points, 0)
-    reach = qualifies(arrays, np.moveaxis(strength, 0, -1).astype(np.int32), foul,
-                      in_fantasyland)
-    opponents = opp.present[decision].sum(axis=-1)
-    return total + fantasyland_value * opponents * reach, reach, roy.sum(axis=0)
+
+def _score(arrays: RulesetArrays, strength: npt.NDArray[np.intp], world: npt.NDArray[np.intp],
+           opp: _Opponents, fantasyland_value: float, in_fantasyland: bool
+           ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.bool_],
+                      npt.NDArray[np.int32]]:
+    """Points of finished boards (strengths ``(3, ...)``) against their world's
+    opponents, the fantasyland value included; and whether each fouled, whether it
+    reaches fantasyland (enters it, or ``in_fantasyland`` stays), and its royalties.
+    ``world`` broadcasts against the boards: one per board, or ``(C, 1)`` for boards
+    ``(3, C, n)``, n boards of each of C candidates. Compiled, board by board
+    (:func:`_board_points`): the rules of :mod:`ofcstats.rules.board`, which the tests
+    hold it to."""
+    shape = np.broadcast_shapes(strength.shape[1:], world.shape)
+    rows = np.ascontiguousarray(np.broadcast_to(strength, (3, *shape)).reshape(3, -1),
+                                dtype=np.int64)
+    points, foul, reach, roy = _outputs(rows.shape[1])
+    args: list[Any] = [rows, np.ascontiguousarray(np.broadcast_to(world, shape).ravel(),
+                                                  dtype=np.intp),
+                       *_scoring(arrays, opp, fantasyland_value, in_fantasyland),
+                       points, foul, reach, roy]
+    _score_rows(*args)
+    return points.reshape(shape), foul.reshape(shape), reach.reshape(shape), roy.reshape(shape)
+
+
+def _score_keys(arrays: RulesetArrays, keys: npt.NDArray[np.int64], world: npt.NDArray[np.intp],
+                opp: _Opponents, fantasyland_value: float
+                ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.bool_],
+                           npt.NDArray[np.int32]]:
+    """:func:`_score` of finished boards of a normal hand given as row keys ``(3, B)``,
+    each against the opponents of its ``world`` ``(B,)``: points, fouls, fantasyland
+    reached and royalties ``(B,)``."""
+    t = row_tables()
+    out = _outputs(keys.shape[1])
+    args: list[Any] = [np.ascontiguousarray(keys, dtype=np.int64),
+                       np.ascontiguousarray(world, dtype=np.intp), t.id_of_key, t.suited,
+                       t.full3, t.full5, t.full5_flush,
+                       *_scoring(arrays, opp, fantasyland_value, False), *out]
+    _score_keyed(*args)
+    return out
+
+
+def _outputs(count: int) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_],
+                                  npt.NDArray[np.bool_], npt.NDArray[np.int32]]:
+    return (np.empty(count, dtype=np.float64), np.empty(count, dtype=np.bool_),
+            np.empty(count, dtype=np.bool_), np.empty(count, dtype=np.int32))
+
+
+def _scoring(arrays: RulesetArrays, opp: _Opponents, fantasyland_value: float,
+             in_fantasyland: bool) -> tuple[Any, ...]:
+    """The arguments the compiled scoring takes after the boards: the opponents, the
+    royalties, what a pair of boards pays, and fantasyland."""
+    stay = np.array([-1 if x is None else x for x in arrays.stay], dtype=np.int64)
+    return (np.ascontiguousarray(opp.strength, dtype=np.int64), np.ascontiguousarray(opp.foul),
+            np.ascontiguousarray(opp.royalty, dtype=np.int32), np.ascontiguousarray(opp.present),
+            tuple(r.astype(np.int32) for r in arrays.royalty),
+            np.array([arrays.row, arrays.majority, arrays.scoop, arrays.foul_points],
+                     dtype=np.int64),
+            -1 if arrays.entry is None else arrays.entry, stay, in_fantasyland,
+            float(fantasyland_value))
+
+
+@njit(inline="always")
+def _board_points(s0: Any, s1: Any, s2: Any, w: Any, opp_strength: Any, opp_foul: Any,
+                  opp_royalty: Any, present: Any, royalty: Any, pays: Any, entry: int,
+                  stay: Any, in_fantasyland: bool, fl_value: float) -> tuple[Any, ...]:
+    """One board's points against the opponents of world ``w`` (rows, majority, scoop,
+    fouls, royalties netted: :func:`ofcstats.rules.board.pair_points`), fantasyland's
+    value included; whether it fouled, reached fantasyland, and its royalties."""
+    fouled_here = s0 > s1 or s1 > s2
+    mine = np.int64(0)
+    if not fouled_here:
+        mine = np.int64(royalty[0][s0]) + np.int64(royalty[1][s1]) + np.int64(royalty[2][s2])
+    total = 0.0
+    seats = 0
+    for o in range(present.shape[1]):
+        if not present[w, o]:
+            continue
+        seats += 1
+        theirs = np.int64(opp_royalty[0, w, o]) + np.int64(opp_royalty[1, w, o]) \
+            + np.int64(opp_royalty[2, w, o])
+        if not fouled_here and not opp_foul[w, o]:
+            t0, t1, t2 = opp_strength[0, w, o], opp_strength[1, w, o], opp_strength[2, w, o]
+            wins = np.int64(s0 > t0) + np.int64(s1 > t1) + np.int64(s2 > t2)
+            losses = np.int64(s0 < t0) + np.int64(s1 < t1) + np.int64(s2 < t2)
+            pair = pays[0] * (wins - losses) \
+                + pays[1] * (np.int64(wins >= 2) - np.int64(losses >= 2)) \
+                + pays[2] * (np.int64(wins == 3) - np.int64(losses == 3))
+        else:
+            pair = pays[3] * (np.int64(opp_foul[w, o]) - np.int64(fouled_here))
+        total += pair + mine - theirs
+    reached = False
+    if entry >= 0 and not fouled_here:
+        if in_fantasyland:
+            reached = (stay[0] >= 0 and s0 >= stay[0]) or (stay[1] >= 0 and s1 >= stay[1]) \
+                or (stay[2] >= 0 and s2 >= stay[2])
+        else:
+            reached = s0 >= entry
+    if reached:
+        total += fl_value * seats
+    return total, fouled_here, reached, mine
+
+
+@njit(nogil=True, cache=True)
+def _score_rows(strength: Any, world: Any, opp_strength: Any, opp_foul: Any, opp_royalty: Any,
+                present: Any, royalty: Any, pays: Any, entry: int, stay: Any,
+                in_fantasyland: bool, fl_value: float, points: Any, foul: Any, reach: Any,
+                roy: Any) -> None:
+    """:func:`_score` on boards ``(3, B)``, into ``points``, ``foul``, ``reach``, ``roy``."""
+    for b in range(strength.shape[1]):
+        points[b], foul[b], reach[b], roy[b] = _board_points(
+            strength[0, b], strength[1, b], strength[2, b], world[b], opp_strength, opp_foul,
+            opp_royalty, present, royalty, pays, entry, stay, in_fantasyland, fl_value)
+
+
+@njit(nogil=True, cache=True)
+def _score_keyed(keys: Any, world: Any, id_of_key: Any, suited: Any, full3: Any, full5: Any,
+                 full5_flush: Any, opp_strength: Any, opp_foul: Any, opp_royalty: Any,
+                 present: Any, royalty: Any, pays: Any, entry: int, stay: Any,
+                 in_fantasyland: bool, fl_value: float, points: Any, foul: Any, reach: Any,
+                 roy: Any) -> None:
+    """:func:`_score_keys`: the rows' strengths from their keys, then :func:`_score_rows`."""
+    for b in range(keys.shape[1]):
+        key0, key1, key2 = keys[0, b], keys[1, b], keys[2, b]
+        s0 = np.int64(full3[id_of_key[key0 >> SUIT_BITS]])
+        id1, id2 = id_of_key[key1 >> SUIT_BITS], id_of_key[key2 >> SUIT_BITS]
+        s1 = np.int64(full5_flush[id1] if suited[key1 & SUIT_MASK] else full5[id1])
+        s2 = np.int64(full5_flush[id2] if suited[key2 & SUIT_MASK] else full5[id2])
+        points[b], foul[b], reach[b], roy[b] = _board_points(
+            s0, s1, s2, world[b], opp_strength, opp_foul, opp_royalty, present, royalty, pays,
+            entry, stay, in_fantasyland, fl_value)
 
 
 @cache
@@ -226,6 +489,122 @@ def _pattern_of(rows: npt.NDArray[np.int8]) -> int:
 
 
 @dataclass(frozen=True)
+class _World:
+    """The rollouts of a group of decisions: the player's later cards ``(D, N, future)``
+    and the opponents' finished boards, one world per decision (``per_decision`` 1: as
+    logged) or per decision and rollout (``per_decision`` N: drawn)."""
+
+    draws: npt.NDArray[np.uint8]
+    opp: _Opponents
+    per_decision: int
+
+    def index(self, d: npt.NDArray[np.intp], r0: int, r1: int) -> npt.NDArray[np.intp]:
+        """The worlds of decisions ``d`` (C,) in rollouts ``r0:r1``: ``(C, n)`` or
+        ``(C, 1)`` when the opponents are the same in every rollout."""
+        if self.per_decision == 1:
+            return d[:, None]
+        return d[:, None] * self.per_decision + np.arange(r0, r1)[None, :]
+
+
+def _world(positions: Sequence[Position], arrays: RulesetArrays, upto: int,
+           plan: Plan, skip: int = 0) -> _World:
+    """Rollouts ``skip:upto`` of each decision (numbered from 0 in the world): the
+    player's later cards, drawn from the cards it could not see (and, opponents as
+    logged, not on their final boards); drawn opponents' later cards from the same, in
+    the same permutation after the player's. A decision's rollouts are the same whatever
+    ``skip``: a later step's are its own, none of them seen by the earlier steps."""
+    future = positions[0].future()
+    n = upto - skip
+    if plan.opponents == "logged":
+        draws = np.zeros((len(positions), n, future), dtype=np.uint8)
+        if future:
+            for d, p in enumerate(positions):
+                hidden = p.seen.copy()
+                hidden[p.opponents.ravel()] = True
+                draws[d] = _permuted(p, hidden, upto, future, plan.seed, skip)
+        return _World(draws, _Opponents.of(positions, arrays), 1)
+    most = max(p.opponents.shape[0] for p in positions)
+    worlds = len(positions) * n
+    strength = np.zeros((3, worlds, most), dtype=np.intp)
+    present = np.zeros((worlds, most), dtype=bool)
+    draws = np.zeros((len(positions), n, future), dtype=np.uint8)
+    # Opponents by what is left for them to play: (streets to come, fantasyland cards)
+    # -> (decision, opponent, where its cards start in the decision's permutation).
+    plans: dict[tuple[int, int], list[tuple[int, int, int]]] = {}
+    cards: list[npt.NDArray[np.uint8]] = []
+    keys = np.zeros((len(positions), most, 3), dtype=np.int64)
+    filled = np.zeros((len(positions), most, 3), dtype=np.int8)
+    for d, p in enumerate(positions):
+        seen, rows, after, dealt = p.seen_of_opponents()
+        hidden = p.seen.copy()
+        hidden[seen[seen < _NO_CARD]] = True
+        counts = p.to_draw("drawn")
+        order = _permuted(p, hidden, upto, future + sum(counts), plan.seed, skip)
+        cards.append(order)
+        draws[d] = order[:, :future]
+        start = future
+        for o in range(p.opponents.shape[0]):
+            placed = rows[o] >= 0
+            np.add.at(keys[d, o], rows[o][placed], CARD_KEYS[seen[o][placed]])
+            filled[d, o] = np.bincount(rows[o][placed], minlength=3)[:3]
+            plans.setdefault((int(after[o]), int(dealt[o])), []).append((d, o, start))
+            start += counts[o]
+        present[d * n:(d + 1) * n, :p.opponents.shape[0]] = True
+    streets = [(s.dealt, s.discard) for s in positions[0].variant.streets]
+    for (next_street, in_fantasyland), members in plans.items():
+        decs = np.array([m[0] for m in members])
+        opps = np.array([m[1] for m in members])
+        world = (decs[:, None] * n + np.arange(n)[None, :]).ravel()  # (m * n,)
+        width = in_fantasyland or sum(x for x, _ in streets[next_street:])
+        if in_fantasyland:
+            # A seat in fantasyland: its cards face down, set by the plain rule.
+            got = np.concatenate([cards[dd][:, start:start + width]
+                                  for dd, _, start in members])
+            strength[:, world, np.repeat(opps, n)] = plain_strengths(got)
+            continue
+        board_keys = np.repeat(keys[decs, opps].T, n, axis=1)
+        if width:
+            got = np.concatenate([cards[dd][:, start:start + width]
+                                  for dd, _, start in members])
+            # Their last street by the quick rule too: a drawn opponent is a model of
+            # what the player could expect, the exact last street is kept for the player.
+            board_keys = play_out(board_keys, np.repeat(filled[decs, opps].T, n, axis=1), got,
+                                  streets[next_street:], arrays, plan.fantasyland_value,
+                                  exact_last=False)
+        strength[:, world, np.repeat(opps, n)] = final_strengths(board_keys)
+    return _World(draws, _Opponents.of_strengths(strength, present, arrays), n)
+
+
+def _permuted(p: Position, hidden: npt.NDArray[np.bool_], n: int, count: int,
+              seed: int, skip: int = 0) -> npt.NDArray[np.uint8]:
+    """``(n - skip, count)``: the first ``count`` cards of shuffles ``skip:n`` of the
+    cards not ``hidden``, from the decision's own generator."""
+    deck = np.flatnonzero(~hidden).astype(np.uint8)
+    if count > deck.size:
+        raise ValueError(f"hand {p.hand_id} seat {p.seat} street {p.street}: {count} cards "
+                         f"to draw from {deck.size} unseen")
+    rng = decision_rng(seed, p.hand_id, p.seat, p.street)
+    out = np.empty((n - skip, count), dtype=np.uint8)
+    _deal(deck, rng.random((n, count))[skip:], out)
+    return out
+
+
+@njit(nogil=True, cache=True)
+def _deal(deck: Any, uniform: Any, out: Any) -> None:
+    """Each row of ``out``: the first cards of a shuffle of ``deck`` (Fisher-Yates, the
+    card at each place chosen evenly among those not yet dealt by that row of
+    ``uniform``, numbers in [0, 1))."""
+    cards = deck.copy()
+    size = deck.size
+    for r in range(out.shape[0]):
+        cards[:] = deck
+        for i in range(out.shape[1]):
+            j = min(i + np.int64(uniform[r, i] * (size - i)), size - 1)
+            cards[i], cards[j] = cards[j], cards[i]
+            out[r, i] = cards[i]
+
+
+@dataclass(frozen=True)
 class _Street:
     """What the candidates of one group of positions are valued against."""
 
@@ -234,41 +613,46 @@ class _Street:
     filled: npt.NDArray[np.int8]  # (D, 3)
     added: npt.NDArray[np.int64]  # (D, P, 3) what each pattern adds to each row
     counts: npt.NDArray[np.int8]  # (P, 3)
-    draws: npt.NDArray[np.uint8]  # (D, n, future) the later cards of each rollout
-    opp: _Opponents
+    world: _World
     arrays: RulesetArrays
     fantasyland_value: float
 
-    def value(self, dec: npt.NDArray[np.intp], pat: npt.NDArray[np.intp],
-              n: int) -> npt.NDArray[np.float64]:
-        """Candidates (decision, pattern) over the first ``n`` rollouts: ``(5, C)`` mean
-        points, their variance, foul rate, fantasyland rate and mean royalties."""
-        out = np.empty((5, dec.size))
-        future = self.draws.shape[2]
+    def value(self, dec: npt.NDArray[np.intp], pat: npt.NDArray[np.intp], r0: int, r1: int,
+              raw: bool = False) -> tuple[npt.NDArray[np.float64],
+                                          npt.NDArray[np.float64] | None]:
+        """Candidates (decision, pattern) over rollouts ``r0:r1``: ``(4, C)`` mean points,
+        foul rate, fantasyland rate and mean royalties; and, if ``raw``, the points of
+        each rollout ``(C, n)``."""
+        n = r1 - r0
+        out = np.empty((4, dec.size))
+        points_of = np.empty((dec.size, n)) if raw else None
+        draws = self.world.draws
+        future = draws.shape[2]
         step = max(1, _BOARDS_AT_ONCE // n)
         for start in range(0, dec.size, step):
             part = slice(start, start + step)
             d, pp = dec[part], pat[part]
             c = d.size
             board_keys = np.repeat((self.keys[d] + self.added[d, pp]).T, n, axis=1)
-            board_filled = np.repeat((self.filled[d] + self.counts[pp]).T.astype(np.int8), n,
-                                     axis=1)
             if self.later:
+                board_filled = np.repeat((self.filled[d] + self.counts[pp]).T.astype(np.int8),
+                                         n, axis=1)
                 final = play_out(board_keys, board_filled,
-                                 self.draws[d, :n].reshape(c * n, future), self.later,
+                                 draws[d, r0:r1].reshape(c * n, future), self.later,
                                  self.arrays, self.fantasyland_value)
             else:
                 final = board_keys
-            strength = final_strengths(final).reshape(3, c, n)
-            foul = fouled(strength)
-            points, reach, roy = _score(self.arrays, strength, foul, d[:, None], self.opp,
-                                        self.fantasyland_value, False)
+            world = np.broadcast_to(self.world.index(d, r0, r1), (c, n)).ravel()
+            flat = _score_keys(self.arrays, final, world, self.world.opp,
+                               self.fantasyland_value)
+            points, foul, reach, roy = (a.reshape(c, n) for a in flat)
             out[0, part] = points.mean(axis=1)
-            out[1, part] = points.var(axis=1, ddof=1) if n > 1 else 0.0
-            out[2, part] = foul.mean(axis=1)
-            out[3, part] = reach.mean(axis=1)
-            out[4, part] = roy.mean(axis=1)
-        return out
+            out[1, part] = foul.mean(axis=1)
+            out[2, part] = reach.mean(axis=1)
+            out[3, part] = roy.mean(axis=1)
+            if points_of is not None:
+                points_of[part] = points
+        return out, points_of
 
 
 def _boards(positions: Sequence[Position]) -> tuple[npt.NDArray[np.int64],
@@ -282,30 +666,12 @@ def _boards(positions: Sequence[Position]) -> tuple[npt.NDArray[np.int64],
     return keys, filled
 
 
-def _draws(positions: Sequence[Position], n: int, future: int,
-           seed: int) -> npt.NDArray[np.uint8]:
-    """``(D, n, future)``: each decision's later cards in ``n`` rollouts, drawn from the
-    cards neither seen by the player nor on an opponent's final board."""
-    draws = np.zeros((len(positions), n, future), dtype=np.uint8)
-    if future:
-        for d, p in enumerate(positions):
-            hidden = p.seen.copy()
-            hidden[p.opponents.ravel()] = True
-            deck = np.flatnonzero(~hidden).astype(np.uint8)
-            rng = decision_rng(seed, p.hand_id, p.seat, p.street)
-            order = np.argsort(rng.random((n, deck.size)), axis=1)[:, :future]
-            draws[d] = deck[order]
-    return draws
-
-
-def _streets(positions: Sequence[Position], arrays: RulesetArrays, rollouts: int, seed: int,
-             fantasyland_value: float, screen: int | None) -> list[Verdict]:
+def _streets(positions: Sequence[Position], arrays: RulesetArrays, plan: Plan,
+             drawless: bool) -> list[Verdict]:
     """Positions of one variant street: every fitting candidate, rolled out."""
     first = positions[0]
     k, discards = first.dealt.size, first.discards
     later = [(s.dealt, s.discard) for s in first.variant.streets[first.index + 1:]]
-    future = sum(d for d, _ in later)
-    n = rollouts if future else 1
     pats = patterns(k, discards)
     counts = pattern_counts(k, discards)
     onehot = pattern_onehot(k, discards).reshape(k, -1, 3)
@@ -319,11 +685,13 @@ def _streets(positions: Sequence[Position], arrays: RulesetArrays, rollouts: int
         bad = positions[int(np.flatnonzero(~fits[np.arange(d_count), chosen])[0])]
         raise ValueError(f"hand {bad.hand_id} seat {bad.seat} street {bad.street}: the "
                          "logged placement does not fit the board")
-    draws = _draws(positions, n, future, seed)
+    selecting = 1 if drawless else plan.selecting
+    measuring = 0 if drawless else plan.measuring
+    world = _world(positions, arrays, selecting + measuring, plan)
     added = np.einsum("dk,kpr->dpr", CARD_KEYS[np.stack([p.dealt for p in positions])]
                       .astype(np.float64), onehot).astype(np.int64)
-    street = _Street(later, keys, filled, added, counts, draws, _Opponents.of(positions, arrays),
-                     arrays, fantasyland_value)
+    street = _Street(later, keys, filled, added, counts, world, arrays,
+                     plan.fantasyland_value)
     dec, pat = np.nonzero(fits)  # every fitting candidate, decision by decision
     total = np.bincount(dec, minlength=d_count)
     # Candidates that leave the same board, as far as the rest of the hand can tell, are
@@ -332,38 +700,134 @@ def _streets(positions: Sequence[Position], arrays: RulesetArrays, rollouts: int
     lead = rep[dec, pat] == pat
     dec, pat = dec[lead], pat[lead]
     mine_rep = rep[np.arange(d_count), chosen]
-    if screen and n > SCREEN_ROLLOUTS and total.max() > screen:
-        # Screening: every candidate on the first rollouts; the best few, and the play
-        # made, go on to the full count.
-        quick = street.value(dec, pat, SCREEN_ROLLOUTS)[0]
-        bounds = np.searchsorted(dec, np.arange(d_count + 1))
+    bounds = np.searchsorted(dec, np.arange(d_count + 1))
+    mine = np.array([bounds[d] + int(np.flatnonzero(pat[bounds[d]:bounds[d + 1]]
+                                                    == mine_rep[d])[0])
+                     for d in range(d_count)])
+    stats, top, lead = _select(street, dec, pat, bounds, mine, selecting, plan)
+    if drawless:  # one deal, every candidate valued on it: exact
+        ev_mine, ev_top = stats[0, mine], stats[0, top]
+        loss, se, se_mine = ev_top - ev_mine, np.zeros(d_count), np.zeros(d_count)
+        rates = stats[1:, mine], stats[1:, top]
+    else:
+        # Step 3: the play made and the best on rollouts that did not choose it.
+        both = np.concatenate([mine, top])
+        stats, points = street.value(dec[both], pat[both], selecting, selecting + measuring,
+                                     raw=True)
+        assert points is not None
+        ev_mine, ev_top = stats[0, :d_count].copy(), stats[0, d_count:].copy()
+        loss, se, se_mine = _paired(points[:d_count], points[d_count:])
+        rates = stats[1:, :d_count].copy(), stats[1:, d_count:].copy()
+        # Step 5: the likely costly mistakes measured on more rollouts, chosen by the
+        # selection rollouts' lead alone (not by the loss measured), so still unbiased.
+        sure = np.flatnonzero((top != mine) & (lead > CONFIRM_ABOVE))
+        if sure.size and plan.confirming:
+            _confirm(street, positions, arrays, plan, sure, selecting + measuring,
+                     dec[np.concatenate([mine[sure], top[sure]])],
+                     pat[np.concatenate([mine[sure], top[sure]])],
+                     points, (loss, se, se_mine, ev_mine, ev_top), rates)
+    verdicts = []
+    for d, p in enumerate(positions):
+        same = top[d] == mine[d]
+        best = p.chosen if same else pats[pat[top[d]]]
+        kind = None
+        if not same and is_mistake(float(loss[d]), float(se[d])):
+            pair = [np.array([mine_r[d], top_r[d]]) for mine_r, top_r in
+                    zip(rates[0], rates[1], strict=True)]
+            kind = _mistake(pair[0], pair[1], pair[2], p.chosen, best, p.dealt)
+        verdicts.append(Verdict(
+            position=p, best=best.astype(np.int8), ev_chosen=float(ev_mine[d]),
+            ev_best=float(ev_mine[d] if same else ev_top[d]),
+            ev_loss=0.0 if same else float(loss[d]),
+            ev_loss_se=0.0 if same else float(se[d]), se_chosen=float(se_mine[d]),
+            candidates=int(total[d]), rollouts=0 if drawless else plan.rollouts,
+            mistake=kind))
+    return verdicts
+
+
+def _confirm(street: _Street, positions: Sequence[Position], arrays: RulesetArrays,
+             plan: Plan, sure: npt.NDArray[np.intp], start: int, dec: npt.NDArray[np.intp],
+             pat: npt.NDArray[np.intp], points: npt.NDArray[np.float64],
+             measured: tuple[npt.NDArray[np.float64], ...],
+             rates: tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]) -> None:
+    """Step 5: decisions ``sure`` measured on ``plan.confirming`` more rollouts (from
+    ``start``), their play made and best (``dec``, ``pat``: those of ``sure``, then those
+    of the best) pooled with the measuring rollouts' ``points``; ``measured`` (loss, its
+    error, the error of the play made, the two EVs) and ``rates`` updated in place."""
+    d_count = len(positions)
+    more = _Street(street.later, street.keys[sure], street.filled[sure], street.added[sure],
+                   street.counts,
+                   _world([positions[i] for i in sure], arrays, start + plan.confirming,
+                          plan, skip=start),
+                   arrays, plan.fantasyland_value)
+    renumber = np.zeros(d_count, dtype=np.intp)
+    renumber[sure] = np.arange(sure.size)
+    stats, added = more.value(renumber[dec], pat, 0, plan.confirming, raw=True)
+    assert added is not None
+    both = [np.concatenate([points[rows], added[i * sure.size:(i + 1) * sure.size]], axis=1)
+            for i, rows in enumerate((sure, d_count + sure))]
+    loss, se, se_mine, ev_mine, ev_top = measured
+    loss[sure], se[sure], se_mine[sure] = _paired(both[0], both[1])
+    ev_mine[sure], ev_top[sure] = both[0].mean(axis=1), both[1].mean(axis=1)
+    share = (points.shape[1]) / (points.shape[1] + plan.confirming)
+    for i, was in enumerate(rates):
+        was[:, sure] = share * was[:, sure] \
+            + (1 - share) * stats[1:, i * sure.size:(i + 1) * sure.size]
+
+
+def _paired(mine: npt.NDArray[np.float64], best: npt.NDArray[np.float64]
+            ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64],
+                       npt.NDArray[np.float64]]:
+    """From the points of the play made and of the best on the same rollouts ``(D, n)``:
+    the mean loss, its standard error from the paired differences, and the standard error
+    of the play made's mean."""
+    n = mine.shape[1]
+    diff = best - mine
+    if n < 2:
+        return diff.mean(axis=1), np.zeros(len(mine)), np.zeros(len(mine))
+    return (diff.mean(axis=1), diff.std(axis=1, ddof=1) / np.sqrt(n),
+            mine.std(axis=1, ddof=1) / np.sqrt(n))
+
+
+def _select(street: _Street, dec: npt.NDArray[np.intp], pat: npt.NDArray[np.intp],
+            bounds: npt.NDArray[np.intp], mine: npt.NDArray[np.intp], selecting: int,
+            plan: Plan) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.intp],
+                                 npt.NDArray[np.float64]]:
+    """The best candidate of each decision over its selection rollouts, a tie going to
+    the play made (``mine``), every candidate's numbers on the first step's, and by how
+    much the best led the play made on the selection rollouts."""
+    d_count = mine.size
+
+    def best_of(mean: npt.NDArray[np.float64], count: int) -> npt.NDArray[np.bool_]:
+        """The ``count`` best of each decision (0: all), and the play made."""
         keep = np.zeros(dec.size, dtype=bool)
+        keep[mine] = True
         for d in range(d_count):
             lo, hi = bounds[d], bounds[d + 1]
-            keep[lo + np.argsort(-quick[lo:hi], kind="stable")[:screen]] = True
-            keep[lo:hi] |= pat[lo:hi] == mine_rep[d]
-        dec, pat = dec[keep], pat[keep]
-    stats = street.value(dec, pat, n)
+            if count and hi - lo > count:
+                keep[lo + np.argsort(-mean[lo:hi], kind="stable")[:count]] = True
+            else:
+                keep[lo:hi] = True
+        return keep & np.isfinite(mean)
+
+    # Step 1: every candidate on the first rollouts; step 2: the best few, and the play
+    # made, on the rest of the rollouts; step 3: the leaders on many more.
+    done = min(plan.first, selecting)
+    stats, _ = street.value(dec, pat, 0, done)
     mean = stats[0]
-    verdicts = []
-    bounds = np.searchsorted(dec, np.arange(d_count + 1))
-    for d, p in enumerate(positions):
-        lo, hi = bounds[d], bounds[d + 1]
-        # The play made is valued as the first candidate of its class.
-        mine = lo + int(np.flatnonzero(pat[lo:hi] == mine_rep[d])[0])
-        top = lo + int(np.argmax(mean[lo:hi]))
-        if mean[top] <= mean[mine]:
-            top = mine  # a tie goes to the play made
-        best = p.chosen if top == mine else pats[pat[top]]
-        kind = None
-        if mean[top] > mean[mine]:
-            kind = _mistake(stats[2, [mine, top]], stats[3, [mine, top]], stats[4, [mine, top]],
-                            p.chosen, best, p.dealt)
-        verdicts.append(Verdict(
-            position=p, best=best.astype(np.int8), ev_chosen=float(mean[mine]),
-            ev_best=float(mean[top]), se_chosen=float(np.sqrt(stats[1, mine] / n)),
-            candidates=int(total[d]), rollouts=n if future else 0, mistake=kind))
-    return verdicts
+    for upto, count in ((min(plan.rollouts, selecting), plan.screen),
+                        (selecting, LEADERS)):
+        if upto <= done:
+            continue
+        kept = np.flatnonzero(best_of(mean, count))
+        more = street.value(dec[kept], pat[kept], done, upto)[0][0]
+        total = np.full(dec.size, -np.inf)
+        total[kept] = (mean[kept] * done + more * (upto - done)) / upto
+        mean, done = total, upto
+    top = np.array([bounds[d] + int(np.argmax(mean[bounds[d]:bounds[d + 1]]))
+                    for d in range(d_count)])
+    best = np.where(mean[top] > mean[mine], top, mine)  # a tie: the play made
+    return stats, best, mean[best] - mean[mine]
 
 
 def _representatives(dec: npt.NDArray[np.intp], pat: npt.NDArray[np.intp],
@@ -410,43 +874,60 @@ def _mistake(foul: npt.NDArray[np.float64], reach: npt.NDArray[np.float64],
     return "rows"
 
 
-def _fantasyland(positions: Sequence[Position], arrays: RulesetArrays,
-                 fantasyland_value: float) -> list[Verdict]:
-    """Fantasyland sets: every way to set 13 of the cards, priced against the opponents'
-    final boards (:func:`solve_set`); the play made against the best of them."""
+def _fantasyland(positions: Sequence[Position], arrays: RulesetArrays, plan: Plan,
+                 drawless: bool) -> list[Verdict]:
+    """Fantasyland sets: every way to set 13 of the cards (:func:`solve_set`), priced
+    against the opponents' final boards (exact), or against drawn opponents: the best
+    set chosen against ``FANTASYLAND_DRAWS`` rollouts, it and the play made measured on
+    ``plan.measuring`` others."""
     out = []
+    value = plan.fantasyland_value
     for p in positions:
-        opp = _Opponents.of([p], arrays)
-        best, ev_best, count = solve_set(p.dealt, arrays, opp, fantasyland_value)
-        points, foul, reach, roy = _set_values(p.dealt[None], p.chosen[None], arrays, opp,
-                                               fantasyland_value)
-        ev_chosen = float(points[0])
-        kind = None
-        if ev_best > ev_chosen:
-            other = _set_values(p.dealt[None], best[None], arrays, opp, fantasyland_value)
-            pair = [np.array([mine[0], theirs[0]], dtype=float)
-                    for mine, theirs in zip((foul, reach, roy), other[1:], strict=True)]
-            kind = _mistake(pair[0], pair[1], pair[2], p.chosen, best, p.dealt)
+        if drawless:
+            opp = _Opponents.of([p], arrays)
+            chooser, worlds, n = opp, np.zeros((1, 1), dtype=np.intp), 0
         else:
-            best, ev_best = p.chosen, ev_chosen  # a tie goes to the play made
-        out.append(Verdict(position=p, best=best.astype(np.int8), ev_chosen=ev_chosen,
-                           ev_best=ev_best, se_chosen=0.0, candidates=count, rollouts=0,
-                           mistake=kind))
+            n = plan.measuring
+            world = _world([p], arrays, FANTASYLAND_DRAWS + n, plan)
+            opp, chooser = world.opp, world.opp.pooled(slice(0, FANTASYLAND_DRAWS))
+            worlds = np.arange(FANTASYLAND_DRAWS, FANTASYLAND_DRAWS + n)[None, :]
+        best, _, count = solve_set(p.dealt, arrays, chooser, value)
+        points, foul, reach, roy = _set_values(np.stack([p.dealt, p.dealt]),
+                                               np.stack([p.chosen, best]), arrays, opp,
+                                               value, worlds)
+        ev_mine, ev_best = float(points[0].mean()), float(points[1].mean())
+        diff = points[1] - points[0]
+        se = float(diff.std(ddof=1) / np.sqrt(n)) if n > 1 else 0.0
+        se_mine = float(points[0].std(ddof=1) / np.sqrt(n)) if n > 1 else 0.0
+        loss = float(diff.mean())
+        kind = None
+        if drawless and loss <= 0:
+            best, ev_best, loss = p.chosen, ev_mine, 0.0  # a tie goes to the play made
+        elif is_mistake(loss, se):
+            rates = [r.mean(axis=1).astype(float) for r in (foul, reach, roy)]
+            kind = _mistake(rates[0], rates[1], rates[2], p.chosen, best, p.dealt)
+        out.append(Verdict(position=p, best=best.astype(np.int8), ev_chosen=ev_mine,
+                           ev_best=ev_best, ev_loss=loss, ev_loss_se=se, se_chosen=se_mine,
+                           candidates=count, rollouts=n, mistake=kind))
     return out
 
 
 def _set_values(cards: npt.NDArray[np.uint8], actions: npt.NDArray[np.int8],
-                arrays: RulesetArrays, opp: _Opponents, fantasyland_value: float
+                arrays: RulesetArrays, opp: _Opponents, fantasyland_value: float,
+                worlds: npt.NDArray[np.intp] | None = None
                 ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.bool_],
                            npt.NDArray[np.bool_], npt.NDArray[np.int32]]:
-    """Points of sets ``(m, k)`` of one seat in fantasyland against its opponents (the
-    stay included); and their fouls, stays and royalties."""
+    """Points ``(m, n)`` of sets ``(m, k)`` of one seat in fantasyland against the
+    opponents of each of its ``worlds`` ``(1, n)`` (default: the first world alone), the
+    stay included; and their fouls, stays and royalties."""
+    if worlds is None:
+        worlds = np.zeros((1, 1), dtype=np.intp)
     boards = _board_of(cards, actions)
-    strength = np.moveaxis(board_strengths(boards), -1, 0).astype(np.intp)
-    foul = fouled(strength)
-    points, reach, roy = _score(arrays, strength, foul, np.zeros(len(boards), dtype=np.intp),
-                                opp, fantasyland_value, True)
-    return points, foul, reach, roy
+    strength = np.moveaxis(board_strengths(boards), -1, 0).astype(np.intp)[:, :, None]
+    points, foul, reach, roy = _score(arrays, strength, worlds, opp, fantasyland_value, True)
+    shape = points.shape
+    return (points, np.broadcast_to(foul, shape), np.broadcast_to(reach, shape),
+            np.broadcast_to(roy, shape))
 
 
 _SET_ELEMENTS = 1 << 22  # (middle, bottom, top) triples valued per array step
@@ -472,7 +953,7 @@ def solve_set(cards: npt.NDArray[np.uint8], arrays: RulesetArrays, opp: _Opponen
     layout = search.layout
     best_value, best = search.best()
     any_foul = np.array([[1], [0], [0]], dtype=np.intp)  # any fouled board: the same points
-    foul_points = float(_score(arrays, any_foul, np.ones(1, dtype=bool), np.zeros(1, np.intp),
+    foul_points = float(_score(arrays, any_foul, np.zeros(1, np.intp),
                                opp, fantasyland_value, True)[0][0])
     s5 = search.s5
     if foul_points > best_value:
@@ -519,7 +1000,7 @@ class _SetSearch:
               ) -> npt.NDArray[np.float64]:
         """Points of legal sets: top strengths and the pairs' rows."""
         strength = np.stack([top, self.s5[self.m[pairs]], self.s5[self.b[pairs]]])
-        return _score(self.arrays, strength, np.zeros(pairs.size, dtype=bool),
+        return _score(self.arrays, strength,
                       np.zeros(pairs.size, dtype=np.intp), self.opp, self.fantasyland_value,
                       True)[0]
 

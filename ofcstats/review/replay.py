@@ -13,7 +13,7 @@ from typing import Any
 import polars as pl
 
 from ofcstats.cards import RANKS
-from ofcstats.review.store import ReviewError, Selection, Settings, run
+from ofcstats.review.store import ReviewError, Selection, Settings, in_memory
 from ofcstats.review.summary import decisions_frame, placement_text
 from ofcstats.sanitize import html_text
 from ofcstats.store import Store
@@ -81,9 +81,11 @@ def street_cells(placed: Sequence[tuple[int, int]], dealt: Sequence[int],
         best_cell = (board_html(placed, dealt, best)
                      + f"{e(placement_text(dealt, best))}<br>EV {verdict['ev_best']:+.2f}")
         loss = float(verdict["ev_loss"])
+        error = verdict.get("ev_loss_se") or 0.0
+        spread = f" &plusmn; {error:.2f}" if error else ""
         kind = f" ({e(str(verdict['mistake']))})" if verdict["mistake"] else ""
-        loss_cell = (f'<span class="loss">{loss:.2f}{kind}</span>' if loss > 0
-                     else '<span class="ok">0</span>')
+        loss_cell = (f'<span class="loss">{loss:.2f}{spread}{kind}</span>'
+                     if verdict["mistake"] else f'<span class="ok">{loss:.2f}{spread}</span>')
     return (f"<td>{''.join(card_html(c) for c in dealt)}</td>"
             f"<td>{board_html(placed, dealt, chosen)}{e(placement_text(dealt, chosen))}"
             f"{ev_played}</td><td>{best_cell}</td><td>{loss_cell}</td>")
@@ -92,7 +94,7 @@ def street_cells(placed: Sequence[tuple[int, int]], dealt: Sequence[int],
 def worst_mistakes(store: Store, frame: pl.DataFrame) -> list[dict[str, Any]]:
     """Each player's costliest decision in each variant (rows of ``frame``, a decisions
     frame), with ``placed``: the (card, row) pairs on the board before that street."""
-    top = (frame.filter(pl.col("ev_loss") > 0)
+    top = (frame.filter(pl.col("mistake").is_not_null())
            .sort(["variant", "player", "ev_loss", "hand_id", "seat", "street"],
                  descending=[False, False, True, False, False, False])
            .group_by(["variant", "player"], maintain_order=True).head(1))
@@ -161,23 +163,29 @@ def render(hand: dict[str, object], seats: pl.DataFrame, decisions: pl.DataFrame
                          f"{street_cells(placed, dealt, chosen, verdict)}</tr>")
             placed += [(c, r) for c, r in zip(dealt, chosen, strict=True) if r < 3]
         parts.append("</table>")
-    parts.append("<p>EV: expected points of the placement against the other seats' final "
-                 "boards, the later streets played out by rollouts.</p></body></html>")
+    parts.append("<p>EV: expected points of the placement against the other seats, the "
+                 "later streets played out by rollouts. EV loss: the best candidate's EV "
+                 "minus the play made's, measured on rollouts that did not choose the best, "
+                 "&plusmn; its standard error; a mistake when above two standard errors."
+                 "</p></body></html>")
     return "\n".join(parts) + "\n"
 
 
 def page(store: Store, hand_id: str, settings: Settings | None = None) -> str:
-    """The replay page of a stored hand, reviewing it first if it was not yet reviewed
-    under ``settings``."""
+    """The replay page of a stored hand under ``settings``: the decisions a review stored
+    under them, and those of the seats not reviewed under them valued in memory, the same
+    numbers a review would store. Nothing is written, so the store may be read-only."""
     settings = settings or Settings()
     found = stored.hand(store, hand_id)
     if found is None:
         raise ReviewError(f"no hand {hand_id!r} in {store.path}: see ofcstats db info")
-    run(store, Selection(hand_ids=[hand_id]), settings)
+    selection = Selection(hand_ids=[hand_id])
+    kept = decisions_frame(store, selection, settings)
+    fresh = in_memory(store, selection, settings)
+    decisions = pl.concat([kept.select(fresh.columns), fresh]).sort("seat", "street")
     seats = stored.hand_seats(store, found[4])
-    decisions = decisions_frame(store, Selection(hand_ids=[hand_id]), settings)
     rulesets = sorted(set(decisions["ruleset"].to_list())) if decisions.height else ["-"]
     hand = dict(zip(("hand_id", "session_id", "variant", "played_at"), found[:4],
                     strict=True))
-    hand["ruleset"] = ", ".join(rulesets)
+    hand["ruleset"] = f"{', '.join(rulesets)}, opponents {settings.opponents}"
     return render(hand, seats, decisions)

@@ -16,18 +16,24 @@ from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
+import numpy.typing as npt
 import polars as pl
 
 from ofcstats.errors import OfcstatsError
 from ofcstats.review.core import (
+    DEFAULT_OPPONENTS,
     DEFAULT_ROLLOUTS,
     DEFAULT_SCREEN,
     DEFAULT_SEED,
     FANTASYLAND_VALUE,
+    METHOD,
+    SE_MULTIPLE,
+    Plan,
     Position,
     Verdict,
     review,
 )
+from ofcstats.review.situations import situations
 from ofcstats.rules import load_ruleset
 from ofcstats.rules.model import Ruleset
 from ofcstats.store import Store
@@ -53,12 +59,29 @@ class Settings:
     rollouts: int = DEFAULT_ROLLOUTS
     seed: int = DEFAULT_SEED
     fantasyland_value: float = FANTASYLAND_VALUE
-    screen: int | None = DEFAULT_SCREEN  # None: every candidate on every rollout
+    screen: int = DEFAULT_SCREEN  # 0: every candidate on every selection rollout
+    opponents: str = DEFAULT_OPPONENTS
 
     def reviewed(self, reviewed_as: str) -> stored.Reviewed:
         """The settings its rows of ``decisions`` are kept under."""
         return stored.Reviewed(self.rollouts, self.seed, self.fantasyland_value,
-                               self.screen or 0, reviewed_as)
+                               self.screen, reviewed_as, self.opponents, METHOD)
+
+    def plan(self) -> Plan:
+        """The numbers the valuing needs (checked: a :class:`ReviewError` says what to
+        change)."""
+        try:
+            return Plan(rollouts=self.rollouts, seed=self.seed, screen=self.screen,
+                        opponents=self.opponents, fantasyland_value=self.fantasyland_value)
+        except ValueError as error:
+            raise ReviewError(f"--{error}") from None
+
+    def as_dict(self, reviewed_as: str) -> dict[str, object]:
+        """The settings as JSON output shows them."""
+        return {"opponents": self.opponents, "rollouts": self.rollouts, "seed": self.seed,
+                "screen": self.screen, "ruleset": reviewed_as or "each hand's own",
+                "fantasyland_value": self.fantasyland_value, "method": METHOD,
+                "mistake_above_se": SE_MULTIPLE}
 
 
 @dataclass(frozen=True)
@@ -89,6 +112,69 @@ def resolve_ruleset(played: str | None, variant: Variant, asked: str | None) -> 
     return _ruleset(DEFAULT_RULESET)
 
 
+def acting_order(seats: Sequence[int], button: int | None) -> list[int]:
+    """The seats in the order they act on a street: from the button's left (the next
+    seat number up, going round), the button last; with no button logged, in seat order.
+
+    >>> acting_order([1, 2, 3], 2), acting_order([1, 2, 3], None), acting_order([2, 5], 9)
+    ([3, 1, 2], [1, 2, 3], [2, 5])
+    """
+    ordered = sorted(seats)
+    if button is None:
+        return ordered
+    return [s for s in ordered if s > button] + [s for s in ordered if s <= button]
+
+
+@dataclass(frozen=True)
+class _Seat:
+    """A seat's logged placements: each card's street (its place among the seat's
+    streets), card and row (0 top .. 3 discard)."""
+
+    ordinal: npt.NDArray[np.int64]
+    cards: npt.NDArray[np.uint8]
+    rows: npt.NDArray[np.int8]
+    fantasyland: bool
+    logged: bool  # its streets are logged
+
+
+def _seat(row: dict[str, object]) -> _Seat:
+    if row["streets"] is None:
+        empty = np.zeros(0, dtype=np.int64)
+        return _Seat(empty, empty.astype(np.uint8), empty.astype(np.int8),
+                     bool(row["fantasyland"]), False)
+    streets = np.array(row["streets"], dtype=np.int64)
+    _, ordinal = np.unique(streets, return_inverse=True)
+    return _Seat(ordinal.ravel(), np.array(row["cards"], dtype=np.uint8),
+                 (np.array(row["rows"], dtype=np.int8) - 1).astype(np.int8),
+                 bool(row["fantasyland"]), True)
+
+
+def _seen_of(others: list[_Seat], before: list[bool], ordinal: int, in_fantasyland: bool
+             ) -> tuple[npt.NDArray[np.uint8], npt.NDArray[np.int8], npt.NDArray[np.int8],
+                        npt.NDArray[np.int8]]:
+    """What a seat deciding its street ``ordinal`` (in fantasyland: before anyone acts)
+    has seen of the others (``before``: each acts earlier on a street): their cards
+    placed face up and rows, the street each plays next, the cards of those in
+    fantasyland (face down until the showdown)."""
+    count = len(others)
+    seen = np.full((count, 13), 52, dtype=np.uint8)
+    rows = np.full((count, 13), -1, dtype=np.int8)
+    after = np.zeros(count, dtype=np.int8)
+    dealt = np.zeros(count, dtype=np.int8)
+    for o, other in enumerate(others):
+        if other.fantasyland:
+            dealt[o] = max(other.cards.size, 13)
+            continue
+        if in_fantasyland or not other.logged:
+            continue
+        upto = ordinal + (1 if before[o] else 0)
+        shown = (other.ordinal < upto) & (other.rows < 3)
+        seen[o, :int(shown.sum())] = other.cards[shown]
+        rows[o, :int(shown.sum())] = other.rows[shown]
+        after[o] = upto
+    return seen, rows, after, dealt
+
+
 def positions(frame: pl.DataFrame, seats: set[tuple[int, int]] | None,
               asked: str | None) -> list[Position]:
     """Every logged street of the seats of ``frame`` (one row per seat, every seat of a
@@ -97,6 +183,8 @@ def positions(frame: pl.DataFrame, seats: set[tuple[int, int]] | None,
     13-card Chinese poker hands and seats logged without their streets have no
     decisions to review, and a seat that timed out had its placements made for it (the
     log does not say from which street on): all are left out (see :func:`skipped`).
+    Each position carries what the player had seen of the others at that moment
+    (:func:`acting_order`).
     """
     out: list[Position] = []
     for (hand_key,), hand in frame.group_by("hand_key", maintain_order=True):
@@ -106,30 +194,40 @@ def positions(frame: pl.DataFrame, seats: set[tuple[int, int]] | None,
         ruleset = resolve_ruleset(hand["ruleset"][0], variant, asked)
         boards = np.array([[*t, *m, *b] for t, m, b in zip(
             hand["top"], hand["middle"], hand["bottom"], strict=True)], dtype=np.uint8)
-        for i, row in enumerate(hand.iter_rows(named=True)):
+        rows_of = list(hand.iter_rows(named=True))
+        logged = [_seat(r) for r in rows_of]
+        button = hand["button"][0] if "button" in hand.columns else None
+        order = acting_order([int(r["seat"]) for r in rows_of],
+                             None if button is None else int(button))
+        turn = {seat: i for i, seat in enumerate(order)}
+        for i, row in enumerate(rows_of):
             if row["streets"] is None or row["timed_out"] or (
                     seats is not None and (hand_key, row["seat"]) not in seats):
                 continue
             opponents = np.delete(boards, i, axis=0)
-            streets = np.array(row["streets"], dtype=np.int64)
-            cards = np.array(row["cards"], dtype=np.uint8)
-            rows = (np.array(row["rows"], dtype=np.int8) - 1).astype(np.int8)
-            numbers = list(dict.fromkeys(streets.tolist()))
+            others = [x for j, x in enumerate(logged) if j != i]
+            before = [turn[int(r["seat"])] < turn[int(row["seat"])]
+                      for j, r in enumerate(rows_of) if j != i]
+            mine = logged[i]
             seen = np.zeros(52, dtype=bool)
-            for number, street in enumerate(numbers):
-                now = streets == street
-                before = streets < street
-                seen[cards[now]] = True
-                placed = before & (rows < 3)
-                index = -1 if row["fantasyland"] else number
+            for number in range(int(mine.ordinal.max()) + 1 if mine.ordinal.size else 0):
+                now = mine.ordinal == number
+                placed = (mine.ordinal < number) & (mine.rows < 3)
+                seen[mine.cards[now]] = True
+                index = -1 if mine.fantasyland else number
                 if index >= len(variant.streets):
                     raise ReviewError(f"hand {row['hand_id']} seat {row['seat']}: more "
                                       f"streets than {variant.value} deals")
+                o_seen, o_rows, o_next, o_dealt = _seen_of(others, before, number,
+                                                           mine.fantasyland)
+                street = int(np.array(row["streets"])[now][0])
                 out.append(Position(
                     hand_key=int(hand_key), hand_id=row["hand_id"], seat=int(row["seat"]),
-                    player=row["player"], street=int(street), index=index, variant=variant,
-                    ruleset=ruleset, dealt=cards[now], chosen=rows[now], board=cards[placed],
-                    board_rows=rows[placed], seen=seen.copy(), opponents=opponents))
+                    player=row["player"], street=street, index=index, variant=variant,
+                    ruleset=ruleset, dealt=mine.cards[now], chosen=mine.rows[now],
+                    board=mine.cards[placed], board_rows=mine.rows[placed],
+                    seen=seen.copy(), opponents=opponents, opponent_seen=o_seen,
+                    opponent_rows=o_rows, opponent_next=o_next, opponent_dealt=o_dealt))
     return out
 
 
@@ -147,25 +245,37 @@ def run(store: Store, selection: Selection | None = None, settings: Settings | N
     ``progress(done, total)`` counts hands. ``jobs`` > 1 shares the rollouts among that
     many threads (the numbers do not change: each decision is seeded on its own); 0
     picks :func:`auto_jobs`."""
+    hands = decisions = 0
+    for batch, rows in _reviewed(store, selection, settings, progress, jobs):
+        stored.replace_decisions(store, rows)
+        hands, decisions = hands + batch, decisions + rows.height
+    return Summary(hands=hands, decisions=decisions)
+
+
+def in_memory(store: Store, selection: Selection | None = None,
+              settings: Settings | None = None, jobs: int = 1) -> pl.DataFrame:
+    """The rows :func:`run` would write for the selected seats not yet reviewed under
+    ``settings``, valued in memory: nothing is written, so the store may be read-only."""
+    parts = [rows for _, rows in _reviewed(store, selection, settings, None, jobs)]
+    return pl.concat(parts) if parts else _rows([], settings or Settings(), "")
+
+
+def _reviewed(store: Store, selection: Selection | None, settings: Settings | None,
+              progress: Callable[[int, int], None] | None, jobs: int
+              ) -> Iterator[tuple[int, pl.DataFrame]]:
+    """(hands, rows of ``decisions``) of each batch of the selected seats not yet
+    reviewed under ``settings``."""
     selection = selection or Selection()
     settings = settings or Settings()
     if jobs < 0:
         raise ReviewError(f"--jobs must be 0 (automatic) or more, not {jobs}")
-    if settings.rollouts < 1:
-        raise ReviewError(f"--rollouts must be at least 1, not {settings.rollouts}")
-    if settings.ruleset is not None:
-        try:
-            asked = _ruleset(settings.ruleset)
-        except OfcstatsError as error:
-            raise ReviewError(str(error)) from None
-        name: str | None = asked.name
-    else:
-        name = None
-    todo = pending_seats(store, selection, settings, name or "")
+    settings.plan()
+    name = reviewed_as(settings)
+    todo = pending_seats(store, selection, settings, name)
     pending = {(int(k), int(seat)) for k, seat, _ in todo}
     keys = sorted({k for k, _ in pending})
     jobs = jobs or auto_jobs(len(keys))
-    done = decisions = 0
+    done = 0
     if progress is not None:
         progress(0, len(keys))
     with _pool(jobs if len(keys) > 1 else 1) as pool:
@@ -173,12 +283,21 @@ def run(store: Store, selection: Selection | None = None, settings: Settings | N
             batch = keys[start:start + _HANDS_AT_ONCE]
             found = positions(stored.review_seats(store, batch), pending, settings.ruleset)
             verdicts = _review(found, settings, pool, jobs)
-            _write(store, verdicts, settings, name or "")
+            yield len(batch), _rows(verdicts, settings, name)
             done += len(batch)
-            decisions += len(verdicts)
             if progress is not None:
                 progress(done, len(keys))
-    return Summary(hands=len(keys), decisions=decisions)
+
+
+def reviewed_as(settings: Settings) -> str:
+    """The name the settings' ruleset is kept under in ``decisions`` (empty: each hand's
+    own); a ruleset that cannot be loaded is a :class:`ReviewError`."""
+    if settings.ruleset is None:
+        return ""
+    try:
+        return _ruleset(settings.ruleset).name
+    except OfcstatsError as error:
+        raise ReviewError(str(error)) from None
 
 
 def auto_jobs(hands: int) -> int:
@@ -212,7 +331,7 @@ def _pool(jobs: int) -> Iterator[ThreadPoolExecutor | None]:
 def _review(found: list[Position], settings: Settings, pool: ThreadPoolExecutor | None,
             jobs: int) -> list[Verdict]:
     """Verdicts of ``found`` in order, shared among the threads of ``pool`` if any."""
-    options = (settings.rollouts, settings.seed, settings.fantasyland_value, settings.screen)
+    options = settings.plan()
     try:
         if pool is None:
             return _review_part(found, options)
@@ -227,17 +346,11 @@ def _review(found: list[Position], settings: Settings, pool: ThreadPoolExecutor 
     return out
 
 
-def _review_part(found: list[Position], options: tuple[int, int, float, int | None]
-                 ) -> list[Verdict]:
-    """:func:`review` with the settings' numbers (rollouts, seed, fantasyland value,
-    screen)."""
-    rollouts, seed, value, screen = options
-    return review(found, rollouts=rollouts, seed=seed, fantasyland_value=value, screen=screen)
-
-
-def _write(store: Store, verdicts: list[Verdict], settings: Settings, name: str) -> None:
-    """Replace the verdicts' rows under the same settings, in one transaction."""
-    stored.replace_decisions(store, _rows(verdicts, settings, name))
+def _review_part(found: list[Position], plan: Plan) -> list[Verdict]:
+    """:func:`review` with the settings' numbers."""
+    return review(found, rollouts=plan.rollouts, seed=plan.seed,
+                  fantasyland_value=plan.fantasyland_value, screen=plan.screen,
+                  opponents=plan.opponents)
 
 
 def _rows(verdicts: Sequence[Verdict], settings: Settings, reviewed_as: str) -> pl.DataFrame:
@@ -259,12 +372,16 @@ def _rows(verdicts: Sequence[Verdict], settings: Settings, reviewed_as: str) -> 
         "ev_chosen": pl.Series([v.ev_chosen for v in verdicts], dtype=pl.Float64),
         "ev_best": pl.Series([v.ev_best for v in verdicts], dtype=pl.Float64),
         "ev_loss": pl.Series([v.ev_loss for v in verdicts], dtype=pl.Float64),
+        "ev_loss_se": pl.Series([v.ev_loss_se for v in verdicts], dtype=pl.Float64),
         "se_chosen": pl.Series([v.se_chosen for v in verdicts], dtype=pl.Float64),
         "candidates": pl.Series([v.candidates for v in verdicts], dtype=pl.Int32),
         "mistake": pl.Series([v.mistake for v in verdicts], dtype=pl.String),
         "exact": pl.Series([v.rollouts == 0 for v in verdicts], dtype=pl.Boolean),
         "rollouts": pl.Series([settings.rollouts] * len(p), dtype=pl.Int32),
-        "screen": pl.Series([settings.screen or 0] * len(p), dtype=pl.Int32),
+        "screen": pl.Series([settings.screen] * len(p), dtype=pl.Int32),
+        "opponents": [settings.opponents] * len(p),
+        "method": [METHOD] * len(p),
+        "situations": pl.Series([situations(x) for x in p], dtype=pl.List(pl.String)),
         "seed": pl.Series([settings.seed] * len(p), dtype=pl.Int64),
         "fantasyland_value": pl.Series([settings.fantasyland_value] * len(p),
                                        dtype=pl.Float64),

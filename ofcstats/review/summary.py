@@ -1,4 +1,5 @@
-"""Reading the ``decisions`` table back: per player EV loss, and the biggest mistakes."""
+"""Reading the ``decisions`` table back: per player EV loss, by street and situation,
+and the biggest mistakes."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import polars as pl
 
 from ofcstats.cards import format_card
 from ofcstats.review.core import MISTAKES
-from ofcstats.review.store import Selection, Settings
+from ofcstats.review.situations import ORDER
+from ofcstats.review.store import Selection, Settings, reviewed_as
 from ofcstats.rows import ROW_NAMES
 from ofcstats.store import Store
 from ofcstats.store import decisions as stored
@@ -56,7 +58,7 @@ def decisions_frame(store: Store, selection: Selection | None = None,
     """The stored decisions of the selected hands and seats under ``settings``."""
     selection = selection or Selection()
     settings = settings or Settings()
-    return stored.decisions(store, selection, settings.reviewed(settings.ruleset or ""))
+    return stored.decisions(store, selection, settings.reviewed(reviewed_as(settings)))
 
 
 def street_label(street: pl.Expr, fantasyland: pl.Expr) -> pl.Expr:
@@ -77,7 +79,7 @@ def player_summary(frame: pl.DataFrame) -> pl.DataFrame:
     base = frame.group_by(keys).agg(
         decisions=pl.len(), mean_ev_loss=pl.col("ev_loss").mean(),
         total_ev_loss=pl.col("ev_loss").sum(), sd=pl.col("ev_loss").std(),
-        mistakes=(pl.col("ev_loss") > 0).sum())
+        mistakes=pl.col("mistake").is_not_null().sum())
     half = Z95 * pl.col("sd").fill_null(0) / pl.col("decisions").sqrt()
     base = base.with_columns(ci_low=pl.col("mean_ev_loss") - half,
                              ci_high=pl.col("mean_ev_loss") + half).drop("sd")
@@ -115,13 +117,44 @@ def street_summary(frame: pl.DataFrame) -> pl.DataFrame:
             .sort(["variant", "player", "order", "street"]).drop("order"))
 
 
+def situation_summary(frame: pl.DataFrame) -> pl.DataFrame:
+    """Per variant, player and situation (:data:`ofcstats.review.situations.SITUATIONS`,
+    in that order): decisions, the mean EV loss with its normal 95% interval over the
+    decisions, and the table's (every player's decisions in the same situation) beside
+    it, with ``vs_table``, the player's mean minus the table's."""
+    keys = ["variant", "player", "situation"]
+    schema = {"variant": pl.String, "player": pl.String, "situation": pl.String,
+              "decisions": pl.UInt32, "mean_ev_loss": pl.Float64, "ci_low": pl.Float64,
+              "ci_high": pl.Float64, "table_decisions": pl.UInt32,
+              "table_mean_ev_loss": pl.Float64, "vs_table": pl.Float64}
+    if frame.is_empty():
+        return pl.DataFrame(schema=schema)
+    each = frame.select("variant", "player", "ev_loss",
+                        pl.col("situations").alias("situation")).explode("situation")
+    each = each.filter(pl.col("situation").is_not_null())
+    out = each.group_by(keys).agg(decisions=pl.len(), mean_ev_loss=pl.col("ev_loss").mean(),
+                                  sd=pl.col("ev_loss").std())
+    table = each.group_by("variant", "situation").agg(
+        table_decisions=pl.len(), table_mean_ev_loss=pl.col("ev_loss").mean())
+    half = Z95 * pl.col("sd").fill_null(0) / pl.col("decisions").sqrt()
+    order = pl.col("situation").replace_strict(ORDER, default=len(ORDER),
+                                               return_dtype=pl.Int32)
+    return (out.with_columns(ci_low=pl.col("mean_ev_loss") - half,
+                             ci_high=pl.col("mean_ev_loss") + half).drop("sd")
+            .join(table, on=["variant", "situation"], how="left")
+            .with_columns(vs_table=pl.col("mean_ev_loss") - pl.col("table_mean_ev_loss"),
+                          order=order)
+            .sort(["variant", "player", "order"]).drop("order")
+            .select(list(schema)).cast(schema))  # type: ignore[arg-type]
+
+
 def biggest_mistakes(frame: pl.DataFrame, count: int = 10) -> pl.DataFrame:
-    """Each player's ``count`` costliest decisions in each variant, with the hand ids to
-    replay them."""
+    """Each player's ``count`` costliest mistakes in each variant (decisions whose loss
+    exceeds ``SE_MULTIPLE`` standard errors), with the hand ids to replay them."""
     if frame.is_empty():
         return pl.DataFrame(schema={"variant": pl.String, "player": pl.String,
                                     "hand_id": pl.String})
-    top = (frame.filter(pl.col("ev_loss") > 0)
+    top = (frame.filter(pl.col("mistake").is_not_null())
            .sort(["variant", "player", "ev_loss", "hand_id", "seat", "street"],
                  descending=[False, False, True, False, False, False])
            .group_by(["variant", "player"], maintain_order=True).head(count))
@@ -129,5 +162,5 @@ def biggest_mistakes(frame: pl.DataFrame, count: int = 10) -> pl.DataFrame:
     best = [placement_text(d, r) for d, r in zip(top["dealt"], top["best"], strict=True)]
     return top.select(
         "variant", "player", "hand_id", "seat", "street", "fantasyland", "mistake", "ev_chosen",
-        "ev_best", "ev_loss").with_columns(chosen=pl.Series(chosen, dtype=pl.String),
+        "ev_best", "ev_loss", "ev_loss_se").with_columns(chosen=pl.Series(chosen, dtype=pl.String),
                                            best=pl.Series(best, dtype=pl.String))

@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 from ofcstats.errors import RulesetError
 from ofcstats.rows import ROW_NAMES
 from ofcstats.rules.model import (
+    POOL_SPLITS,
     FantasylandPolicy,
     HeadToHead,
     Naturals,
@@ -39,7 +40,8 @@ _RULESET_KEYS = {
     "foul_penalty", "surrender", "spade_bonus", "naturals", "point_value", "loss_cap",
     "misset", "wheel", "royalty_pool", "low_middle", "criss_cross",
 }
-_HEAD_TO_HEAD_KEYS = {"row", "majority", "scoop", "table_bonus"}
+_HEAD_TO_HEAD_REQUIRED = ("row", "majority", "scoop")
+_HEAD_TO_HEAD_KEYS = {*_HEAD_TO_HEAD_REQUIRED, "table_bonus"}
 _ROYALTY_KEYS = {"name", "description", *ROW_NAMES}
 _POLICY_KEYS = {"name", "description", "entry", "stay", "repeat_limit", "repeat_scope",
                 "entry_cards", "in_sources"}
@@ -101,6 +103,16 @@ def _check_keys(data: dict[str, Any], allowed: set[str], where: str) -> None:
                                f"expected one of {', '.join(sorted(allowed))}")
 
 
+def _require(data: dict[str, Any], keys: tuple[str, ...], where: str, why: str) -> None:
+    """Every key of ``keys`` is in the table: a missing one would pay nothing silently."""
+    missing = [key for key in keys if key not in data]
+    if missing:
+        named = " and ".join([", ".join(missing[:-1]), missing[-1]] if len(missing) > 1
+                             else missing)
+        raise RulesetError(f"{where}: {named} {'is' if len(missing) == 1 else 'are'} "
+                           f"missing: {why}")
+
+
 def _table(data: dict[str, Any], key: str, where: str) -> dict[str, Any]:
     value = data.get(key, {})
     if not isinstance(value, dict):
@@ -109,8 +121,11 @@ def _table(data: dict[str, Any], key: str, where: str) -> dict[str, Any]:
 
 
 def royalty_table_from(data: dict[str, Any], where: str) -> RoyaltyTable:
-    """A :class:`RoyaltyTable` from parsed TOML."""
+    """A :class:`RoyaltyTable` from parsed TOML: every row's table given (empty pays
+    nothing)."""
     _check_keys(data, _ROYALTY_KEYS, where)
+    _require(data, ROW_NAMES, where, "give a table for each of top, middle and bottom "
+             "(an empty one pays nothing)")
     return RoyaltyTable(
         name=str(data.get("name", "custom")),
         description=str(data.get("description", "")),
@@ -122,8 +137,19 @@ def royalty_table_from(data: dict[str, Any], where: str) -> RoyaltyTable:
 
 
 def policy_from(data: dict[str, Any], where: str) -> FantasylandPolicy:
-    """A :class:`FantasylandPolicy` from parsed TOML."""
+    """A :class:`FantasylandPolicy` from parsed TOML: a policy that enters gives its stay
+    rules and repeat limit; one that does not (no fantasyland) gives neither."""
     _check_keys(data, _POLICY_KEYS, where)
+    if "entry" in data:
+        _require(data, ("stay", "repeat_limit"), where,
+                 'give the hands that stay (an empty [stay] table: none stays) and the '
+                 'repeats a seat may play (a whole number, or "none" for no limit)')
+    else:
+        for key in ("stay", "repeat_limit", "repeat_scope", "entry_cards"):
+            if key in data:
+                raise RulesetError(f"{where}: {key} = {data[key]!r}: a policy without entry "
+                                   "has no fantasyland; give entry (the top hand that "
+                                   "enters)")
     stay = _table(data, "stay", where)
     _check_keys(stay, _STAY_KEYS, f"{where}.stay")
     repeat = data.get("repeat_limit", "none")
@@ -174,8 +200,8 @@ def ruleset_from(data: dict[str, Any], where: str) -> Ruleset:
     if not h2h:
         raise RulesetError(f"{where}: head_to_head is missing: give row, majority and scoop")
     _check_keys(h2h, _HEAD_TO_HEAD_KEYS, f"{where}.head_to_head")
-    if "row" not in h2h:
-        raise RulesetError(f"{where}.head_to_head: row is missing")
+    _require(h2h, _HEAD_TO_HEAD_REQUIRED, f"{where}.head_to_head",
+             "give each of row, majority and scoop (0 pays nothing)")
     head_to_head = HeadToHead(**h2h, where=f"{where}.head_to_head")
 
     royalties_spec = data.get("royalties", "none")
@@ -198,9 +224,10 @@ def ruleset_from(data: dict[str, Any], where: str) -> Ruleset:
     _check_keys(naturals_data, _NATURAL_KEYS, f"{where}.naturals")
     pool_data = _table(data, "royalty_pool", where)
     _check_keys(pool_data, _POOL_KEYS, f"{where}.royalty_pool")
-    if "royalty_pool" in data and "stake" not in pool_data:
-        raise RulesetError(f"{where}.royalty_pool: stake is missing: give the points each "
-                           "player pays into the pool")
+    if "royalty_pool" in data:
+        _require(pool_data, ("stake", "split"), f"{where}.royalty_pool",
+                 "give the points each player pays into the pool (stake) and who takes it "
+                 f"(split: {', '.join(POOL_SPLITS)})")
     variants = _variants(data, where)
     sources = data.get("sources", [])
     if not isinstance(sources, list):

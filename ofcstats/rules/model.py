@@ -7,7 +7,6 @@ in the scoring code asks which preset it is scoring.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -21,6 +20,7 @@ from ofcstats import evaluate
 from ofcstats.cards import RANKS
 from ofcstats.errors import CardError, RulesetError
 from ofcstats.evaluate import Category
+from ofcstats.stakes import LOSS_CAP, POINT_VALUE
 from ofcstats.variants import Variant
 
 FIVE_CARD_ROYALTY_KEYS = (
@@ -47,12 +47,6 @@ def _check_int(where: str, key: str, value: object, *, minimum: int = 0,
     if value > maximum:
         raise _fail(where, key, value, f"must be at most {maximum}")
     return value
-
-
-def _positive(value: object) -> bool:
-    """A finite number above 0 (not a bool, not NaN, not infinite)."""
-    return (not isinstance(value, bool) and isinstance(value, int | float)
-            and math.isfinite(value) and value > 0)
 
 
 def _top_hand(text: str) -> tuple[Category, int]:
@@ -392,10 +386,10 @@ class Ruleset:
                         "needs foul_penalty: the points each wrongly set row costs")
         if not isinstance(self.spade_bonus, bool):
             raise _fail(where, "spade_bonus", self.spade_bonus, "must be true or false")
-        if self.point_value is not None and not _positive(self.point_value):
-            raise _fail(where, "point_value", self.point_value, "must be a positive number")
-        if self.loss_cap is not None and not _positive(self.loss_cap):
-            raise _fail(where, "loss_cap", self.loss_cap, "must be a positive number of points")
+        for stake in (POINT_VALUE, LOSS_CAP):  # (money stays finite and exact within them)
+            value = getattr(self, stake.key)
+            if value is not None and (why := stake.problem(value)) is not None:
+                raise _fail(where, stake.key, value, why)
         self._check_derived(where)
 
     def _check_low_middle(self, where: str) -> None:

@@ -16,8 +16,7 @@ import numpy.typing as npt
 from ofcstats import evaluate
 from ofcstats.rows import BOTTOM, MIDDLE, TOP
 from ofcstats.rules import board
-from ofcstats.simulate.fantasyland import _spread
-from ofcstats.simulate.fantasyland import layout_of as _layout
+from ofcstats.simulate.fantasyland import _spread, layout_of
 from ofcstats.simulate.scoring import RulesetArrays
 
 WEIGHTS: dict[str, tuple[float, float, float, float]] = {
@@ -32,7 +31,7 @@ WEIGHTS: dict[str, tuple[float, float, float, float]] = {
 @cache
 def _sets() -> tuple[npt.NDArray[np.int32], npt.NDArray[np.int32], npt.NDArray[np.int32]]:
     """Every (top, middle, bottom) of 13 positions as subset indices: 72,072 sets."""
-    layout = _layout(13)
+    layout = layout_of(13)
     middle, top = _spread(layout, layout.mask5, 5, 3)
     bottom = np.broadcast_to(layout.mask5[:, None], middle.shape)
     return (layout.index3[top.ravel()], layout.index5[middle.ravel()],
@@ -45,7 +44,7 @@ def greedy(cards: npt.NDArray[np.uint8], wheel: bool = False, low_middle: bool =
     strongest five of the rest in the middle (the best deuce-to-seven low of the rest
     where the middle plays low), the last three on top (always legal); ``wheel``:
     straights ranked in the wheel order."""
-    layout = _layout(13)
+    layout = layout_of(13)
     m = cards.shape[0]
     raw = evaluate.strength5(cards[:, layout.five].reshape(-1, 5))
     s5 = evaluate.wheel_order()[raw] if wheel else raw
@@ -97,7 +96,7 @@ def scored_sets(cards: npt.NDArray[np.uint8], arrays: RulesetArrays,
                                                                      npt.NDArray[np.int32]]:
     """Score of every set of one hand (``-inf`` when it fouls) and the sets' boards'
     subset indices: ``(72072,)`` and ``(3, 72072)``."""
-    layout = _layout(13)
+    layout = layout_of(13)
     t, mid, b = _sets()
     raw = evaluate.strength5(cards[layout.five])
     s5 = arrays.five(raw).astype(np.intp)
@@ -114,7 +113,7 @@ def scored_sets(cards: npt.NDArray[np.uint8], arrays: RulesetArrays,
 
 def actions_of(sets: npt.NDArray[np.int32]) -> npt.NDArray[np.int8]:
     """Rows per card (positions 0..12) of sets given as (top, middle, bottom) indices."""
-    layout = _layout(13)
+    layout = layout_of(13)
     out = np.empty((sets.shape[-1], 13), dtype=np.int8)
     for row, subsets in ((TOP, layout.three), (MIDDLE, layout.five), (BOTTOM, layout.five)):
         positions = subsets[sets[row]].astype(np.intp)

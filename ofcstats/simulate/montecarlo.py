@@ -24,10 +24,10 @@ import numpy.typing as npt
 from numba import njit
 
 from ofcstats import evaluate
-from ofcstats.evaluate import RANK_KEYS
 from ofcstats.rules.board import enters, fouled, pair_points, royalties
 from ofcstats.simulate import chinese, heuristic
 from ofcstats.simulate.bots import Bot, candidates, pattern_values
+from ofcstats.simulate.fantasyland import layout_of
 from ofcstats.simulate.scoring import RulesetArrays, board_strengths
 from ofcstats.simulate.state import CARD_KEYS, Turn
 from ofcstats.simulate.tables import (
@@ -38,8 +38,8 @@ from ofcstats.simulate.tables import (
     pattern_onehot,
     patterns,
     row_tables,
+    transitions,
 )
-from ofcstats.simulate.tables import final_strengths as _final_strengths
 from ofcstats.variants import Variant
 
 _SIZES = np.array([3, 5, 5])
@@ -56,35 +56,14 @@ def _made_padded() -> npt.NDArray[np.int16]:
     return out
 
 
-@cache
-def _transitions() -> tuple[npt.NDArray[np.int16], npt.NDArray[np.int16],
-                           npt.NDArray[np.int16]]:
-    """The rows' ranks as dense ids that grow card by card, small enough to stay in the
-    processor's cache: ``(ids + 1, 13)`` the id after one more card of each rank (the
-    last id: no such row, e.g. past five cards), each id's made index (-1 for the
-    empty row and the last id: :attr:`RowTables.made_of_key` by id), and the made index
-    after one more card of each rank, ``(ids + 1, 13)``."""
-    t = row_tables()
-    count = t.size.size
-    key_of_id = np.zeros(count, dtype=np.int64)
-    present = np.flatnonzero(t.id_of_key >= 0)
-    key_of_id[t.id_of_key[present]] = present
-    keys = key_of_id[:, None] + STRIDE + np.asarray(RANK_KEYS, dtype=np.int64)[None, :]
-    inside = keys < t.id_of_key.size
-    ids = np.where(inside, t.id_of_key[np.where(inside, keys, 0)], -1)
-    after = np.full((count + 1, 13), count, dtype=np.int16)
-    after[:count] = np.where(ids >= 0, ids, count)
-    made = np.append(t.made_index, np.int16(-1)).astype(np.int16)
-    return after, made, made[after]
-
-
 @njit(inline="always")
 def _rule_scores(id0: Any, id1: Any, id2: Any, key1: Any, key2: Any, filled0: Any,
                  filled1: Any, filled2: Any, made0: Any, made1: Any, made2: Any, card: Any,
                  card_key: Any, made_after: Any, suited: Any) -> tuple[Any, ...]:
     """How well one card fits each row of a board (in tenths of a made-index step), and
     each row's made index were it put there. The board is its rows' ids
-    (:func:`_transitions`), keys, cards and made indexes (top, middle, bottom)."""
+    (:func:`ofcstats.simulate.tables.transitions`), keys, cards and made indexes (top,
+    middle, bottom)."""
     rank = card >> 2
     new0 = np.int64(made_after[id0, rank])
     new1 = np.int64(made_after[id1, rank])
@@ -239,7 +218,7 @@ def play_out(keys: npt.NDArray[np.int64], filled: npt.NDArray[np.int8],
     if not streets or not out.shape[1]:
         return out
     t = row_tables()
-    after, made_of, made_after = _transitions()
+    after, made_of, made_after = transitions()
     last, last_discards = streets[-1]
     _play_out(out, np.ascontiguousarray(filled, dtype=np.int8),
               np.ascontiguousarray(cards, dtype=np.uint8),
@@ -249,6 +228,18 @@ def play_out(keys: npt.NDArray[np.int64], filled: npt.NDArray[np.int8],
               patterns(last, last_discards), pattern_counts(last, last_discards),
               tuple(r.astype(np.float32) for r in arrays.royalty),
               -1 if arrays.entry is None else arrays.entry, float(fl_value))
+    return out
+
+
+def final_strengths(keys: npt.NDArray[np.int64]) -> npt.NDArray[np.intp]:
+    """Exact strengths of complete boards given as row keys ``(3, ...)``: the rows'
+    strengths on the one scale of :mod:`ofcstats.evaluate`, rows first."""
+    t = row_tables()
+    ids = t.id_of_key[keys >> SUIT_BITS].astype(np.intp)
+    flush = t.suited[keys[1:] & SUIT_MASK]
+    out = np.empty(keys.shape, dtype=np.intp)
+    out[0] = t.full3[ids[0]]
+    out[1:] = np.where(flush, t.full5_flush[ids[1:]], t.full5[ids[1:]])
     return out
 
 
@@ -330,7 +321,7 @@ class MonteCarloBot(Bot):
                 mine.reshape(-1, future), streets, arrays, self.fl_value).reshape(shape)
         else:
             final = np.broadcast_to(keys[..., None], shape)
-        strengths = _final_strengths(final)
+        strengths = final_strengths(final)
         foul = fouled(strengths)
         roy = royalties([arrays.royalty], strengths, ~foul, np.int32, dense=True)[0]
         total = np.zeros((m, c, n), dtype=np.float64)
@@ -371,7 +362,7 @@ class MonteCarloBot(Bot):
                                         np.zeros((3, boards.size), dtype=np.int8),
                                         cards[boards, :13], [(13, 0)], arrays,
                                         self.fl_value, exact_last=False)
-        strengths = _final_strengths(final)
+        strengths = final_strengths(final)
         foul = fouled(strengths)
         roy = royalties([arrays.royalty], strengths, ~foul, np.int32, dense=True)[0]
         return strengths.reshape(3, m, n), foul.reshape(m, n), roy.reshape(3, m, n)
@@ -399,7 +390,7 @@ def thirteen_by_rollouts(bot: MonteCarloBot, cards: npt.NDArray[np.uint8],
     Each sample deals the opponents 13 of the cards this seat does not hold and sets
     them the plain way; a candidate's score is its mean points against them.
     """
-    layout = chinese._layout(13)
+    layout = layout_of(13)
     out = np.empty(cards.shape, dtype=np.int8)
     n = bot.rollouts
     for i, hand in enumerate(cards):

@@ -231,12 +231,23 @@ def pattern_subsets(cards: int, discards: int) -> npt.NDArray[np.intp]:
     return np.stack([((pats == r) * bits).sum(axis=1) for r in range(3)], axis=1)
 
 
-def final_strengths(keys: npt.NDArray[np.int64]) -> npt.NDArray[np.intp]:
-    """Exact strengths of complete boards given as row keys ``(3, ...)``."""
+@cache
+def transitions() -> tuple[npt.NDArray[np.int16], npt.NDArray[np.int16],
+                           npt.NDArray[np.int16]]:
+    """The rows' ranks as dense ids that grow card by card, small enough to stay in the
+    processor's cache: ``(ids + 1, 13)`` the id after one more card of each rank (the
+    last id: no such row, e.g. past five cards), each id's made index (-1 for the
+    empty row and the last id: :attr:`RowTables.made_of_key` by id), and the made index
+    after one more card of each rank, ``(ids + 1, 13)``."""
     t = row_tables()
-    ids = t.id_of_key[keys >> SUIT_BITS].astype(np.intp)
-    flush = t.suited[keys[1:] & SUIT_MASK]
-    out = np.empty(keys.shape, dtype=np.intp)
-    out[0] = t.full3[ids[0]]
-    out[1:] = np.where(flush, t.full5_flush[ids[1:]], t.full5[ids[1:]])
-    return out
+    count = t.size.size
+    key_of_id = np.zeros(count, dtype=np.int64)
+    present = np.flatnonzero(t.id_of_key >= 0)
+    key_of_id[t.id_of_key[present]] = present
+    keys = key_of_id[:, None] + STRIDE + np.asarray(RANK_KEYS, dtype=np.int64)[None, :]
+    inside = keys < t.id_of_key.size
+    ids = np.where(inside, t.id_of_key[np.where(inside, keys, 0)], -1)
+    after = np.full((count + 1, 13), count, dtype=np.int16)
+    after[:count] = np.where(ids >= 0, ids, count)
+    made = np.append(t.made_index, np.int16(-1)).astype(np.int16)
+    return after, made, made[after]

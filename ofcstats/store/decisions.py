@@ -58,23 +58,28 @@ class Reviewed:
     rollouts: int
     seed: int
     fantasyland_value: float
-    screen: int  # 0: every candidate on every rollout
+    screen: int  # 0: every candidate on every selection rollout
     reviewed_as: str
+    opponents: str  # drawn, logged
+    method: str  # how the numbers were made (ofcstats.review.core.METHOD)
 
     def params(self) -> list[object]:
         return [self.rollouts, self.seed, self.fantasyland_value, self.screen,
-                self.reviewed_as]
+                self.reviewed_as, self.opponents, self.method]
 
 
-_SAME_SETTINGS = """d.rollouts = ? AND d.seed = ? AND d.fantasyland_value = ?
-              AND d.screen = ? AND d.reviewed_as = ?"""
+SETTINGS_COLUMNS = ("rollouts", "seed", "fantasyland_value", "screen", "reviewed_as",
+                    "opponents", "method")
+"""The columns of ``decisions`` that hold its settings (:class:`Reviewed`)."""
+
+_SAME_SETTINGS = " AND ".join(f"d.{c} = ?" for c in SETTINGS_COLUMNS)
 
 
 def review_seats(store: Store, hand_keys: Sequence[int]) -> pl.DataFrame:
     """Every seat of these hands with its final rows and logged placements, in hand and
     seat order: what a review makes its positions from."""
     return store.con.sql("""
-        SELECT h.hand_key, h.hand_id, h.variant, h.ruleset, s.seat, s.player,
+        SELECT h.hand_key, h.hand_id, h.variant, h.ruleset, h.button, s.seat, s.player,
                s.fantasyland, coalesce(s.timed_out, false) AS timed_out, s.top, s.middle,
                s.bottom, p.streets, p.cards, p.rows
         FROM hands h JOIN seats s USING (hand_key)
@@ -129,9 +134,7 @@ def replace_decisions(store: Store, rows: pl.DataFrame) -> None:
         store.con.execute("""
                 DELETE FROM decisions d USING new_decisions n
                 WHERE d.hand_key = n.hand_key AND d.seat = n.seat AND d.street = n.street
-                  AND d.reviewed_as = n.reviewed_as AND d.rollouts = n.rollouts
-                  AND d.seed = n.seed AND d.fantasyland_value = n.fantasyland_value
-                  AND d.screen = n.screen""")
+                  AND """ + " AND ".join(f"d.{c} = n.{c}" for c in SETTINGS_COLUMNS))
         store.con.execute("INSERT INTO decisions BY NAME SELECT * FROM new_decisions")
 
 
