@@ -32,12 +32,7 @@ KNOWN_BACK_ARROWS: set[tuple[str, str]] = set()
 """Imports running back up that are to go: the test fails when one goes, so that it is
 taken off this list."""
 
-KNOWN_MAIN_PATH = {
-    # The read side still reads results and rulesets through the rescore module
-    # (pipeline.scored_frame, pipeline.stored_rulesets, pipeline.Filters).
-    ("analysis.py", "pipeline.py"),
-    ("report/", "pipeline.py"),
-}
+KNOWN_MAIN_PATH: set[tuple[str, str]] = set()
 """Main-path claims of docs/architecture.md the code does not keep yet (importer, what it
 is said never to import)."""
 

@@ -19,9 +19,9 @@ from polars.testing import assert_frame_equal
 from typer.testing import CliRunner
 
 from ofcstats import reading
+from ofcstats.analysis import Filters
 from ofcstats.cli import app
 from ofcstats.logscore import score_batch
-from ofcstats.pipeline import Filters
 from ofcstats.rules import load_ruleset, load_rulesets, preset_names
 from ofcstats.simulate import Simulation, parse_players, simulate
 from ofcstats.store import MIGRATIONS, Store

@@ -15,9 +15,10 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from ofcstats import analysis, session
+from ofcstats.analysis import Filters, scored_frame
 from ofcstats.cli import app
 from ofcstats.ingest import ingest
-from ofcstats.pipeline import Filters, rescore, scored_frame, stored_rulesets
+from ofcstats.pipeline import rescore
 from ofcstats.rules import load_ruleset
 from ofcstats.stakes import LOSS_CAP, POINT_VALUE, UNIT
 from ofcstats.store import Store
@@ -83,7 +84,7 @@ def capped(tmp_path: Path) -> Path:
 
 def _money(db: Path, filters: Filters | None = None) -> dict[str, float]:
     with Store(db, read_only=True) as store:
-        table = analysis.money(store, filters or Filters(), stored_rulesets(store))
+        table = analysis.money(store, filters or Filters(), store.scored_rulesets())
     return dict(zip(table["player"], table["money"], strict=True))
 
 
@@ -141,7 +142,7 @@ def test_a_timeout_ends_the_game_for_the_loss_cap(tmp_path: Path) -> None:
     ], HOUSE.format(extra="loss_cap = 10"))
     assert _money(db) == {"ann": 20.0, "bob": -20.0}
     with Store(db, read_only=True) as store:
-        games = analysis.game_results(store, Filters(), stored_rulesets(store))
+        games = analysis.game_results(store, Filters(), store.scored_rulesets())
         frame = scored_frame(store)
     assert games.filter(pl.col("player") == "bob")["game"].to_list() == [0, 1]
     # The scored frame (notebooks, frame-level money) has the same games.
@@ -156,7 +157,7 @@ def test_a_change_of_stakes_starts_a_new_game(tmp_path: Path) -> None:
     ], HOUSE.format(extra=""))
     assert _money(db) == {"ann": -12.0, "bob": 12.0}
     with Store(db, read_only=True) as store:
-        games = analysis.game_results(store, Filters(), stored_rulesets(store))
+        games = analysis.game_results(store, Filters(), store.scored_rulesets())
     assert games.filter(pl.col("player") == "ann")["game"].to_list() == [0, 1]
     assert set(games["stake_source"]) == {"logged"}
 
@@ -169,7 +170,7 @@ def test_the_rulesets_point_value_comes_before_the_logged_one(tmp_path: Path) ->
     ], HOUSE.format(extra="point_value = 0.5"))
     assert _money(db) == {"ann": 3.0, "bob": -3.0}
     with Store(db, read_only=True) as store:
-        games = analysis.game_results(store, Filters(), stored_rulesets(store))
+        games = analysis.game_results(store, Filters(), store.scored_rulesets())
     assert set(games["stake_source"]) == {"ruleset"}
 
 
@@ -184,7 +185,7 @@ def test_a_change_of_logged_stakes_starts_a_new_game_under_a_rulesets_own_point_
     ], HOUSE.format(extra="point_value = 0.5\nloss_cap = 10"))
     assert _money(db) == {"ann": 10.0, "bob": -10.0}
     with Store(db, read_only=True) as store:
-        rulesets = stored_rulesets(store)
+        rulesets = store.scored_rulesets()
         games = analysis.game_results(store, Filters(), rulesets)
         frame = scored_frame(store)
     bob = games.filter(pl.col("player") == "bob")
@@ -202,7 +203,7 @@ def test_without_any_point_value_a_point_is_worth_one(tmp_path: Path) -> None:
                 HOUSE.format(extra=""))
     assert _money(db) == {"ann": 6.0, "bob": -6.0}
     with Store(db, read_only=True) as store:
-        money = analysis.money(store, Filters(), stored_rulesets(store))
+        money = analysis.money(store, Filters(), store.scored_rulesets())
     assert set(money["stake"]) == {"default"}
 
 
@@ -333,6 +334,6 @@ def test_money_at_the_largest_point_value_units_and_loss_cap_is_exact(tmp_path: 
     compare = runner.invoke(app, ["compare", "--db", str(db), "-f", "json"])
     assert compare.exit_code == 0, compare.output
     with Store(db, read_only=True) as store:
-        games = analysis.game_results(store, Filters(), stored_rulesets(store))
+        games = analysis.game_results(store, Filters(), store.scored_rulesets())
     assert games.get_column("money").sum() == 0
     assert not games.get_column("capped").any()

@@ -13,10 +13,10 @@ import pytest
 from handgen import random_hand, rich_board, write_jsonl
 from polars.testing import assert_frame_equal
 
-from ofcstats import pipeline, reading
+from ofcstats import analysis, pipeline, reading
+from ofcstats.analysis import Filters, scored_frame
 from ofcstats.ingest import ingest
 from ofcstats.logscore import score_batch
-from ofcstats.pipeline import Filters, scored_frame
 from ofcstats.rules import Ruleset, load_ruleset, load_rulesets, preset_names
 from ofcstats.score import score
 from ofcstats.simulate import Simulation, parse_players, simulate
@@ -305,12 +305,12 @@ def test_scored_frame_can_give_repeated_strings_as_categories(tmp_path: Path) ->
         plain = scored_frame(store)
         categorical = scored_frame(store, categorical=True)
         none = scored_frame(store, Filters(players=[]), categorical=True)
-        parts = pipeline._categorical_frame(store.con.sql(
+        parts = analysis._categorical_frame(store.con.sql(
             "SELECT ruleset, hand_id, points FROM results_named ORDER BY ALL"), rows=3)
         whole = store.con.sql(
             "SELECT ruleset, hand_id, points FROM results_named ORDER BY ALL").pl()
-    repeated = [c for c in pipeline.REPEATED_COLUMNS if c in plain.columns]
-    assert repeated == list(pipeline.REPEATED_COLUMNS)
+    repeated = [c for c in analysis.REPEATED_COLUMNS if c in plain.columns]
+    assert repeated == list(analysis.REPEATED_COLUMNS)
     assert all(categorical.schema[c] == pl.Categorical for c in repeated)
     assert_frame_equal(categorical.with_columns(pl.col(repeated).cast(pl.String)), plain)
     assert none.is_empty()

@@ -469,7 +469,8 @@ def test_command_defaults_are_the_library_defaults() -> None:
 
 def test_report_shows_the_decisions_per_variant(simulated: Path, tmp_path: Path) -> None:
     from ofcstats import report  # noqa: PLC0415
-    from ofcstats.pipeline import Filters, rescore  # noqa: PLC0415
+    from ofcstats.analysis import Filters  # noqa: PLC0415
+    from ofcstats.pipeline import rescore  # noqa: PLC0415
 
     db = tmp_path / "report.duckdb"
     db.write_bytes(simulated.read_bytes())

@@ -16,7 +16,7 @@ import polars as pl
 from rich.console import Console
 from rich.status import Status
 
-from ofcstats import allocator, analysis, pipeline, sanitize
+from ofcstats import allocator, analysis, sanitize
 from ofcstats import engine as engines
 from ofcstats import ingest as ingesting
 from ofcstats.cli.options import READ_MEMORY, EngineKind, split_list
@@ -107,8 +107,8 @@ def _utc(moment: datetime | None) -> datetime | None:
 
 def _filters(rulesets: list[str] | None, session: list[str] | None, since: datetime | None,
              until: datetime | None, variant: list[str] | None, player: list[str] | None
-             ) -> pipeline.Filters:
-    return pipeline.Filters(rulesets=split_list(rulesets), sessions=split_list(session),
+             ) -> analysis.Filters:
+    return analysis.Filters(rulesets=split_list(rulesets), sessions=split_list(session),
                             players=split_list(player), variants=split_list(variant),
                             since=_utc(since), until=_utc(until))
 
@@ -131,7 +131,7 @@ def unknown_value(kind: str, value: str, known: Sequence[str], plural: str = "")
     return f"no {kind} named {value}{guess}; {listing}"
 
 
-def check_filters(store: Store, filters: pipeline.Filters,
+def check_filters(store: Store, filters: analysis.Filters,
                   rulesets: Sequence[str] = ()) -> None:
     """Raise :class:`UsageError` for a filter value (or ruleset) the store does not hold,
     naming the values it does hold or the closest ones."""
@@ -163,7 +163,7 @@ def bounded_memory(store: Store) -> Iterator[None]:
 
 
 @contextmanager
-def reading(db: Path | None, filters: pipeline.Filters | None = None,
+def reading(db: Path | None, filters: analysis.Filters | None = None,
             rulesets: Sequence[str] = (), *, wait: float | None = None,
             quiet: bool = False) -> Iterator[Store]:
     """The database opened read-only (waiting up to ``wait`` seconds for a writer), with
@@ -171,7 +171,7 @@ def reading(db: Path | None, filters: pipeline.Filters | None = None,
     with _open_existing(db, wait=wait, quiet=quiet) as store, bounded_memory(store):
         if filters is not None or rulesets:
             try:
-                check_filters(store, filters or pipeline.Filters(), rulesets)
+                check_filters(store, filters or analysis.Filters(), rulesets)
             except OfcstatsError as error:
                 raise fail_with(error) from None
         yield store
@@ -186,7 +186,7 @@ def _summing(quiet: bool) -> Iterator[None]:
         _step(update, 1, 1)
 
 
-def _player_table(store: Store, filters: pipeline.Filters, seed: int,
+def _player_table(store: Store, filters: analysis.Filters, seed: int,
                   pairs: dict[str, str] | None = None) -> pl.DataFrame:
     try:
         return analysis.player_table(store, filters, seed=seed, pairs=pairs)

@@ -330,7 +330,7 @@ def export(
                                                          shard_hands=shard_hands),
             "Parquet files")
         try:
-            analysis.check_scored(store, pipeline.Filters())
+            analysis.check_scored(store, analysis.Filters())
         except StoreError as error:
             # The hands are all exported (a sharded rescore --from DIR reads them); the
             # results leave some out, which is said, never silently.
