@@ -104,6 +104,9 @@ LEADERS_SHARE = 4
 """Step 3: the ``LEADERS`` best after step 2, and the play made, go on to
 ``LEADERS_SHARE * rollouts`` selection rollouts, where the best is told from the next
 best."""
+RACE_Z = 3.0
+"""Step 3 drops a contender once it trails the leader by more than this many standard
+errors of their paired difference."""
 MEASURE_SHARE = 2
 """The loss is measured on ``MEASURE_SHARE * rollouts`` further rollouts."""
 CONFIRM_ABOVE = 2.0
@@ -710,14 +713,10 @@ def _streets(positions: Sequence[Position], arrays: RulesetArrays, plan: Plan,
         loss, se, se_mine = ev_top - ev_mine, np.zeros(d_count), np.zeros(d_count)
         rates = stats[1:, mine], stats[1:, top]
     else:
-        # Step 3: the play made and the best on rollouts that did not choose it.
-        both = np.concatenate([mine, top])
-        stats, points = street.value(dec[both], pat[both], selecting, selecting + measuring,
-                                     raw=True)
-        assert points is not None
-        ev_mine, ev_top = stats[0, :d_count].copy(), stats[0, d_count:].copy()
+        # Step 4: the play made and the best on rollouts that did not choose it.
+        points, (ev_mine, ev_top), rates = _measure(street, dec, pat, mine, top, selecting,
+                                                    measuring)
         loss, se, se_mine = _paired(points[:d_count], points[d_count:])
-        rates = stats[1:, :d_count].copy(), stats[1:, d_count:].copy()
         # Step 5: the likely costly mistakes measured on more rollouts, chosen by the
         # selection rollouts' lead alone (not by the loss measured), so still unbiased.
         sure = np.flatnonzero((top != mine) & (lead > CONFIRM_ABOVE))
@@ -743,6 +742,28 @@ def _streets(positions: Sequence[Position], arrays: RulesetArrays, plan: Plan,
             candidates=int(total[d]), rollouts=0 if drawless else plan.rollouts,
             mistake=kind))
     return verdicts
+
+
+def _measure(street: _Street, dec: npt.NDArray[np.intp], pat: npt.NDArray[np.intp],
+             mine: npt.NDArray[np.intp], top: npt.NDArray[np.intp], start: int, count: int
+             ) -> tuple[npt.NDArray[np.float64], tuple[npt.NDArray[np.float64], ...],
+                        tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]]:
+    """Step 4: the play made and the best (``mine``, ``top``: one of each decision) on
+    rollouts ``start:start + count``, the play made valued once where it is the best:
+    their points ``(2D, n)`` (the play made's, then the best's), their means and their
+    rates (foul, fantasyland, royalties; the play made's, then the best's)."""
+    d_count = mine.size
+    differ = np.flatnonzero(top != mine)
+    both = np.concatenate([mine, top[differ]])
+    stats, raw = street.value(dec[both], pat[both], start, start + count, raw=True)
+    assert raw is not None
+    points = np.concatenate([raw[:d_count], raw[:d_count]])
+    points[d_count + differ] = raw[d_count:]
+    ev_mine, ev_top = stats[0, :d_count].copy(), stats[0, :d_count].copy()
+    ev_top[differ] = stats[0, d_count:]
+    rates = stats[1:, :d_count].copy(), stats[1:, :d_count].copy()
+    rates[1][:, differ] = stats[1:, d_count:]
+    return points, (ev_mine, ev_top), rates
 
 
 def _confirm(street: _Street, positions: Sequence[Position], arrays: RulesetArrays,
@@ -811,23 +832,87 @@ def _select(street: _Street, dec: npt.NDArray[np.intp], pat: npt.NDArray[np.intp
         return keep & np.isfinite(mean)
 
     # Step 1: every candidate on the first rollouts; step 2: the best few, and the play
-    # made, on the rest of the rollouts; step 3: the leaders on many more.
+    # made, on the rest of the rollouts.
     done = min(plan.first, selecting)
-    stats, _ = street.value(dec, pat, 0, done)
+    stats, raw = street.value(dec, pat, 0, done, raw=True)
+    assert raw is not None
     mean = stats[0]
-    for upto, count in ((min(plan.rollouts, selecting), plan.screen),
-                        (selecting, LEADERS)):
-        if upto <= done:
-            continue
-        kept = np.flatnonzero(best_of(mean, count))
-        more = street.value(dec[kept], pat[kept], done, upto)[0][0]
+    upto = min(plan.rollouts, selecting)
+    if upto > done:
+        kept = np.flatnonzero(best_of(mean, plan.screen))
+        more, more_raw = street.value(dec[kept], pat[kept], done, upto, raw=True)
+        assert more_raw is not None
         total = np.full(dec.size, -np.inf)
-        total[kept] = (mean[kept] * done + more * (upto - done)) / upto
-        mean, done = total, upto
-    top = np.array([bounds[d] + int(np.argmax(mean[bounds[d]:bounds[d + 1]]))
-                    for d in range(d_count)])
-    best = np.where(mean[top] > mean[mine], top, mine)  # a tie: the play made
+        total[kept] = (mean[kept] * done + more[0] * (upto - done)) / upto
+        raw = np.concatenate([raw[kept], more_raw], axis=1)
+        mean, done, index = total, upto, kept
+    else:
+        index = np.arange(dec.size)
+    best = _race_leaders(street, dec, pat, mine, mean, best_of(mean, LEADERS), index, raw,
+                         done, selecting, plan.rollouts)
     return stats, best, mean[best] - mean[mine]
+
+
+def _race_leaders(street: _Street, dec: npt.NDArray[np.intp], pat: npt.NDArray[np.intp],
+                  mine: npt.NDArray[np.intp], mean: npt.NDArray[np.float64],
+                  contending: npt.NDArray[np.bool_], index: npt.NDArray[np.intp],
+                  raw: npt.NDArray[np.float64], done: int, selecting: int, step: int
+                  ) -> npt.NDArray[np.intp]:
+    """Step 3: the best candidate of each decision among those ``contending``, raced on
+    from their points on the first ``done`` rollouts (``raw``, rows those of the
+    candidates ``index``); ``mean`` updated in place with their means.
+
+    The contenders race on, ``step`` more rollouts at a time, up to ``selecting``; one
+    drops out once it trails the leader by more than ``RACE_Z`` errors of their paired
+    difference (:func:`_race`), a decision once one is left."""
+    contenders = np.flatnonzero(contending)
+    d_count = mine.size
+    points = np.zeros((contenders.size, max(selecting, done)))
+    points[:, :done] = raw[np.searchsorted(index, contenders)]
+    alive = np.ones(contenders.size, dtype=bool)
+    owner = dec[contenders]
+    edges = np.searchsorted(owner, np.arange(d_count + 1))
+    active = np.ones(d_count, dtype=bool)
+    while True:
+        for d in np.flatnonzero(active).tolist():
+            live = edges[d] + np.flatnonzero(alive[edges[d]:edges[d + 1]])
+            if live.size > 1:
+                alive[live] = _race(points[live, :done], contenders[live] == mine[d])
+            active[d] = alive[edges[d]:edges[d + 1]].sum() > 1
+        if done >= selecting or not active.any():
+            break
+        racing = np.flatnonzero(alive & active[owner])
+        upto = min(selecting, done + step)
+        more_raw = street.value(dec[contenders[racing]], pat[contenders[racing]], done, upto,
+                                raw=True)[1]
+        assert more_raw is not None
+        points[racing, done:upto] = more_raw
+        mean[contenders[racing]] = points[racing, :upto].mean(axis=1)
+        done = upto
+    best = np.empty(d_count, dtype=np.intp)
+    for d in range(d_count):
+        live = contenders[edges[d]:edges[d + 1]][alive[edges[d]:edges[d + 1]]]
+        top = live[int(np.argmax(mean[live]))]
+        best[d] = mine[d] if mine[d] in live and mean[mine[d]] >= mean[top] else top
+    return best
+
+
+def _race(points: npt.NDArray[np.float64], mine: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
+    """Which of a decision's contenders race on, from their points on the same rollouts
+    ``(L, n)``: the leader (the best mean, a tie going to the play made, ``mine``), and
+    those whose paired difference to it is not yet resolved: a mean difference within
+    ``RACE_Z`` standard errors of it."""
+    mean = points.mean(axis=1)
+    lead = int(np.argmax(mean))
+    if mine.any() and mean[int(mine.argmax())] >= mean[lead]:
+        lead = int(mine.argmax())
+    diff = points[lead] - points
+    gap = diff.mean(axis=1)
+    n = points.shape[1]
+    se = diff.std(axis=1, ddof=1) / np.sqrt(n) if n > 1 else np.full(gap.size, np.inf)
+    keep = ~((gap > RACE_Z * se) | ((se == 0) & (gap >= 0)))
+    keep[lead] = True
+    return keep
 
 
 def _representatives(dec: npt.NDArray[np.intp], pat: npt.NDArray[np.intp],
