@@ -834,9 +834,9 @@ def test_a_likely_costly_mistake_is_measured_on_more_rollouts(
                  [OPPONENT])
     (verdict,) = review([p])
     rollouts = core.DEFAULT_ROLLOUTS
-    selecting = core.LEADERS_SHARE * rollouts
-    assert valued[-2] == (2, selecting, selecting + core.MEASURE_SHARE * rollouts)
-    assert valued[-1] == (2, 0, core.CONFIRM_SHARE * rollouts)
+    measured = (core.LEADERS_SHARE + core.MEASURE_SHARE) * rollouts
+    assert valued[-2] == (2, core.LEADERS_SHARE * rollouts, measured)
+    assert valued[-1] == (2, measured, measured + core.CONFIRM_SHARE * rollouts)
     assert verdict.mistake == "foul"
     assert verdict.ev_loss > core.CONFIRM_ABOVE
     monkeypatch.setattr(core, "CONFIRM_SHARE", 0)
@@ -864,3 +864,15 @@ def test_the_leaders_race_until_their_paired_difference_is_resolved() -> None:
     assert core._race(same, np.array([False, True])).tolist() == [False, True]
     # A tiny lead on few rollouts resolves nothing.
     assert core._race(far[:, :4] - np.array([[0.0], [0.95], [0.0]]), nobody).all()
+
+
+def test_a_later_block_of_rollouts_deals_what_the_whole_would() -> None:
+    # The rollouts' worlds are built block by block, as the steps ask for them: rollouts
+    # skip:n of a decision are the same cards whether dealt alone or with the first ones.
+    from ofcstats.review import core  # noqa: PLC0415
+
+    p = position("pineapple", 0, {}, "Kh Kd Ks 2c 3d", [TOP, TOP, TOP, MIDDLE, BOTTOM],
+                 [OPPONENT])
+    whole = core._permuted(p, p.seen, 300, 20, 7)
+    assert (core._permuted(p, p.seen, 300, 20, 7, skip=130) == whole[130:]).all()
+    assert not (core._permuted(p, p.seen, 300, 20, 8, skip=130) == whole[130:]).all()

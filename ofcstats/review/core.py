@@ -587,8 +587,11 @@ def _permuted(p: Position, hidden: npt.NDArray[np.bool_], n: int, count: int,
         raise ValueError(f"hand {p.hand_id} seat {p.seat} street {p.street}: {count} cards "
                          f"to draw from {deck.size} unseen")
     rng = decision_rng(seed, p.hand_id, p.seat, p.street)
+    bits = rng.bit_generator
+    assert isinstance(bits, np.random.PCG64)
+    bits.advance(skip * count)  # one number per card of each row skipped, none drawn
     out = np.empty((n - skip, count), dtype=np.uint8)
-    _deal(deck, rng.random((n, count))[skip:], out)
+    _deal(deck, rng.random((n - skip, count)), out)
     return out
 
 
@@ -608,17 +611,46 @@ def _deal(deck: Any, uniform: Any, out: Any) -> None:
 
 
 @dataclass(frozen=True)
+class _Block:
+    """The world of rollouts ``r0:r1`` of some decisions of a street: ``local`` maps a
+    decision of the street to its number in ``world`` (-1: not in it)."""
+
+    r0: int
+    r1: int
+    local: npt.NDArray[np.intp]
+    world: _World
+
+
+@dataclass(frozen=True)
 class _Street:
-    """What the candidates of one group of positions are valued against."""
+    """What the candidates of one group of positions are valued against. The rollouts'
+    worlds (the player's later cards, the opponents' finished boards) are built when a
+    step first asks for them, for the decisions and rollouts it asks for: those a step
+    leaves out cost nothing."""
 
     later: list[tuple[int, int]]  # the streets still to come: (dealt, discards)
     keys: npt.NDArray[np.int64]  # (D, 3) boards before the street
     filled: npt.NDArray[np.int8]  # (D, 3)
     added: npt.NDArray[np.int64]  # (D, P, 3) what each pattern adds to each row
     counts: npt.NDArray[np.int8]  # (P, 3)
-    world: _World
+    positions: Sequence[Position]
+    plan: Plan
     arrays: RulesetArrays
     fantasyland_value: float
+    blocks: list[_Block]
+
+    def block(self, dec: npt.NDArray[np.intp], r0: int, r1: int) -> _Block:
+        """A world holding rollouts ``r0:r1`` of decisions ``dec``, built if none does."""
+        for block in self.blocks:
+            if block.r0 <= r0 and r1 <= block.r1 and (block.local[dec] >= 0).all():
+                return block
+        members = np.unique(dec)
+        local = np.full(len(self.positions), -1, dtype=np.intp)
+        local[members] = np.arange(members.size)
+        world = _world([self.positions[i] for i in members], self.arrays, r1, self.plan,
+                       skip=r0)
+        self.blocks.append(_Block(r0, r1, local, world))
+        return self.blocks[-1]
 
     def value(self, dec: npt.NDArray[np.intp], pat: npt.NDArray[np.intp], r0: int, r1: int,
               raw: bool = False) -> tuple[npt.NDArray[np.float64],
@@ -629,24 +661,27 @@ class _Street:
         n = r1 - r0
         out = np.empty((4, dec.size))
         points_of = np.empty((dec.size, n)) if raw else None
-        draws = self.world.draws
+        block = self.block(dec, r0, r1)
+        draws, skip = block.world.draws, block.r0
         future = draws.shape[2]
         step = max(1, _BOARDS_AT_ONCE // n)
         for start in range(0, dec.size, step):
             part = slice(start, start + step)
             d, pp = dec[part], pat[part]
-            c = d.size
+            c, here = d.size, block.local[dec[part]]
             board_keys = np.repeat((self.keys[d] + self.added[d, pp]).T, n, axis=1)
             if self.later:
                 board_filled = np.repeat((self.filled[d] + self.counts[pp]).T.astype(np.int8),
                                          n, axis=1)
                 final = play_out(board_keys, board_filled,
-                                 draws[d, r0:r1].reshape(c * n, future), self.later,
+                                 draws[here, r0 - skip:r1 - skip].reshape(c * n, future),
+                                 self.later,
                                  self.arrays, self.fantasyland_value)
             else:
                 final = board_keys
-            world = np.broadcast_to(self.world.index(d, r0, r1), (c, n)).ravel()
-            flat = _score_keys(self.arrays, final, world, self.world.opp,
+            world = np.broadcast_to(block.world.index(here, r0 - skip, r1 - skip),
+                                    (c, n)).ravel()
+            flat = _score_keys(self.arrays, final, world, block.world.opp,
                                self.fantasyland_value)
             points, foul, reach, roy = (a.reshape(c, n) for a in flat)
             out[0, part] = points.mean(axis=1)
@@ -690,11 +725,10 @@ def _streets(positions: Sequence[Position], arrays: RulesetArrays, plan: Plan,
                          "logged placement does not fit the board")
     selecting = 1 if drawless else plan.selecting
     measuring = 0 if drawless else plan.measuring
-    world = _world(positions, arrays, selecting + measuring, plan)
     added = np.einsum("dk,kpr->dpr", CARD_KEYS[np.stack([p.dealt for p in positions])]
                       .astype(np.float64), onehot).astype(np.int64)
-    street = _Street(later, keys, filled, added, counts, world, arrays,
-                     plan.fantasyland_value)
+    street = _Street(later, keys, filled, added, counts, positions, plan, arrays,
+                     plan.fantasyland_value, [])
     dec, pat = np.nonzero(fits)  # every fitting candidate, decision by decision
     total = np.bincount(dec, minlength=d_count)
     # Candidates that leave the same board, as far as the rest of the hand can tell, are
@@ -721,7 +755,7 @@ def _streets(positions: Sequence[Position], arrays: RulesetArrays, plan: Plan,
         # selection rollouts' lead alone (not by the loss measured), so still unbiased.
         sure = np.flatnonzero((top != mine) & (lead > CONFIRM_ABOVE))
         if sure.size and plan.confirming:
-            _confirm(street, positions, arrays, plan, sure, selecting + measuring,
+            _confirm(street, positions, plan, sure, selecting + measuring,
                      dec[np.concatenate([mine[sure], top[sure]])],
                      pat[np.concatenate([mine[sure], top[sure]])],
                      points, (loss, se, se_mine, ev_mine, ev_top), rates)
@@ -766,8 +800,8 @@ def _measure(street: _Street, dec: npt.NDArray[np.intp], pat: npt.NDArray[np.int
     return points, (ev_mine, ev_top), rates
 
 
-def _confirm(street: _Street, positions: Sequence[Position], arrays: RulesetArrays,
-             plan: Plan, sure: npt.NDArray[np.intp], start: int, dec: npt.NDArray[np.intp],
+def _confirm(street: _Street, positions: Sequence[Position], plan: Plan,
+             sure: npt.NDArray[np.intp], start: int, dec: npt.NDArray[np.intp],
              pat: npt.NDArray[np.intp], points: npt.NDArray[np.float64],
              measured: tuple[npt.NDArray[np.float64], ...],
              rates: tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]) -> None:
@@ -776,14 +810,7 @@ def _confirm(street: _Street, positions: Sequence[Position], arrays: RulesetArra
     of the best) pooled with the measuring rollouts' ``points``; ``measured`` (loss, its
     error, the error of the play made, the two EVs) and ``rates`` updated in place."""
     d_count = len(positions)
-    more = _Street(street.later, street.keys[sure], street.filled[sure], street.added[sure],
-                   street.counts,
-                   _world([positions[i] for i in sure], arrays, start + plan.confirming,
-                          plan, skip=start),
-                   arrays, plan.fantasyland_value)
-    renumber = np.zeros(d_count, dtype=np.intp)
-    renumber[sure] = np.arange(sure.size)
-    stats, added = more.value(renumber[dec], pat, 0, plan.confirming, raw=True)
+    stats, added = street.value(dec, pat, start, start + plan.confirming, raw=True)
     assert added is not None
     both = [np.concatenate([points[rows], added[i * sure.size:(i + 1) * sure.size]], axis=1)
             for i, rows in enumerate((sure, d_count + sure))]
