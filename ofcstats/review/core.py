@@ -861,6 +861,7 @@ def _select(street: _Street, dec: npt.NDArray[np.intp], pat: npt.NDArray[np.intp
     # Step 1: every candidate on the first rollouts; step 2: the best few, and the play
     # made, on the rest of the rollouts.
     done = min(plan.first, selecting)
+    street.block(np.arange(d_count), 0, min(plan.rollouts, selecting))  # both steps' world
     stats, raw = street.value(dec, pat, 0, done, raw=True)
     assert raw is not None
     mean = stats[0]
