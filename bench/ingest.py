@@ -2,8 +2,10 @@
 
 Two files of the same hands are generated here, column-wise (numpy deals, polars writes
 the JSON), and cached under ``out/bench/``: street by street (what apps and the
-simulator write) and final rows only. Each is loaded by ``ofcstats ingest`` in a child
-process (so its peak RSS is the ingest's own), next to what merely parsing the same file
+simulator write) and final rows only. Each is loaded by ``ofcstats ingest --no-rescore``
+(the load alone) in a child process (so its peak RSS is the ingest's own), and the
+street file once more by ``ofcstats ingest`` as a user runs it (the load, then the
+scoring of what it loaded), next to what merely parsing the same file
 costs: Python's ``json.loads`` line by line, and DuckDB's ``read_json`` into a table.
 Then the readers ingest runs, each alone: its compiled reader (every line of the usual
 shape) and pyarrow's JSON reader with the file's schema (the lines the compiled one
@@ -209,14 +211,17 @@ for _ in read_line_batches(Path(sys.argv[1])):
 """
 
 
-def _ingest(path: Path, db: Path, fresh: bool = True) -> tuple[float, int, dict[str, object]]:
+def _ingest(path: Path, db: Path, fresh: bool = True, scored: bool = False
+            ) -> tuple[float, int, dict[str, object]]:
+    """One ``ofcstats ingest``: the load alone (``--no-rescore``), or with ``scored`` the
+    command as a user runs it, the load then the scoring of what it loaded."""
     from timing import timed_child  # noqa: PLC0415 - a sibling script
 
     if fresh:
         for stale in (db, db.with_name(db.name + ".wal")):
             stale.unlink(missing_ok=True)
     command = [str(Path(sys.executable).parent / "ofcstats"), "ingest", str(path),
-               "--db", str(db), "--json", "--quiet"]
+               "--db", str(db), "--json", "--quiet", *([] if scored else ["--no-rescore"])]
     seconds, peak_kb, stdout = timed_child(command)
     return seconds, peak_kb, json.loads(stdout)
 
@@ -377,6 +382,16 @@ def _one_form(label: str, path: Path, n: int, repeats: int) -> list[str]:
               "(ingest's reader: raw frames of every batch, one thread, loaded beforehand)"),
     ]
     if label.startswith("street"):
+        # The command as a user runs it: the load, then the scoring of what it loaded
+        # under the 8 presets played in Pineapple (24 result rows a hand).
+        whole, whole_kb, summary = _ingest(path, db, scored=True)
+        scoring = summary["rescore"]
+        assert isinstance(scoring, dict), summary
+        assert scoring["hands"] == n, summary
+        lines.append(_rate("ingest, then its rescore", n, size_mb, whole,
+                           f"peak RSS {whole_kb / 1024:,.0f} MB  (the default; of which "
+                           f"scoring {scoring['seconds']:.1f} s, {n / scoring['seconds']:,.0f}"
+                           " hands/s; the line above: --no-rescore)"))
         again, _, skipped = _ingest(path, db, fresh=False)
         assert skipped["skipped"] == 1, skipped
         start = _start_up()

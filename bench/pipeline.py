@@ -176,7 +176,8 @@ def end_to_end(hands: int) -> list[tuple[str, str]]:
         partial = stored.with_suffix(".partial")
         partial.unlink(missing_ok=True)
         started = time.perf_counter()
-        subprocess.run([ofcstats, "ingest", str(log), "--db", str(partial), "--quiet"],
+        subprocess.run([ofcstats, "ingest", str(log), "--db", str(partial), "--quiet",
+                        "--no-rescore"],
                        check=True, capture_output=True)
         partial.rename(stored)
         lines.append(("ingest (once, cached)", f"{time.perf_counter() - started:.1f} s"))

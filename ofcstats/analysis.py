@@ -21,16 +21,16 @@ from ofcstats.rules.model import Ruleset
 from ofcstats.stakes import MONEY_DECIMALS
 from ofcstats.store import Store
 from ofcstats.store import money as stored
+from ofcstats.store import results as stored_results
 
 
 def _games(store: Store, filters: pipeline.Filters) -> pl.DataFrame:
-    """Every hand of the sessions the filters keep, with its game under each kind of
-    stake: ``game_fixed`` (the ruleset sets the stake: only a change of variant ends a
-    game early) and ``game_logged`` (a change of the logged stake does too)."""
-    # Whole sessions: players and times are picked after the games are settled.
+    """Every hand of the sessions the filters keep, with its play order and its game: a
+    change of variant or of the logged stake starts a new one, whatever a ruleset values
+    a point at (:data:`ofcstats.session.GAME_SPLIT`)."""
+    # Whole sessions: players, variants and times are picked after the games are settled.
     hands = stored.game_hands(store, filters)
-    return session.hand_order(hands, split_on=["variant"], also={
-        "game_logged": ["variant", "logged_stake"]}).rename({"game": "game_fixed"}).collect()
+    return session.hand_order(hands, split_on=session.GAME_SPLIT).collect()
 
 
 @contextmanager
@@ -51,8 +51,8 @@ def _settled(store: Store, filters: pipeline.Filters, rulesets: Sequence[Ruleset
         "variants": [[v.value for v in r.variants] for r in rulesets],
     }, schema_overrides={"stake": pl.Float64, "loss_cap": pl.Float64})
     with stored.settled_games(store, hands.select(
-            "hand_key", "session_id", "played_at", "variant", "point_value", "game_fixed",
-            "game_logged"), terms, replace(filters, sessions=None, variants=None)) as settled:
+            "hand_key", "session_id", "played_at", "variant", "point_value", "game"),
+            terms, replace(filters, sessions=None)) as settled:
         yield settled
 
 
@@ -123,17 +123,50 @@ def labelled(frame: pl.DataFrame) -> pl.DataFrame:
 NOTHING_SCORED = "no scored hands match: run ofcstats rescore, or loosen the filters"
 
 
+def unscored_text(missing: pl.DataFrame) -> str:
+    """What :func:`ofcstats.store.results.unscored` found, in one line with the fix.
+
+    >>> print(unscored_text(pl.DataFrame({"variant": ["pineapple", "chinese-13"],
+    ...     "ruleset": ["american", None], "hands": [1200, 50], "missing": [200, 50]})))
+    not every hand is scored: 200 of 1,200 pineapple hands not under american
+    (and 1 more: ofcstats db info lists them); run ofcstats rescore
+    """
+    variant, ruleset, hands, count = missing.select(
+        "variant", "ruleset", "hands", "missing").row(0)
+    under = "under any ruleset" if ruleset is None else f"under {ruleset}"
+    first = f"all {hands:,}" if count == hands else f"{count:,} of {hands:,}"
+    more = f" (and {missing.height - 1:,} more: ofcstats db info lists them)" \
+        if missing.height > 1 else ""
+    return (f"not every hand is scored: {first} {variant} hands not {under}{more}; "
+            "run ofcstats rescore")
+
+
+def check_scored(store: Store, filters: pipeline.Filters,
+                 pairs: dict[str, str] | None = None) -> None:
+    """Raise :class:`StoreError` (one line: what is missing and the command that fixes
+    it) when an answer for ``filters`` would leave out stored hands: hands of its
+    sessions and variants that a ruleset it answers for (``filters.rulesets``, else
+    every ruleset stored, or ``pairs``: variant to ruleset) has not scored, or scored
+    before their session grew; and, when no ruleset is named, hands of a variant no
+    ruleset is scored over. Read from the progress marks: a grouped count of hands."""
+    missing = stored_results.unscored(store.con, filters, pairs)
+    if not missing.is_empty():
+        raise StoreError(unscored_text(missing))
+
+
 def stored_rows(store: Store, filters: pipeline.Filters,
                 pairs: dict[str, str] | None = None) -> stats.Rows:
     """The scored rows the filters keep, as :class:`ofcstats.stats.Rows`: statistics are
     summed in the database and never leave it row by row. ``pairs`` (variant to ruleset)
-    keeps only those rulesets of those variants."""
+    keeps only those rulesets of those variants. Hands not yet scored are an error
+    (:func:`check_scored`), never a silent gap."""
     if filters.rulesets is not None:
         known = stored.scored_ruleset_names(store)
         missing = [name for name in filters.rulesets if name not in known]
         if missing:
             raise StoreError(f"not scored under {', '.join(missing)}: run "
                              f"ofcstats rescore --ruleset {missing[0]}")
+    check_scored(store, filters, pairs)
     where, params = filters.sql()
     if pairs is not None:
         where += " AND (" + (" OR ".join(["(variant = ? AND ruleset = ?)"] * len(pairs))

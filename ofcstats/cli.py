@@ -748,18 +748,25 @@ def ingest(
     update_stored: Annotated[bool, typer.Option(
         "--update", help="A stored hand loaded again with the same cards but other "
         "reported_points, point_value, ruleset, button or played_at takes the new values "
-        "(the next rescore scores its session again); by default it is rejected as a "
-        "conflict.")] = False,
+        "(its session is scored again); by default it is rejected as a conflict.")] = False,
+    no_rescore: Annotated[bool, typer.Option(
+        "--no-rescore", help="Only load: leave the scoring to a later ofcstats rescore "
+        "(for bulk loads; until then the commands that answer from the results say what "
+        "is not scored).")] = False,
 ) -> None:
-    """Load hand logs into the database, each file in one transaction.
+    """Load hand logs into the database, each file in one transaction, then score what
+    is not scored yet, so that every command can answer.
 
     A file already loaded (same content, any name) is skipped; one that grew loads its
     new lines only; one that changed otherwise is reported and left out. Loading the same
     hands again adds nothing; a different hand under a stored id is rejected as a
     conflict, and so is the same hand with other non-card values (unless --update). Use
     - for standard input. Rejected hands are kept, with the reason, in the rejects
-    table. Exit code 1 when anything was rejected or left out; 2, with nothing created,
-    when an input is missing.
+    table. Then, as ofcstats rescore would, the hands not yet scored (and the sessions
+    that grew) are scored under every ruleset the database holds and every preset played
+    under their variants, in batches each written in its own transaction (--no-rescore:
+    load only). Exit code 1 when anything was rejected or left out, or the scoring
+    failed; 2, with nothing created, when an input is missing.
 
     Example: ofcstats ingest logs/ --db club.duckdb
     """
@@ -779,12 +786,33 @@ def ingest(
                                        wait=wait, update=update_stored, on_wait=note, warn=warn)
     except OfcstatsError as error:
         raise fail_with(error) from None
+    scored, problem = None, None
+    if not no_rescore:
+        scored, problem = _score_loaded(database, wait, quiet or shown is SummaryFormat.json)
     if shown is SummaryFormat.json:
-        typer.echo(json.dumps(summary.to_dict(), indent=2))
+        typer.echo(json.dumps({**summary.to_dict(), "rescore": None if scored is None
+                               else asdict(scored)}, indent=2))
     else:
         _print_summary(summary)
-    if not summary.clean:
+        if scored is not None:
+            typer.echo(f"scored: {_rescore_text(scored)}")
+    if problem is not None:
+        typer.echo(f"ofcstats: {problem}", err=True)
+    if not summary.clean or problem is not None:
         raise typer.Exit(1)
+
+
+def _score_loaded(database: Path, wait: float | None, quiet: bool
+                  ) -> tuple[pipeline.RescoreSummary | None, str | None]:
+    """After a load: score what the database has not scored (:func:`pipeline.update`),
+    with a progress bar; what it did, or why it could not (one line, with the fix)."""
+    note = _WaitNote(quiet)  # (another program may have taken the file after the load)
+    try:
+        with closing(note), Store(database, wait=wait, on_wait=note) as store, \
+                progress_bar("rescore", _on_terminal(quiet)) as update:
+            return pipeline.update(store, progress=note.then(update)), None
+    except OfcstatsError as error:
+        return None, f"{_one_line(error)} (the hands were loaded; they are not scored yet)"
 
 
 def _summary_format(output: str, as_json: bool) -> SummaryFormat:
@@ -822,7 +850,10 @@ def db_info(
     wait: WaitOption = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Show the database's tables with their row counts, sessions, players and dates.
+    """Show the database's tables with their row counts, sessions, players and dates,
+    and check that every stored hand is scored under every ruleset of its variant
+    (what-ifs included): per variant, the rulesets that hold all its hands, and what is
+    missing from the others.
 
     Example: ofcstats db info --db club.duckdb
     """
@@ -843,6 +874,42 @@ def db_info(
     assert isinstance(variants, dict)
     typer.echo("variants: " + (", ".join(f"{k} {v:,}" for k, v in variants.items()) or "none"))
     typer.echo(f"played: {info['first_played_at'] or '-'} to {info['last_played_at'] or '-'}")
+    scoring = info["scoring"]
+    assert isinstance(scoring, list)
+    for line in _scoring_lines(scoring, bool(info["scoring_complete"])):
+        typer.echo(line)
+
+
+def _scoring_lines(rows: list[dict[str, Any]], complete: bool) -> list[str]:
+    """``db info``'s check that every stored hand is scored: per variant, the rulesets
+    that score all its hands, then each shortfall on a line of its own."""
+    if not rows:
+        return []
+    lines = ["scoring: every stored hand scored under every ruleset of its variant" if complete
+             else "scoring: NOT COMPLETE (run ofcstats rescore):"]
+    for variant in dict.fromkeys(row["variant"] for row in rows):
+        mine = [row for row in rows if row["variant"] == variant]
+        hands = mine[0]["hands"]
+        if mine[0]["ruleset"] is None:
+            lines.append(f"  {variant}: {hands:,} hands, none scored: no ruleset is scored "
+                         "over this variant")
+            continue
+        whole = [row for row in mine if row["scored"] == row["current"] == hands]
+        names = ", ".join(row["ruleset"] + (" (what-if)" if row["what_if"] else "")
+                          for row in whole)
+        lines.append(f"  {variant}: {hands:,} hands, every one scored under {len(whole)} of "
+                     f"{len(mine)} rulesets" + (f": {names}" if whole else ""))
+        for row in mine:
+            if row in whole:
+                continue
+            missing = hands - row["scored"]
+            stale = row["scored"] - row["current"]
+            parts = [f"{missing:,} not scored"] if missing > 0 else []
+            if stale > 0:
+                parts.append(f"{stale:,} scored before their session changed")
+            lines.append(f"    {row['ruleset']}{' (what-if)' if row['what_if'] else ''}: "
+                         + ", ".join(parts or [f"{row['current']:,} up to date"]))
+    return lines
 
 
 @app.command()
@@ -921,6 +988,12 @@ def export(
             parquet, lambda folder: store.export_parquet(folder, progress=update,
                                                          shard_hands=shard_hands),
             "Parquet files")
+        try:
+            analysis.check_scored(store, pipeline.Filters())
+        except StoreError as error:
+            # The hands are all exported (a sharded rescore --from DIR reads them); the
+            # results leave some out, which is said, never silently.
+            warn(f"the results exported leave hands out: {error}")
     for path in written:
         typer.echo(str(path))
 
@@ -1132,10 +1205,11 @@ def _policy_text(policy: FantasylandPolicy, indent: str = "  ") -> str:
 def rescore(
     ruleset: Annotated[list[str] | None, typer.Option(
         "--ruleset", "-r", help="A preset name or a TOML file; repeat, or separate with "
-        "commas. Default: every preset.", show_default=False)] = None,
+        "commas. Default: every preset, and every other ruleset the database holds.",
+        show_default=False)] = None,
     all_rulesets: Annotated[bool, typer.Option(
-        "--all-rulesets", help="Every built-in preset (the default), with any --ruleset "
-        "given too.")] = False,
+        "--all-rulesets", help="Every built-in preset and every other ruleset the database "
+        "holds (the default), with any --ruleset given too.")] = False,
     what_if: Annotated[list[str] | None, typer.Option(
         "--what-if", help="Also score the hands of variants this ruleset is not played "
         "under (a preset name or a TOML file; repeat); such rows are marked what-if.",
@@ -1161,10 +1235,12 @@ def rescore(
 
     Each ruleset scores the hands of the variants it is played under (its `variants`);
     --what-if NAME scores every hand under NAME, marking the rows of other variants.
-    Only hands not yet scored under a ruleset are scored (their whole session, for the
-    fantasyland repeat limits); a ruleset whose definition changed is scored again.
-    --engine local|ray scores shards of whole sessions in worker processes or on a Ray
-    cluster and writes the same rows (docs/scale.md).
+    Only hands not yet scored under a ruleset are scored (their whole session, of every
+    variant: play order, games and fantasyland repeat limits are the table's); a ruleset
+    whose definition changed is scored again. ingest already scores what it loads: run
+    rescore for another ruleset, a what-if, an edited ruleset, or after ingest
+    --no-rescore. --engine local|ray scores shards of whole sessions in worker processes
+    or on a Ray cluster and writes the same rows (docs/scale.md).
 
     Example: ofcstats rescore --all-rulesets --db club.duckdb
     """
@@ -1173,7 +1249,8 @@ def rescore(
     try:
         named = split_list(ruleset) or []
         asked = [*named, *(split_list(what_if) or [])]
-        names = [*(preset_names() if all_rulesets or not asked else []), *asked]
+        every = all_rulesets or not asked
+        names = [*(preset_names() if every else []), *asked]
         chosen = load_rulesets(names)
         what_ifs = [load_ruleset(name).name for name in split_list(what_if) or []]
     except OfcstatsError as error:
@@ -1181,6 +1258,11 @@ def rescore(
     sharded = engine_for(engine, jobs, address, source, config, jobs_shard=True)
     with _open_existing(db, read_only=False, wait=wait, quiet=quiet) as store:
         try:
+            if every:
+                # Every preset, and the other rulesets the database holds.
+                have = {r.name for r in chosen}
+                chosen += [r for r in pipeline.default_rulesets(store, as_stored=False)
+                           if r.name not in have]
             with progress_bar("rescore", _on_terminal(quiet or as_json)) as update:
                 if sharded is None:
                     summary = pipeline.rescore(store, chosen, rebuild=rebuild,
@@ -1193,11 +1275,15 @@ def rescore(
     if as_json:
         typer.echo(json.dumps(asdict(summary), indent=2))
         return
+    typer.echo(_rescore_text(summary))
+
+
+def _rescore_text(summary: pipeline.RescoreSummary) -> str:
     again = f"; scored again from scratch: {', '.join(summary.rebuilt)}" if summary.rebuilt \
         else ""
-    typer.echo(f"{len(summary.rulesets)} rulesets: {summary.hands:,} hands in "
-               f"{summary.sessions:,} sessions scored, {summary.rows:,} result rows in "
-               f"{summary.seconds:.1f}s{again}")
+    return (f"{len(summary.rulesets)} rulesets: {summary.hands:,} hands in "
+            f"{summary.sessions:,} sessions scored, {summary.rows:,} result rows in "
+            f"{summary.seconds:.1f}s{again}")
 
 
 @app.command()
@@ -1260,6 +1346,10 @@ def players(
     with reading(db, filters, wait=wait, quiet=quiet) as store, _summing(quiet):
         # Only the rulesets shown are read: one per variant.
         shown = analysis.shown_rulesets(store, filters, ruleset)
+        try:
+            analysis.check_scored(store, filters, shown)
+        except StoreError as error:
+            raise fail(str(error), 1) from None
         if shown:
             filters = replace(filters, rulesets=sorted(set(shown.values())))
         table = _player_table(store, filters, seed, shown)

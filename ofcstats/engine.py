@@ -340,8 +340,10 @@ class _ScoreTask:
     fault: str | None
 
 
-def _score_shard(task: _ScoreTask) -> tuple[pl.DataFrame, dict[int, pl.DataFrame], int]:
-    """In a worker: one shard scored, its rows labelled with the rulesets' ids."""
+def _score_shard(task: _ScoreTask
+                 ) -> tuple[pl.DataFrame, dict[int, pl.DataFrame], pl.DataFrame]:
+    """In a worker: one shard scored, its rows labelled with the rulesets' ids, with the
+    hands scored (:func:`ofcstats.pipeline.score_sessions`)."""
     _fault(task.fault)
     rulesets = [ruleset_from(data, f"the ruleset {data['name']}") for data in task.rulesets]
     if task.seats is not None and task.hands is not None:
@@ -349,9 +351,9 @@ def _score_shard(task: _ScoreTask) -> tuple[pl.DataFrame, dict[int, pl.DataFrame
     else:
         assert task.files is not None
         with shard_store(task.files, task.sessions) as store:
-            seats, hands = read_sessions(store.con, task.sessions, task.variants)
-    results, showdowns = score_sessions(seats, hands, rulesets)
-    return with_ruleset_ids(results, task.ruleset_ids), showdowns, hands.height
+            seats, hands = read_sessions(store.con, task.sessions)
+    results, showdowns, scored = score_sessions(seats, hands, rulesets, task.variants)
+    return with_ruleset_ids(results, task.ruleset_ids), showdowns, scored
 
 
 def rescore(store: Store, rulesets: Sequence[Ruleset], engine: Engine, *,
@@ -364,6 +366,7 @@ def rescore(store: Store, rulesets: Sequence[Ruleset], engine: Engine, *,
     summary.rebuilt = work.rebuilt
     total = work.total
     fault = None if engine.fault_marker is None else str(engine.fault_marker)
+    seen: set[str] = set()
 
     def tasks() -> Iterator[tuple[Callable[[Any], Any], Any, Any]]:
         for group, variants, todo in work.groups:
@@ -379,7 +382,7 @@ def rescore(store: Store, rulesets: Sequence[Ruleset], engine: Engine, *,
                 hands: pl.DataFrame | None = None
                 files = None
                 if engine.source is None:
-                    seats, hands = read_sessions(store.con, names, variants)
+                    seats, hands = read_sessions(store.con, names)
                 else:
                     files = shard_files(engine.source, int(shard.get_column("shard")[0]))
                 payload = _ScoreTask(definitions, ids, variants, names, seats, hands, files,
@@ -387,13 +390,14 @@ def rescore(store: Store, rulesets: Sequence[Ruleset], engine: Engine, *,
                 yield _score_shard, payload, (ids, shard.select(todo.columns))
 
     def write(note: tuple[list[int], pl.DataFrame],
-              value: tuple[pl.DataFrame, dict[int, pl.DataFrame], int]) -> None:
+              value: tuple[pl.DataFrame, dict[int, pl.DataFrame], pl.DataFrame]) -> None:
         ids, sessions = note
-        results, showdowns, hands = value
-        write_batch(store.con, ids, sessions, results, showdowns)
-        summary.hands += hands
+        results, showdowns, scored = value
+        write_batch(store.con, ids, sessions, scored, results, showdowns)
+        summary.hands += scored.height
         summary.rows += results.height
-        summary.sessions += sessions.height
+        seen.update(sessions.get_column("session_id").to_list())
+        summary.sessions = len(seen)
         if progress is not None:
             progress(summary.hands, total)
 

@@ -5,12 +5,15 @@ scores them under the selected rulesets in one pass (:func:`ofcstats.score.score
 same code as ``ofcstats score``), applies what only the session knows (fantasyland
 repeat limits: :mod:`ofcstats.session`) and appends the rows to ``results``.
 
-Incremental by session: ``scored_sessions`` remembers how many hands of each session
-each ruleset has scored. A session whose hand count has grown (new hands were
-ingested) is scored again whole, because a repeat limit depends on the hands before;
-a ruleset whose definition changed (same name, edited TOML) is scored again from
-scratch. Work goes in batches of whole sessions, each batch in one transaction, so
-memory stays bounded and an interrupted run loses only its current batch.
+Incremental by session: ``scored_sessions`` remembers how many hands of each variant
+of each session each ruleset has scored, and how many hands of every variant the
+session held then. A session that has grown (new hands were ingested, of any variant)
+is scored again whole, because a repeat limit depends on the hands before and play
+order and games are the whole table's (a session may mix variants; a ruleset scores
+those it is played under, in the order and games of them all); a ruleset whose
+definition changed (same name, edited TOML) is scored again from scratch. Work goes in
+batches of whole sessions, each batch in one transaction, so memory stays bounded and
+an interrupted run loses only its current batch.
 
 ``scored_frame`` reads results back for analysis, with each hand's session, game and
 play order.
@@ -34,7 +37,7 @@ import polars as pl
 
 from ofcstats import session
 from ofcstats.errors import RulesetError, StoreError
-from ofcstats.rules.load import ruleset_from
+from ofcstats.rules.load import load_rulesets, preset_names, ruleset_from
 from ofcstats.rules.model import Ruleset
 from ofcstats.score import available_cores, score_with_showdowns
 from ofcstats.showdown import differs, hand_starts, showdown_key
@@ -43,8 +46,8 @@ from ofcstats.store import results as stored
 from ofcstats.store.results import ALL_VARIANTS, Filters
 
 __all__ = ["ALL_VARIANTS", "BATCH_HANDS", "REPEATED_COLUMNS", "Filters", "RescoreSummary",
-           "fingerprint", "read_sessions", "rescore", "score_sessions", "scored_frame",
-           "stored_rulesets"]
+           "default_rulesets", "fingerprint", "read_sessions", "rescore", "score_sessions",
+           "scored_frame", "stored_rulesets", "update"]
 
 BATCH_HANDS = 250_000
 
@@ -59,7 +62,7 @@ class RescoreSummary:
     rulesets: list[str] = field(default_factory=list)
     hands: int = 0  # hands scored (each under every ruleset that needed it)
     rows: int = 0  # rows written to results
-    sessions: int = 0
+    sessions: int = 0  # sessions scored (each once, however many groups of rulesets)
     rebuilt: list[str] = field(default_factory=list)  # rulesets scored again from scratch
     seconds: float = 0.0
 
@@ -110,13 +113,13 @@ def _batches(sessions: pl.DataFrame, limit: int) -> list[pl.DataFrame]:
         "batch", maintain_order=True)]
 
 
-def read_sessions(con: duckdb.DuckDBPyConnection, session_ids: Sequence[str],
-                  variants: Sequence[str] = ALL_VARIANTS
+def read_sessions(con: duckdb.DuckDBPyConnection, session_ids: Sequence[str]
                   ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The seats frame (``hand_id`` holding the integer hand key), in hand and seat order,
-    of whole sessions (their hands of ``variants``), and their hands with what play order
-    and games need."""
-    seats = stored.session_seats(con, session_ids, variants)
+    of whole sessions, every variant (play order and games are the whole table's), and
+    their hands with what play order and games need (:func:`score_sessions` scores the
+    hands of the variants asked for among them)."""
+    seats = stored.session_seats(con, session_ids)
     # Sorted here rather than by DuckDB: the join returns them nearly in order, and
     # Polars sorts such a frame in a fraction of the time DuckDB's ORDER BY takes.
     seats = seats.sort("hand_id", "seat").cast({
@@ -130,20 +133,31 @@ def read_sessions(con: duckdb.DuckDBPyConnection, session_ids: Sequence[str],
         return pl.Series(np.logical_or.reduceat(flags, starts) if len(starts)
                          else np.zeros(0, dtype=bool))
 
-    hands = seats.select("hand_id", "session_id", "played_at", "n_seats")[starts].with_columns(
+    hands = seats.select("hand_id", "session_id", "played_at", "n_seats", "variant",
+                         "stake")[starts].with_columns(
         fantasyland_hand=any_seat("fantasyland"), timed_out_hand=any_seat("timed_out"),
         hand_key=pl.col("hand_id"))
     return seats, hands
 
 
-def score_sessions(seats: pl.DataFrame, hands: pl.DataFrame, rulesets: Sequence[Ruleset]
-                   ) -> tuple[pl.DataFrame, dict[int, pl.DataFrame]]:
-    """Score whole sessions, apply their fantasyland repeat limits, and keep the showdowns
-    to store: every seat for natural mask 0, and for another mask only the hands in which
-    it changes something (a seat holds one of its naturals, is fouled where misses are
-    not counted, or holds a straight where straights rank in the wheel order)."""
+def score_sessions(seats: pl.DataFrame, hands: pl.DataFrame, rulesets: Sequence[Ruleset],
+                   variants: Sequence[str] = ALL_VARIANTS
+                   ) -> tuple[pl.DataFrame, dict[int, pl.DataFrame], pl.DataFrame]:
+    """Score the hands of ``variants`` of whole sessions (:func:`read_sessions`), apply
+    their fantasyland repeat limits (over every hand of the sessions), and keep the
+    showdowns to store: every seat for natural mask 0, and for another mask only the
+    hands in which it changes something (a seat holds one of its naturals, is fouled
+    where misses are not counted, or holds a straight where straights rank in the wheel
+    order). Also the hands scored: (hand_key, session_id, variant, session_hands), what
+    the progress marks count."""
+    counted = hands.with_columns(session_hands=pl.len().over("session_id").cast(pl.Int32))
+    scored_hands = counted.filter(pl.col("variant").is_in(list(variants))).select(
+        "hand_key", "session_id", "variant", "session_hands")
+    own = seats
+    if scored_hands.height < hands.height:
+        own = seats.filter(pl.col("variant").is_in(list(variants)))
     # One core is left to the thread writing the previous batch: the writes take longer.
-    scored = score_with_showdowns(seats, rulesets, cores=max(1, available_cores() - 1))
+    scored = score_with_showdowns(own, rulesets, cores=max(1, available_cores() - 1))
     # Within a batch hands are known by their integer key, in ``hand_id`` too.
     capped = session.limit_repeats(scored.results, seats, hands, rulesets)
     showdowns = {}
@@ -154,7 +168,7 @@ def score_sessions(seats: pl.DataFrame, hands: pl.DataFrame, rulesets: Sequence[
                 differs(scored.showdown_bits.to_numpy(), mask)).unique()
             kept = rows.filter(pl.col("hand_id").is_in(changed.implode()))
         showdowns[mask] = kept.rename({"hand_id": "hand_key"})
-    return capped.rename({"hand_id": "hand_key"}), showdowns
+    return capped.rename({"hand_id": "hand_key"}), showdowns, scored_hands
 
 
 @dataclass(frozen=True)
@@ -164,7 +178,7 @@ class _Work:
     rulesets: list[Ruleset]
     ruleset_ids: list[int]
     variants: tuple[str, ...]
-    sessions: pl.DataFrame  # session_id, hands, was_scored
+    sessions: pl.DataFrame  # session_id, hands, session_hands, was_scored
 
 
 @dataclass
@@ -178,7 +192,8 @@ class Plan:
 
     @property
     def groups(self) -> list[tuple[list[Ruleset], tuple[str, ...], pl.DataFrame]]:
-        """(rulesets, variants, sessions to score: session_id, hands, was_scored)"""
+        """(rulesets, variants, sessions to score: session_id, hands, session_hands,
+        was_scored)"""
         return [(item.rulesets, item.variants, item.sessions) for item in self.work]
 
     @property
@@ -218,20 +233,22 @@ def rescore(store: Store, rulesets: Sequence[Ruleset], *, rebuild: bool = False,
     summary.rebuilt = work.rebuilt
     total = work.total
     done = 0
+    seen: set[str] = set()
     writer = store.con.cursor()  # a second connection to the same database, for the writes
     with ThreadPoolExecutor(max_workers=1) as pool:
         pending: Future[None] | None = None
         for item in work.work:
             for sessions in _batches(item.sessions, batch_hands):
-                hands, results, showdowns = _scored_batch(con, item, sessions)
+                scored, results, showdowns = _scored_batch(con, item, sessions)
                 if pending is not None:
                     pending.result()  # the previous batch is written; its errors surface here
                 pending = pool.submit(write_batch, writer, item.ruleset_ids,
-                                      sessions, results, showdowns)
+                                      sessions, scored, results, showdowns)
                 done += int(sessions.get_column("hands").sum())
-                summary.hands += hands.height
+                summary.hands += scored.height
                 summary.rows += results.height
-                summary.sessions += sessions.height
+                seen.update(sessions.get_column("session_id").to_list())
+                summary.sessions = len(seen)
                 if progress is not None:
                     progress(done, total)
         if pending is not None:
@@ -242,6 +259,35 @@ def rescore(store: Store, rulesets: Sequence[Ruleset], *, rebuild: bool = False,
     return summary
 
 
+def default_rulesets(store: Store, *, as_stored: bool) -> list[Ruleset]:
+    """What a rescore scores when no ruleset is named: the built-in presets and every
+    other ruleset the store holds (as it was defined when scored).
+
+    ``as_stored``: a preset the store holds is scored as it was defined then too, and the
+    presets it does not hold only when played under a variant of its hands (what
+    :func:`update` scores: new hands under the store's rulesets, never a ruleset scored
+    again from scratch); else the presets as this ofcstats defines them, all of them
+    (what ``ofcstats rescore`` scores: an edited preset is scored again)."""
+    held = {r.name: r for r in stored_rulesets(store)}
+    presets = load_rulesets(preset_names())
+    if as_stored:
+        variants = set(store.known_values("variant"))
+        presets = [held.get(r.name, r) for r in presets
+                   if r.name in held or variants & {v.value for v in r.variants}]
+    names = {r.name for r in presets}
+    return [*presets, *(r for name, r in held.items() if name not in names)]
+
+
+def update(store: Store, *, progress: Progress | None = None,
+           batch_hands: int = BATCH_HANDS) -> RescoreSummary:
+    """Score every hand the store holds and has not scored (or scored before its session
+    grew) under the rulesets it holds and the presets played under its variants
+    (:func:`default_rulesets`, as stored), so that every question can be answered: what
+    ``ofcstats ingest`` does after loading. What-ifs asked for before stay."""
+    return rescore(store, default_rulesets(store, as_stored=True), progress=progress,
+                   batch_hands=batch_hands)
+
+
 def _work(con: duckdb.DuckDBPyConnection, rulesets: Sequence[Ruleset], ids: dict[str, int],
           scopes: dict[str, tuple[str, ...]]) -> list[_Work]:
     """What is left to score, grouped: rulesets that need the same sessions of the same
@@ -250,7 +296,7 @@ def _work(con: duckdb.DuckDBPyConnection, rulesets: Sequence[Ruleset], ids: dict
     todo: dict[tuple[tuple[str, ...], tuple[str, ...]], pl.DataFrame] = {}
     for ruleset in rulesets:
         scope = scopes[ruleset.name]
-        sessions = stored.sessions_to_score(con, ids[ruleset.name], scope)
+        sessions = stored.sessions_to_score(con, ids[ruleset.name])
         key = (tuple(sessions.get_column("session_id").to_list()), scope)
         if key[0]:
             groups.setdefault(key, []).append(ruleset)
@@ -261,12 +307,13 @@ def _work(con: duckdb.DuckDBPyConnection, rulesets: Sequence[Ruleset], ids: dict
 
 def _scored_batch(con: duckdb.DuckDBPyConnection, work: _Work, sessions: pl.DataFrame
                   ) -> tuple[pl.DataFrame, pl.DataFrame, dict[int, pl.DataFrame]]:
-    """One batch of whole sessions read and scored under the work's rulesets: its hands,
-    its results (with their ``ruleset_id``) and its showdowns."""
+    """One batch of whole sessions read and scored under the work's rulesets: the hands
+    scored (:func:`score_sessions`), the results (with their ``ruleset_id``) and the
+    showdowns."""
     names = sessions.get_column("session_id").to_list()
-    seats, hands = read_sessions(con, names, work.variants)
-    results, showdowns = score_sessions(seats, hands, work.rulesets)
-    return hands, with_ruleset_ids(results, work.ruleset_ids), showdowns
+    seats, hands = read_sessions(con, names)
+    results, showdowns, scored = score_sessions(seats, hands, work.rulesets, work.variants)
+    return scored, with_ruleset_ids(results, work.ruleset_ids), showdowns
 
 
 def with_ruleset_ids(results: pl.DataFrame, ruleset_ids: Sequence[int]) -> pl.DataFrame:
@@ -277,9 +324,11 @@ def with_ruleset_ids(results: pl.DataFrame, ruleset_ids: Sequence[int]) -> pl.Da
 
 
 def write_batch(con: duckdb.DuckDBPyConnection, ruleset_ids: list[int], sessions: pl.DataFrame,
-                results: pl.DataFrame, showdowns: dict[int, pl.DataFrame]) -> None:
-    """Store one scored batch of whole sessions in one transaction."""
-    stored.write_scored(con, ruleset_ids, sessions, results, showdowns)
+                scored: pl.DataFrame, results: pl.DataFrame,
+                showdowns: dict[int, pl.DataFrame]) -> None:
+    """Store one scored batch of whole sessions in one transaction (``scored``: the
+    hands scored, as :func:`score_sessions` gives them)."""
+    stored.write_scored(con, ruleset_ids, sessions, scored, results, showdowns)
 
 
 def finish(store: Store, ids: Collection[int]) -> None:
@@ -354,7 +403,7 @@ def _places(con: duckdb.DuckDBPyConnection, frame: pl.DataFrame) -> pl.DataFrame
     # Games and play order come from whole sessions, whichever rows were asked for.
     hands = stored.session_hands(con, frame.select(pl.col("session_id").unique()))
     # Its game as the log's stakes make it (the money in :mod:`ofcstats.analysis`).
-    return session.hand_order(hands, split_on=["variant", "stake"]).select(
+    return session.hand_order(hands, split_on=session.GAME_SPLIT).select(
         "hand_key", "session_id", "order", "game").sort("session_id", "order").with_columns(
         _place=pl.int_range(pl.len(), dtype=pl.UInt32)).drop("session_id").collect()
 

@@ -474,9 +474,8 @@ def score_batch(batch: HandBatch, rulesets: Sequence[Ruleset] | None = None, *,
             ))
             continue
         own_seats = seats.join(group.select("hand_id"), on="hand_id", how="semi")
-        own_hands = hands.join(group.select("hand_id"), on="hand_id", how="semi")
-        scored = session.limit_repeats(score(own_seats, [ruleset]), own_seats, own_hands,
-                                       [ruleset])
+        # Play order, games and streaks over every hand, as rescore takes them.
+        scored = session.limit_repeats(score(own_seats, [ruleset]), seats, hands, [ruleset])
         frames.append(scored.with_columns(pl.col("ruleset").cast(pl.String)))
     results = pl.concat(frames) if frames else session.limit_repeats(
         score(seats.clear(), []), seats.clear(), hands.clear(), [])
@@ -489,11 +488,14 @@ def score_batch(batch: HandBatch, rulesets: Sequence[Ruleset] | None = None, *,
 
 def _session_hands(batch: HandBatch) -> pl.DataFrame:
     """The batch's hands with what play order and games need (:func:`session.hand_order`):
-    whether any seat played in fantasyland, whether any timed out."""
+    the variant and logged stake, whether any seat played in fantasyland, whether any
+    timed out."""
     flags = batch.seats.group_by("hand_id").agg(
         fantasyland_hand=pl.col("fantasyland").any(), timed_out_hand=pl.col("timed_out").any())
-    return batch.hands.select("hand_id", "session_id", "played_at", "n_seats", "source",
-                              "line").join(flags, on="hand_id", how="left")
+    return batch.hands.select(
+        "hand_id", "session_id", "played_at", "n_seats", "source", "line", "variant",
+        stake=session.logged_stake(pl.col("point_value")),
+    ).join(flags, on="hand_id", how="left")
 
 
 def _in_log_order(results: pl.DataFrame, batch: HandBatch,

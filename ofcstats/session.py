@@ -8,8 +8,9 @@ A hand's points are fixed by its boards; three things need the hands around it:
   fantasyland; a run of consecutive such hands is a streak.
 - **Games**: a game ("partie") is one orbit of the button, plus the fantasyland hands
   played in it, on which the button does not move, ended early by a timeout
-  (:func:`game_ends`); a change of
-  variant or stakes starts a new one (``split_on``).
+  (:func:`game_ends`); a change of variant or of the logged stakes starts a new one
+  (:data:`GAME_SPLIT`). Games are what happened at the table: the same games bound the
+  fantasyland repeats and the loss cap, whatever a ruleset values a point at.
 - **Money**: points times the point value, with the per-game loss cap: a player loses
   at most ``loss_cap`` points in one game. **Decision**: what a capped loser does not
   pay is taken from the winners of that game in proportion to their winnings, so money
@@ -30,6 +31,17 @@ import numpy.typing as npt
 import polars as pl
 
 from ofcstats.rules.model import Ruleset
+
+GAME_SPLIT = ("variant", "stake")
+"""The columns whose change starts a new game (:func:`hand_order`'s ``split_on``): the
+variant, and the stake logged with the hand (``stake``: its ``point_value``, else 1). A
+ruleset's own ``point_value`` values the points of a game; it does not make the games."""
+
+
+def logged_stake(point_value: pl.Expr) -> pl.Expr:
+    """A hand's logged stake, a :data:`GAME_SPLIT` column: its ``point_value``, else 1
+    (the store's statements say the same: :data:`ofcstats.store.results.STAKE`)."""
+    return point_value.cast(pl.Float64).fill_null(1.0)
 
 
 def game_ends(orbit_done: Any, timed_out: Any, fantasyland_owed: Any) -> Any:
@@ -230,9 +242,12 @@ GAME = ("ruleset", "session_id", "game")
 def limit_repeats(results: pl.DataFrame, seats: pl.DataFrame, hands: pl.DataFrame,
                   rulesets: Sequence[Ruleset]) -> pl.DataFrame:
     """:func:`apply_repeat_limits` over whole sessions: play order and games from
-    ``hands`` (as :func:`hand_order` wants them), streaks and repeats from ``seats``
-    (``hand_id``, ``seat``, ``player``, ``fantasyland``)."""
-    order = hand_order(hands).collect()
+    ``hands`` (as :func:`hand_order` wants them, with the :data:`GAME_SPLIT` columns),
+    streaks and repeats from ``seats`` (``hand_id``, ``seat``, ``player``,
+    ``fantasyland``). ``hands`` and ``seats`` hold every hand of the sessions, of every
+    variant, even when ``results`` holds some of them only: a session's order, games
+    and streaks are the whole table's."""
+    order = hand_order(hands, split_on=GAME_SPLIT).collect()
     streaks = fantasyland_streaks(seats.select("hand_id", "seat", "player", "fantasyland"),
                                   order)
     return apply_repeat_limits(results, streaks, rulesets)

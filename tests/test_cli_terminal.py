@@ -118,6 +118,16 @@ def test_every_command_shows_progress_on_a_terminal(work: Path, name: str) -> No
     assert ESCAPE.search(shown), "no progress display drawn"
 
 
+def test_ingest_shows_the_load_then_its_scoring_on_a_terminal(work: Path) -> None:
+    code, shown = run_on_terminal(["ingest", "log.jsonl", "--db", "scored.duckdb"], work)
+    assert code == 0, shown.decode(errors="replace")
+    text = shown.decode(errors="replace")
+    assert "kB" in text, text  # the two bars, by their labels
+    assert "rescore" in text, text
+    assert text.index("kB") < text.index("rescore")
+    assert "scored: 8 rulesets: 200 hands in " in text, text
+
+
 @pytest.mark.parametrize("name", ["simulate", "compare"])
 def test_no_progress_into_a_pipe(work: Path, name: str) -> None:
     run = run_in_pipe(COMMANDS[name], work)

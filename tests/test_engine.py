@@ -66,13 +66,13 @@ def _scored(db: Path) -> dict[str, list[tuple[object, ...]]]:
 
 
 def _whole_sessions(db: Path) -> int:
-    """Sessions marked scored (per ruleset), after checking that each has all its rows
-    and that no other session has any."""
+    """Sessions' variants marked scored (per ruleset), after checking that each has all
+    its rows and that no other session has any."""
     con = duckdb.connect(str(db), read_only=True)
     try:
         rows = con.sql("""
-            SELECT s.ruleset_id, s.session_id, s.hands, count(DISTINCT r.hand_key)
-            FROM scored_sessions s JOIN hands h USING (session_id)
+            SELECT s.ruleset_id, s.session_id, s.variant, s.hands, count(DISTINCT r.hand_key)
+            FROM scored_sessions s JOIN hands h USING (session_id, variant)
             LEFT JOIN results r ON r.hand_key = h.hand_key AND r.ruleset_id = s.ruleset_id
             GROUP BY ALL""").fetchall()
         stray = con.sql("""
@@ -82,7 +82,7 @@ def _whole_sessions(db: Path) -> int:
                                 AND s.session_id = h.session_id)""").fetchall()[0][0]
     finally:
         con.close()
-    assert all(hands == found for _, _, hands, found in rows)
+    assert all(hands == found for _, _, _, hands, found in rows)
     assert stray == 0
     return len(rows)
 

@@ -158,6 +158,32 @@ def test_the_rulesets_point_value_comes_before_the_logged_one(tmp_path: Path) ->
     assert set(games["stake_source"]) == {"ruleset"}
 
 
+def test_a_change_of_logged_stakes_starts_a_new_game_under_a_rulesets_own_point_value(
+        tmp_path: Path) -> None:
+    """Games are what happened at the table: the logged stakes change after h1, so h1 and
+    h2 are two games, each under the loss cap of 10, whatever the ruleset values a point
+    at (0.5). Read as one game, bob would lose 10 points in all (5.00), not 20 (10.00)."""
+    db = _store(tmp_path, [
+        _hand("h1", [("ann", GOOD), ("bob", FOULED_B)], point_value=1),
+        _hand("h2", [("ann", GOOD), ("bob", FOULED_B)], point_value=3),
+    ], HOUSE.format(extra="point_value = 0.5\nloss_cap = 10"))
+    assert _money(db) == {"ann": 10.0, "bob": -10.0}
+    with Store(db, read_only=True) as store:
+        rulesets = stored_rulesets(store)
+        games = analysis.game_results(store, Filters(), rulesets)
+        frame = scored_frame(store)
+    bob = games.filter(pl.col("player") == "bob")
+    assert bob["game"].to_list() == [0, 1]
+    assert bob["settled_points"].to_list() == [-10.0, -10.0]
+    assert bob["capped"].to_list() == [True, True]
+    assert set(games["stake_source"]) == {"ruleset"}
+    # The frame-level settlement (notebooks) has the same games and money.
+    hands = frame.select("hand_id", "session_id", "game", "point_value").unique()
+    results = frame.select("ruleset", "hand_id", "player", "points")
+    settled = session.game_money(results.lazy(), hands.lazy(), rulesets).collect()
+    assert settled.filter(pl.col("player") == "bob")["money"].to_list() == [-5.0, -5.0]
+
+
 def test_without_any_point_value_a_point_is_worth_one(tmp_path: Path) -> None:
     db = _store(tmp_path, [_hand("h1", [("ann", WINNER), ("bob", LOSER)])],
                 HOUSE.format(extra=""))

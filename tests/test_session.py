@@ -24,6 +24,8 @@ def hands_frame(fantasyland_hands: list[bool], n_seats: int = 2,
         "n_seats": [n_seats] * n,
         "fantasyland_hand": fantasyland_hands,
         "point_value": [None] * n,
+        "variant": ["pineapple"] * n,
+        "stake": [1.0] * n,
     }, schema_overrides={"played_at": pl.String, "point_value": pl.Float64}).with_columns(
         pl.col("played_at").str.to_datetime(time_zone="UTC"))
 
@@ -99,6 +101,29 @@ def _with_policy(policy: str) -> Ruleset:
     from ofcstats.rules import load_policy  # noqa: PLC0415
     return replace(load_ruleset("american"), name=f"american-{policy}",
                    fantasyland=load_policy(policy))
+
+
+def test_a_change_of_the_logged_stakes_ends_the_game_its_fantasyland_repeats_count_in(
+        ) -> None:
+    """Games are what happened at the table (docs/rules.md §5): the stakes change before
+    hand 3, so the fantasyland on hand 4 is the new game's first and may stay, where in
+    one game (the test below) "one repeat per game" refuses it."""
+    flags = [False, True, True, False, True, False]
+    ruleset = _with_policy("standard")
+    stakes = {"same": [1.0] * 6, "changed": [1.0, 1.0, 1.0, 2.0, 2.0, 2.0]}
+    stayed = {}
+    for name, stake in stakes.items():
+        hands = hands_frame(flags, n_seats=4).with_columns(stake=pl.Series(stake))
+        seats = pl.DataFrame({"hand_id": hands["hand_id"], "seat": [1] * 6,
+                              "player": ["ann"] * 6, "fantasyland": flags})
+        results = pl.DataFrame({
+            "ruleset": [ruleset.name] * 6, "hand_id": hands["hand_id"], "seat": [1] * 6,
+            "fantasyland_next": [True] * 6, "fantasyland_cards": [13] * 6,
+        }, schema_overrides={"fantasyland_cards": pl.Int8})
+        limited = session.limit_repeats(results, seats, hands, [ruleset])
+        stayed[name] = limited["fantasyland_stayed"].to_list()
+    assert stayed == {"same": [False, True, False, False, False, False],
+                      "changed": [False, True, False, False, True, False]}
 
 
 def test_fantasyland_repeat_scope_game_counts_every_repeat_in_the_game() -> None:

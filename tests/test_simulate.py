@@ -150,6 +150,8 @@ def hands_table(hands: tuple[dict, ...]) -> pl.DataFrame:
         "source": ["log"] * len(hands),
         "line": list(range(1, len(hands) + 1)),
         "n_seats": [len(h["players"]) for h in hands],
+        "variant": [h["variant"] for h in hands],
+        "stake": [float(h.get("point_value") or 1.0) for h in hands],
         "fantasyland_hand": [any(p["fantasyland"] for p in h["players"]) for h in hands],
         "timed_out_hand": [any(p.get("timed_out", False) for p in h["players"])
                            for h in hands],

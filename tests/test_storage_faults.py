@@ -20,6 +20,7 @@ from handgen import scored_database
 from typer.testing import CliRunner
 
 from ofcstats.cli import app
+from ofcstats.pipeline import update
 from ofcstats.rules import load_ruleset
 from ofcstats.simulate import Player, Simulation, simulate
 from ofcstats.store import HEADER_BYTES, Store, log_size
@@ -42,6 +43,17 @@ def log(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def database(log: Path) -> Path:
     return scored_database(log, ["american"])
+
+
+@pytest.fixture(scope="module")
+def answerable(database: Path) -> Path:
+    """The log as ``ofcstats ingest`` leaves it: loaded and scored (under american, then
+    the other presets of its variant), so that loading it again has nothing to write."""
+    db = database.with_name("answerable.duckdb")
+    shutil.copyfile(database, db)
+    with Store(db) as store:
+        update(store)
+    return db
 
 
 def _digest(path: Path) -> str:
@@ -340,7 +352,7 @@ def big_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.mark.slow
 @pytest.mark.parametrize("room", [0, 3 << 20])
 def test_the_space_a_load_the_disk_could_not_hold_took_is_given_back(
-        database: Path, log: Path, big_log: Path, tmp_path: Path, room: int) -> None:
+        answerable: Path, log: Path, big_log: Path, tmp_path: Path, room: int) -> None:
     """A load the disk cannot hold fails and is undone, but the blocks DuckDB wrote into
     the file before the commit stay in it. With room left once the commit failed (3 MB:
     more than the commit writes into the file, less than its write-ahead log) the failing
@@ -348,7 +360,7 @@ def test_the_space_a_load_the_disk_could_not_hold_took_is_given_back(
     says how to make room, and the first one to run once there is room gives them back."""
     with _tmpfs(tmp_path / "small", "size=40m") as disk:
         db, other = disk / "club.duckdb", disk / "other.bin"
-        shutil.copyfile(database, db)
+        shutil.copyfile(answerable, db)
         size = db.stat().st_size
         with Store(db, read_only=True) as store:
             before = store.info()
@@ -436,12 +448,12 @@ def test_a_load_committed_but_not_moved_into_the_file_is_kept_and_moved_once_the
 
 
 def test_a_database_file_grown_past_its_blocks_is_cut_back_by_the_next_writer(
-        database: Path, log: Path, tmp_path: Path) -> None:
+        answerable: Path, log: Path, tmp_path: Path) -> None:
     """Without a small disk to fill: the bytes a failed write leaves past the file's last
     block, as DuckDB leaves them (here written by the test), said by a reader and given
     back by the next writer, even one with nothing to load."""
     db = tmp_path / "club.duckdb"
-    shutil.copyfile(database, db)
+    shutil.copyfile(answerable, db)
     size = db.stat().st_size
     with Store(db, read_only=True) as store:
         blocks, block_size = store.blocks()
@@ -499,11 +511,11 @@ main()
 
 @pytest.mark.slow
 def test_the_blocks_a_load_stopped_by_a_file_size_limit_wrote_are_given_back_by_the_next_writer(
-        database: Path, log: Path, big_log: Path, tmp_path: Path) -> None:
+        answerable: Path, log: Path, big_log: Path, tmp_path: Path) -> None:
     """The same without mounting a small disk: the load stops mid-file, and the blocks it
     wrote stay in the file, counted but free at its end, until a writer's checkpoint."""
     db = tmp_path / "club.duckdb"
-    shutil.copyfile(database, db)
+    shutil.copyfile(answerable, db)
     size = db.stat().st_size
     with Store(db, read_only=True) as store:
         before = store.info()

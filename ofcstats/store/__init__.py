@@ -42,6 +42,7 @@ import polars as pl
 
 from ofcstats.errors import StoreError
 from ofcstats.records import IdHashes
+from ofcstats.store import results
 from ofcstats.store.connect import LOCK_WAIT, connect, lock_wait, storage_full
 from ofcstats.store.files import FileLoad, FileLoads
 from ofcstats.store.hands import UPDATABLE, Added, Appends, HandLoading
@@ -354,7 +355,8 @@ class Store(FileLoads, HandLoading):
         return [str(v) for (v,) in self.con.execute(_KNOWN[kind]).fetchall()]
 
     def info(self) -> dict[str, object]:
-        """Tables and their row counts, sessions, players, variants and the date range."""
+        """Tables and their row counts, sessions, players, variants and the date range, and
+        per variant and ruleset how many hands are scored (:func:`results.scoring_check`)."""
         tables = self.con.execute("""
             SELECT table_name FROM information_schema.tables
             WHERE table_schema = 'main' AND table_type = 'BASE TABLE' ORDER BY table_name
@@ -366,6 +368,7 @@ class Store(FileLoads, HandLoading):
         players = self.con.execute("SELECT count(DISTINCT player) FROM seats").fetchall()[0]
         variants = dict(self.con.execute(
             "SELECT variant, count(*) FROM hands GROUP BY variant ORDER BY variant").fetchall())
+        scoring = results.scoring_check(self.con).to_dicts()
         return {
             "path": str(self.path),
             "schema_version": self.version(),
@@ -375,6 +378,12 @@ class Store(FileLoads, HandLoading):
             "first_played_at": row[1].isoformat() if row and row[1] else None,
             "last_played_at": row[2].isoformat() if row and row[2] else None,
             "variants": variants,
+            # Per variant and ruleset scored over it: the hands stored, those the results
+            # hold rows of, and those the progress marks say are up to date.
+            "scoring": scoring,
+            "scoring_complete": all(row["ruleset"] is not None
+                                    and row["scored"] == row["current"] == row["hands"]
+                                    for row in scoring),
         }
 
     def export_parquet(self, directory: Path,

@@ -14,28 +14,23 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from ofcstats import session
-from ofcstats.store.results import Filters
+from ofcstats.store.results import STAKE, Filters
 
 if TYPE_CHECKING:
     from ofcstats.store import Store
 
 PER_GAME = """
 WITH games AS (
-    -- Each game under each kind of stake: fixed by the ruleset, or as logged.
-    SELECT fixed, session_id, game, any_value(variant) AS variant,
+    -- Each game as the table played it (a change of variant or logged stake starts one).
+    SELECT session_id, game, any_value(variant) AS variant,
            any_value(point_value) AS logged_value, bool_and(point_value IS NOT NULL) AS logged,
            bool_and(point_value IS NULL) AS unlogged, min(played_at) AS started_at
-    FROM (SELECT true AS fixed, session_id, game_fixed AS game, variant, point_value,
-                 played_at FROM money_hands
-          UNION ALL
-          SELECT false, session_id, game_logged, variant, point_value, played_at
-          FROM money_hands)
+    FROM money_hands
     GROUP BY ALL
 ), points AS (
     -- Summed by DuckDB: a row per ruleset, game and player.
-    SELECT r.name AS ruleset, g.session_id,
-           CASE WHEN m.fixed THEN g.game_fixed ELSE g.game_logged END AS game,
-           s.player, sum(x.points)::BIGINT AS points, count(*)::BIGINT AS hands,
+    SELECT r.name AS ruleset, g.session_id, g.game, s.player,
+           sum(x.points)::BIGINT AS points, count(*)::BIGINT AS hands,
            -- per-player units: the points weighted by the unit of each pair (null: the
            -- points), and the player's unit (null: 1), its largest in the game
            sum(coalesce(x.unit_points, x.points))::DOUBLE AS unit_points,
@@ -55,7 +50,7 @@ SELECT p.session_id, p.game, p.player, p.points, p.unit_points, p.unit, p.hands,
             WHEN g.unlogged THEN 'default' ELSE 'logged, else default' END AS stake_source
 FROM points p
 JOIN money_rulesets m USING (ruleset)
-JOIN games g ON g.fixed = m.fixed AND g.session_id = p.session_id AND g.game = p.game
+JOIN games g ON g.session_id = p.session_id AND g.game = p.game
 """
 """Per ruleset, game and player of the registered ``money_hands`` (hands by game) and
 ``money_rulesets`` (each ruleset's stake, loss cap and variants): points, hands, stake."""
@@ -73,14 +68,14 @@ ORDER BY variant, ruleset, player
 
 
 def game_hands(store: Store, filters: Filters) -> pl.DataFrame:
-    """Every hand of the sessions the filters keep (whole sessions: players and times are
-    not filtered), with its logged stake and whether a seat played it in fantasyland or
-    timed out."""
-    where, params = filters.sql({"session_id": "h.session_id", "variant": "h.variant"},
-                                times=None)
+    """Every hand of the sessions the filters keep (whole sessions, every variant: play
+    order and games are the whole table's; players, variants and times are picked
+    afterwards), with its logged point value and stake (:data:`STAKE`) and whether a
+    seat played it in fantasyland or timed out."""
+    where, params = filters.sql({"session_id": "h.session_id"}, times=None)
     return store.con.sql(f"""
         SELECT h.hand_key, h.session_id, h.played_at, h.n_seats, h.variant, h.point_value,
-               coalesce(h.point_value, 1.0) AS logged_stake,
+               {STAKE},
                bool_or(s.fantasyland) AS fantasyland_hand,
                bool_or(coalesce(s.timed_out, false)) AS timed_out_hand
         FROM hands h JOIN seats s USING (hand_key)
@@ -95,14 +90,15 @@ def settled_games(store: Store, hands: pl.DataFrame, terms: pl.DataFrame, after:
     """A query of the settled games and its parameters, while ``hands`` (hand, session,
     time, variant, logged stake, its games) and ``terms`` (each ruleset's stake, loss cap
     and variants) are registered with the store's connection; ``after`` picks from the
-    settled games: players, rulesets, and the games that started in the window."""
+    settled games: players, variants, rulesets, and the games that started in the
+    window."""
     con = store.con
     con.register("money_hands", hands)
     con.register("money_rulesets", terms)
     try:
         settled = session.SETTLE_SQL.format(source=PER_GAME)
-        where, params = after.sql({"player": "player", "ruleset": "ruleset"},
-                                  times="started_at")
+        where, params = after.sql({"player": "player", "ruleset": "ruleset",
+                                   "variant": "variant"}, times="started_at")
         yield f"SELECT * FROM ({settled}) WHERE {where}", params
     finally:
         con.unregister("money_hands")

@@ -7,8 +7,11 @@ because the pipeline writes on a second cursor of the same database, on another 
 - ``rulesets``: one row per ruleset scored, with its definition and the variants it is
   scored over (:func:`register_ruleset`).
 - ``results`` and ``scored_sessions``: each ruleset's rows, and how many hands of each
-  session it has scored; ``showdowns`` and ``showdown_sessions`` the same for what
-  every ruleset shares, per natural mask (:func:`write_scored`).
+  variant of each session it has scored (with the session's hands of every variant
+  then); ``showdowns`` and ``showdown_sessions`` the same for what every ruleset
+  shares, per natural mask (:func:`write_scored`). What is left to score is read from
+  them (:func:`sessions_to_score`, :func:`unscored`), and checked against the rows
+  themselves by :func:`scoring_check`.
 - ``results_named``: everything about a row by name, what analysis reads
   (:func:`results_relation`, filtered by :class:`Filters`).
 """
@@ -27,6 +30,11 @@ from ofcstats.store.connect import registered
 from ofcstats.variants import Variant
 
 ALL_VARIANTS = tuple(v.value for v in Variant)
+
+STAKE = "coalesce(h.point_value, 1.0)::DOUBLE AS stake"
+"""A hand's logged stake (of ``hands h``): its ``point_value``, else 1 a point, as
+:func:`ofcstats.session.logged_stake`. A change of it starts a new game, whatever a
+ruleset values a point at (docs/rules.md §5)."""
 
 RESULT_COLUMNS = (
     "points", "royalty_top", "royalty_middle", "royalty_bottom", "royalty_points",
@@ -87,49 +95,170 @@ def register_ruleset(con: duckdb.DuckDBPyConnection, ruleset: RulesetRow, rebuil
     return ruleset_id, redone, scope
 
 
-def sessions_to_score(con: duckdb.DuckDBPyConnection, ruleset_id: int,
-                      scope: Sequence[str]) -> pl.DataFrame:
-    """Sessions with hands the ruleset has not scored, counting only the hands of the
-    variants in ``scope``: (session_id, hands, was_scored)."""
-    return con.sql("""
-        SELECT h.session_id, h.hands, s.hands IS NOT NULL AS was_scored
-        FROM (SELECT session_id, count(*)::INTEGER AS hands FROM hands
-              WHERE list_contains($scope, variant) GROUP BY session_id) h
-        LEFT JOIN scored_sessions s ON s.session_id = h.session_id AND s.ruleset_id = $id
-        WHERE s.hands IS NULL OR s.hands <> h.hands
-        ORDER BY h.session_id
-    """, params={"scope": list(scope), "id": ruleset_id}).pl()
+_STANDING = """
+    -- Per ruleset, and session and variant in its scope: the hands stored, and whether
+    -- its results of them are current: marked scored when the session held as many hands
+    -- of the variant and as many of every variant (play order, games and fantasyland
+    -- repeat limits are the whole table's).
+    WITH counted AS (
+        SELECT session_id, variant, count(*)::INTEGER AS hands FROM hands
+        WHERE {sessions} GROUP BY ALL
+    ), totals AS (
+        SELECT session_id, sum(hands)::INTEGER AS session_hands FROM counted GROUP BY ALL
+    )
+    SELECT r.ruleset_id, r.name AS ruleset, c.session_id, c.variant, c.hands,
+           t.session_hands, m.hands IS NOT NULL AS marked,
+           coalesce(m.hands = c.hands AND m.session_hands = t.session_hands, false)
+               AS current,
+           NOT list_contains(r.variants, c.variant) AS what_if
+    FROM counted c JOIN totals t USING (session_id)
+    JOIN rulesets r ON list_contains(r.scope, c.variant)
+    LEFT JOIN scored_sessions m ON m.ruleset_id = r.ruleset_id
+        AND m.session_id = c.session_id AND m.variant = c.variant
+    WHERE {rulesets}
+"""
+"""The one statement of what is scored (:func:`sessions_to_score`, :func:`unscored`)."""
 
 
-def session_seats(con: duckdb.DuckDBPyConnection, session_ids: Sequence[str],
-                  variants: Sequence[str]) -> pl.DataFrame:
-    """The seats of whole sessions (their hands of ``variants``), ``hand_id`` holding the
-    integer hand key, with each hand's session, time and table size; in no set order."""
+def sessions_to_score(con: duckdb.DuckDBPyConnection, ruleset_id: int) -> pl.DataFrame:
+    """Sessions with hands the ruleset has not scored (or scored before the session grew),
+    in id order: ``session_id``, ``hands`` (its hands of the variants in the ruleset's
+    scope), ``session_hands`` (of every variant), ``was_scored`` (some are marked)."""
+    standing = _STANDING.format(sessions="true", rulesets="r.ruleset_id = $id")
+    return con.sql(f"""
+        SELECT session_id, sum(hands)::INTEGER AS hands,
+               any_value(session_hands) AS session_hands, bool_or(marked) AS was_scored
+        FROM ({standing}) GROUP BY session_id HAVING NOT bool_and(current)
+        ORDER BY session_id
+    """, params={"id": ruleset_id}).pl()
+
+
+def unscored(con: duckdb.DuckDBPyConnection, filters: Filters,
+             pairs: Mapping[str, str] | None = None) -> pl.DataFrame:
+    """Hands the answers for ``filters`` need and the store has not scored (or scored
+    before their session grew), from the progress marks: per variant and ruleset,
+    ``variant``, ``ruleset`` (null: no ruleset is scored over the variant at all),
+    ``hands`` (stored), ``missing``; only the rows with some missing, in order.
+
+    The rulesets are those of ``filters`` (else every ruleset the store holds), or with
+    ``pairs`` (variant to ruleset) those; the variants and sessions those of ``filters``.
+    A variant no ruleset is scored over counts when the filters name no ruleset."""
+    sessions, params = filters.sql({"session_id": "session_id"}, times=None)
+    wanted, more = filters.sql({"ruleset": "ruleset", "variant": "variant"}, times=None)
+    if pairs is not None:
+        wanted += " AND (" + (" OR ".join(["(variant = ? AND ruleset = ?)"] * len(pairs))
+                              or "false") + ")"
+        more += [value for pair in sorted(pairs.items()) for value in pair]
+    standing = _STANDING.format(sessions=sessions, rulesets="true")
+    bare = "false"
+    bare_params: list[object] = []
+    if filters.rulesets is None:
+        # Hands of a variant no ruleset is scored over: no answer would show them.
+        bare, bare_params = filters.sql({"session_id": "session_id", "variant": "variant"},
+                                        times=None)
+    return con.sql(f"""
+        WITH standing AS ({standing})
+        SELECT variant, ruleset, sum(hands)::BIGINT AS hands,
+               (sum(hands) FILTER (WHERE NOT current))::BIGINT AS missing
+        FROM standing WHERE {wanted} GROUP BY ALL HAVING missing > 0
+        UNION ALL
+        SELECT variant, NULL, count(*), count(*) FROM hands
+        WHERE {bare} AND NOT EXISTS (SELECT 1 FROM rulesets r
+                                     WHERE list_contains(r.scope, hands.variant))
+        GROUP BY ALL
+        ORDER BY variant, ruleset NULLS FIRST
+    """, params=[*params, *more, *bare_params]).pl()
+
+
+def scoring_check(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """Per variant and every ruleset scored over it (and each variant no ruleset is):
+    ``variant``, ``ruleset`` (null: none), ``what_if``, ``hands`` stored, ``scored`` (the
+    hands ``results_named`` has rows of, read from the rows themselves), ``current`` (the
+    hands the progress marks say are scored and up to date), in order.
+
+    The rows are counted seat by seat first (a second for 24 million result rows): where
+    a ruleset's result rows, and the showdowns, hold every stored seat of the variant,
+    its hands are all answered; only elsewhere are the hands counted one by one (several
+    times slower), for those rulesets and variants alone."""
+    found = con.sql(f"""
+        WITH stored AS (
+            SELECT variant, count(*)::BIGINT AS hands, sum(n_seats)::BIGINT AS seats
+            FROM hands GROUP BY ALL
+        ), standing AS ({_STANDING.format(sessions="true", rulesets="true")}),
+        marked AS (
+            SELECT variant, ruleset_id, ruleset, bool_and(what_if) AS what_if,
+                   (sum(hands) FILTER (WHERE current))::BIGINT AS current
+            FROM standing GROUP BY ALL
+        ), rows AS (
+            SELECT x.ruleset_id, h.variant, count(*)::BIGINT AS seats
+            FROM results x JOIN hands h USING (hand_key) GROUP BY ALL
+        ), shown AS (
+            SELECT h.variant, count(*)::BIGINT AS seats
+            FROM showdowns z JOIN hands h USING (hand_key) WHERE z.natural_mask = 0
+            GROUP BY ALL
+        )
+        SELECT s.variant, m.ruleset, m.ruleset_id, coalesce(m.what_if, false) AS what_if,
+               s.hands, coalesce(r.seats = s.seats AND w.seats = s.seats, false) AS whole,
+               coalesce(m.current, 0)::BIGINT AS current
+        FROM stored s LEFT JOIN marked m USING (variant)
+        LEFT JOIN rows r ON r.ruleset_id = m.ruleset_id AND r.variant = s.variant
+        LEFT JOIN shown w ON w.variant = s.variant
+        ORDER BY s.variant, m.ruleset NULLS FIRST
+    """).pl()
+    partial = found.filter(~pl.col("whole") & pl.col("ruleset_id").is_not_null())
+    counted = pl.DataFrame(schema={"ruleset_id": pl.Int16, "variant": pl.String,
+                                   "counted": pl.Int64})
+    if not partial.is_empty():
+        with registered(con, "partial_answers", partial.select("ruleset_id", "variant")):
+            counted = con.sql("""
+                SELECT x.ruleset_id, h.variant, count(DISTINCT x.hand_key)::BIGINT AS counted
+                FROM results x JOIN hands h USING (hand_key)
+                SEMI JOIN partial_answers p ON p.ruleset_id = x.ruleset_id
+                    AND p.variant = h.variant
+                SEMI JOIN showdowns z ON z.hand_key = x.hand_key AND z.seat = x.seat
+                    AND z.natural_mask = 0
+                GROUP BY ALL
+            """).pl()
+    return found.join(counted, on=["ruleset_id", "variant"], how="left").select(
+        "variant", "ruleset", "what_if", "hands",
+        scored=pl.when(pl.col("whole")).then(pl.col("hands"))
+        .otherwise(pl.col("counted").fill_null(0)).cast(pl.Int64),
+        current="current")
+
+
+def session_seats(con: duckdb.DuckDBPyConnection, session_ids: Sequence[str]
+                  ) -> pl.DataFrame:
+    """The seats of whole sessions (every variant: play order and games are the whole
+    table's), ``hand_id`` holding the integer hand key, with each hand's session, time,
+    table size and logged stake (:data:`STAKE`); in no set order."""
     with registered(con, "wanted_sessions", pl.DataFrame({"session_id": list(session_ids)})):
-        return con.sql("""
+        return con.sql(f"""
             SELECT s.hand_key AS hand_id, h.variant, s.seat, s.player, s.fantasyland,
                    s.timed_out, s.surrendered, s.top, s.middle, s.bottom, s.unit,
-                   h.session_id, h.played_at, h.n_seats
+                   h.session_id, h.played_at, h.n_seats, {STAKE}
             FROM hands h JOIN seats s USING (hand_key)
             WHERE h.session_id IN (SELECT session_id FROM wanted_sessions)
-              AND list_contains($variants, h.variant)
-        """, params={"variants": list(variants)}).pl()
+        """).pl()
 
 
 def write_scored(con: duckdb.DuckDBPyConnection, ruleset_ids: list[int],
-                 sessions: pl.DataFrame, results: pl.DataFrame,
+                 sessions: pl.DataFrame, scored: pl.DataFrame, results: pl.DataFrame,
                  showdowns: Mapping[int, pl.DataFrame]) -> None:
     """Store one scored batch of whole sessions in one transaction: the results (rows
     of sessions scored before replaced), the showdowns of each natural mask, and the
-    progress marks. ``sessions`` is (session_id, hands, was_scored)."""
+    progress marks. ``sessions`` is (session_id, hands, session_hands, was_scored);
+    ``scored`` the hands scored: (hand_key, session_id, variant, session_hands)."""
+    marks = scored.group_by("session_id", "variant").agg(
+        hands=pl.len().cast(pl.Int32), session_hands=pl.col("session_hands").first()
+    ).sort("session_id", "variant")
     con.execute("BEGIN TRANSACTION")
     try:
         if sessions.get_column("was_scored").any():
             _forget(con, ruleset_ids, sessions.get_column("session_id").to_list())
         _append(con, results)
-        _mark_scored(con, ruleset_ids, sessions)
+        _mark_scored(con, ruleset_ids, marks)
         for mask, rows in showdowns.items():
-            _write_showdowns(con, rows, mask, sessions)
+            _write_showdowns(con, rows, mask, marks, scored)
     except BaseException:
         con.execute("ROLLBACK")
         raise
@@ -157,42 +286,55 @@ def _append(con: duckdb.DuckDBPyConnection, results: pl.DataFrame) -> None:
 
 
 def _write_showdowns(con: duckdb.DuckDBPyConnection, showdowns: pl.DataFrame, mask: int,
-                     batch: pl.DataFrame) -> None:
-    """The batch's showdowns for one natural mask, unless already stored whole."""
-    done = con.sql("""
-        SELECT session_id, hands FROM showdown_sessions WHERE natural_mask = ?
-    """, params=[mask]).pl()
-    status = batch.select("session_id", "hands").join(
-        done.rename({"hands": "stored"}), on="session_id", how="left")
-    if (status.get_column("stored") == status.get_column("hands")).fill_null(False).all():
+                     marks: pl.DataFrame, scored: pl.DataFrame) -> None:
+    """The batch's showdowns for one natural mask, of each session and variant not
+    already stored whole; those stored before the session grew are replaced. Each
+    variant of a session has its own mark: another variant's hands are left alone."""
+    with registered(con, "batch_marks", marks.select("session_id", "variant", "hands")):
+        status = con.sql("""
+            SELECT b.session_id, b.variant, b.hands, d.hands AS stored
+            FROM batch_marks b LEFT JOIN showdown_sessions d ON d.natural_mask = $mask
+                AND d.session_id = b.session_id AND d.variant = b.variant
+        """, params={"mask": mask}).pl()
+    todo = status.filter(pl.col("stored").is_null() | (pl.col("stored") != pl.col("hands")))
+    if todo.is_empty():
         return
-    # Sessions with older showdowns (they have grown since) are written again whole.
-    stale = status.filter(pl.col("stored").is_not_null()).get_column("session_id").to_list()
-    if stale:
-        con.execute("""
-            DELETE FROM showdowns WHERE natural_mask = $1 AND hand_key IN
-                (SELECT hand_key FROM hands WHERE session_id IN (SELECT unnest($2)))
-        """, [mask, stale])
-        con.execute("DELETE FROM showdown_sessions WHERE natural_mask = $1 "
-                    "AND session_id IN (SELECT unnest($2))", [mask, stale])
-    frame = showdowns.select("hand_key", "seat", pl.lit(mask, dtype=pl.UInt8).alias("mask"),
-                             *SHOWDOWN_COLUMNS).cast(
+    stale = todo.filter(pl.col("stored").is_not_null()).select("session_id", "variant")
+    if not stale.is_empty():
+        with registered(con, "stale_marks", stale):
+            con.execute("""
+                DELETE FROM showdowns WHERE natural_mask = $mask AND hand_key IN (
+                    SELECT h.hand_key FROM hands h
+                    JOIN stale_marks m USING (session_id, variant))
+            """, {"mask": mask})
+            con.execute("""
+                DELETE FROM showdown_sessions WHERE natural_mask = $mask AND EXISTS (
+                    SELECT 1 FROM stale_marks m WHERE m.session_id = showdown_sessions.session_id
+                      AND m.variant = showdown_sessions.variant)
+            """, {"mask": mask})
+    rows = showdowns
+    if todo.height < status.height:
+        keys = scored.join(todo.select("session_id", "variant"), on=["session_id", "variant"],
+                           how="semi").get_column("hand_key")
+        rows = rows.filter(pl.col("hand_key").is_in(keys.implode()))
+    frame = rows.select("hand_key", "seat", pl.lit(mask, dtype=pl.UInt8).alias("mask"),
+                        *SHOWDOWN_COLUMNS).cast(
         {name: pl.Int32 for name in SHOWDOWN_COLUMNS if name != "fouled"}).rechunk()
-    marks = batch.select(pl.lit(mask, dtype=pl.UInt8).alias("mask"), "session_id", "hands")
+    new_marks = todo.select(pl.lit(mask, dtype=pl.UInt8).alias("mask"), "session_id",
+                            "variant", "hands")
     with registered(con, "new_showdowns", frame), \
-            registered(con, "new_marks", marks):
+            registered(con, "new_marks", new_marks):
         con.execute("INSERT INTO showdowns SELECT * FROM new_showdowns")
         con.execute("INSERT INTO showdown_sessions SELECT * FROM new_marks")
 
 
 def _mark_scored(con: duckdb.DuckDBPyConnection, ruleset_ids: list[int],
-                 batch: pl.DataFrame) -> None:
-    marks = batch.select("session_id", "hands").join(
-        pl.DataFrame({"ruleset_id": ruleset_ids}, schema={"ruleset_id": pl.Int16}),
-        how="cross")
-    with registered(con, "new_marks", marks):
-        con.execute("INSERT INTO scored_sessions SELECT ruleset_id, session_id, hands "
-                    "FROM new_marks")
+                 marks: pl.DataFrame) -> None:
+    rows = marks.join(pl.DataFrame({"ruleset_id": ruleset_ids},
+                                   schema={"ruleset_id": pl.Int16}), how="cross")
+    with registered(con, "new_marks", rows):
+        con.execute("INSERT INTO scored_sessions SELECT ruleset_id, session_id, variant, "
+                    "hands, session_hands FROM new_marks")
 
 
 def mark_rulesets_scored(con: duckdb.DuckDBPyConnection, ruleset_ids: Collection[int]
@@ -264,9 +406,9 @@ def session_hands(con: duckdb.DuckDBPyConnection, session_ids: pl.DataFrame
     play order and games need: time, table size, file and line, variant, stake, and
     whether any seat played it in fantasyland or timed out."""
     with registered(con, "wanted_sessions", session_ids):
-        return con.sql("""
+        return con.sql(f"""
             SELECT h.hand_key, h.session_id, h.played_at, h.n_seats, h.file_id, h.line,
-                   h.variant, coalesce(h.point_value, 1) AS stake,
+                   h.variant, {STAKE},
                    bool_or(s.fantasyland) AS fantasyland_hand,
                    bool_or(s.timed_out) AS timed_out_hand
             FROM hands h JOIN seats s USING (hand_key)

@@ -421,6 +421,68 @@ FROM decisions d JOIN hands h USING (hand_key);
 """
 
 
+# Version 10: rescoring's progress per variant of a session. A session may mix variants,
+# and a ruleset scores only those it is played under, so the marks of one variant's
+# hands must not stand for another's: before, one variant's batch found the session's
+# showdowns "stale" and replaced those of every variant with its own, and the view
+# dropped the other variants' results. A mark now also holds the session's hands of
+# every variant (``session_hands``): its play order, games and fantasyland repeat limits
+# are the whole table's, so a session that grows by hands of any variant is scored again.
+_V10 = """
+CREATE TABLE scored_sessions_v10 (   -- how far rescoring got, per ruleset, session, variant
+    ruleset_id SMALLINT NOT NULL,
+    session_id VARCHAR NOT NULL,
+    variant VARCHAR NOT NULL,
+    hands INTEGER NOT NULL,         -- the session's hands of the variant, scored
+    session_hands INTEGER NOT NULL  -- the session's hands of every variant then
+);
+CREATE TABLE showdown_sessions_v10 ( -- the same for showdowns, per natural mask
+    natural_mask UTINYINT NOT NULL,
+    session_id VARCHAR NOT NULL,
+    variant VARCHAR NOT NULL,
+    hands INTEGER NOT NULL
+);
+"""
+
+
+def _progress_per_variant(con: duckdb.DuckDBPyConnection) -> None:
+    """Carry the marks of sessions of one variant and one stake over; forget the results,
+    showdowns and marks of every other session, which the next rescore scores whole.
+
+    Those sessions' rows are not to be trusted (a session of several variants lost the
+    showdowns of all but one), and their games now change with the logged stake as with
+    the variant, which the fantasyland repeat limits depend on."""
+    con.execute("""
+        CREATE TEMP TABLE plain_sessions AS
+        SELECT session_id, any_value(variant) AS variant, count(*)::INTEGER AS hands
+        FROM hands GROUP BY session_id
+        HAVING count(DISTINCT variant) = 1 AND count(DISTINCT coalesce(point_value, 1)) = 1
+    """)
+    con.execute("""
+        CREATE TEMP TABLE redone_hands AS
+        SELECT hand_key FROM hands
+        WHERE session_id NOT IN (SELECT session_id FROM plain_sessions)
+    """)
+    con.execute("DELETE FROM results WHERE hand_key IN (SELECT hand_key FROM redone_hands)")
+    con.execute("DELETE FROM showdowns WHERE hand_key IN (SELECT hand_key FROM redone_hands)")
+    con.execute("""
+        INSERT INTO scored_sessions_v10
+        SELECT s.ruleset_id, s.session_id, p.variant, s.hands,
+               CASE WHEN s.hands = p.hands THEN p.hands ELSE -1 END
+        FROM scored_sessions s JOIN plain_sessions p USING (session_id)
+    """)
+    con.execute("""
+        INSERT INTO showdown_sessions_v10
+        SELECT s.natural_mask, s.session_id, p.variant, s.hands
+        FROM showdown_sessions s JOIN plain_sessions p USING (session_id)
+    """)
+    for table in ("scored_sessions", "showdown_sessions"):
+        con.execute(f"DROP TABLE {table}")
+        con.execute(f"ALTER TABLE {table}_v10 RENAME TO {table}")
+    con.execute("DROP TABLE plain_sessions")
+    con.execute("DROP TABLE redone_hands")
+
+
 MIGRATIONS: list[tuple[int, str, Sequence[Step]]] = [
     (1, "hands, seats, placements, ingested files, rejects", (_V1, _fill_cards)),
     (2, "rulesets, scored sessions and results of rescoring", (_V2,)),
@@ -432,6 +494,8 @@ MIGRATIONS: list[tuple[int, str, Sequence[Step]]] = [
     (8, "a seat's placements as one list of moves, a third of the cost to load", (_V8,)),
     (9, "decisions: opponents drawn or logged, the method, the loss's standard error, "
         "situations", (_V9,)),
+    (10, "rescoring's progress per variant of a session; sessions of several variants or "
+        "stakes scored again", (_V10, _progress_per_variant)),
 ]
 """``(version, description, steps)`` in order; a later stage appends, never edits."""
 
