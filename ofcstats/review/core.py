@@ -26,8 +26,10 @@ last two measuring what the play made gave up:
 
 1. every candidate on the first ``plan.first`` rollouts;
 2. the ``plan.screen`` best of them, and the play made, up to ``rollouts``;
-3. the ``LEADERS`` best of those, and the play made, up to ``plan.selecting``; the best
-   mean is the **best candidate**;
+3. the ``LEADERS`` best of those, and the play made, race on ``rollouts`` at a time up
+   to ``plan.selecting``, a contender dropping out once it trails the leader by more
+   than ``RACE_Z`` standard errors of their paired difference (a decision is done when
+   one is left); the best mean is the **best candidate**;
 4. the best candidate and the play made on ``plan.measuring`` further rollouts that
    played no part in choosing it (double sampling): their mean difference is the **EV
    loss**, with its standard error from the paired differences. The best of many noisy
@@ -53,7 +55,8 @@ the boards of ``FANTASYLAND_DRAWS`` rollouts (the best set then measured on fres
 All rollouts of a group of decisions (same variant and street) are array work over
 ``candidates x rollouts`` boards at once; the random draws are seeded per decision,
 so a decision's numbers do not depend on what else is reviewed with it, nor on the
-threads sharing the work.
+threads sharing the work; the rollouts' worlds are dealt only for the decisions and
+rollouts a step asks for.
 """
 
 from __future__ import annotations
