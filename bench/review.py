@@ -2,26 +2,31 @@
 
 - ``ofcstats review`` over a whole store of simulated three-player Pineapple hands
   (random, balanced and aggressive seats), decisions written to the ``decisions``
-  table, three rows in the same run: the default settings (opponents drawn, 256
-  rollouts, screen 6; one thread per core, at most two), whose target is 250
-  decisions/s; the same in one thread (``--jobs 1``); and the baseline, the closest the
-  review still has to the earlier default (opponents logged, every candidate on 100
-  rollouts, the best's mean; its one-step valuing is gone): ``--opponents logged
-  --rollouts 100 --screen 0``, every candidate on 100 rollouts, with the leaders', the
-  measuring and the confirming steps of today on top, so dearer than the earlier
-  default was.
+  table: the default settings (opponents drawn, 256 rollouts, screen 6; one thread per
+  core, at most two), whose target is 250 decisions/s on two idle cores, and beside it
+  in turns (twice each, the machine's load changing) the baseline: the same with the
+  leaders' race off (``RACE_Z`` 10^12: the leaders on all their ``4R`` selection
+  rollouts, the step before the race); then the default in one thread (``--jobs 1``);
+  and the closest the review still has to the earlier default (opponents logged, every
+  candidate on 100 rollouts, the best's mean; its one-step valuing is gone):
+  ``--opponents logged --rollouts 100 --screen 0``, with the leaders', the measuring
+  and the confirming steps of today on top, so dearer than the earlier default was.
+  A busy machine lowers decisions a second, far less decisions per processor second:
+  two idle cores give at most twice the latter a second (less the work one thread does
+  at a time), which the last column reports against the target.
 - The review's exact fantasyland solver (:func:`ofcstats.review.core.solve_set`: every
   way to set 13 of the cards, priced against two opponents' final boards) on random
   hands of 14 to 17 cards, seconds per hand; targets: under a second for 14 cards, a
   few seconds (5) for 17.
 
 Each review runs in a fresh process whose clock starts before anything is built: the
-times include building the lookup tables and getting the compiled rollout rule, as a
-user's review pays them; the imports are not timed. The benchmark starts with an empty
-cache of compiled code, so the first row (the default) pays numba's compiling (about 3
-seconds); the later rows load what it cached (about half a second), as a user's later
-reviews do. Each row prints decisions a second, decisions per processor second (which a
-busy machine changes far less) and the one-minute load average when it ended.
+times include building the lookup tables and loading the compiled rollout rule, as a
+user's later reviews pay them; the imports are not timed. The benchmark starts with an
+empty cache of compiled code and fills it first with a small review, untimed (numba's
+compiling, about 3 seconds, is what a user's first review pays once), so that the rows
+taking turns pay the same. Each row prints decisions a second, decisions per processor
+second (which a busy machine changes far less), the one-minute load average when it
+ended, and the most two idle cores would give (twice decisions per processor second).
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ofcstats.ingest import ingest
+from ofcstats.review import core
 from ofcstats.review.core import FANTASYLAND_VALUE, _Opponents, solve_set
 from ofcstats.review.store import Selection, Settings
 from ofcstats.review.store import run as review_run
@@ -47,12 +53,17 @@ from ofcstats.simulate.scoring import ruleset_arrays
 from ofcstats.store import Store
 from ofcstats.variants import Variant
 
+DEFAULT = "default: drawn, 256 rollouts, screen 6"
+RACE_OFF = "baseline: default, race off"
 REVIEWS = [
-    # label, settings, jobs, hands (full, quick), target decisions/s
-    ("default: drawn, 256 rollouts, screen 6", Settings(), 0, (300, 20), 250),
-    ("default, --jobs 1", Settings(), 1, (150, 10), None),
+    # label, settings, jobs, hands (full, quick), race on, target decisions/s
+    (DEFAULT, Settings(), 0, (300, 20), True, 250),
+    (RACE_OFF, Settings(), 0, (300, 20), False, None),
+    (DEFAULT, Settings(), 0, (300, 20), True, 250),
+    (RACE_OFF, Settings(), 0, (300, 20), False, None),
+    ("default, --jobs 1", Settings(), 1, (150, 10), True, None),
     ("baseline: logged, 100, screen 0", Settings(opponents="logged", rollouts=100, screen=0),
-     0, (300, 20), None),
+     0, (300, 20), True, None),
 ]
 # cards, hands, target seconds per hand
 FANTASYLAND: list[tuple[int, int, float | None]] = [(14, 10, 1.0), (15, 5, None), (16, 3, None),
@@ -84,8 +95,12 @@ def _cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _timed_review(db: Path, settings: Settings, jobs: int) -> tuple[int, float, float]:
-    """In a fresh process: decisions, seconds and processor seconds of a whole review."""
+def _timed_review(db: Path, settings: Settings, jobs: int, race: bool
+                  ) -> tuple[int, float, float]:
+    """In a fresh process: decisions, seconds and processor seconds of a whole review
+    (``race``: the leaders' race on, as by default)."""
+    if not race:
+        core.RACE_Z = 1e12  # no contender trails by so many errors
     with Store(db) as store:
         start, cpu = time.perf_counter(), _cpu_seconds()
         summary = review_run(store, Selection(), settings, jobs=jobs)
@@ -99,20 +114,26 @@ def run(quick: bool) -> None:
         directory = Path(folder)
         cache = os.environ.get("NUMBA_CACHE_DIR")
         os.environ["NUMBA_CACHE_DIR"] = str(directory / "numba")  # the rows' own, empty
+        warm = _store(directory, 4, "-warm")  # the compiling, untimed
+        with ProcessPoolExecutor(1, mp_context=spawn) as fresh:
+            fresh.submit(_timed_review, warm, Settings(), 1, True).result()
         print(f"{'review':40s} {'hands':>6s} {'decisions':>9s} {'seconds':>8s} "
-              f"{'dec/s':>7s} {'dec/cpu-s':>9s} {'load':>5s} {'target':>6s}")
-        for row, (label, settings, jobs, (full, small), target) in enumerate(REVIEWS):
+              f"{'dec/s':>7s} {'dec/cpu-s':>9s} {'load':>5s} {'target':>6s} {'2 idle cores':>12s}")
+        for row, (label, settings, jobs, (full, small), race, target) in enumerate(REVIEWS):
             hands = small if quick else full
             db = _store(directory, hands, f"-{row}")
             with ProcessPoolExecutor(1, mp_context=spawn) as fresh:
-                decisions, seconds, cpu = fresh.submit(_timed_review, db, settings, jobs).result()
+                decisions, seconds, cpu = fresh.submit(_timed_review, db, settings, jobs,
+                                                       race).result()
             rate = decisions / seconds
+            # At most two cores' worth of processor seconds a second, when they are idle.
+            idle = 2 * decisions / cpu
             verdict = "(quick)" if quick else "" if target is None else \
                 "ok" if rate >= target else "BELOW"
             shown = "-" if target is None else str(target)
             print(f"{label:40s} {hands:6d} {decisions:9d} {seconds:8.2f} {rate:7.1f} "
-                  f"{decisions / cpu:9.1f} {os.getloadavg()[0]:5.1f} {shown:>6s} {verdict}",
-                  flush=True)
+                  f"{decisions / cpu:9.1f} {os.getloadavg()[0]:5.1f} {shown:>6s} "
+                  f"{'<=' + format(idle, '.0f'):>12s} {verdict}", flush=True)
         if cache is None:
             del os.environ["NUMBA_CACHE_DIR"]
         else:

@@ -634,11 +634,18 @@ def test_every_candidate_first_then_the_best_few_then_fresh_rollouts_for_the_los
     assert valued[0] == (classes, 0, first)
     assert valued[1][1:] == (first, rollouts)
     assert valued[1][0] in (kept, screen + 1) if screen else valued[1][0] == classes
-    assert valued[2][0] in (core.LEADERS, core.LEADERS + 1)  # the play made, unless a leader
-    assert valued[2][1:] == (rollouts, core.LEADERS_SHARE * rollouts)
-    assert valued[3] == (2, core.LEADERS_SHARE * rollouts,
-                         (core.LEADERS_SHARE + core.MEASURE_SHARE) * rollouts)
-    assert len(valued) == 4
+    # Step 3 races the leaders and the play made on, ``rollouts`` more at a time, each
+    # round fewer or as many as the last, up to the selection rollouts at most.
+    racing = valued[2:-1]
+    assert 1 <= len(racing) <= core.LEADERS_SHARE - 1
+    for i, (count, r0, r1) in enumerate(racing):
+        assert 2 <= count <= core.LEADERS + 1  # the play made, unless a leader
+        assert (r0, r1) == ((i + 1) * rollouts, (i + 2) * rollouts)
+        assert i == 0 or count <= racing[i - 1][0]
+    # Step 4: the best and the play made (once, when it is the best) on fresh rollouts.
+    same = verdict.best.tolist() == [BOTTOM, BOTTOM, MIDDLE, MIDDLE, TOP]
+    assert valued[-1] == (1 if same else 2, core.LEADERS_SHARE * rollouts,
+                          (core.LEADERS_SHARE + core.MEASURE_SHARE) * rollouts)
 
 
 def test_reviews_of_many_hands_use_both_cores() -> None:
@@ -828,8 +835,9 @@ def test_a_likely_costly_mistake_is_measured_on_more_rollouts(
                  [OPPONENT])
     (verdict,) = review([p])
     rollouts = core.DEFAULT_ROLLOUTS
-    assert len(valued) == 5
-    assert valued[-1] == (2, 0, core.CONFIRM_SHARE * rollouts)
+    measured = (core.LEADERS_SHARE + core.MEASURE_SHARE) * rollouts
+    assert valued[-2] == (2, core.LEADERS_SHARE * rollouts, measured)
+    assert valued[-1] == (2, measured, measured + core.CONFIRM_SHARE * rollouts)
     assert verdict.mistake == "foul"
     assert verdict.ev_loss > core.CONFIRM_ABOVE
     monkeypatch.setattr(core, "CONFIRM_SHARE", 0)
@@ -838,3 +846,34 @@ def test_a_likely_costly_mistake_is_measured_on_more_rollouts(
     # Four times the rollouts: about half the error.
     assert verdict.ev_loss_se < 0.75 * alone.ev_loss_se
     assert abs(verdict.ev_loss - alone.ev_loss) < 3 * alone.ev_loss_se
+
+
+def test_the_leaders_race_until_their_paired_difference_is_resolved() -> None:
+    # Step 3 keeps racing a contender while its paired difference to the leader is within
+    # RACE_Z standard errors, and drops it once it trails by more.
+    from ofcstats.review import core  # noqa: PLC0415
+
+    rng = np.random.default_rng(5)
+    shared = rng.normal(0.0, 5.0, 400)  # what every candidate's rollouts share
+    noise = rng.normal(0.0, 1.0, (3, 400))
+    far = np.stack([shared + noise[0] + 1.0, shared + noise[1], shared + noise[2] + 0.98])
+    nobody = np.zeros(3, dtype=bool)
+    # Trailing by 1 point with a paired error of about 0.07: out; by 0.02: races on.
+    assert core._race(far, nobody).tolist() == [True, False, True]
+    # A tie goes to the play made: it leads, the other, equal on every rollout, is out.
+    same = np.stack([shared, shared])
+    assert core._race(same, np.array([False, True])).tolist() == [False, True]
+    # A tiny lead on few rollouts resolves nothing.
+    assert core._race(far[:, :4] - np.array([[0.0], [0.95], [0.0]]), nobody).all()
+
+
+def test_a_later_block_of_rollouts_deals_what_the_whole_would() -> None:
+    # The rollouts' worlds are built block by block, as the steps ask for them: rollouts
+    # skip:n of a decision are the same cards whether dealt alone or with the first ones.
+    from ofcstats.review import core  # noqa: PLC0415
+
+    p = position("pineapple", 0, {}, "Kh Kd Ks 2c 3d", [TOP, TOP, TOP, MIDDLE, BOTTOM],
+                 [OPPONENT])
+    whole = core._permuted(p, p.seen, 300, 20, 7)
+    assert (core._permuted(p, p.seen, 300, 20, 7, skip=130) == whole[130:]).all()
+    assert not (core._permuted(p, p.seen, 300, 20, 8, skip=130) == whole[130:]).all()

@@ -26,8 +26,10 @@ last two measuring what the play made gave up:
 
 1. every candidate on the first ``plan.first`` rollouts;
 2. the ``plan.screen`` best of them, and the play made, up to ``rollouts``;
-3. the ``LEADERS`` best of those, and the play made, up to ``plan.selecting``; the best
-   mean is the **best candidate**;
+3. the ``LEADERS`` best of those, and the play made, race on ``rollouts`` at a time up
+   to ``plan.selecting``, a contender dropping out once it trails the leader by more
+   than ``RACE_Z`` standard errors of their paired difference (a decision is done when
+   one is left); the best mean is the **best candidate**;
 4. the best candidate and the play made on ``plan.measuring`` further rollouts that
    played no part in choosing it (double sampling): their mean difference is the **EV
    loss**, with its standard error from the paired differences. The best of many noisy
@@ -53,7 +55,8 @@ the boards of ``FANTASYLAND_DRAWS`` rollouts (the best set then measured on fres
 All rollouts of a group of decisions (same variant and street) are array work over
 ``candidates x rollouts`` boards at once; the random draws are seeded per decision,
 so a decision's numbers do not depend on what else is reviewed with it, nor on the
-threads sharing the work.
+threads sharing the work; the rollouts' worlds are dealt only for the decisions and
+rollouts a step asks for.
 """
 
 from __future__ import annotations
@@ -104,6 +107,9 @@ LEADERS_SHARE = 4
 """Step 3: the ``LEADERS`` best after step 2, and the play made, go on to
 ``LEADERS_SHARE * rollouts`` selection rollouts, where the best is told from the next
 best."""
+RACE_Z = 3.0
+"""Step 3 drops a contender once it trails the leader by more than this many standard
+errors of their paired difference."""
 MEASURE_SHARE = 2
 """The loss is measured on ``MEASURE_SHARE * rollouts`` further rollouts."""
 CONFIRM_ABOVE = 2.0
@@ -584,8 +590,11 @@ def _permuted(p: Position, hidden: npt.NDArray[np.bool_], n: int, count: int,
         raise ValueError(f"hand {p.hand_id} seat {p.seat} street {p.street}: {count} cards "
                          f"to draw from {deck.size} unseen")
     rng = decision_rng(seed, p.hand_id, p.seat, p.street)
+    bits = rng.bit_generator
+    assert isinstance(bits, np.random.PCG64)
+    bits.advance(skip * count)  # one number per card of each row skipped, none drawn
     out = np.empty((n - skip, count), dtype=np.uint8)
-    _deal(deck, rng.random((n, count))[skip:], out)
+    _deal(deck, rng.random((n - skip, count)), out)
     return out
 
 
@@ -605,17 +614,46 @@ def _deal(deck: Any, uniform: Any, out: Any) -> None:
 
 
 @dataclass(frozen=True)
+class _Block:
+    """The world of rollouts ``r0:r1`` of some decisions of a street: ``local`` maps a
+    decision of the street to its number in ``world`` (-1: not in it)."""
+
+    r0: int
+    r1: int
+    local: npt.NDArray[np.intp]
+    world: _World
+
+
+@dataclass(frozen=True)
 class _Street:
-    """What the candidates of one group of positions are valued against."""
+    """What the candidates of one group of positions are valued against. The rollouts'
+    worlds (the player's later cards, the opponents' finished boards) are built when a
+    step first asks for them, for the decisions and rollouts it asks for: those a step
+    leaves out cost nothing."""
 
     later: list[tuple[int, int]]  # the streets still to come: (dealt, discards)
     keys: npt.NDArray[np.int64]  # (D, 3) boards before the street
     filled: npt.NDArray[np.int8]  # (D, 3)
     added: npt.NDArray[np.int64]  # (D, P, 3) what each pattern adds to each row
     counts: npt.NDArray[np.int8]  # (P, 3)
-    world: _World
+    positions: Sequence[Position]
+    plan: Plan
     arrays: RulesetArrays
     fantasyland_value: float
+    blocks: list[_Block]
+
+    def block(self, dec: npt.NDArray[np.intp], r0: int, r1: int) -> _Block:
+        """A world holding rollouts ``r0:r1`` of decisions ``dec``, built if none does."""
+        for block in self.blocks:
+            if block.r0 <= r0 and r1 <= block.r1 and (block.local[dec] >= 0).all():
+                return block
+        members = np.unique(dec)
+        local = np.full(len(self.positions), -1, dtype=np.intp)
+        local[members] = np.arange(members.size)
+        world = _world([self.positions[i] for i in members], self.arrays, r1, self.plan,
+                       skip=r0)
+        self.blocks.append(_Block(r0, r1, local, world))
+        return self.blocks[-1]
 
     def value(self, dec: npt.NDArray[np.intp], pat: npt.NDArray[np.intp], r0: int, r1: int,
               raw: bool = False) -> tuple[npt.NDArray[np.float64],
@@ -626,24 +664,27 @@ class _Street:
         n = r1 - r0
         out = np.empty((4, dec.size))
         points_of = np.empty((dec.size, n)) if raw else None
-        draws = self.world.draws
+        block = self.block(dec, r0, r1)
+        draws, skip = block.world.draws, block.r0
         future = draws.shape[2]
         step = max(1, _BOARDS_AT_ONCE // n)
         for start in range(0, dec.size, step):
             part = slice(start, start + step)
             d, pp = dec[part], pat[part]
-            c = d.size
+            c, here = d.size, block.local[dec[part]]
             board_keys = np.repeat((self.keys[d] + self.added[d, pp]).T, n, axis=1)
             if self.later:
                 board_filled = np.repeat((self.filled[d] + self.counts[pp]).T.astype(np.int8),
                                          n, axis=1)
                 final = play_out(board_keys, board_filled,
-                                 draws[d, r0:r1].reshape(c * n, future), self.later,
+                                 draws[here, r0 - skip:r1 - skip].reshape(c * n, future),
+                                 self.later,
                                  self.arrays, self.fantasyland_value)
             else:
                 final = board_keys
-            world = np.broadcast_to(self.world.index(d, r0, r1), (c, n)).ravel()
-            flat = _score_keys(self.arrays, final, world, self.world.opp,
+            world = np.broadcast_to(block.world.index(here, r0 - skip, r1 - skip),
+                                    (c, n)).ravel()
+            flat = _score_keys(self.arrays, final, world, block.world.opp,
                                self.fantasyland_value)
             points, foul, reach, roy = (a.reshape(c, n) for a in flat)
             out[0, part] = points.mean(axis=1)
@@ -687,11 +728,10 @@ def _streets(positions: Sequence[Position], arrays: RulesetArrays, plan: Plan,
                          "logged placement does not fit the board")
     selecting = 1 if drawless else plan.selecting
     measuring = 0 if drawless else plan.measuring
-    world = _world(positions, arrays, selecting + measuring, plan)
     added = np.einsum("dk,kpr->dpr", CARD_KEYS[np.stack([p.dealt for p in positions])]
                       .astype(np.float64), onehot).astype(np.int64)
-    street = _Street(later, keys, filled, added, counts, world, arrays,
-                     plan.fantasyland_value)
+    street = _Street(later, keys, filled, added, counts, positions, plan, arrays,
+                     plan.fantasyland_value, [])
     dec, pat = np.nonzero(fits)  # every fitting candidate, decision by decision
     total = np.bincount(dec, minlength=d_count)
     # Candidates that leave the same board, as far as the rest of the hand can tell, are
@@ -710,19 +750,15 @@ def _streets(positions: Sequence[Position], arrays: RulesetArrays, plan: Plan,
         loss, se, se_mine = ev_top - ev_mine, np.zeros(d_count), np.zeros(d_count)
         rates = stats[1:, mine], stats[1:, top]
     else:
-        # Step 3: the play made and the best on rollouts that did not choose it.
-        both = np.concatenate([mine, top])
-        stats, points = street.value(dec[both], pat[both], selecting, selecting + measuring,
-                                     raw=True)
-        assert points is not None
-        ev_mine, ev_top = stats[0, :d_count].copy(), stats[0, d_count:].copy()
+        # Step 4: the play made and the best on rollouts that did not choose it.
+        points, (ev_mine, ev_top), rates = _measure(street, dec, pat, mine, top, selecting,
+                                                    measuring)
         loss, se, se_mine = _paired(points[:d_count], points[d_count:])
-        rates = stats[1:, :d_count].copy(), stats[1:, d_count:].copy()
         # Step 5: the likely costly mistakes measured on more rollouts, chosen by the
         # selection rollouts' lead alone (not by the loss measured), so still unbiased.
         sure = np.flatnonzero((top != mine) & (lead > CONFIRM_ABOVE))
         if sure.size and plan.confirming:
-            _confirm(street, positions, arrays, plan, sure, selecting + measuring,
+            _confirm(street, positions, plan, sure, selecting + measuring,
                      dec[np.concatenate([mine[sure], top[sure]])],
                      pat[np.concatenate([mine[sure], top[sure]])],
                      points, (loss, se, se_mine, ev_mine, ev_top), rates)
@@ -745,8 +781,30 @@ def _streets(positions: Sequence[Position], arrays: RulesetArrays, plan: Plan,
     return verdicts
 
 
-def _confirm(street: _Street, positions: Sequence[Position], arrays: RulesetArrays,
-             plan: Plan, sure: npt.NDArray[np.intp], start: int, dec: npt.NDArray[np.intp],
+def _measure(street: _Street, dec: npt.NDArray[np.intp], pat: npt.NDArray[np.intp],
+             mine: npt.NDArray[np.intp], top: npt.NDArray[np.intp], start: int, count: int
+             ) -> tuple[npt.NDArray[np.float64], tuple[npt.NDArray[np.float64], ...],
+                        tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]]:
+    """Step 4: the play made and the best (``mine``, ``top``: one of each decision) on
+    rollouts ``start:start + count``, the play made valued once where it is the best:
+    their points ``(2D, n)`` (the play made's, then the best's), their means and their
+    rates (foul, fantasyland, royalties; the play made's, then the best's)."""
+    d_count = mine.size
+    differ = np.flatnonzero(top != mine)
+    both = np.concatenate([mine, top[differ]])
+    stats, raw = street.value(dec[both], pat[both], start, start + count, raw=True)
+    assert raw is not None
+    points = np.concatenate([raw[:d_count], raw[:d_count]])
+    points[d_count + differ] = raw[d_count:]
+    ev_mine, ev_top = stats[0, :d_count].copy(), stats[0, :d_count].copy()
+    ev_top[differ] = stats[0, d_count:]
+    rates = stats[1:, :d_count].copy(), stats[1:, :d_count].copy()
+    rates[1][:, differ] = stats[1:, d_count:]
+    return points, (ev_mine, ev_top), rates
+
+
+def _confirm(street: _Street, positions: Sequence[Position], plan: Plan,
+             sure: npt.NDArray[np.intp], start: int, dec: npt.NDArray[np.intp],
              pat: npt.NDArray[np.intp], points: npt.NDArray[np.float64],
              measured: tuple[npt.NDArray[np.float64], ...],
              rates: tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]) -> None:
@@ -755,14 +813,7 @@ def _confirm(street: _Street, positions: Sequence[Position], arrays: RulesetArra
     of the best) pooled with the measuring rollouts' ``points``; ``measured`` (loss, its
     error, the error of the play made, the two EVs) and ``rates`` updated in place."""
     d_count = len(positions)
-    more = _Street(street.later, street.keys[sure], street.filled[sure], street.added[sure],
-                   street.counts,
-                   _world([positions[i] for i in sure], arrays, start + plan.confirming,
-                          plan, skip=start),
-                   arrays, plan.fantasyland_value)
-    renumber = np.zeros(d_count, dtype=np.intp)
-    renumber[sure] = np.arange(sure.size)
-    stats, added = more.value(renumber[dec], pat, 0, plan.confirming, raw=True)
+    stats, added = street.value(dec, pat, start, start + plan.confirming, raw=True)
     assert added is not None
     both = [np.concatenate([points[rows], added[i * sure.size:(i + 1) * sure.size]], axis=1)
             for i, rows in enumerate((sure, d_count + sure))]
@@ -811,23 +862,88 @@ def _select(street: _Street, dec: npt.NDArray[np.intp], pat: npt.NDArray[np.intp
         return keep & np.isfinite(mean)
 
     # Step 1: every candidate on the first rollouts; step 2: the best few, and the play
-    # made, on the rest of the rollouts; step 3: the leaders on many more.
+    # made, on the rest of the rollouts.
     done = min(plan.first, selecting)
-    stats, _ = street.value(dec, pat, 0, done)
+    street.block(np.arange(d_count), 0, min(plan.rollouts, selecting))  # both steps' world
+    stats, raw = street.value(dec, pat, 0, done, raw=True)
+    assert raw is not None
     mean = stats[0]
-    for upto, count in ((min(plan.rollouts, selecting), plan.screen),
-                        (selecting, LEADERS)):
-        if upto <= done:
-            continue
-        kept = np.flatnonzero(best_of(mean, count))
-        more = street.value(dec[kept], pat[kept], done, upto)[0][0]
+    upto = min(plan.rollouts, selecting)
+    if upto > done:
+        kept = np.flatnonzero(best_of(mean, plan.screen))
+        more, more_raw = street.value(dec[kept], pat[kept], done, upto, raw=True)
+        assert more_raw is not None
         total = np.full(dec.size, -np.inf)
-        total[kept] = (mean[kept] * done + more * (upto - done)) / upto
-        mean, done = total, upto
-    top = np.array([bounds[d] + int(np.argmax(mean[bounds[d]:bounds[d + 1]]))
-                    for d in range(d_count)])
-    best = np.where(mean[top] > mean[mine], top, mine)  # a tie: the play made
+        total[kept] = (mean[kept] * done + more[0] * (upto - done)) / upto
+        raw = np.concatenate([raw[kept], more_raw], axis=1)
+        mean, done, index = total, upto, kept
+    else:
+        index = np.arange(dec.size)
+    best = _race_leaders(street, dec, pat, mine, mean, best_of(mean, LEADERS), index, raw,
+                         done, selecting, plan.rollouts)
     return stats, best, mean[best] - mean[mine]
+
+
+def _race_leaders(street: _Street, dec: npt.NDArray[np.intp], pat: npt.NDArray[np.intp],
+                  mine: npt.NDArray[np.intp], mean: npt.NDArray[np.float64],
+                  contending: npt.NDArray[np.bool_], index: npt.NDArray[np.intp],
+                  raw: npt.NDArray[np.float64], done: int, selecting: int, step: int
+                  ) -> npt.NDArray[np.intp]:
+    """Step 3: the best candidate of each decision among those ``contending``, raced on
+    from their points on the first ``done`` rollouts (``raw``, rows those of the
+    candidates ``index``); ``mean`` updated in place with their means.
+
+    The contenders race on, ``step`` more rollouts at a time, up to ``selecting``; one
+    drops out once it trails the leader by more than ``RACE_Z`` errors of their paired
+    difference (:func:`_race`), a decision once one is left."""
+    contenders = np.flatnonzero(contending)
+    d_count = mine.size
+    points = np.zeros((contenders.size, max(selecting, done)))
+    points[:, :done] = raw[np.searchsorted(index, contenders)]
+    alive = np.ones(contenders.size, dtype=bool)
+    owner = dec[contenders]
+    edges = np.searchsorted(owner, np.arange(d_count + 1))
+    active = np.ones(d_count, dtype=bool)
+    while True:
+        for d in np.flatnonzero(active).tolist():
+            live = edges[d] + np.flatnonzero(alive[edges[d]:edges[d + 1]])
+            if live.size > 1:
+                alive[live] = _race(points[live, :done], contenders[live] == mine[d])
+            active[d] = alive[edges[d]:edges[d + 1]].sum() > 1
+        if done >= selecting or not active.any():
+            break
+        racing = np.flatnonzero(alive & active[owner])
+        upto = min(selecting, done + step)
+        more_raw = street.value(dec[contenders[racing]], pat[contenders[racing]], done, upto,
+                                raw=True)[1]
+        assert more_raw is not None
+        points[racing, done:upto] = more_raw
+        mean[contenders[racing]] = points[racing, :upto].mean(axis=1)
+        done = upto
+    best = np.empty(d_count, dtype=np.intp)
+    for d in range(d_count):
+        live = contenders[edges[d]:edges[d + 1]][alive[edges[d]:edges[d + 1]]]
+        top = live[int(np.argmax(mean[live]))]
+        best[d] = mine[d] if mine[d] in live and mean[mine[d]] >= mean[top] else top
+    return best
+
+
+def _race(points: npt.NDArray[np.float64], mine: npt.NDArray[np.bool_]) -> npt.NDArray[np.bool_]:
+    """Which of a decision's contenders race on, from their points on the same rollouts
+    ``(L, n)``: the leader (the best mean, a tie going to the play made, ``mine``), and
+    those whose paired difference to it is not yet resolved: a mean difference within
+    ``RACE_Z`` standard errors of it."""
+    mean = points.mean(axis=1)
+    lead = int(np.argmax(mean))
+    if mine.any() and mean[int(mine.argmax())] >= mean[lead]:
+        lead = int(mine.argmax())
+    diff = points[lead] - points
+    gap = diff.mean(axis=1)
+    n = points.shape[1]
+    se = diff.std(axis=1, ddof=1) / np.sqrt(n) if n > 1 else np.full(gap.size, np.inf)
+    keep = ~((gap > RACE_Z * se) | ((se == 0) & (gap >= 0)))
+    keep[lead] = True
+    return keep
 
 
 def _representatives(dec: npt.NDArray[np.intp], pat: npt.NDArray[np.intp],
