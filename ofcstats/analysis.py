@@ -123,38 +123,7 @@ def labelled(frame: pl.DataFrame) -> pl.DataFrame:
                               .otherwise(pl.col("ruleset")).alias("ruleset"))
 
 
-NOTHING_SCORED = "no scored hands match: run ofcstats rescore, or loosen the filters"
-
-
-def unscored_text(missing: pl.DataFrame) -> str:
-    """What :func:`ofcstats.store.results.unscored` found, in one line with the fix.
-
-    >>> print(unscored_text(pl.DataFrame({"variant": ["pineapple", "chinese-13"],
-    ...     "ruleset": ["american", None], "hands": [1200, 50], "missing": [200, 50]})))
-    not every hand is scored: 200 of 1,200 pineapple hands not under american
-    (and 1 more: ofcstats db info lists them); run ofcstats rescore
-    """
-    variant, ruleset, hands, count = missing.select(
-        "variant", "ruleset", "hands", "missing").row(0)
-    under = "under any ruleset" if ruleset is None else f"under {ruleset}"
-    first = f"all {hands:,}" if count == hands else f"{count:,} of {hands:,}"
-    more = f" (and {missing.height - 1:,} more: ofcstats db info lists them)" \
-        if missing.height > 1 else ""
-    return (f"not every hand is scored: {first} {variant} hands not {under}{more}; "
-            "run ofcstats rescore")
-
-
-def check_scored(store: Store, filters: Filters,
-                 pairs: dict[str, str] | None = None) -> None:
-    """Raise :class:`StoreError` (one line: what is missing and the command that fixes
-    it) when an answer for ``filters`` would leave out stored hands: hands of its
-    sessions and variants that a ruleset it answers for (``filters.rulesets``, else
-    every ruleset stored, or ``pairs``: variant to ruleset) has not scored, or scored
-    before their session grew; and, when no ruleset is named, hands of a variant no
-    ruleset is scored over. Read from the progress marks: a grouped count of hands."""
-    missing = stored_results.unscored(store.con, filters, pairs)
-    if not missing.is_empty():
-        raise StoreError(unscored_text(missing))
+NOTHING_SCORED = stored_results.NOTHING_SCORED
 
 
 def stored_rows(store: Store, filters: Filters,
@@ -162,10 +131,8 @@ def stored_rows(store: Store, filters: Filters,
     """The scored rows the filters keep, as :class:`ofcstats.stats.Rows`: statistics are
     summed in the database and never leave it row by row. ``pairs`` (variant to ruleset)
     keeps only those rulesets of those variants. Hands not yet scored are an error
-    (:func:`check_scored`), never a silent gap."""
-    if filters.rulesets is not None:
-        store.require_scored(filters.rulesets)
-    check_scored(store, filters, pairs)
+    (:meth:`Store.require_scored`), never a silent gap."""
+    store.require_scored(filters.rulesets or (), filters=filters, pairs=pairs)
     where, params = filters.sql()
     if pairs is not None:
         where += " AND (" + (" OR ".join(["(variant = ? AND ruleset = ?)"] * len(pairs))
@@ -333,8 +300,7 @@ def scored_frame(store: Store, filters: Filters = Filters(),  # noqa: B008 - fro
     ``progress(rows, None)`` is then called as the parts arrive.
     """
     con = store.con
-    if filters.rulesets is not None:
-        store.require_scored(filters.rulesets)
+    store.require_scored(filters.rulesets or ())
     in_order = columns is None or "order" in columns or "game" in columns
     wanted = None if columns is None else list(dict.fromkeys(
         [*(c for c in columns if c not in ("order", "game")),

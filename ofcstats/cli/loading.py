@@ -44,6 +44,7 @@ from ofcstats.paths import no_loop, replace_directory_files, writable_directory,
 from ofcstats.rules import load_ruleset
 from ofcstats.store import SHARD_HANDS, Store
 from ofcstats.store.connect import fetch_frame
+from ofcstats.store.results import RESCORE
 from ofcstats.variants import VARIANT_NAMES, Variant
 
 
@@ -234,7 +235,7 @@ def _scoring_lines(rows: list[dict[str, Any]], complete: bool) -> list[str]:
     if not rows:
         return []
     lines = ["scoring: every stored hand scored under every ruleset of its variant" if complete
-             else "scoring: NOT COMPLETE (run ofcstats rescore):"]
+             else f"scoring: NOT COMPLETE (run {RESCORE}):"]
     for variant in dict.fromkeys(row["variant"] for row in rows):
         mine = [row for row in rows if row["variant"] == variant]
         hands = mine[0]["hands"]
@@ -330,7 +331,7 @@ def export(
                                                          shard_hands=shard_hands),
             "Parquet files")
         try:
-            analysis.check_scored(store, analysis.Filters())
+            store.require_scored(filters=analysis.Filters())
         except StoreError as error:
             # The hands are all exported (a sharded rescore --from DIR reads them); the
             # results leave some out, which is said, never silently.

@@ -33,7 +33,7 @@ concept it belongs to:
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from datetime import datetime
 from pathlib import Path
@@ -134,7 +134,7 @@ class Store(FileLoads, HandLoading):
                     f"{path}: the database has schema version {current}, this ofcstats "
                     f"reads version {SCHEMA_VERSION}: "
                     + ("upgrade ofcstats" if current > SCHEMA_VERSION else
-                       "run ofcstats rescore (or ingest) on it once to bring it up to date"))
+                       f"run {results.RESCORE} (or ingest) on it once to bring it up to date"))
         else:
             self.reclaim()
             self.migrate()
@@ -357,16 +357,30 @@ class Store(FileLoads, HandLoading):
         or ``ruleset`` (those scored), in order."""
         return [str(v) for (v,) in self.con.execute(_KNOWN[kind]).fetchall()]
 
-    def require_scored(self, names: Sequence[str], known: Collection[str] | None = None
-                       ) -> None:
-        """Raise :class:`StoreError` naming those of ``names`` not among ``known`` (by
-        default the rulesets this store has scored), with the command that scores the
-        first: the one check that a question asks for rulesets that were scored."""
-        have = results.scored_ruleset_names(self.con) if known is None else known
-        missing = [name for name in names if name not in have]
-        if missing:
-            raise StoreError(f"not scored under {', '.join(missing)}: run "
-                             f"ofcstats rescore --ruleset {missing[0]}")
+    def require_scored(self, names: Sequence[str] = (), known: Collection[str] | None = None,
+                       *, filters: results.Filters | None = None,
+                       pairs: Mapping[str, str] | None = None) -> None:
+        """The one check that a question can be answered from what is scored: raise
+        :class:`StoreError` (one line: what is missing and the command that fixes it,
+        :func:`results.not_scored_text`, :func:`results.unscored_text`)
+
+        - naming those of ``names`` not among ``known`` (by default the rulesets this
+          store has scored);
+        - with ``filters``, when an answer for them would leave out stored hands: hands of
+          its sessions and variants that a ruleset it answers for (``filters.rulesets``,
+          else every ruleset stored, or ``pairs``: variant to ruleset) has not scored, or
+          scored before their session grew; and, when no ruleset is named, hands of a
+          variant no ruleset is scored over. Read from the progress marks: a grouped
+          count of hands."""
+        if names:
+            have = results.scored_ruleset_names(self.con) if known is None else known
+            missing = [name for name in names if name not in have]
+            if missing:
+                raise StoreError(results.not_scored_text(missing))
+        if filters is not None:
+            unscored = results.unscored(self.con, filters, pairs)
+            if not unscored.is_empty():
+                raise StoreError(results.unscored_text(unscored))
 
     def scored_rulesets(self, names: Sequence[str] | None = None) -> list[Ruleset]:
         """The rulesets this store has scored (or those named), as they were when scored."""
@@ -377,7 +391,7 @@ class Store(FileLoads, HandLoading):
                                            f"the stored ruleset {name}")
             except RulesetError as error:
                 raise StoreError(f"{error}; it was scored by another version of ofcstats: "
-                                 f"score it again with ofcstats rescore --rebuild --ruleset "
+                                 f"score it again with {results.RESCORE} --rebuild --ruleset "
                                  f"NAME_OR_FILE") from None
         if names is None:
             return list(found.values())

@@ -133,6 +133,47 @@ def sessions_to_score(con: duckdb.DuckDBPyConnection, ruleset_id: int) -> pl.Dat
     """, params={"id": ruleset_id}).pl()
 
 
+RESCORE = "ofcstats rescore"
+"""The command that scores what is not scored: every "not scored" message names it."""
+
+NOTHING_SCORED = f"no scored hands match: run {RESCORE}, or loosen the filters"
+
+
+def rescore_command(ruleset: str) -> str:
+    """The command that scores ``ruleset``.
+
+    >>> rescore_command("american")
+    'ofcstats rescore --ruleset american'
+    """
+    return f"{RESCORE} --ruleset {ruleset}"
+
+
+def not_scored_text(names: Sequence[str]) -> str:
+    """Rulesets never scored, in one line with the command that scores the first.
+
+    >>> not_scored_text(["american", "dutch"])
+    'not scored under american, dutch: run ofcstats rescore --ruleset american'
+    """
+    return f"not scored under {', '.join(names)}: run {rescore_command(names[0])}"
+
+
+def unscored_text(missing: pl.DataFrame) -> str:
+    """What :func:`unscored` found, in one line with the fix.
+
+    >>> print(unscored_text(pl.DataFrame({"variant": ["pineapple", "chinese-13"],
+    ...     "ruleset": ["american", None], "hands": [1200, 50], "missing": [200, 50]})))
+    not every hand is scored: 200 of 1,200 pineapple hands not under american
+    (and 1 more: ofcstats db info lists them); run ofcstats rescore
+    """
+    variant, ruleset, hands, count = missing.select(
+        "variant", "ruleset", "hands", "missing").row(0)
+    under = "under any ruleset" if ruleset is None else f"under {ruleset}"
+    first = f"all {hands:,}" if count == hands else f"{count:,} of {hands:,}"
+    more = f" (and {missing.height - 1:,} more: ofcstats db info lists them)" \
+        if missing.height > 1 else ""
+    return f"not every hand is scored: {first} {variant} hands not {under}{more}; run {RESCORE}"
+
+
 def unscored(con: duckdb.DuckDBPyConnection, filters: Filters,
              pairs: Mapping[str, str] | None = None) -> pl.DataFrame:
     """Hands the answers for ``filters`` need and the store has not scored (or scored
