@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 
-import duckdb
 import polars as pl
 
 from ofcstats import session, stats
@@ -23,7 +22,6 @@ from ofcstats.stakes import MONEY_DECIMALS
 from ofcstats.store import Store
 from ofcstats.store import money as stored
 from ofcstats.store import results as stored_results
-from ofcstats.store.connect import fetch_frame
 from ofcstats.store.results import Filters
 
 
@@ -138,7 +136,7 @@ def stored_rows(store: Store, filters: Filters,
         where += " AND (" + (" OR ".join(["(variant = ? AND ruleset = ?)"] * len(pairs))
                              or "false") + ")"
         params += [value for pair in sorted(pairs.items()) for value in pair]
-    return stats.Rows(store.con, f"SELECT * FROM results_named WHERE {where}", params)
+    return stats.Rows(store, f"SELECT * FROM results_named WHERE {where}", params)
 
 
 def player_table(store: Store, filters: Filters, *, seed: int = 7,
@@ -231,17 +229,13 @@ def running_totals(store: Store, filters: Filters, rows: stats.Rows
         step=((pl.len().over("variant", "player") + CURVE_POINTS - 1) // CURVE_POINTS)
         .cast(pl.Int64))
     runs = runs.select("hand_key", "player", run=pl.col("index") // pl.col("step"))
-    con = rows.con
-    con.register("curve_runs", runs)
-    try:
+    with rows.registered("curve_runs", runs):
         summed = rows.query("""
             SELECT variant::VARCHAR AS variant, ruleset::VARCHAR AS ruleset,
                    player::VARCHAR AS player, c.run, count(*) AS hands,
                    sum(points)::BIGINT AS points
             FROM ({source}) JOIN curve_runs c USING (hand_key, player)
             GROUP BY ALL ORDER BY ALL""")
-    finally:
-        con.unregister("curve_runs")
     curve = ["variant", "ruleset", "player"]
     return summed.select(*curve, pl.col("hands").cum_sum().over(curve),
                          pl.col("points").cum_sum().over(curve))
@@ -269,17 +263,18 @@ REPEATED_COLUMNS = ("ruleset", "player", "session_id", "variant", "played_rulese
 """Columns of ``results_named`` whose few distinct strings repeat on every row."""
 
 
-def _categorical_frame(relation: duckdb.DuckDBPyRelation, rows: int = 1 << 20,
+def _categorical_frame(store: Store, sql: str, params: Sequence[object] = (),
+                       rows: int = 1 << 20,
                        progress: Callable[[int, int | None], None] | None = None
                        ) -> pl.DataFrame:
-    """The relation's rows, fetched a million at a time with :data:`REPEATED_COLUMNS` made
+    """The query's rows, fetched a million at a time with :data:`REPEATED_COLUMNS` made
     categorical as they arrive: as plain strings, tens of millions of rows take several
     times the memory."""
     def shrunk(part: pl.DataFrame) -> pl.DataFrame:
         return part.with_columns(pl.col(c).cast(pl.Categorical) for c in REPEATED_COLUMNS
                                  if c in part.columns)
 
-    return fetch_frame(relation, rows, progress, shrunk)
+    return store.fetch(sql, params, rows=rows, progress=progress, shrink=shrunk)
 
 
 def scored_frame(store: Store, filters: Filters = Filters(),  # noqa: B008 - frozen
@@ -299,25 +294,25 @@ def scored_frame(store: Store, filters: Filters = Filters(),  # noqa: B008 - fro
     strings, fetching the rows in parts: a fraction of the memory for large stores;
     ``progress(rows, None)`` is then called as the parts arrive.
     """
-    con = store.con
     store.require_scored(filters.rulesets or ())
     in_order = columns is None or "order" in columns or "game" in columns
     wanted = None if columns is None else list(dict.fromkeys(
         [*(c for c in columns if c not in ("order", "game")),
          *(("hand_key", "session_id") if in_order else ())]))
-    relation = stored_results.results_relation(con, filters, wanted)
-    frame = _categorical_frame(relation, progress=progress) if categorical else relation.pl()
+    sql, params = stored_results.results_query(filters, wanted)
+    frame = _categorical_frame(store, sql, params, progress=progress) if categorical \
+        else store.query(sql, params)
     if frame.is_empty() or not in_order:
         return frame
-    ordered = _in_play_order(frame, _places(con, frame))
+    ordered = _in_play_order(frame, _places(store, frame))
     return ordered if columns is None else ordered.select(*dict.fromkeys(columns))
 
 
-def _places(con: duckdb.DuckDBPyConnection, frame: pl.DataFrame) -> pl.DataFrame:
+def _places(store: Store, frame: pl.DataFrame) -> pl.DataFrame:
     """Each hand of the frame's sessions with its ``order`` and ``game`` and its place
     in play order (session, then order in it) as one integer, ``_place``."""
     # Games and play order come from whole sessions, whichever rows were asked for.
-    hands = stored_results.session_hands(con, frame.select(pl.col("session_id").unique()))
+    hands = store.session_hands(frame.select(pl.col("session_id").unique()))
     # Its game as the log's stakes make it (the money in :mod:`ofcstats.analysis`).
     return session.hand_order(hands, split_on=session.GAME_SPLIT).select(
         "hand_key", "session_id", "order", "game").sort("session_id", "order").with_columns(

@@ -43,7 +43,6 @@ from ofcstats.errors import OfcstatsError, StoreError, UsageError
 from ofcstats.paths import no_loop, replace_directory_files, writable_directory, writable_file
 from ofcstats.rules import load_ruleset
 from ofcstats.store import SHARD_HANDS, Store
-from ofcstats.store.connect import fetch_frame
 from ofcstats.store.results import RESCORE
 from ofcstats.variants import VARIANT_NAMES, Variant
 
@@ -294,12 +293,7 @@ def run_query(store: Store, query: str, progress: Update | None = None) -> pl.Da
     """The rows of a query on a read-only store (None for a statement with no rows); a
     query DuckDB refuses is a :class:`UsageError` with DuckDB's reason."""
     try:
-        # No file outside the database: a query cannot read or write the file system.
-        store.con.execute("SET enable_external_access = false")
-        relation = store.con.sql(query)
-        if relation is None:
-            return None
-        return fetch_frame(relation, 1 << 16, progress)
+        return store.user_query(query, 1 << 16, progress)
     except duckdb.Error as error:
         raise UsageError(f"the query failed: {str(error).splitlines()[0]}") from None
 

@@ -1,8 +1,9 @@
 """What rescoring reads and writes: rulesets, results, showdowns and their progress.
 
 The SQL of :mod:`ofcstats.pipeline` lives here; the pipeline hands over frames and
-gets frames back. Functions take a connection rather than a :class:`~ofcstats.store.Store`
-because the pipeline writes on a second cursor of the same database, on another thread.
+gets frames back, through the :class:`~ofcstats.store.Store`'s methods (and a
+:class:`Writer`, a second cursor of the same database, for the writing thread).
+Functions take a connection rather than a Store for that second cursor.
 
 - ``rulesets``: one row per ruleset scored, with its definition and the variants it is
   scored over (:func:`register_ruleset`).
@@ -378,6 +379,20 @@ def _mark_scored(con: duckdb.DuckDBPyConnection, ruleset_ids: list[int],
                     "hands, session_hands FROM new_marks")
 
 
+@dataclass(frozen=True)
+class Writer:
+    """Where :func:`write_scored` writes: the store's connection, or a second one to the
+    same database for a writing thread (:meth:`ofcstats.store.Store.writer`)."""
+
+    con: duckdb.DuckDBPyConnection
+
+    def write_scored(self, ruleset_ids: list[int], sessions: pl.DataFrame,
+                     scored: pl.DataFrame, results: pl.DataFrame,
+                     showdowns: Mapping[int, pl.DataFrame]) -> None:
+        """:func:`write_scored` on this connection."""
+        write_scored(self.con, ruleset_ids, sessions, scored, results, showdowns)
+
+
 def mark_rulesets_scored(con: duckdb.DuckDBPyConnection, ruleset_ids: Collection[int]
                          ) -> None:
     """Note the time the rulesets were last brought up to date."""
@@ -433,12 +448,13 @@ class Filters:
         return " AND ".join(where), params
 
 
-def results_relation(con: duckdb.DuckDBPyConnection, filters: Filters,
-                     columns: Sequence[str] | None) -> duckdb.DuckDBPyRelation:
-    """The rows of ``results_named`` that pass the filters: every column, or ``columns``."""
+def results_query(filters: Filters, columns: Sequence[str] | None
+                  ) -> tuple[str, list[object]]:
+    """The query of the rows of ``results_named`` that pass the filters (every column, or
+    ``columns``), and its parameters."""
     where, params = filters.sql()
     wanted = "*" if columns is None else ", ".join(f'"{name}"' for name in columns)
-    return con.sql(f"SELECT {wanted} FROM results_named WHERE {where}", params=params)
+    return f"SELECT {wanted} FROM results_named WHERE {where}", params
 
 
 def session_hands(con: duckdb.DuckDBPyConnection, session_ids: pl.DataFrame
