@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 
-import duckdb
 import polars as pl
 
 from ofcstats import session, stats
@@ -23,7 +22,6 @@ from ofcstats.stakes import MONEY_DECIMALS
 from ofcstats.store import Store
 from ofcstats.store import money as stored
 from ofcstats.store import results as stored_results
-from ofcstats.store.connect import fetch_frame
 from ofcstats.store.results import Filters
 
 
@@ -123,38 +121,7 @@ def labelled(frame: pl.DataFrame) -> pl.DataFrame:
                               .otherwise(pl.col("ruleset")).alias("ruleset"))
 
 
-NOTHING_SCORED = "no scored hands match: run ofcstats rescore, or loosen the filters"
-
-
-def unscored_text(missing: pl.DataFrame) -> str:
-    """What :func:`ofcstats.store.results.unscored` found, in one line with the fix.
-
-    >>> print(unscored_text(pl.DataFrame({"variant": ["pineapple", "chinese-13"],
-    ...     "ruleset": ["american", None], "hands": [1200, 50], "missing": [200, 50]})))
-    not every hand is scored: 200 of 1,200 pineapple hands not under american
-    (and 1 more: ofcstats db info lists them); run ofcstats rescore
-    """
-    variant, ruleset, hands, count = missing.select(
-        "variant", "ruleset", "hands", "missing").row(0)
-    under = "under any ruleset" if ruleset is None else f"under {ruleset}"
-    first = f"all {hands:,}" if count == hands else f"{count:,} of {hands:,}"
-    more = f" (and {missing.height - 1:,} more: ofcstats db info lists them)" \
-        if missing.height > 1 else ""
-    return (f"not every hand is scored: {first} {variant} hands not {under}{more}; "
-            "run ofcstats rescore")
-
-
-def check_scored(store: Store, filters: Filters,
-                 pairs: dict[str, str] | None = None) -> None:
-    """Raise :class:`StoreError` (one line: what is missing and the command that fixes
-    it) when an answer for ``filters`` would leave out stored hands: hands of its
-    sessions and variants that a ruleset it answers for (``filters.rulesets``, else
-    every ruleset stored, or ``pairs``: variant to ruleset) has not scored, or scored
-    before their session grew; and, when no ruleset is named, hands of a variant no
-    ruleset is scored over. Read from the progress marks: a grouped count of hands."""
-    missing = stored_results.unscored(store.con, filters, pairs)
-    if not missing.is_empty():
-        raise StoreError(unscored_text(missing))
+NOTHING_SCORED = stored_results.NOTHING_SCORED
 
 
 def stored_rows(store: Store, filters: Filters,
@@ -162,16 +129,14 @@ def stored_rows(store: Store, filters: Filters,
     """The scored rows the filters keep, as :class:`ofcstats.stats.Rows`: statistics are
     summed in the database and never leave it row by row. ``pairs`` (variant to ruleset)
     keeps only those rulesets of those variants. Hands not yet scored are an error
-    (:func:`check_scored`), never a silent gap."""
-    if filters.rulesets is not None:
-        store.require_scored(filters.rulesets)
-    check_scored(store, filters, pairs)
+    (:meth:`Store.require_scored`), never a silent gap."""
+    store.require_scored(filters.rulesets or (), filters=filters, pairs=pairs)
     where, params = filters.sql()
     if pairs is not None:
         where += " AND (" + (" OR ".join(["(variant = ? AND ruleset = ?)"] * len(pairs))
                              or "false") + ")"
         params += [value for pair in sorted(pairs.items()) for value in pair]
-    return stats.Rows(store.con, f"SELECT * FROM results_named WHERE {where}", params)
+    return stats.Rows(store, f"SELECT * FROM results_named WHERE {where}", params)
 
 
 def player_table(store: Store, filters: Filters, *, seed: int = 7,
@@ -264,17 +229,13 @@ def running_totals(store: Store, filters: Filters, rows: stats.Rows
         step=((pl.len().over("variant", "player") + CURVE_POINTS - 1) // CURVE_POINTS)
         .cast(pl.Int64))
     runs = runs.select("hand_key", "player", run=pl.col("index") // pl.col("step"))
-    con = rows.con
-    con.register("curve_runs", runs)
-    try:
+    with rows.registered("curve_runs", runs):
         summed = rows.query("""
             SELECT variant::VARCHAR AS variant, ruleset::VARCHAR AS ruleset,
                    player::VARCHAR AS player, c.run, count(*) AS hands,
                    sum(points)::BIGINT AS points
             FROM ({source}) JOIN curve_runs c USING (hand_key, player)
             GROUP BY ALL ORDER BY ALL""")
-    finally:
-        con.unregister("curve_runs")
     curve = ["variant", "ruleset", "player"]
     return summed.select(*curve, pl.col("hands").cum_sum().over(curve),
                          pl.col("points").cum_sum().over(curve))
@@ -302,17 +263,18 @@ REPEATED_COLUMNS = ("ruleset", "player", "session_id", "variant", "played_rulese
 """Columns of ``results_named`` whose few distinct strings repeat on every row."""
 
 
-def _categorical_frame(relation: duckdb.DuckDBPyRelation, rows: int = 1 << 20,
+def _categorical_frame(store: Store, sql: str, params: Sequence[object] = (),
+                       rows: int = 1 << 20,
                        progress: Callable[[int, int | None], None] | None = None
                        ) -> pl.DataFrame:
-    """The relation's rows, fetched a million at a time with :data:`REPEATED_COLUMNS` made
+    """The query's rows, fetched a million at a time with :data:`REPEATED_COLUMNS` made
     categorical as they arrive: as plain strings, tens of millions of rows take several
     times the memory."""
     def shrunk(part: pl.DataFrame) -> pl.DataFrame:
         return part.with_columns(pl.col(c).cast(pl.Categorical) for c in REPEATED_COLUMNS
                                  if c in part.columns)
 
-    return fetch_frame(relation, rows, progress, shrunk)
+    return store.fetch(sql, params, rows=rows, progress=progress, shrink=shrunk)
 
 
 def scored_frame(store: Store, filters: Filters = Filters(),  # noqa: B008 - frozen
@@ -332,26 +294,25 @@ def scored_frame(store: Store, filters: Filters = Filters(),  # noqa: B008 - fro
     strings, fetching the rows in parts: a fraction of the memory for large stores;
     ``progress(rows, None)`` is then called as the parts arrive.
     """
-    con = store.con
-    if filters.rulesets is not None:
-        store.require_scored(filters.rulesets)
+    store.require_scored(filters.rulesets or ())
     in_order = columns is None or "order" in columns or "game" in columns
     wanted = None if columns is None else list(dict.fromkeys(
         [*(c for c in columns if c not in ("order", "game")),
          *(("hand_key", "session_id") if in_order else ())]))
-    relation = stored_results.results_relation(con, filters, wanted)
-    frame = _categorical_frame(relation, progress=progress) if categorical else relation.pl()
+    sql, params = stored_results.results_query(filters, wanted)
+    frame = _categorical_frame(store, sql, params, progress=progress) if categorical \
+        else store.query(sql, params)
     if frame.is_empty() or not in_order:
         return frame
-    ordered = _in_play_order(frame, _places(con, frame))
+    ordered = _in_play_order(frame, _places(store, frame))
     return ordered if columns is None else ordered.select(*dict.fromkeys(columns))
 
 
-def _places(con: duckdb.DuckDBPyConnection, frame: pl.DataFrame) -> pl.DataFrame:
+def _places(store: Store, frame: pl.DataFrame) -> pl.DataFrame:
     """Each hand of the frame's sessions with its ``order`` and ``game`` and its place
     in play order (session, then order in it) as one integer, ``_place``."""
     # Games and play order come from whole sessions, whichever rows were asked for.
-    hands = stored_results.session_hands(con, frame.select(pl.col("session_id").unique()))
+    hands = store.session_hands(frame.select(pl.col("session_id").unique()))
     # Its game as the log's stakes make it (the money in :mod:`ofcstats.analysis`).
     return session.hand_order(hands, split_on=session.GAME_SPLIT).select(
         "hand_key", "session_id", "order", "game").sort("session_id", "order").with_columns(

@@ -377,7 +377,7 @@ def _score_shard(task: _ScoreTask
     else:
         assert task.files is not None
         with shard_store(task.files, task.sessions) as store:
-            seats, hands = read_sessions(store.con, task.sessions)
+            seats, hands = read_sessions(store, task.sessions)
     results, showdowns, scored = score_sessions(seats, hands, rulesets, task.variants)
     return with_ruleset_ids(results, task.ruleset_ids), showdowns, scored
 
@@ -408,7 +408,7 @@ def rescore(store: Store, rulesets: Sequence[Ruleset], engine: Engine, *,
                 hands: pl.DataFrame | None = None
                 files = None
                 if engine.source is None:
-                    seats, hands = read_sessions(store.con, names)
+                    seats, hands = read_sessions(store, names)
                 else:
                     files = shard_files(engine.source, int(shard.get_column("shard")[0]))
                 payload = _ScoreTask(definitions, ids, variants, names, seats, hands, files,
@@ -419,7 +419,7 @@ def rescore(store: Store, rulesets: Sequence[Ruleset], engine: Engine, *,
               value: tuple[pl.DataFrame, dict[int, pl.DataFrame], pl.DataFrame]) -> None:
         ids, sessions = note
         results, showdowns, scored = value
-        write_batch(store.con, ids, sessions, scored, results, showdowns)
+        write_batch(store, ids, sessions, scored, results, showdowns)
         summary.hands += scored.height
         summary.rows += results.height
         seen.update(sessions.get_column("session_id").to_list())

@@ -287,17 +287,8 @@ def ingest(paths: Iterable[Path], database: Path | str | None = None,
     report = _Progress(progress, sum(sizes))
     with Store(db, wait=wait, on_wait=on_wait) as store, contextlib.ExitStack() as readers:
         check_whole(store)
-        # The inserts run on this thread alone while the parsing keeps both cores busy:
-        # DuckDB's own threads would only compete with it (about 10 % less processor
-        # time on a million hands). The final compaction has the cores to itself again.
-        store.con.execute("SET threads = 1")
-        # Each full row group is compressed and written as soon as the next one starts,
-        # on this thread while the parsing goes on. By default DuckDB holds five per table
-        # in memory and compresses what it still holds in the commit, alone at the end of
-        # the file: 0.8 s of a million street-form hands' 12 s (now 0.2 s), 0.5 s of a
-        # 200,000-hand file's 3 s.
-        store.con.execute("SET write_buffer_row_group_count = 1")
-        readers.callback(_all_threads, store)
+        # (:meth:`Store.bulk_loading`: DuckDB's threads and write buffer set for a load)
+        readers.enter_context(store.bulk_loading())
         pool = readers.enter_context(ThreadPoolExecutor(
             max_workers=PARSE_WORKERS, thread_name_prefix="ofcstats-parse"))
         run = _Run(store, format_name, batch_bytes, load_changed, update, pool)
@@ -322,14 +313,6 @@ def ingest(paths: Iterable[Path], database: Path | str | None = None,
             _guarded(store.compact, db, None)
     summary.seconds = time.perf_counter() - started
     return summary
-
-
-def _all_threads(store: Store) -> None:
-    """DuckDB's threads and write buffer back (after a failed write the connection may
-    refuse: it is closed next anyway)."""
-    with contextlib.suppress(duckdb.Error):
-        store.con.execute("RESET threads")
-        store.con.execute("RESET write_buffer_row_group_count")
 
 
 class _Progress:

@@ -28,7 +28,6 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 
-import duckdb
 import numpy as np
 import polars as pl
 
@@ -70,7 +69,7 @@ def fingerprint(ruleset: Ruleset) -> str:
     return hashlib.md5(text.encode("utf-8")).hexdigest()  # a digest, not a secret
 
 
-def _register(con: duckdb.DuckDBPyConnection, rulesets: Sequence[Ruleset], rebuild: bool,
+def _register(store: Store, rulesets: Sequence[Ruleset], rebuild: bool,
               what_if: Collection[str] = ()
               ) -> tuple[dict[str, int], list[str], dict[str, tuple[str, ...]]]:
     """Ids for the rulesets, and the variants each is scored over; drop the results of
@@ -89,8 +88,8 @@ def _register(con: duckdb.DuckDBPyConnection, rulesets: Sequence[Ruleset], rebui
             natural_mask=showdown_key(ruleset), fingerprint=fingerprint(ruleset),
             definition=json.dumps(ruleset.to_dict(), ensure_ascii=False), variants=declared,
             asked=ALL_VARIANTS if ruleset.name in what_if else tuple(declared))
-        ids[ruleset.name], redone, scopes[ruleset.name] = stored.register_ruleset(
-            con, row, rebuild)
+        ids[ruleset.name], redone, scopes[ruleset.name] = store.register_ruleset(
+            row, rebuild)
         if redone:
             redo.append(ruleset.name)
     return ids, redo, scopes
@@ -110,13 +109,13 @@ def _batches(sessions: pl.DataFrame, limit: int) -> list[pl.DataFrame]:
         "batch", maintain_order=True)]
 
 
-def read_sessions(con: duckdb.DuckDBPyConnection, session_ids: Sequence[str]
+def read_sessions(store: Store, session_ids: Sequence[str]
                   ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The seats frame (``hand_id`` holding the integer hand key), in hand and seat order,
     of whole sessions, every variant (play order and games are the whole table's), and
     their hands with what play order and games need (:func:`score_sessions` scores the
     hands of the variants asked for among them)."""
-    seats = stored.session_seats(con, session_ids)
+    seats = store.session_seats(session_ids)
     # Sorted here rather than by DuckDB: the join returns them nearly in order, and
     # Polars sorts such a frame in a fraction of the time DuckDB's ORDER BY takes.
     seats = seats.sort("hand_id", "seat").cast({
@@ -198,8 +197,8 @@ def plan(store: Store, rulesets: Sequence[Ruleset], *, rebuild: bool = False,
     if unknown:
         raise StoreError(f"what-if {unknown[0]!r} is not among the rulesets being scored")
     with store.transaction():
-        ids, rebuilt, scopes = _register(store.con, rulesets, rebuild, what_if)
-    return Plan(ids, rebuilt, _work(store.con, rulesets, ids, scopes))
+        ids, rebuilt, scopes = _register(store, rulesets, rebuild, what_if)
+    return Plan(ids, rebuilt, _work(store, rulesets, ids, scopes))
 
 
 def rescore(store: Store, rulesets: Sequence[Ruleset], *, rebuild: bool = False,
@@ -215,19 +214,17 @@ def rescore(store: Store, rulesets: Sequence[Ruleset], *, rebuild: bool = False,
     two batches are in memory.
     """
     started = datetime.now()
-    con = store.con
     summary = RescoreSummary(rulesets=[r.name for r in rulesets])
     work = plan(store, rulesets, rebuild=rebuild, what_if=what_if)
     summary.rebuilt = work.rebuilt
     total = work.total
     done = 0
     seen: set[str] = set()
-    writer = store.con.cursor()  # a second connection to the same database, for the writes
-    with ThreadPoolExecutor(max_workers=1) as pool:
+    with store.writer() as writer, ThreadPoolExecutor(max_workers=1) as pool:
         pending: Future[None] | None = None
         for item in work.work:
             for sessions in _batches(item.sessions, batch_hands):
-                scored, results, showdowns = _scored_batch(con, item, sessions)
+                scored, results, showdowns = _scored_batch(store, item, sessions)
                 if pending is not None:
                     pending.result()  # the previous batch is written; its errors surface here
                 pending = pool.submit(write_batch, writer, item.ruleset_ids,
@@ -241,7 +238,6 @@ def rescore(store: Store, rulesets: Sequence[Ruleset], *, rebuild: bool = False,
                     progress(done, total)
         if pending is not None:
             pending.result()
-    writer.close()
     finish(store, work.ids.values())
     summary.seconds = (datetime.now() - started).total_seconds()
     return summary
@@ -276,7 +272,7 @@ def update(store: Store, *, progress: Progress | None = None,
                    batch_hands=batch_hands)
 
 
-def _work(con: duckdb.DuckDBPyConnection, rulesets: Sequence[Ruleset], ids: dict[str, int],
+def _work(store: Store, rulesets: Sequence[Ruleset], ids: dict[str, int],
           scopes: dict[str, tuple[str, ...]]) -> list[_Work]:
     """What is left to score, grouped: rulesets that need the same sessions of the same
     variants go together, so those sessions are read and scored once for all of them."""
@@ -284,7 +280,7 @@ def _work(con: duckdb.DuckDBPyConnection, rulesets: Sequence[Ruleset], ids: dict
     todo: dict[tuple[tuple[str, ...], tuple[str, ...]], pl.DataFrame] = {}
     for ruleset in rulesets:
         scope = scopes[ruleset.name]
-        sessions = stored.sessions_to_score(con, ids[ruleset.name])
+        sessions = store.sessions_to_score(ids[ruleset.name])
         key = (tuple(sessions.get_column("session_id").to_list()), scope)
         if key[0]:
             groups.setdefault(key, []).append(ruleset)
@@ -293,13 +289,13 @@ def _work(con: duckdb.DuckDBPyConnection, rulesets: Sequence[Ruleset], ids: dict
             for key, group in groups.items()]
 
 
-def _scored_batch(con: duckdb.DuckDBPyConnection, work: _Work, sessions: pl.DataFrame
+def _scored_batch(store: Store, work: _Work, sessions: pl.DataFrame
                   ) -> tuple[pl.DataFrame, pl.DataFrame, dict[int, pl.DataFrame]]:
     """One batch of whole sessions read and scored under the work's rulesets: the hands
     scored (:func:`score_sessions`), the results (with their ``ruleset_id``) and the
     showdowns."""
     names = sessions.get_column("session_id").to_list()
-    seats, hands = read_sessions(con, names)
+    seats, hands = read_sessions(store, names)
     results, showdowns, scored = score_sessions(seats, hands, work.rulesets, work.variants)
     return scored, with_ruleset_ids(results, work.ruleset_ids), showdowns
 
@@ -311,15 +307,15 @@ def with_ruleset_ids(results: pl.DataFrame, ruleset_ids: Sequence[int]) -> pl.Da
         np.repeat(np.array(ruleset_ids, dtype=np.int16), block)))
 
 
-def write_batch(con: duckdb.DuckDBPyConnection, ruleset_ids: list[int], sessions: pl.DataFrame,
+def write_batch(target: Store | stored.Writer, ruleset_ids: list[int], sessions: pl.DataFrame,
                 scored: pl.DataFrame, results: pl.DataFrame,
                 showdowns: dict[int, pl.DataFrame]) -> None:
     """Store one scored batch of whole sessions in one transaction (``scored``: the
-    hands scored, as :func:`score_sessions` gives them)."""
-    stored.write_scored(con, ruleset_ids, sessions, scored, results, showdowns)
+    hands scored, as :func:`score_sessions` gives them), on the store or a writer of it."""
+    target.write_scored(ruleset_ids, sessions, scored, results, showdowns)
 
 
 def finish(store: Store, ids: Collection[int]) -> None:
     """Note when the rulesets were last scored."""
     with store.transaction():
-        stored.mark_rulesets_scored(store.con, ids)
+        store.mark_rulesets_scored(ids)

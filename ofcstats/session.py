@@ -235,10 +235,6 @@ def apply_repeat_limits(results: pl.DataFrame, streaks: pl.DataFrame,
     )
 
 
-GAME = ("ruleset", "session_id", "game")
-"""What identifies one game's settlement."""
-
-
 def limit_repeats(results: pl.DataFrame, seats: pl.DataFrame, hands: pl.DataFrame,
                   rulesets: Sequence[Ruleset]) -> pl.DataFrame:
     """:func:`apply_repeat_limits` over whole sessions: play order and games from
@@ -304,11 +300,3 @@ def settle(per_game: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
     finally:
         con.close()
     return settled.drop("_row").lazy()
-
-
-def stake(ruleset: Ruleset, logged: pl.Expr) -> pl.Expr:
-    """Money per point for a hand under ``ruleset``: the ruleset's ``point_value`` where its
-    file sets one, else the one logged with the hand, else 1."""
-    if ruleset.point_value is not None:
-        return pl.lit(float(ruleset.point_value), dtype=pl.Float64)
-    return logged.cast(pl.Float64).fill_null(1.0)

@@ -40,8 +40,9 @@ Definitions (they are printed in the report's methodology section too):
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
+from typing import Protocol
 
 import duckdb
 import numpy as np
@@ -112,36 +113,66 @@ GROUP BY ALL
 """
 
 
+class Database(Protocol):
+    """What :class:`Rows` reads through: SQL text in, frames out (a
+    :class:`~ofcstats.store.Store`, or a frame's own in-memory DuckDB)."""
+
+    def query(self, sql: str, params: Sequence[object] = ()) -> pl.DataFrame: ...
+
+    def registered(self, name: str, data: object
+                   ) -> AbstractContextManager[None]: ...
+
+
 @dataclass(frozen=True)
 class Rows:
     """Scored rows to aggregate, as DuckDB reads them: ``source`` is a query (a view
-    with its filters, or a registered frame), ``params`` its parameters."""
+    with its filters, or a registered frame) on ``db``, ``params`` its parameters."""
 
-    con: duckdb.DuckDBPyConnection
+    db: Database
     source: str
     params: Sequence[object] = ()
 
     @property
     def columns(self) -> list[str]:
         """The columns the rows have."""
-        return self.con.sql(f"SELECT * FROM ({self.source}) LIMIT 0",
-                            params=list(self.params)).columns
+        return self.db.query(f"SELECT * FROM ({self.source}) LIMIT 0", self.params).columns
 
     def query(self, template: str, **fields: str) -> pl.DataFrame:
         """``template`` filled with the source (and ``fields``), run, as a frame."""
-        return self.con.sql(template.format(source=self.source, **fields),
-                            params=list(self.params)).pl()
+        return self.db.query(template.format(source=self.source, **fields), self.params)
+
+    def registered(self, name: str, data: object) -> AbstractContextManager[None]:
+        """``data`` (a frame) readable by queries as ``name`` beside the rows, for the block."""
+        return self.db.registered(name, data)
+
+
+class _InMemory:
+    """A frame's own DuckDB in memory, as :class:`Database`."""
+
+    def __init__(self) -> None:
+        self.con = duckdb.connect()
+
+    def query(self, sql: str, params: Sequence[object] = ()) -> pl.DataFrame:
+        return self.con.sql(sql, params=list(params)).pl()
+
+    @contextmanager
+    def registered(self, name: str, data: object) -> Iterator[None]:
+        self.con.register(name, data)
+        try:
+            yield
+        finally:
+            self.con.unregister(name)
 
 
 @contextmanager
 def frame_rows(scored: pl.LazyFrame | pl.DataFrame) -> Iterator[Rows]:
     """A scored frame as :class:`Rows`, for the same queries as the store's rows."""
-    con = duckdb.connect()
+    db = _InMemory()
     try:
-        con.register("scored_rows", scored.lazy().collect())
-        yield Rows(con, "SELECT * FROM scored_rows")
+        db.con.register("scored_rows", scored.lazy().collect())
+        yield Rows(db, "SELECT * FROM scored_rows")
     finally:
-        con.close()
+        db.con.close()
 
 
 # A criss-cross player holds two boards (two rows) in a hand: per hand, their sums. Its
@@ -167,17 +198,16 @@ GROUP BY ruleset, variant, player, session_id, {hand}
 def per_player_hand(rows: Rows) -> Rows:
     """``rows`` with a criss-cross player's two boards in a hand as one row (their sums;
     fouled when either board is): statistics count a hand once per player."""
-    found = rows.con.execute(f"SELECT 1 FROM ({rows.source}) WHERE variant::VARCHAR = "
-                             f"'{Variant.CRISS_CROSS.value}' LIMIT 1",
-                             list(rows.params)).fetchall()
-    if not found:
+    found = rows.db.query(f"SELECT 1 FROM ({rows.source}) WHERE variant::VARCHAR = "
+                          f"'{Variant.CRISS_CROSS.value}' LIMIT 1", rows.params)
+    if found.is_empty():
         return rows
     columns = rows.columns
     hand = "hand_key" if "hand_key" in columns else "hand_id"
     what_if = "bool_or(what_if) AS what_if," if "what_if" in columns else ""
     source = _PER_PLAYER.format(source=rows.source, criss_cross=Variant.CRISS_CROSS.value,
                                 what_if=what_if, hand=hand)
-    return Rows(rows.con, source, [*rows.params, *rows.params])
+    return Rows(rows.db, source, [*rows.params, *rows.params])
 
 
 def sums(rows: Rows) -> pl.DataFrame:

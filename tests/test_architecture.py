@@ -36,6 +36,17 @@ KNOWN_MAIN_PATH: set[tuple[str, str]] = set()
 """Main-path claims of docs/architecture.md the code does not keep yet (importer, what it
 is said never to import)."""
 
+IN_MEMORY = {
+    "formats": "a scratch DuckDB in memory for each reading thread",
+    "stats": "a frame's own DuckDB in memory (frame_rows)",
+}
+"""Modules outside ``store/`` that hold a connection (a ``.con`` attribute), each to a
+DuckDB of its own in memory, never the store's: listed in docs/architecture.md too."""
+
+KNOWN_CONNECTION_USERS: set[str] = set()
+"""Modules outside ``store/`` still reaching into a store's connection (``store.con``):
+the test fails when one stops, so that it is taken off this list."""
+
 
 def module_files(root: Path) -> dict[str, Path]:
     """Every module of the package that holds code, by dotted name without ``ofcstats.``
@@ -79,6 +90,20 @@ def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
                     if imported is not None and imported != name:
                         graph[name].add(imported)
     return graph
+
+
+def connection_users(root: Path = ROOT) -> dict[str, list[int]]:
+    """Modules outside ``store/`` that use a ``.con`` attribute, with the lines: the store
+    owns its connection (``Store.query``, ``fetch``, ``registered``, ...)."""
+    found: dict[str, list[int]] = {}
+    for name, path in module_files(root).items():
+        if name.split(".")[0] == "store":
+            continue
+        lines = sorted({node.lineno for node in ast.walk(ast.parse(path.read_text("utf-8")))
+                        if isinstance(node, ast.Attribute) and node.attr == "con"})
+        if lines:
+            found[name] = lines
+    return found
 
 
 def circles(graph: dict[str, set[str]]) -> list[set[str]]:
@@ -195,7 +220,8 @@ def measure(root: Path = ROOT) -> dict[str, int]:
     return {"modules": len(graph), "floors": len(set(table.values())),
             "arrows": sum(len(targets) for targets in graph.values()),
             "arrows up": len(arrows_up(graph, table)), "circles": len(circles(graph)),
-            "longest chain": depth(graph)}
+            "longest chain": depth(graph),
+            "connection users outside store/": len(connection_users(root))}
 
 
 @pytest.fixture(scope="module")
@@ -243,6 +269,13 @@ def test_the_main_path_imports_as_the_page_says(graph: dict[str, set[str]], page
     assert still == KNOWN_MAIN_PATH, f"no longer so: {KNOWN_MAIN_PATH - still}"
 
 
+def test_only_the_store_uses_its_connection(page: str) -> None:
+    assert set(connection_users()) == set(IN_MEMORY) | KNOWN_CONNECTION_USERS
+    rules = page.split("## Rules of the road", 1)[1]
+    for name in IN_MEMORY:
+        assert f"`{name.replace('.', '/')}" in rules, f"docs/architecture.md does not list {name}"
+
+
 MAX_COMMAND_LINES = 600
 """The longest a module of the command line may be: each reads in one sitting."""
 
@@ -271,6 +304,9 @@ def test_the_measure_finds_a_circle_and_an_arrow_up(tmp_path: Path) -> None:
     assert floor_of("store.tables", table) == 1
     assert imports_any(graph, "base.py", "store/")
     assert not imports_any(graph, "store/", "base.py")
+    (package / "base.py").write_text("def f(store):\n    return store.con.sql('SELECT 1')\n")
+    (package / "store" / "tables.py").write_text("def g(store):\n    return store.con\n")
+    assert connection_users(tmp_path) == {"base": [2]}
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ import pytest
 from handgen import board_hand, seats_frame
 
 from ofcstats.errors import RulesetError
-from ofcstats.formats import ofc_hand
+from ofcstats.formats import jsonl
 from ofcstats.formats.lines import LineBatch
 from ofcstats.rules import load_ruleset
 from ofcstats.rules.load import ruleset_from
@@ -121,7 +121,7 @@ def test_criss_cross_reading_is_validated_naming_key_and_value() -> None:
 def _reasons(hand: dict[str, Any], slow: bool) -> list[str]:
     lines = LineBatch(first_line=1, data=(json.dumps(hand) + "\n").encode())
     con = duckdb.connect()
-    batch = validate(ofc_hand.parse_batch(lines, "t.jsonl", con), con, explain_all=slow)
+    batch = validate(jsonl.parse_batch(lines, "t.jsonl", con), con, explain_all=slow)
     return batch.rejects.get_column("reason").to_list()
 
 

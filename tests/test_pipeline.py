@@ -305,8 +305,8 @@ def test_scored_frame_can_give_repeated_strings_as_categories(tmp_path: Path) ->
         plain = scored_frame(store)
         categorical = scored_frame(store, categorical=True)
         none = scored_frame(store, Filters(players=[]), categorical=True)
-        parts = analysis._categorical_frame(store.con.sql(
-            "SELECT ruleset, hand_id, points FROM results_named ORDER BY ALL"), rows=3)
+        parts = analysis._categorical_frame(
+            store, "SELECT ruleset, hand_id, points FROM results_named ORDER BY ALL", rows=3)
         whole = store.con.sql(
             "SELECT ruleset, hand_id, points FROM results_named ORDER BY ALL").pl()
     repeated = [c for c in analysis.REPEATED_COLUMNS if c in plain.columns]

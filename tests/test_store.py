@@ -410,3 +410,40 @@ def test_a_registered_frame_leaves_the_error_that_aborted_the_transaction(
             assert store.con.sql("SELECT sum(a) FROM rows").fetchall() == [(3,)]
         with pytest.raises(duckdb.CatalogException):
             store.con.sql("SELECT * FROM rows").fetchall()
+
+
+def _settings(store: Store) -> tuple[str, str]:
+    return store.query("SELECT current_setting('threads')::VARCHAR AS t, "
+                       "current_setting('write_buffer_row_group_count')::VARCHAR AS w").row(0)
+
+
+def test_bulk_loading_sets_duckdb_for_the_block_and_back_even_on_an_error(
+        tmp_path: Path) -> None:
+    with Store(tmp_path / "a.duckdb") as store:
+        before = _settings(store)
+        with store.bulk_loading():
+            assert _settings(store) == ("1", "1")
+        assert _settings(store) == before
+        with pytest.raises(ValueError, match="stop"), store.bulk_loading():
+            raise ValueError("stop")
+        assert _settings(store) == before
+        assert before != ("1", "1")
+
+
+def test_a_query_a_person_writes_reads_no_file_outside_the_database(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.csv"
+    outside.write_text("a\n1\n")
+    with Store(tmp_path / "a.duckdb") as store:
+        assert store.query("SELECT count(*) AS n FROM read_csv(?)", [str(outside)]).item() == 1
+        assert store.user_query("SELECT 1 AS a", 10).to_dicts() == [{"a": 1}]
+        with pytest.raises(duckdb.Error, match="disabled"):
+            store.user_query(f"SELECT * FROM read_csv('{outside}')", 10)
+
+
+def test_the_writer_writes_on_a_second_connection_seen_after_its_commit(
+        tmp_path: Path) -> None:
+    with Store(tmp_path / "a.duckdb") as store:
+        with store.writer() as writer:
+            assert writer.con is not store.con
+            writer.con.execute("CREATE TABLE t AS SELECT 1 AS a")
+        assert store.query("SELECT a FROM t").item() == 1

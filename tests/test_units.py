@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 from ofcstats import analysis, session
 from ofcstats.analysis import Filters
 from ofcstats.cli import app
-from ofcstats.formats import ofc_hand
+from ofcstats.formats import jsonl
 from ofcstats.formats.lines import LineBatch
 from ofcstats.ingest import ingest
 from ofcstats.pipeline import rescore
@@ -54,7 +54,7 @@ def _hand(hand_id: str, units: list[float | None], boards: list[Board] | None = 
 def _frame(hands: list[dict[str, Any]]) -> pl.DataFrame:
     con = duckdb.connect()
     lines = LineBatch(first_line=1, data="".join(json.dumps(h) + "\n" for h in hands).encode())
-    batch = validate(ofc_hand.parse_batch(lines, "t.jsonl", con), con)
+    batch = validate(jsonl.parse_batch(lines, "t.jsonl", con), con)
     assert batch.rejects.is_empty(), batch.rejects
     return batch.seats_for_scoring()
 
@@ -98,7 +98,7 @@ def test_per_player_units_are_validated(unit: object, message: str) -> None:
     for slow in (False, True):
         con = duckdb.connect()
         lines = LineBatch(first_line=1, data=(json.dumps(hand) + "\n").encode())
-        batch = validate(ofc_hand.parse_batch(lines, "t.jsonl", con), con, explain_all=slow)
+        batch = validate(jsonl.parse_batch(lines, "t.jsonl", con), con, explain_all=slow)
         reasons = batch.rejects.get_column("reason").to_list()
         assert len(reasons) == 1, reasons
         assert message in reasons[0]

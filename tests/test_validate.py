@@ -21,7 +21,7 @@ from polars.testing import assert_frame_equal
 
 from ofcstats import formats
 from ofcstats.cards import format_card, parse_card
-from ofcstats.formats import ofc_hand
+from ofcstats.formats import jsonl
 from ofcstats.formats.lines import LineBatch
 from ofcstats.records import HandBatch
 from ofcstats.stakes import POINT_VALUE, UNIT
@@ -58,7 +58,7 @@ def run(hands: list[dict[str, Any]] | list[str], *, slow: bool = False,
     text = "".join((h if isinstance(h, str) else json.dumps(h)) + "\n" for h in hands)
     lines = LineBatch(first_line=1, data=text.encode())
     con = formats.scratch()
-    return validate(ofc_hand.parse_batch(lines, "t.jsonl", con), con, explain_all=slow,
+    return validate(jsonl.parse_batch(lines, "t.jsonl", con), con, explain_all=slow,
                     compiled=compiled)
 
 

@@ -24,6 +24,7 @@ from ofcstats.cli.output import Update, _on_terminal, _step, fail, fail_with, pr
 from ofcstats.errors import OfcstatsError, StoreError, UsageError
 from ofcstats.paths import no_loop
 from ofcstats.store import Store
+from ofcstats.store.results import rescore_command
 from ofcstats.variants import VARIANT_NAMES
 
 
@@ -148,7 +149,7 @@ def check_filters(store: Store, filters: analysis.Filters,
             if kind == "ruleset":
                 raise UsageError(unknown_value("ruleset", value, known, "scored rulesets")
                                  .replace("no ruleset named", "not scored under", 1)
-                                 + f"; to score it: ofcstats rescore --ruleset {value}")
+                                 + f"; to score it: {rescore_command(value)}")
             if kind == "variant" and value not in VARIANT_NAMES:
                 known = list(VARIANT_NAMES)
             raise UsageError(unknown_value(kind, value, known))

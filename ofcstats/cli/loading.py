@@ -43,7 +43,7 @@ from ofcstats.errors import OfcstatsError, StoreError, UsageError
 from ofcstats.paths import no_loop, replace_directory_files, writable_directory, writable_file
 from ofcstats.rules import load_ruleset
 from ofcstats.store import SHARD_HANDS, Store
-from ofcstats.store.connect import fetch_frame
+from ofcstats.store.results import RESCORE
 from ofcstats.variants import VARIANT_NAMES, Variant
 
 
@@ -234,7 +234,7 @@ def _scoring_lines(rows: list[dict[str, Any]], complete: bool) -> list[str]:
     if not rows:
         return []
     lines = ["scoring: every stored hand scored under every ruleset of its variant" if complete
-             else "scoring: NOT COMPLETE (run ofcstats rescore):"]
+             else f"scoring: NOT COMPLETE (run {RESCORE}):"]
     for variant in dict.fromkeys(row["variant"] for row in rows):
         mine = [row for row in rows if row["variant"] == variant]
         hands = mine[0]["hands"]
@@ -293,12 +293,7 @@ def run_query(store: Store, query: str, progress: Update | None = None) -> pl.Da
     """The rows of a query on a read-only store (None for a statement with no rows); a
     query DuckDB refuses is a :class:`UsageError` with DuckDB's reason."""
     try:
-        # No file outside the database: a query cannot read or write the file system.
-        store.con.execute("SET enable_external_access = false")
-        relation = store.con.sql(query)
-        if relation is None:
-            return None
-        return fetch_frame(relation, 1 << 16, progress)
+        return store.user_query(query, 1 << 16, progress)
     except duckdb.Error as error:
         raise UsageError(f"the query failed: {str(error).splitlines()[0]}") from None
 
@@ -330,7 +325,7 @@ def export(
                                                          shard_hands=shard_hands),
             "Parquet files")
         try:
-            analysis.check_scored(store, analysis.Filters())
+            store.require_scored(filters=analysis.Filters())
         except StoreError as error:
             # The hands are all exported (a sharded rescore --from DIR reads them); the
             # results leave some out, which is said, never silently.

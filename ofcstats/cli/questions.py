@@ -105,7 +105,7 @@ def players(
         # Only the rulesets shown are read: one per variant.
         shown = analysis.shown_rulesets(store, filters, ruleset)
         try:
-            analysis.check_scored(store, filters, shown)
+            store.require_scored(filters=filters, pairs=shown)
         except StoreError as error:
             raise fail(str(error), 1) from None
         if shown:

@@ -39,8 +39,6 @@ _REGISTERED: tuple[Format, ...] = (jsonl, chipzen, boards_csv)
 FORMATS: dict[str, Format] = {fmt.NAME: fmt for fmt in _REGISTERED}
 """Every format by its name, in the order detection tries them."""
 
-ofc_hand = jsonl  # the native format's module under its former name
-
 T = TypeVar("T")
 Stage = Callable[[RawBatch, duckdb.DuckDBPyConnection], T]
 """What is done with each parsed batch, on the thread that parsed it."""

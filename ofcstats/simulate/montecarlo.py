@@ -16,7 +16,6 @@ the play-outs themselves: :func:`play_out` is compiled (numba) and plays board b
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Any
 
 import numpy as np
@@ -31,7 +30,6 @@ from ofcstats.simulate.fantasyland import layout_of
 from ofcstats.simulate.scoring import RulesetArrays, board_strengths
 from ofcstats.simulate.state import CARD_KEYS, Turn
 from ofcstats.simulate.tables import (
-    STRIDE,
     SUIT_BITS,
     SUIT_MASK,
     pattern_counts,
@@ -44,16 +42,6 @@ from ofcstats.variants import Variant
 
 _SIZES = np.array([3, 5, 5])
 _BLOCKED = -30000
-
-
-@cache
-def _made_padded() -> npt.NDArray[np.int16]:
-    """:attr:`RowTables.made_of_key` reaching one card past a full row (-1 there), so a
-    card can be tried on every row at once."""
-    made = row_tables().made_of_key
-    out = np.full(made.size + 2 * STRIDE, -1, dtype=np.int16)  # six aces: 7.2 strides
-    out[:made.size] = made
-    return out
 
 
 @njit(inline="always")

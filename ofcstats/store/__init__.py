@@ -33,7 +33,7 @@ concept it belongs to:
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from datetime import datetime
 from pathlib import Path
@@ -46,7 +46,14 @@ from ofcstats.records import UPDATABLE, IdHashes
 from ofcstats.rules.load import ruleset_from
 from ofcstats.rules.model import Ruleset
 from ofcstats.store import results
-from ofcstats.store.connect import LOCK_WAIT, connect, lock_wait, storage_full
+from ofcstats.store.connect import (
+    LOCK_WAIT,
+    connect,
+    fetch_frame,
+    lock_wait,
+    registered,
+    storage_full,
+)
 from ofcstats.store.files import FileLoad, FileLoads
 from ofcstats.store.hands import Added, Appends, HandLoading
 from ofcstats.store.schema import MIGRATIONS, SCHEMA_VERSION, Step
@@ -134,7 +141,7 @@ class Store(FileLoads, HandLoading):
                     f"{path}: the database has schema version {current}, this ofcstats "
                     f"reads version {SCHEMA_VERSION}: "
                     + ("upgrade ofcstats" if current > SCHEMA_VERSION else
-                       "run ofcstats rescore (or ingest) on it once to bring it up to date"))
+                       f"run {results.RESCORE} (or ingest) on it once to bring it up to date"))
         else:
             self.reclaim()
             self.migrate()
@@ -310,10 +317,101 @@ class Store(FileLoads, HandLoading):
         row = self.con.execute(f"SELECT max(b) FROM ({' UNION ALL '.join(parts)})").fetchall()
         return int(row[0][0]) if row and row[0][0] is not None else -1
 
+    @contextmanager
+    def bulk_loading(self) -> Iterator[None]:
+        """DuckDB set for a long load (``ofcstats ingest``) for the block, and set back after
+        it (after a failed write the connection may refuse: it is closed next anyway)."""
+        # The inserts run on this thread alone while the parsing keeps both cores busy:
+        # DuckDB's own threads would only compete with it (about 10 % less processor
+        # time on a million hands). The final compaction has the cores to itself again.
+        self.con.execute("SET threads = 1")
+        # Each full row group is compressed and written as soon as the next one starts,
+        # on this thread while the parsing goes on. By default DuckDB holds five per table
+        # in memory and compresses what it still holds in the commit, alone at the end of
+        # the file: 0.8 s of a million street-form hands' 12 s (now 0.2 s), 0.5 s of a
+        # 200,000-hand file's 3 s.
+        self.con.execute("SET write_buffer_row_group_count = 1")
+        try:
+            yield
+        finally:
+            with suppress(duckdb.Error):
+                self.con.execute("RESET threads")
+                self.con.execute("RESET write_buffer_row_group_count")
+
     def limit_memory(self, limit: str, spill: str) -> None:
         """Hold DuckDB to ``limit`` (``"512MB"``), working from files in ``spill`` past it."""
         self.con.execute(f"SET memory_limit = '{limit}'")
         self.con.execute("SET temp_directory = ?", [spill])
+
+    # Reading: SQL text in, frames out (the connection stays the store's).
+
+    def query(self, sql: str, params: Sequence[object] = ()) -> pl.DataFrame:
+        """The rows of a query (``params``: its parameters) as a frame."""
+        return self.con.sql(sql, params=list(params)).pl()
+
+    def fetch(self, sql: str, params: Sequence[object] = (), *, rows: int = 1 << 16,
+              progress: Callable[[int, int | None], None] | None = None,
+              shrink: Callable[[pl.DataFrame], pl.DataFrame] | None = None) -> pl.DataFrame:
+        """The rows of a query as one frame, fetched ``rows`` at a time, each part passed
+        through ``shrink`` and counted to ``progress`` as it arrives (:func:`fetch_frame`)."""
+        return fetch_frame(self.con.sql(sql, params=list(params)), rows, progress, shrink)
+
+    def user_query(self, sql: str, rows: int,
+                   progress: Callable[[int, int | None], None] | None = None
+                   ) -> pl.DataFrame | None:
+        """The rows of a query a person wrote (None for a statement with no rows), fetched
+        as :meth:`fetch` does; the query can read or write no file outside the database."""
+        self.con.execute("SET enable_external_access = false")
+        relation = self.con.sql(sql)
+        return None if relation is None else fetch_frame(relation, rows, progress)
+
+    @contextmanager
+    def registered(self, name: str, data: object) -> Iterator[None]:
+        """``data`` (a frame, an Arrow table) readable by queries as ``name`` for the
+        block (:func:`registered`)."""
+        with registered(self.con, name, data):
+            yield
+
+    def session_hands(self, session_ids: pl.DataFrame) -> pl.DataFrame:
+        """Every hand of the sessions in ``session_ids`` with what play order and games
+        need (:func:`results.session_hands`)."""
+        return results.session_hands(self.con, session_ids)
+
+    # Rescoring: the SQL is results.py's; writes from another thread go through
+    # :meth:`writer`.
+
+    def register_ruleset(self, row: results.RulesetRow, rebuild: bool
+                         ) -> tuple[int, bool, tuple[str, ...]]:
+        """:func:`results.register_ruleset` on this store."""
+        return results.register_ruleset(self.con, row, rebuild)
+
+    def sessions_to_score(self, ruleset_id: int) -> pl.DataFrame:
+        """:func:`results.sessions_to_score` on this store."""
+        return results.sessions_to_score(self.con, ruleset_id)
+
+    def session_seats(self, session_ids: Sequence[str]) -> pl.DataFrame:
+        """:func:`results.session_seats` on this store."""
+        return results.session_seats(self.con, session_ids)
+
+    def write_scored(self, ruleset_ids: list[int], sessions: pl.DataFrame,
+                     scored: pl.DataFrame, rows: pl.DataFrame,
+                     showdowns: Mapping[int, pl.DataFrame]) -> None:
+        """:func:`results.write_scored` on this store."""
+        results.Writer(self.con).write_scored(ruleset_ids, sessions, scored, rows, showdowns)
+
+    @contextmanager
+    def writer(self) -> Iterator[results.Writer]:
+        """A second connection to the same database for the block, to write scored batches
+        on another thread while this one reads and scores the next."""
+        cursor = self.con.cursor()
+        try:
+            yield results.Writer(cursor)
+        finally:
+            cursor.close()
+
+    def mark_rulesets_scored(self, ruleset_ids: Collection[int]) -> None:
+        """:func:`results.mark_rulesets_scored` on this store."""
+        results.mark_rulesets_scored(self.con, ruleset_ids)
 
     # Reading.
 
@@ -357,16 +455,30 @@ class Store(FileLoads, HandLoading):
         or ``ruleset`` (those scored), in order."""
         return [str(v) for (v,) in self.con.execute(_KNOWN[kind]).fetchall()]
 
-    def require_scored(self, names: Sequence[str], known: Collection[str] | None = None
-                       ) -> None:
-        """Raise :class:`StoreError` naming those of ``names`` not among ``known`` (by
-        default the rulesets this store has scored), with the command that scores the
-        first: the one check that a question asks for rulesets that were scored."""
-        have = results.scored_ruleset_names(self.con) if known is None else known
-        missing = [name for name in names if name not in have]
-        if missing:
-            raise StoreError(f"not scored under {', '.join(missing)}: run "
-                             f"ofcstats rescore --ruleset {missing[0]}")
+    def require_scored(self, names: Sequence[str] = (), known: Collection[str] | None = None,
+                       *, filters: results.Filters | None = None,
+                       pairs: Mapping[str, str] | None = None) -> None:
+        """The one check that a question can be answered from what is scored: raise
+        :class:`StoreError` (one line: what is missing and the command that fixes it,
+        :func:`results.not_scored_text`, :func:`results.unscored_text`)
+
+        - naming those of ``names`` not among ``known`` (by default the rulesets this
+          store has scored);
+        - with ``filters``, when an answer for them would leave out stored hands: hands of
+          its sessions and variants that a ruleset it answers for (``filters.rulesets``,
+          else every ruleset stored, or ``pairs``: variant to ruleset) has not scored, or
+          scored before their session grew; and, when no ruleset is named, hands of a
+          variant no ruleset is scored over. Read from the progress marks: a grouped
+          count of hands."""
+        if names:
+            have = results.scored_ruleset_names(self.con) if known is None else known
+            missing = [name for name in names if name not in have]
+            if missing:
+                raise StoreError(results.not_scored_text(missing))
+        if filters is not None:
+            unscored = results.unscored(self.con, filters, pairs)
+            if not unscored.is_empty():
+                raise StoreError(results.unscored_text(unscored))
 
     def scored_rulesets(self, names: Sequence[str] | None = None) -> list[Ruleset]:
         """The rulesets this store has scored (or those named), as they were when scored."""
@@ -377,7 +489,7 @@ class Store(FileLoads, HandLoading):
                                            f"the stored ruleset {name}")
             except RulesetError as error:
                 raise StoreError(f"{error}; it was scored by another version of ofcstats: "
-                                 f"score it again with ofcstats rescore --rebuild --ruleset "
+                                 f"score it again with {results.RESCORE} --rebuild --ruleset "
                                  f"NAME_OR_FILE") from None
         if names is None:
             return list(found.values())

@@ -43,7 +43,7 @@ WITH games AS (
     GROUP BY ALL
 )
 SELECT p.session_id, p.game, p.player, p.points, p.unit_points, p.unit, p.hands, g.variant,
-       -- the stake (session.stake): the ruleset's, else the logged one, else 1
+       -- the stake (docs/rules.md §5): the ruleset's, else the logged one, else 1
        coalesce(m.stake, g.logged_value, 1.0)::DOUBLE AS point_value, g.started_at,
        NOT list_contains(m.variants, g.variant) AS what_if, p.ruleset, m.loss_cap,
        CASE WHEN m.fixed THEN 'ruleset' WHEN g.logged THEN 'logged'

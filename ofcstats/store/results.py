@@ -1,8 +1,9 @@
 """What rescoring reads and writes: rulesets, results, showdowns and their progress.
 
 The SQL of :mod:`ofcstats.pipeline` lives here; the pipeline hands over frames and
-gets frames back. Functions take a connection rather than a :class:`~ofcstats.store.Store`
-because the pipeline writes on a second cursor of the same database, on another thread.
+gets frames back, through the :class:`~ofcstats.store.Store`'s methods (and a
+:class:`Writer`, a second cursor of the same database, for the writing thread).
+Functions take a connection rather than a Store for that second cursor.
 
 - ``rulesets``: one row per ruleset scored, with its definition and the variants it is
   scored over (:func:`register_ruleset`).
@@ -131,6 +132,47 @@ def sessions_to_score(con: duckdb.DuckDBPyConnection, ruleset_id: int) -> pl.Dat
         FROM ({standing}) GROUP BY session_id HAVING NOT bool_and(current)
         ORDER BY session_id
     """, params={"id": ruleset_id}).pl()
+
+
+RESCORE = "ofcstats rescore"
+"""The command that scores what is not scored: every "not scored" message names it."""
+
+NOTHING_SCORED = f"no scored hands match: run {RESCORE}, or loosen the filters"
+
+
+def rescore_command(ruleset: str) -> str:
+    """The command that scores ``ruleset``.
+
+    >>> rescore_command("american")
+    'ofcstats rescore --ruleset american'
+    """
+    return f"{RESCORE} --ruleset {ruleset}"
+
+
+def not_scored_text(names: Sequence[str]) -> str:
+    """Rulesets never scored, in one line with the command that scores the first.
+
+    >>> not_scored_text(["american", "dutch"])
+    'not scored under american, dutch: run ofcstats rescore --ruleset american'
+    """
+    return f"not scored under {', '.join(names)}: run {rescore_command(names[0])}"
+
+
+def unscored_text(missing: pl.DataFrame) -> str:
+    """What :func:`unscored` found, in one line with the fix.
+
+    >>> print(unscored_text(pl.DataFrame({"variant": ["pineapple", "chinese-13"],
+    ...     "ruleset": ["american", None], "hands": [1200, 50], "missing": [200, 50]})))
+    not every hand is scored: 200 of 1,200 pineapple hands not under american
+    (and 1 more: ofcstats db info lists them); run ofcstats rescore
+    """
+    variant, ruleset, hands, count = missing.select(
+        "variant", "ruleset", "hands", "missing").row(0)
+    under = "under any ruleset" if ruleset is None else f"under {ruleset}"
+    first = f"all {hands:,}" if count == hands else f"{count:,} of {hands:,}"
+    more = f" (and {missing.height - 1:,} more: ofcstats db info lists them)" \
+        if missing.height > 1 else ""
+    return f"not every hand is scored: {first} {variant} hands not {under}{more}; run {RESCORE}"
 
 
 def unscored(con: duckdb.DuckDBPyConnection, filters: Filters,
@@ -337,6 +379,20 @@ def _mark_scored(con: duckdb.DuckDBPyConnection, ruleset_ids: list[int],
                     "hands, session_hands FROM new_marks")
 
 
+@dataclass(frozen=True)
+class Writer:
+    """Where :func:`write_scored` writes: the store's connection, or a second one to the
+    same database for a writing thread (:meth:`ofcstats.store.Store.writer`)."""
+
+    con: duckdb.DuckDBPyConnection
+
+    def write_scored(self, ruleset_ids: list[int], sessions: pl.DataFrame,
+                     scored: pl.DataFrame, results: pl.DataFrame,
+                     showdowns: Mapping[int, pl.DataFrame]) -> None:
+        """:func:`write_scored` on this connection."""
+        write_scored(self.con, ruleset_ids, sessions, scored, results, showdowns)
+
+
 def mark_rulesets_scored(con: duckdb.DuckDBPyConnection, ruleset_ids: Collection[int]
                          ) -> None:
     """Note the time the rulesets were last brought up to date."""
@@ -392,12 +448,13 @@ class Filters:
         return " AND ".join(where), params
 
 
-def results_relation(con: duckdb.DuckDBPyConnection, filters: Filters,
-                     columns: Sequence[str] | None) -> duckdb.DuckDBPyRelation:
-    """The rows of ``results_named`` that pass the filters: every column, or ``columns``."""
+def results_query(filters: Filters, columns: Sequence[str] | None
+                  ) -> tuple[str, list[object]]:
+    """The query of the rows of ``results_named`` that pass the filters (every column, or
+    ``columns``), and its parameters."""
     where, params = filters.sql()
     wanted = "*" if columns is None else ", ".join(f'"{name}"' for name in columns)
-    return con.sql(f"SELECT {wanted} FROM results_named WHERE {where}", params=params)
+    return f"SELECT {wanted} FROM results_named WHERE {where}", params
 
 
 def session_hands(con: duckdb.DuckDBPyConnection, session_ids: pl.DataFrame
