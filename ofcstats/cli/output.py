@@ -41,8 +41,28 @@ from ofcstats.paths import written_whole
 from ofcstats.records import REJECTS_SCHEMA
 
 
+def plural(count: int, word: str, words: str | None = None) -> str:
+    """``1 ruleset``, ``2 rulesets``, ``1,234 hands`` (``words``: an irregular plural).
+
+    >>> plural(1, "variant"), plural(0, "ruleset"), plural(1200, "hand")
+    ('1 variant', '0 rulesets', '1,200 hands')
+    """
+    return f"{count:,} {word if count == 1 else words or f'{word}s'}"
+
+
+_LIVE: list[Progress] = []  # the progress bars on the terminal now
+
+
+def clear_progress() -> None:
+    """Wipe the progress bars drawn (before an error, so that it stands on its own line)."""
+    while _LIVE:
+        _LIVE.pop().stop()
+
+
 def fail(message: str, code: int = 2) -> typer.Exit:
-    """Print an error on stderr and return the exit to raise."""
+    """Print an error on stderr (any progress bar wiped first) and return the exit to
+    raise."""
+    clear_progress()
     typer.echo(f"ofcstats: {message}", err=True)
     return typer.Exit(code)
 
@@ -156,7 +176,8 @@ def by_variant_text(frame: pl.DataFrame, output: TableFormat, columns: list[str]
     frame = analysis.labelled(frame)
     parts = []
     for (variant,), part in frame.group_by("variant", maintain_order=True):
-        count = f": {hands[str(variant)]:,} hands" if hands and str(variant) in hands else ""
+        count = f": {plural(hands[str(variant)], 'hand')}" \
+            if hands and str(variant) in hands else ""
         parts.append(f"{variant}{count}\n" + frame_text(part, output, columns))
     return "\n".join(parts)
 
@@ -186,10 +207,15 @@ def progress_bar(label: str, show: bool, *, unit: str = "hands", in_bytes: bool 
                         "[progress.description]{task.description}", BarColumn(), *amounts,
                         TimeElapsedColumn(), console=Console(stderr=True), transient=True))
                     drawn.append((bar, bar.add_task(label, total=None)))
+                    _LIVE.append(bar)
                 bar, task = drawn[0]
                 bar.update(task, completed=done, total=total)
 
-        yield update
+        try:
+            yield update
+        finally:
+            if drawn and drawn[0][0] in _LIVE:
+                _LIVE.remove(drawn[0][0])
 
 
 def _step(update: Update | None, done: int, total: int) -> None:
@@ -218,9 +244,10 @@ def _print_summary(summary: ingesting.IngestSummary) -> None:
     conflicts = f" ({summary.conflicts} conflicts)" if summary.conflicts else ""
     skipped = f" ({summary.skipped} already loaded, skipped)" if summary.skipped else ""
     updated = f", {summary.updated:,} updated" if summary.updated else ""
-    typer.echo(f"{files} file{'s' if files != 1 else ''}{skipped}: {summary.hands:,} hands "
-               f"loaded{updated}, {summary.duplicates:,} duplicates skipped, {summary.rejected:,} "
-               f"rejected{conflicts} in {summary.seconds:.1f}s -> {summary.database}")
+    typer.echo(f"{plural(files, 'file')}{skipped}: {plural(summary.hands, 'hand')} "
+               f"loaded{updated}, {plural(summary.duplicates, 'duplicate')} skipped, "
+               f"{summary.rejected:,} rejected{conflicts} in {summary.seconds:.1f}s -> "
+               f"{summary.database}")
     for reject in summary.first_rejects:
         where = reject.path if reject.line is None else f"{reject.path}:{reject.line}"
         typer.echo(f"{where}: {reject.reason}", err=True)
@@ -281,6 +308,7 @@ def write_records(parts: Iterable[ScoredBatch], output: OutputFormat, out: TextI
 def _rescore_text(summary: pipeline.RescoreSummary) -> str:
     again = f"; scored again from scratch: {', '.join(summary.rebuilt)}" if summary.rebuilt \
         else ""
-    return (f"{len(summary.rulesets)} rulesets: {summary.hands:,} hands in "
-            f"{summary.sessions:,} sessions scored, {summary.rows:,} result rows in "
+    return (f"{plural(len(summary.rulesets), 'ruleset')}: {plural(summary.hands, 'hand')} "
+            f"in {plural(summary.sessions, 'session')} scored, "
+            f"{plural(summary.rows, 'result row')} in "
             f"{summary.seconds:.1f}s{again}")

@@ -15,7 +15,7 @@ import typer.main
 
 from ofcstats import analysis, stats
 from ofcstats.cli.app import app
-from ofcstats.cli.common import _filters, _player_table, _summing, reading
+from ofcstats.cli.common import _filters, _player_table, _summing, check_played, reading
 from ofcstats.cli.options import (
     DbOption,
     FormatOption,
@@ -37,6 +37,7 @@ from ofcstats.cli.output import (
     fail,
     fail_with,
     frame_text,
+    plural,
     progress_bar,
     to_terminal,
 )
@@ -105,9 +106,13 @@ def players(
         # Only the rulesets shown are read: one per variant.
         shown = analysis.shown_rulesets(store, filters, ruleset)
         try:
+            if ruleset and not shown:
+                check_played(store, filters, ruleset)
             analysis.check_scored(store, filters, shown)
         except StoreError as error:
             raise fail(str(error), 1) from None
+        except OfcstatsError as error:
+            raise fail_with(error) from None
         if shown:
             filters = replace(filters, rulesets=sorted(set(shown.values())))
         table = _player_table(store, filters, seed, shown)
@@ -152,7 +157,7 @@ def player(
             "royalties_middle", "royalties_bottom", "scoop_rate"],
         terminal=to_terminal(output_path))
     if output is TableFormat.table and not differences.is_empty():
-        text += (f"\n{differences.height} seat(s) where the logged points differ from the "
+        text += (f"\n{plural(differences.height, 'seat')} where the logged points differ from the "
                  "re-score under the ruleset played:\n"
                  + frame_text(differences, output, differences.columns))
     emit(text, output_path)
@@ -198,7 +203,8 @@ def report(
         _step(update, 1, 2)
         written = reporting.write_report(data, output, pdf)
         _step(update, 2, 2)
-    typer.echo(f"report ({written.charts} charts, {len(data.variants)} variants) -> "
+    typer.echo(f"report ({plural(written.charts, 'chart')}, "
+               f"{plural(len(data.variants), 'variant')}) -> "
                f"{written.html.resolve()}")
     if written.pdf is not None:
         typer.echo(f"charts -> {written.pdf.resolve()}")

@@ -14,9 +14,10 @@ import typer
 import typer.core
 import typer.main
 
+from ofcstats import analysis
 from ofcstats import engine as engines
 from ofcstats.cli.app import app
-from ofcstats.cli.common import _open_existing, _utc, engine_for
+from ofcstats.cli.common import _open_existing, _utc, check_filters, engine_for
 from ofcstats.cli.options import (
     AddressOption,
     ConfigOption,
@@ -161,6 +162,8 @@ def review(
     # Written to: the decisions table keeps what was reviewed.
     with _open_existing(db, read_only=False, wait=wait, quiet=quiet) as store:
         try:
+            check_filters(store, analysis.Filters(players=player or None,
+                                                  sessions=session or None))
             with progress_bar("review", _on_terminal(quiet or output is not TableFormat.table)
                               ) as update:
                 if sharded is None:
