@@ -98,6 +98,17 @@ def to_terminal(out: Path | TextIO | None) -> bool:
     return not isinstance(stream, Path) and stream.isatty()
 
 
+def _dashed(frame: pl.DataFrame) -> pl.DataFrame:
+    """An empty value shown as ``-`` in a table (JSON keeps null, CSV an empty cell).
+
+    >>> _dashed(pl.DataFrame({"rate": [0.5, None]}))["rate"].to_list()
+    ['0.5', '-']
+    """
+    return frame.with_columns(
+        pl.col(name).cast(pl.String).fill_null("-") for name, dtype in frame.schema.items()
+        if not dtype.is_nested() and frame[name].null_count())
+
+
 def frame_text(frame: pl.DataFrame, output: OutputFormat | TableFormat,
                columns: Sequence[str] | None = None, *, terminal: bool = False) -> str:
     """Records as an aligned table (of ``columns``, floats rounded), CSV, JSON or JSON
@@ -114,8 +125,8 @@ def frame_text(frame: pl.DataFrame, output: OutputFormat | TableFormat,
         return sanitize.csv_frame(frame, terminal=terminal).write_csv()
     if output == "json":
         return _json(frame)
-    shown = sanitize.table_frame(frame if columns is None else frame.select(columns)
-                                 ).with_columns(pl.selectors.float().round(3))
+    shown = _dashed(sanitize.table_frame(frame if columns is None else frame.select(columns)
+                                         ).with_columns(pl.selectors.float().round(3)))
     with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_hide_dataframe_shape=True,
                    tbl_hide_column_data_types=True, tbl_formatting="ASCII_MARKDOWN",
                    tbl_width_chars=1000, fmt_str_lengths=100 if columns is None else 60,

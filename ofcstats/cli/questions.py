@@ -192,7 +192,7 @@ def report(
         raise fail(f"{output}: -o writes the HTML report; write the PDF with --pdf {output}", 2)
     for path, what in ((output, "report"), (pdf, "PDF")):
         if path is not None:
-            writable_file(path, what, make_parents=True)
+            writable_file(path, what)
     with progress_bar("report", _on_terminal(quiet), unit="steps") as update, \
             reading(db, filters, [ruleset] if ruleset else [], wait=wait, quiet=quiet) as store:
         _step(update, 0, 2)  # reading and computing, then drawing and writing
