@@ -28,6 +28,7 @@ from ofcstats.cli.options import (
     UntilOption,
     VariantOption,
     WaitOption,
+    WideOption,
 )
 from ofcstats.cli.output import (
     _on_terminal,
@@ -39,6 +40,7 @@ from ofcstats.cli.output import (
     frame_text,
     plural,
     progress_bar,
+    terminal_width,
     to_terminal,
 )
 from ofcstats.errors import OfcstatsError, StoreError
@@ -51,7 +53,7 @@ def compare(
     ruleset: Annotated[list[str] | None, typer.Option(
         "--ruleset", "-r", help="Only these rulesets (repeat). Default: all scored.",
         show_default=False)] = None,
-    output: FormatOption = TableFormat.table,
+    output: FormatOption = TableFormat.table, wide: WideOption = False,
     session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
     variant: VariantOption = None, player: PlayerOption = None, quiet: QuietOption = False,
     output_path: OutputPathOption = None, wait: WaitOption = None,
@@ -75,10 +77,8 @@ def compare(
     if table.is_empty():
         raise fail(analysis.NOTHING_SCORED, 1)
     hands = dict(table.group_by("variant").agg(pl.col("hands").max()).iter_rows())
-    emit(by_variant_text(table, output, [
-        "skill_rank", "ruleset", "hands", "sd", "mean_abs_points", "royalty_share",
-        "foul_rate", "fantasyland_entry_rate", "skill_signal", "hands_to_tell_apart"], hands,
-        terminal=to_terminal(output_path)), output_path)
+    emit(by_variant_text(table, output, "compare", hands, terminal=to_terminal(output_path),
+                         wide=wide, width=terminal_width(output_path)), output_path)
 
 
 @app.command()
@@ -87,7 +87,7 @@ def players(
     ruleset: Annotated[str | None, typer.Option(
         "--ruleset", "-r", help="The ruleset to report. Default: per variant, the one most "
         "of its hands were played under.", show_default=False)] = None,
-    output: FormatOption = TableFormat.table,
+    output: FormatOption = TableFormat.table, wide: WideOption = False,
     session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
     variant: VariantOption = None, player: PlayerOption = None,
     quiet: QuietOption = False, output_path: OutputPathOption = None,
@@ -117,11 +117,9 @@ def players(
             filters = replace(filters, rulesets=sorted(set(shown.values())))
         table = _player_table(store, filters, seed, shown)
     emit(by_variant_text(
-        table.sort(["variant", "total", "player"], descending=[False, True, False]), output, [
-            "player", "ruleset", "hands", "total", "mean", "sd", "ci_low", "ci_high",
-            "boot_low", "boot_high", "money", "foul_rate", "fantasyland_entry_rate",
-            "fantasyland_stay_rate", "scoop_rate", "hands_for_1"],
-        terminal=to_terminal(output_path)), output_path)
+        table.sort(["variant", "total", "player"], descending=[False, True, False]), output,
+        "players", terminal=to_terminal(output_path), wide=wide,
+        width=terminal_width(output_path)), output_path)
 
 
 @app.command()
@@ -131,7 +129,7 @@ def player(
     ruleset: Annotated[list[str] | None, typer.Option(
         "--ruleset", "-r", help="Only these rulesets (repeat). Default: all scored.",
         show_default=False)] = None,
-    output: FormatOption = TableFormat.table,
+    output: FormatOption = TableFormat.table, wide: WideOption = False,
     session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
     variant: VariantOption = None, quiet: QuietOption = False,
     output_path: OutputPathOption = None,
@@ -151,11 +149,9 @@ def player(
         table = _player_table(store, filters, seed)
         differences = stats.reported_differences_of(analysis.stored_rows(store, filters))
     text = by_variant_text(
-        table.sort(["variant", "mean", "ruleset"], descending=[False, True, False]), output, [
-            "ruleset", "hands", "total", "mean", "sd", "ci_low", "ci_high", "money",
-            "foul_rate", "fantasyland_entry_rate", "fantasyland_stay_rate", "royalties_top",
-            "royalties_middle", "royalties_bottom", "scoop_rate"],
-        terminal=to_terminal(output_path))
+        table.sort(["variant", "mean", "ruleset"], descending=[False, True, False]), output,
+        "player", terminal=to_terminal(output_path), wide=wide,
+        width=terminal_width(output_path))
     if output is TableFormat.table and not differences.is_empty():
         text += (f"\n{plural(differences.height, 'seat')} where the logged points differ from the "
                  "re-score under the ruleset played:\n"
