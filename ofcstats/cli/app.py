@@ -78,13 +78,14 @@ def usage_line(error: usage.UsageError, words: Sequence[str]) -> str:
     >>> usage_line(usage.UsageError("No such option: --bogus"), ["compare", "--bogus"])
     'no such option: --bogus (see ofcstats --help)'
     """
-    command = error.ctx.command_path if error.ctx is not None else "ofcstats"
-    see = f" (see {command} --help)"
+    see = f" (see {_command_name()} --help)"
     if isinstance(error, usage.BadParameter) and not isinstance(error, usage.MissingParameter):
         opts = list(getattr(error.param, "opts", None) or [])
         name = next((o for o in opts if o.startswith("--")), opts[0] if opts else "")
-        given = next((v for v in (_given_value(o, words) for o in opts) if v is not None),
-                     None)
+        given = None
+        for option in opts:  # (named as the command line gave it)
+            if (value := _given_value(option, words)) is not None:
+                name, given = option, value
         reason = error.message.strip().removeprefix("Value error, ").rstrip(".")
         if "datetime" in reason or "date" in reason.split():
             reason = "not a date: give one in ISO 8601, e.g. 2026-01-31 or 2026-01-31T18:00"
@@ -112,6 +113,7 @@ class _Group(typer.core.TyperGroup):
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         words = list(sys.argv[1:] if args is None else args)
+        _Settings.command.clear()
         try:
             result = super().main(words, prog_name, complete_var, False, **extra)
         except usage.NoArgsIsHelpError as error:
