@@ -107,15 +107,17 @@ class _Group(typer.core.TyperGroup):
 
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True,
-             **extra: Any) -> Any:
+             windows_expand_args: bool = True, **extra: Any) -> Any:
         """The command line run, its usage errors (a bad value, an unknown option) one
         line each, exit code 2, instead of a usage block."""
         if not standalone_mode:
-            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+            return super().main(args, prog_name, complete_var, standalone_mode,
+                                windows_expand_args, **extra)
         words = list(sys.argv[1:] if args is None else args)
         _Settings.command.clear()
         try:
-            result = super().main(words, prog_name, complete_var, False, **extra)
+            result = super().main(words, prog_name, complete_var, False, windows_expand_args,
+                                  **extra)
         except usage.NoArgsIsHelpError as error:
             error.show()
             sys.exit(error.exit_code)
