@@ -75,8 +75,9 @@ def usage_line(error: usage.UsageError, words: Sequence[str]) -> str:
     """A usage error of the command line as one line: the option and the value given, what
     is wrong, and where the help is (``--since yesterday: not a date ...``).
 
+    >>> _Settings.command[:] = ["compare"]  # (the command the line named)
     >>> usage_line(usage.UsageError("No such option: --bogus"), ["compare", "--bogus"])
-    'no such option: --bogus (see ofcstats --help)'
+    'no such option: --bogus (see ofcstats compare --help)'
     """
     see = f" (see {_command_name()} --help)"
     if isinstance(error, usage.BadParameter) and not isinstance(error, usage.MissingParameter):
