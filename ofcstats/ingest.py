@@ -225,7 +225,7 @@ def check_inputs(paths: list[Path], files: list[Path], database: Path) -> None:
                              f"{', '.join(LOG_SUFFIXES)}, optionally .gz or .zst)")
     if not files:
         raise UsageError("no log files given")
-    writable_file(database, "database")
+    writable_file(database, "database", make_parents=False)
 
 
 def _is_log(path: Path) -> bool:

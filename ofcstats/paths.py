@@ -28,10 +28,11 @@ def no_loop(path: Path, what: str = "file") -> None:
                              "that loops back on itself") from None
 
 
-def writable_file(path: Path, what: str = "output", *, make_parents: bool = False) -> None:
+def writable_file(path: Path, what: str = "output", *, make_parents: bool = True) -> None:
     """Raise :class:`UsageError` unless ``path`` can be written: an existing writable file,
-    or a new one in a writable directory (with ``make_parents``, in a directory that can
-    be made). Nothing is created.
+    or a new one in a writable directory, or in one that can be made (every output: its
+    folders are made when it is written, by :func:`written_whole`; without
+    ``make_parents``, the directory must exist). Nothing is created.
 
     >>> writable_file(Path("/etc/passwd/report.html"), "report")
     Traceback (most recent call last):
@@ -91,10 +92,11 @@ def written_whole(path: Path) -> Iterator[Path]:
     """Write ``path`` whole or not at all: the block writes the file it is given (beside
     ``path``), which then takes ``path``'s name. On a failure (a full disk, say) the
     partial file is removed and the error names ``path``, so that nothing half-written
-    is left and the message says where.
+    is left and the message says where. The folders above ``path`` are made if missing.
     """
     partial = path.with_name(path.name + ".partial")
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
         yield partial
         partial.replace(path)
     except OSError as error:

@@ -457,3 +457,17 @@ def test_score_command_applies_games_and_repeat_limits_per_file(tmp_path: Path) 
                     q["fantasyland"]
                 checked += q["fantasyland"]
     assert checked > 10
+
+
+def test_progress_moves_within_a_round_of_hands_as_turns_are_taken() -> None:
+    """The count advances after each seat's turn on each street, not only once every
+    table has finished its hand: a slow bot's round does not sit still."""
+    sim = Simulation(variant=Variant.PINEAPPLE, ruleset=load_ruleset("american"),
+                     players=parse_players("ann:safe,bob:balanced,cy:random"), hands=30, seed=5)
+    counts: list[int] = []
+    hands = list(simulate(sim, lambda done, total: counts.append(done)))
+    tables = 3  # 30 hands of games of 3 seats, 4 games a table: 3 tables in lockstep
+    assert len(hands) == 30
+    assert counts == sorted(counts)
+    assert counts[-1] == 30
+    assert any(count % tables for count in counts if count < 30), counts

@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+import re
+import sys
+from collections.abc import Sequence
 from typing import Annotated, Any, ClassVar
 
 import duckdb
 import typer
 import typer.core
 import typer.main
+from typer._click import exceptions as usage
 from typer.exceptions import TyperException
 
 from ofcstats.errors import DatabaseInUseError, OfcstatsError, StoreError
@@ -53,8 +57,81 @@ def _damaged(error: BaseException) -> bool:
         or "Corrupt database file" in str(error))
 
 
+def _given_value(option: str, words: Sequence[str]) -> str | None:
+    """The value given to ``option`` on the command line (its last use), if any."""
+    found = None
+    for index, word in enumerate(words):
+        if word == option and index + 1 < len(words):
+            found = words[index + 1]
+        elif word.startswith(f"{option}="):
+            found = word.split("=", 1)[1]
+    return found
+
+
+_AT_LEAST = re.compile(r"[Ii]nput should be greater than or equal to (\S+)")
+
+
+def usage_line(error: usage.UsageError, words: Sequence[str]) -> str:
+    """A usage error of the command line as one line: the option and the value given, what
+    is wrong, and where the help is (``--since yesterday: not a date ...``).
+
+    >>> _Settings.command[:] = ["compare"]  # (the command the line named)
+    >>> usage_line(usage.UsageError("No such option: --bogus"), ["compare", "--bogus"])
+    'no such option: --bogus (see ofcstats compare --help)'
+    """
+    see = f" (see {_command_name()} --help)"
+    if isinstance(error, usage.BadParameter) and not isinstance(error, usage.MissingParameter):
+        opts = list(getattr(error.param, "opts", None) or [])
+        name = next((o for o in opts if o.startswith("--")), opts[0] if opts else "")
+        given = None
+        for option in opts:  # (named as the command line gave it)
+            if (value := _given_value(option, words)) is not None:
+                name, given = option, value
+        reason = error.message.strip().removeprefix("Value error, ").rstrip(".")
+        if "datetime" in reason or "date" in reason.split():
+            reason = "not a date: give one in ISO 8601, e.g. 2026-01-31 or 2026-01-31T18:00"
+        elif match := _AT_LEAST.search(reason):
+            reason = f"must be {match.group(1)} or more"
+        elif " is not one of " in reason:
+            choices = reason.split(" is not one of ", 1)[1].replace("'", "")
+            reason = f"use one of {choices}"
+        else:
+            reason = reason[:1].lower() + reason[1:]
+        where = f"{name} {given}" if given is not None and name else name or "a value"
+        return f"{where}: {reason}{see}"
+    text = " ".join(error.format_message().split()).rstrip(".")
+    return f"{text[:1].lower()}{text[1:]}{see}"
+
+
 class _Group(typer.core.TyperGroup):
     """Every command's errors as one line and an exit code; a traceback only with --debug."""
+
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True,
+             windows_expand_args: bool = True, **extra: Any) -> Any:
+        """The command line run, its usage errors (a bad value, an unknown option) one
+        line each, exit code 2, instead of a usage block."""
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode,
+                                windows_expand_args, **extra)
+        words = list(sys.argv[1:] if args is None else args)
+        _Settings.command.clear()
+        try:
+            result = super().main(words, prog_name, complete_var, False, windows_expand_args,
+                                  **extra)
+        except usage.NoArgsIsHelpError as error:
+            error.show()
+            sys.exit(error.exit_code)
+        except usage.UsageError as error:
+            typer.echo(f"ofcstats: {usage_line(error, words)}", err=True)
+            sys.exit(error.exit_code)
+        except usage.ClickException as error:
+            error.show()
+            sys.exit(error.exit_code)
+        except typer.Abort:
+            typer.echo("Aborted!", err=True)
+            sys.exit(1)
+        sys.exit(result if isinstance(result, int) else 0)
 
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
         name, command, rest = super().resolve_command(ctx, args)

@@ -23,7 +23,9 @@ from ofcstats.cli.options import READ_MEMORY, EngineKind, split_list
 from ofcstats.cli.output import Update, _on_terminal, _step, fail, fail_with, progress_bar, warn
 from ofcstats.errors import OfcstatsError, StoreError, UsageError
 from ofcstats.paths import no_loop
+from ofcstats.rules import load_ruleset
 from ofcstats.store import Store
+from ofcstats.store import money as stored
 from ofcstats.store.results import rescore_command
 from ofcstats.variants import VARIANT_NAMES
 
@@ -132,6 +134,41 @@ def unknown_value(kind: str, value: str, known: Sequence[str], plural: str = "")
     return f"no {kind} named {value}{guess}; {listing}"
 
 
+def not_played_text(ruleset: str, played_in: Sequence[str], variants: Sequence[str]) -> str:
+    """A ruleset asked of hands of variants it is not played in, with the way to ask anyway.
+
+    >>> print(not_played_text("russian", ["chinese-13"], ["pineapple"]))
+    russian is not played in pineapple (only in chinese-13): to score those hands under it
+    anyway, ofcstats rescore --what-if russian
+    """
+    return (f"{ruleset} is not played in {', '.join(variants)} (only in "
+            f"{', '.join(played_in)}): to score those hands under it anyway, ofcstats "
+            f"rescore --what-if {ruleset}")
+
+
+def ruleset_variants(store: Store, name: str) -> list[str] | None:
+    """The variants a ruleset is played in: the store's, else its preset's or file's
+    (None when it is neither)."""
+    for stored_name, variants, _ in stored.defined_rulesets(store):
+        if stored_name == name and variants:
+            return [str(v) for v in variants]
+    try:
+        return [v.value for v in load_ruleset(name).variants]
+    except (OfcstatsError, OSError):
+        return None
+
+
+def check_played(store: Store, filters: analysis.Filters, ruleset: str) -> None:
+    """Raise :class:`UsageError` when none of the hands the filters keep is of a variant
+    ``ruleset`` is played in (or scored over, by a what-if)."""
+    hands = sorted({str(v) for v, _, _ in stored.played_rulesets(store, filters)})
+    scored = {str(v) for name, _, scope in stored.defined_rulesets(store)
+              if name == ruleset for v in (scope or [])}
+    played_in = ruleset_variants(store, ruleset)
+    if hands and played_in is not None and not (set(hands) & (set(played_in) | scored)):
+        raise UsageError(not_played_text(ruleset, played_in, hands))
+
+
 def check_filters(store: Store, filters: analysis.Filters,
                   rulesets: Sequence[str] = ()) -> None:
     """Raise :class:`UsageError` for a filter value (or ruleset) the store does not hold,
@@ -139,20 +176,29 @@ def check_filters(store: Store, filters: analysis.Filters,
     asked = {"player": filters.players, "session": filters.sessions,
              "variant": filters.variants,
              "ruleset": [*(filters.rulesets or []), *rulesets] or None}
+    not_played: list[UsageError] = []
     for kind, values in asked.items():
         if not values:
             continue
         known = store.known_values(kind)
         for value in values:
             if value in known:
+                if kind == "ruleset":
+                    try:
+                        check_played(store, filters, value)
+                    except UsageError as error:
+                        not_played.append(error)
                 continue
             if kind == "ruleset":
+                check_played(store, filters, value)
                 raise UsageError(unknown_value("ruleset", value, known, "scored rulesets")
                                  .replace("no ruleset named", "not scored under", 1)
                                  + f"; to score it: {rescore_command(value)}")
             if kind == "variant" and value not in VARIANT_NAMES:
                 known = list(VARIANT_NAMES)
             raise UsageError(unknown_value(kind, value, known))
+    if not_played and len(not_played) == len(asked["ruleset"] or []):
+        raise not_played[0]  # (one ruleset played in the hands' variants answers)
 
 
 @contextmanager

@@ -35,6 +35,7 @@ from ofcstats.cli.output import (
     _rescore_text,
     _summary_format,
     fail_with,
+    plural,
     print_frame,
     progress_bar,
     warn,
@@ -98,7 +99,7 @@ def simulate(
         raise fail_with(error) from None
     resumed = "" if written.resumed_after is None else \
         f" (resumed after {written.resumed_after:,})"
-    typer.echo(f"{written.hands:,} hands of {sim.variant.value} under {sim.ruleset.name} "
+    typer.echo(f"{plural(written.hands, 'hand')} of {sim.variant.value} under {sim.ruleset.name} "
                f"(seed {seed}){resumed} -> {output}")
 
 
@@ -239,14 +240,15 @@ def _scoring_lines(rows: list[dict[str, Any]], complete: bool) -> list[str]:
         mine = [row for row in rows if row["variant"] == variant]
         hands = mine[0]["hands"]
         if mine[0]["ruleset"] is None:
-            lines.append(f"  {variant}: {hands:,} hands, none scored: no ruleset is scored "
+            lines.append(f"  {variant}: {plural(hands, 'hand')}, none scored: no ruleset is scored "
                          "over this variant")
             continue
         whole = [row for row in mine if row["scored"] == row["current"] == hands]
         names = ", ".join(row["ruleset"] + (" (what-if)" if row["what_if"] else "")
                           for row in whole)
-        lines.append(f"  {variant}: {hands:,} hands, every one scored under {len(whole)} of "
-                     f"{len(mine)} rulesets" + (f": {names}" if whole else ""))
+        lines.append(f"  {variant}: {plural(hands, 'hand')}, every one scored under "
+                     f"{len(whole)} of {plural(len(mine), 'ruleset')}"
+                     + (f": {names}" if whole else ""))
         for row in mine:
             if row in whole:
                 continue

@@ -89,6 +89,12 @@ OutputPathOption = Annotated[Path | None, typer.Option(
 FormatOption = Annotated[TableFormat, typer.Option("--format", "-f", help="Output format.")]
 
 
+WideOption = Annotated[bool, typer.Option(
+    "--wide", help="A table with every column, under its full name (by default: the main "
+    "ones, under short headers, fitted to the terminal). CSV and JSON always have every "
+    "column.")]
+
+
 QuietOption = Annotated[bool, typer.Option(
     "--quiet", "-q", help="No progress display (there is none outside a terminal either).")]
 

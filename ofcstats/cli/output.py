@@ -5,11 +5,13 @@ the one-line failures.
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import textwrap
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
@@ -41,8 +43,28 @@ from ofcstats.paths import written_whole
 from ofcstats.records import REJECTS_SCHEMA
 
 
+def plural(count: int, word: str, words: str | None = None) -> str:
+    """``1 ruleset``, ``2 rulesets``, ``1,234 hands`` (``words``: an irregular plural).
+
+    >>> plural(1, "variant"), plural(0, "ruleset"), plural(1200, "hand")
+    ('1 variant', '0 rulesets', '1,200 hands')
+    """
+    return f"{count:,} {word if count == 1 else words or f'{word}s'}"
+
+
+_LIVE: list[Progress] = []  # the progress bars on the terminal now
+
+
+def clear_progress() -> None:
+    """Wipe the progress bars drawn (before an error, so that it stands on its own line)."""
+    while _LIVE:
+        _LIVE.pop().stop()
+
+
 def fail(message: str, code: int = 2) -> typer.Exit:
-    """Print an error on stderr and return the exit to raise."""
+    """Print an error on stderr (any progress bar wiped first) and return the exit to
+    raise."""
+    clear_progress()
     typer.echo(f"ofcstats: {message}", err=True)
     return typer.Exit(code)
 
@@ -78,6 +100,17 @@ def to_terminal(out: Path | TextIO | None) -> bool:
     return not isinstance(stream, Path) and stream.isatty()
 
 
+def _dashed(frame: pl.DataFrame) -> pl.DataFrame:
+    """An empty value shown as ``-`` in a table (JSON keeps null, CSV an empty cell).
+
+    >>> _dashed(pl.DataFrame({"rate": [0.5, None]}))["rate"].to_list()
+    ['0.5', '-']
+    """
+    return frame.with_columns(
+        pl.col(name).cast(pl.String).fill_null("-") for name, dtype in frame.schema.items()
+        if not dtype.is_nested() and frame[name].null_count())
+
+
 def frame_text(frame: pl.DataFrame, output: OutputFormat | TableFormat,
                columns: Sequence[str] | None = None, *, terminal: bool = False) -> str:
     """Records as an aligned table (of ``columns``, floats rounded), CSV, JSON or JSON
@@ -94,8 +127,8 @@ def frame_text(frame: pl.DataFrame, output: OutputFormat | TableFormat,
         return sanitize.csv_frame(frame, terminal=terminal).write_csv()
     if output == "json":
         return _json(frame)
-    shown = sanitize.table_frame(frame if columns is None else frame.select(columns)
-                                 ).with_columns(pl.selectors.float().round(3))
+    shown = _dashed(sanitize.table_frame(frame if columns is None else frame.select(columns)
+                                         ).with_columns(pl.selectors.float().round(3)))
     with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_hide_dataframe_shape=True,
                    tbl_hide_column_data_types=True, tbl_formatting="ASCII_MARKDOWN",
                    tbl_width_chars=1000, fmt_str_lengths=100 if columns is None else 60,
@@ -108,9 +141,96 @@ def print_frame(frame: pl.DataFrame, output: OutputFormat, path: Path | None = N
     emit(frame_text(frame, output, terminal=to_terminal(path)), path)
 
 
-def _print_table(frame: pl.DataFrame, output: TableFormat, columns: list[str]) -> None:
-    """Write a table: all columns as CSV or JSON, the chosen ones rounded as a table."""
-    sys.stdout.write(frame_text(frame, output, columns, terminal=to_terminal(None)))
+@dataclass(frozen=True)
+class TableColumns:
+    """The columns of a command's table, in order; those in ``wide_only`` only with
+    ``--wide`` (CSV and JSON always give every column)."""
+
+    columns: tuple[str, ...]
+    wide_only: frozenset[str] = frozenset()
+
+    def shown(self, present: Sequence[str], wide: bool) -> list[str]:
+        """The columns to show of those ``present``: with ``wide``, all of them, the
+        declared ones first."""
+        have = set(present)
+        declared = [c for c in self.columns if c in have and (wide or c not in self.wide_only)]
+        return declared + ([c for c in present if c not in self.columns] if wide else [])
+
+
+TABLES = {
+    "compare": TableColumns(
+        ("skill_rank", "ruleset", "hands", "sd", "foul_rate", "fantasyland_entry_rate",
+         "hands_to_tell_apart", "skill_signal", "mean_abs_points", "royalty_share"),
+        frozenset({"hands", "skill_signal", "mean_abs_points", "royalty_share"})),
+    "players": TableColumns(
+        ("player", "ruleset", "hands", "total", "mean", "sd", "ci_low", "ci_high", "boot_low",
+         "boot_high", "money", "foul_rate", "fantasyland_entry_rate", "fantasyland_stay_rate",
+         "scoop_rate", "hands_for_1"),
+        frozenset({"ruleset", "total", "sd", "boot_low", "boot_high", "fantasyland_entry_rate",
+                   "fantasyland_stay_rate", "scoop_rate", "hands_for_1"})),
+    "player": TableColumns(
+        ("ruleset", "hands", "total", "mean", "sd", "ci_low", "ci_high", "money", "foul_rate",
+         "fantasyland_entry_rate", "fantasyland_stay_rate", "royalties_top",
+         "royalties_middle", "royalties_bottom", "scoop_rate"),
+        frozenset({"total", "sd", "fantasyland_stay_rate", "royalties_top",
+                   "royalties_middle", "royalties_bottom", "scoop_rate"})),
+    "review": TableColumns(
+        ("player", "decisions", "mean_ev_loss", *(f"street_{n}" for n in range(1, 6)),
+         "fantasyland_set", "total_ev_loss"),
+        frozenset({"total_ev_loss"})),
+    "mistakes": TableColumns(
+        ("player", "hand_id", "seat", "street", "mistake", "ev_loss", "ev_loss_se", "chosen",
+         "best"),
+        frozenset({"seat", "ev_loss_se", "chosen", "best"})),
+    "situations": TableColumns(
+        ("player", "situation", "decisions", "mean_ev_loss", "95% interval",
+         "table_mean_ev_loss", "vs_table")),
+}
+"""Each command's table: a new column needs only declaring here (and in ``wide_only``
+unless a player reads it first)."""
+
+
+HEADERS = {"skill_rank": "rank", "foul_rate": "fouls", "fantasyland_entry_rate": "fl_entry",
+           "fantasyland_stay_rate": "fl_stay", "hands_to_tell_apart": "hands_to_tell",
+           "mean_ev_loss": "ev_loss", "table_mean_ev_loss": "table_ev_loss",
+           "fantasyland_set": "fl_set", **{f"street_{n}": f"st{n}" for n in range(1, 6)}}
+"""Short headers of a table that is not ``--wide`` (docs/cli.md lists them)."""
+
+
+def terminal_width(path: Path | None = None) -> int | None:
+    """The columns of the terminal a table goes to, or None (a file, a pipe)."""
+    return shutil.get_terminal_size().columns if path is None and sys.stdout.isatty() \
+        else None
+
+
+def table_text(frame: pl.DataFrame, table: str, *, wide: bool = False,
+               width: int | None = None) -> str:
+    """A command's table (:data:`TABLES`): the default columns under short headers, the
+    last ones left out while a line is wider than ``width`` (saying so); with ``wide``
+    every column under its name."""
+    columns = TABLES[table].shown(frame.columns, wide)
+    if wide:
+        return frame_text(frame, TableFormat.table, columns)
+    shown = frame.select(columns).rename({c: HEADERS[c] for c in columns if c in HEADERS})
+    names = shown.columns
+    text = frame_text(shown, TableFormat.table, names)
+    left = 0
+    while width is not None and len(names) > 2 and \
+            max(len(line) for line in text.splitlines()) > width:
+        names, left = names[:-1], left + 1
+        text = frame_text(shown, TableFormat.table, names)
+    return text + (f"({plural(left, 'more column')} with --wide)\n" if left else "")
+
+
+def _print_table(frame: pl.DataFrame, output: TableFormat, columns: list[str] | str,
+                 *, wide: bool = False) -> None:
+    """Write a table: all columns as CSV or JSON, the chosen ones rounded as a table (a
+    name of :data:`TABLES`: its columns, fitted to the terminal unless ``wide``)."""
+    if isinstance(columns, str) and output is TableFormat.table:
+        sys.stdout.write(table_text(frame, columns, wide=wide, width=terminal_width()))
+        return
+    sys.stdout.write(frame_text(frame, output, None if isinstance(columns, str) else columns,
+                                terminal=to_terminal(None)))
 
 
 class _Count(ProgressColumn):
@@ -144,20 +264,28 @@ Update = Callable[[int, int | None], None]
 """A progress callback: ``(done, total)``, the total ``None`` while unknown."""
 
 
-def by_variant_text(frame: pl.DataFrame, output: TableFormat, columns: list[str],
-                    hands: dict[str, int] | None = None, *, terminal: bool = False) -> str:
-    """A table per variant (CSV and JSON: one table, every row naming its variant; CSV
-    for a ``terminal`` as :func:`frame_text` writes it)."""
+def by_variant_text(frame: pl.DataFrame, output: TableFormat, table: str,
+                    hands: dict[str, int] | None = None, *, terminal: bool = False,
+                    wide: bool = False, width: int | None = None) -> str:
+    """A table per variant (:func:`table_text`; the ruleset in its title when it shows
+    one, not as a column), or, as CSV and JSON, one table of every column, each row
+    naming its variant (CSV for a ``terminal`` as :func:`frame_text` writes it)."""
     if output is not TableFormat.table:
-        return frame_text(frame, output, ["variant", *columns], terminal=terminal)
+        return frame_text(frame, output, terminal=terminal)
     if "money" in frame.columns:
         frame = frame.with_columns(pl.col("money").map_elements(
             analysis.money_text, return_dtype=pl.String))
     frame = analysis.labelled(frame)
     parts = []
     for (variant,), part in frame.group_by("variant", maintain_order=True):
-        count = f": {hands[str(variant)]:,} hands" if hands and str(variant) in hands else ""
-        parts.append(f"{variant}{count}\n" + frame_text(part, output, columns))
+        count = f": {plural(hands[str(variant)], 'hand')}" \
+            if hands and str(variant) in hands else ""
+        under = ""
+        if "ruleset" in part.columns and "ruleset" not in TABLES[table].shown(
+                part.columns, wide) and part["ruleset"].n_unique() == 1:
+            under = f" under {part['ruleset'][0]}"
+        parts.append(f"{variant}{count}{under}\n"
+                     + table_text(part, table, wide=wide, width=width))
     return "\n".join(parts)
 
 
@@ -186,10 +314,15 @@ def progress_bar(label: str, show: bool, *, unit: str = "hands", in_bytes: bool 
                         "[progress.description]{task.description}", BarColumn(), *amounts,
                         TimeElapsedColumn(), console=Console(stderr=True), transient=True))
                     drawn.append((bar, bar.add_task(label, total=None)))
+                    _LIVE.append(bar)
                 bar, task = drawn[0]
                 bar.update(task, completed=done, total=total)
 
-        yield update
+        try:
+            yield update
+        finally:
+            if drawn and drawn[0][0] in _LIVE:
+                _LIVE.remove(drawn[0][0])
 
 
 def _step(update: Update | None, done: int, total: int) -> None:
@@ -218,9 +351,10 @@ def _print_summary(summary: ingesting.IngestSummary) -> None:
     conflicts = f" ({summary.conflicts} conflicts)" if summary.conflicts else ""
     skipped = f" ({summary.skipped} already loaded, skipped)" if summary.skipped else ""
     updated = f", {summary.updated:,} updated" if summary.updated else ""
-    typer.echo(f"{files} file{'s' if files != 1 else ''}{skipped}: {summary.hands:,} hands "
-               f"loaded{updated}, {summary.duplicates:,} duplicates skipped, {summary.rejected:,} "
-               f"rejected{conflicts} in {summary.seconds:.1f}s -> {summary.database}")
+    typer.echo(f"{plural(files, 'file')}{skipped}: {plural(summary.hands, 'hand')} "
+               f"loaded{updated}, {plural(summary.duplicates, 'duplicate')} skipped, "
+               f"{summary.rejected:,} rejected{conflicts} in {summary.seconds:.1f}s -> "
+               f"{summary.database}")
     for reject in summary.first_rejects:
         where = reject.path if reject.line is None else f"{reject.path}:{reject.line}"
         typer.echo(f"{where}: {reject.reason}", err=True)
@@ -281,6 +415,7 @@ def write_records(parts: Iterable[ScoredBatch], output: OutputFormat, out: TextI
 def _rescore_text(summary: pipeline.RescoreSummary) -> str:
     again = f"; scored again from scratch: {', '.join(summary.rebuilt)}" if summary.rebuilt \
         else ""
-    return (f"{len(summary.rulesets)} rulesets: {summary.hands:,} hands in "
-            f"{summary.sessions:,} sessions scored, {summary.rows:,} result rows in "
+    return (f"{plural(len(summary.rulesets), 'ruleset')}: {plural(summary.hands, 'hand')} "
+            f"in {plural(summary.sessions, 'session')} scored, "
+            f"{plural(summary.rows, 'result row')} in "
             f"{summary.seconds:.1f}s{again}")

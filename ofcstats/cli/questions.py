@@ -15,7 +15,7 @@ import typer.main
 
 from ofcstats import analysis, stats
 from ofcstats.cli.app import app
-from ofcstats.cli.common import _filters, _player_table, _summing, reading
+from ofcstats.cli.common import _filters, _player_table, _summing, check_played, reading
 from ofcstats.cli.options import (
     DbOption,
     FormatOption,
@@ -28,6 +28,7 @@ from ofcstats.cli.options import (
     UntilOption,
     VariantOption,
     WaitOption,
+    WideOption,
 )
 from ofcstats.cli.output import (
     _on_terminal,
@@ -37,7 +38,9 @@ from ofcstats.cli.output import (
     fail,
     fail_with,
     frame_text,
+    plural,
     progress_bar,
+    terminal_width,
     to_terminal,
 )
 from ofcstats.errors import OfcstatsError, StoreError
@@ -50,7 +53,7 @@ def compare(
     ruleset: Annotated[list[str] | None, typer.Option(
         "--ruleset", "-r", help="Only these rulesets (repeat). Default: all scored.",
         show_default=False)] = None,
-    output: FormatOption = TableFormat.table,
+    output: FormatOption = TableFormat.table, wide: WideOption = False,
     session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
     variant: VariantOption = None, player: PlayerOption = None, quiet: QuietOption = False,
     output_path: OutputPathOption = None, wait: WaitOption = None,
@@ -74,10 +77,8 @@ def compare(
     if table.is_empty():
         raise fail(analysis.NOTHING_SCORED, 1)
     hands = dict(table.group_by("variant").agg(pl.col("hands").max()).iter_rows())
-    emit(by_variant_text(table, output, [
-        "skill_rank", "ruleset", "hands", "sd", "mean_abs_points", "royalty_share",
-        "foul_rate", "fantasyland_entry_rate", "skill_signal", "hands_to_tell_apart"], hands,
-        terminal=to_terminal(output_path)), output_path)
+    emit(by_variant_text(table, output, "compare", hands, terminal=to_terminal(output_path),
+                         wide=wide, width=terminal_width(output_path)), output_path)
 
 
 @app.command()
@@ -86,7 +87,7 @@ def players(
     ruleset: Annotated[str | None, typer.Option(
         "--ruleset", "-r", help="The ruleset to report. Default: per variant, the one most "
         "of its hands were played under.", show_default=False)] = None,
-    output: FormatOption = TableFormat.table,
+    output: FormatOption = TableFormat.table, wide: WideOption = False,
     session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
     variant: VariantOption = None, player: PlayerOption = None,
     quiet: QuietOption = False, output_path: OutputPathOption = None,
@@ -105,18 +106,20 @@ def players(
         # Only the rulesets shown are read: one per variant.
         shown = analysis.shown_rulesets(store, filters, ruleset)
         try:
+            if ruleset and not shown:
+                check_played(store, filters, ruleset)
             store.require_scored(filters=filters, pairs=shown)
         except StoreError as error:
             raise fail(str(error), 1) from None
+        except OfcstatsError as error:
+            raise fail_with(error) from None
         if shown:
             filters = replace(filters, rulesets=sorted(set(shown.values())))
         table = _player_table(store, filters, seed, shown)
     emit(by_variant_text(
-        table.sort(["variant", "total", "player"], descending=[False, True, False]), output, [
-            "player", "ruleset", "hands", "total", "mean", "sd", "ci_low", "ci_high",
-            "boot_low", "boot_high", "money", "foul_rate", "fantasyland_entry_rate",
-            "fantasyland_stay_rate", "scoop_rate", "hands_for_1"],
-        terminal=to_terminal(output_path)), output_path)
+        table.sort(["variant", "total", "player"], descending=[False, True, False]), output,
+        "players", terminal=to_terminal(output_path), wide=wide,
+        width=terminal_width(output_path)), output_path)
 
 
 @app.command()
@@ -126,7 +129,7 @@ def player(
     ruleset: Annotated[list[str] | None, typer.Option(
         "--ruleset", "-r", help="Only these rulesets (repeat). Default: all scored.",
         show_default=False)] = None,
-    output: FormatOption = TableFormat.table,
+    output: FormatOption = TableFormat.table, wide: WideOption = False,
     session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
     variant: VariantOption = None, quiet: QuietOption = False,
     output_path: OutputPathOption = None,
@@ -146,13 +149,11 @@ def player(
         table = _player_table(store, filters, seed)
         differences = stats.reported_differences_of(analysis.stored_rows(store, filters))
     text = by_variant_text(
-        table.sort(["variant", "mean", "ruleset"], descending=[False, True, False]), output, [
-            "ruleset", "hands", "total", "mean", "sd", "ci_low", "ci_high", "money",
-            "foul_rate", "fantasyland_entry_rate", "fantasyland_stay_rate", "royalties_top",
-            "royalties_middle", "royalties_bottom", "scoop_rate"],
-        terminal=to_terminal(output_path))
+        table.sort(["variant", "mean", "ruleset"], descending=[False, True, False]), output,
+        "player", terminal=to_terminal(output_path), wide=wide,
+        width=terminal_width(output_path))
     if output is TableFormat.table and not differences.is_empty():
-        text += (f"\n{differences.height} seat(s) where the logged points differ from the "
+        text += (f"\n{plural(differences.height, 'seat')} where the logged points differ from the "
                  "re-score under the ruleset played:\n"
                  + frame_text(differences, output, differences.columns))
     emit(text, output_path)
@@ -187,7 +188,7 @@ def report(
         raise fail(f"{output}: -o writes the HTML report; write the PDF with --pdf {output}", 2)
     for path, what in ((output, "report"), (pdf, "PDF")):
         if path is not None:
-            writable_file(path, what, make_parents=True)
+            writable_file(path, what)
     with progress_bar("report", _on_terminal(quiet), unit="steps") as update, \
             reading(db, filters, [ruleset] if ruleset else [], wait=wait, quiet=quiet) as store:
         _step(update, 0, 2)  # reading and computing, then drawing and writing
@@ -198,7 +199,8 @@ def report(
         _step(update, 1, 2)
         written = reporting.write_report(data, output, pdf)
         _step(update, 2, 2)
-    typer.echo(f"report ({written.charts} charts, {len(data.variants)} variants) -> "
+    typer.echo(f"report ({plural(written.charts, 'chart')}, "
+               f"{plural(len(data.variants), 'variant')}) -> "
                f"{written.html.resolve()}")
     if written.pdf is not None:
         typer.echo(f"charts -> {written.pdf.resolve()}")

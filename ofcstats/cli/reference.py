@@ -25,8 +25,11 @@ def cli_reference() -> str:
              "page is generated from the commands themselves (`make docs` writes it; a test "
              "checks that it is current). Exit codes: 0 done; 1 some input skipped (each "
              "skip on stderr as `FILE:LINE: reason`) or the command failed; 2 a usage error "
-             "(a missing input, an unknown option or filter value, an output that cannot be "
-             "written), found before anything is created.", ""]
+             "(a missing input, an unknown option or filter value, a bad option value, an output "
+             "that cannot be written), found before anything is created, in one line. "
+             "Tables show the main columns under short headers, fitted to the terminal; "
+             "`--wide` shows every column under its full name; CSV and JSON always give "
+             "every column.", ""]
 
     def add(command: Any, name: str, parent: Any = None) -> None:
         ctx = command.context_class(command, parent=parent, info_name=name,

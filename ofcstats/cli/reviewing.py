@@ -14,9 +14,10 @@ import typer
 import typer.core
 import typer.main
 
+from ofcstats import analysis
 from ofcstats import engine as engines
 from ofcstats.cli.app import app
-from ofcstats.cli.common import _open_existing, _utc, engine_for
+from ofcstats.cli.common import _open_existing, _utc, check_filters, engine_for
 from ofcstats.cli.options import (
     AddressOption,
     ConfigOption,
@@ -30,6 +31,7 @@ from ofcstats.cli.options import (
     TableFormat,
     UntilOption,
     WaitOption,
+    WideOption,
 )
 from ofcstats.cli.output import (
     _on_terminal,
@@ -121,6 +123,7 @@ def review(
         "situation: per player and situation, beside the table's average.")]
         = ReviewBy.player,
     output: FormatOption = TableFormat.table,
+    wide: WideOption = False,
     mistakes: Annotated[bool, typer.Option(
         "--mistakes", help="CSV: print the biggest mistakes instead of the summary.")]
         = False,
@@ -161,6 +164,8 @@ def review(
     # Written to: the decisions table keeps what was reviewed.
     with _open_existing(db, read_only=False, wait=wait, quiet=quiet) as store:
         try:
+            check_filters(store, analysis.Filters(players=player or None,
+                                                  sessions=session or None))
             with progress_bar("review", _on_terminal(quiet or output is not TableFormat.table)
                               ) as update:
                 if sharded is None:
@@ -176,14 +181,15 @@ def review(
         raise fail("no decisions to review: no hands with logged streets match the filters", 1)
     if by is ReviewBy.situation:
         _print_situations(summary.situation_summary(frame), output, left_out,
-                          summary.skipped_text(left_out), shown)
+                          summary.skipped_text(left_out), shown, wide=wide)
         return
     _print_review(summary.player_summary(frame), summary.biggest_mistakes(frame), output,
-                  mistakes, left_out, summary.skipped_text(left_out), shown)
+                  mistakes, left_out, summary.skipped_text(left_out), shown, wide=wide)
 
 
 def _print_situations(table: pl.DataFrame, output: TableFormat, left_out: dict[str, int],
-                      not_reviewed: str, settings: dict[str, object]) -> None:
+                      not_reviewed: str, settings: dict[str, object], *,
+                      wide: bool = False) -> None:
     """The loss per player and situation beside the table's, per variant (a table), as
     CSV, or as JSON with the settings."""
     if output is TableFormat.json:
@@ -200,8 +206,7 @@ def _print_situations(table: pl.DataFrame, output: TableFormat, left_out: dict[s
         .alias("95% interval"))
     for index, ((variant,), part) in enumerate(shown.group_by("variant", maintain_order=True)):
         typer.echo(("\n" if index else "") + str(variant))
-        _print_table(part, output, ["player", "situation", "decisions", "mean_ev_loss",
-                                    "95% interval", "table_mean_ev_loss", "vs_table"])
+        _print_table(part, output, "situations", wide=wide)
     typer.echo("\nEV loss in points per decision; the table: every reviewed player.")
     if not_reviewed:
         typer.echo("\n" + not_reviewed)
@@ -209,7 +214,7 @@ def _print_situations(table: pl.DataFrame, output: TableFormat, left_out: dict[s
 
 def _print_review(players: pl.DataFrame, biggest: pl.DataFrame, output: TableFormat,
                   mistakes: bool, left_out: dict[str, int], not_reviewed: str,
-                  settings: dict[str, object]) -> None:
+                  settings: dict[str, object], *, wide: bool = False) -> None:
     """The review's summary per player and its biggest mistakes, per variant (a table),
     or either (CSV), or both (JSON, with the settings); and what was not reviewed."""
     if output is TableFormat.json:
@@ -226,12 +231,11 @@ def _print_review(players: pl.DataFrame, biggest: pl.DataFrame, output: TableFor
                                                                     maintain_order=True)):
             shown = part.select([c for c in part.columns if not part[c].is_null().all()])
             typer.echo(("\n" if index else "") + str(variant))
-            _print_table(shown, output, [c for c in shown.columns if c not in (
-                "variant", "ci_low", "ci_high", "mistakes")])
+            _print_table(shown.drop("variant", "ci_low", "ci_high", "mistakes", strict=False),
+                         output, "review", wide=wide)
             typer.echo("\nBiggest mistakes (replay one with ofcstats replay HAND_ID):")
-            _print_table(biggest.filter(pl.col("variant") == variant), output, [
-                "player", "hand_id", "seat", "street", "mistake", "ev_loss", "ev_loss_se",
-                "chosen", "best"])
+            _print_table(biggest.filter(pl.col("variant") == variant), output, "mistakes",
+                         wide=wide)
         if not_reviewed:
             typer.echo("\n" + not_reviewed)
 

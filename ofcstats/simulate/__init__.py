@@ -257,6 +257,7 @@ def write_jsonl(sim: Simulation, path: Path,
         return Written(hands=sim.hands, resumed_after=kept)
     if progress is not None:
         progress(start.hands, sim.hands)
+    path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("r+b" if found is not None else "wb") as out:
         out.seek(keep)
         checked = not expected

@@ -124,12 +124,15 @@ class Dealer:
         self.repeat_limit = ruleset.fantasyland.repeat_limit
         self.per_game = ruleset.fantasyland.repeat_scope == "game"
         self.entry_steps = ruleset.fantasyland.entry_card_steps(variant)
+        self._turn_taken: Callable[[float], None] | None = None  # (set by play)
 
     def play(self, tables: int, games: int,
              progress: Callable[[int], None] | None = None) -> list[list[HandRecord]]:
         """``games`` games at each of ``tables`` tables; hands per table, in order.
 
-        ``progress`` gets the count of hands played so far after each round of hands.
+        ``progress`` gets the count of hands played so far after each round of hands, and
+        within a round after each seat's turn on each street, in proportion (rounded
+        down): a slow bot's round moves the count as its turns are taken.
         """
         s = self.seats
         state = _Series(button=np.full(tables, s - 1), orbit=np.zeros(tables, np.int64),
@@ -144,6 +147,10 @@ class Dealer:
             idx = np.flatnonzero(state.games < games)
             if not idx.size:
                 return records
+            if progress is not None:
+                def turn_taken(share: float, base: int = played, size: int = idx.size) -> None:
+                    progress(base + int(size * share))
+                self._turn_taken = turn_taken
             hands, next_fl, timed = self._hand(idx, state)
             for i, t in enumerate(idx):
                 hands[i].game = int(state.games[t])
@@ -312,6 +319,8 @@ class Dealer:
                     actions[on_time] = rows
                 if acts:
                     self._place(acts, number, boards, visible, log)
+                if self._turn_taken is not None:
+                    self._turn_taken((number * s + position + 1) / (len(streets) * s))
 
     def _deal_street(self, deal: _Deal, count: int, playing: npt.NDArray[np.bool_],
                      seen: npt.NDArray[np.bool_]) -> dict[int, npt.NDArray[np.uint8]]:

@@ -1,0 +1,205 @@
+"""The same mistake gets the same answer in every command, and tables fit the terminal:
+usage errors in one line (exit 2), unknown values named with the known ones, a ruleset
+not played in the hands' variants pointing at --what-if, output folders made, plurals,
+"-" for an empty value, and the default columns of a table fitted to 80 columns (all of
+them with --wide), on a terminal and in a pipe."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from test_cli_terminal import run_in_pipe, run_on_terminal
+from test_cli_usage import one_line_error
+from typer.testing import CliRunner
+
+from ofcstats.cli import app
+from ofcstats.cli.output import TABLES, plural
+from ofcstats.ingest import ingest
+from ofcstats.pipeline import rescore
+from ofcstats.rules import load_rulesets
+from ofcstats.store import Store
+
+runner = CliRunner()
+SAMPLE = Path(__file__).parent.parent / "data" / "sample"
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Pineapple and 13-card hands, scored under the rulesets played in each."""
+    folder = tmp_path_factory.mktemp("consistency")
+    ingest([SAMPLE / "pineapple-american.jsonl", SAMPLE / "chinese-13-russian.jsonl"],
+           folder / "club.duckdb")
+    with Store(folder / "club.duckdb") as store:
+        rescore(store, load_rulesets(["american", "pokerstars", "russian", "one-six"]))
+    return folder
+
+
+def screen_lines(shown: bytes) -> list[str]:
+    """What a terminal shows, line by line: escapes removed, split at carriage returns."""
+    text = ANSI.sub("", shown.decode(errors="replace"))
+    return [line for part in text.split("\n") for line in part.split("\r")]
+
+
+USAGE_ERRORS = {
+    "a date": (["compare", "--since", "yesterday"],
+               "ofcstats: --since yesterday: not a date: give one in ISO 8601, e.g. "
+               "2026-01-31 or 2026-01-31T18:00 (see ofcstats compare --help)"),
+    "a negative wait": (["players", "--wait", "-1"],
+                        "ofcstats: --wait -1: must be 0 or more (see ofcstats players --help)"),
+    "a format": (["player", "ann", "-f", "xml"],
+                 "ofcstats: -f xml: use one of table, csv, json (see ofcstats player --help)"),
+    "an option": (["compare", "--bogus"],
+                  "ofcstats: no such option: --bogus (see ofcstats compare --help)"),
+    "an argument": (["replay"],
+                    "ofcstats: missing argument 'hand_id' (see ofcstats replay --help)"),
+}
+
+
+@pytest.mark.parametrize("mistake", list(USAGE_ERRORS))
+def test_every_usage_error_is_one_line_naming_the_option_and_value(mistake: str) -> None:
+    args, expected = USAGE_ERRORS[mistake]
+    assert one_line_error(runner.invoke(app, args), 2) == expected
+
+
+def test_a_usage_error_is_one_line_on_a_terminal_too(work: Path) -> None:
+    code, shown = run_on_terminal(["compare", "--since", "yesterday"], work)
+    assert code == 2
+    lines = [line for line in screen_lines(shown) if line.strip()]
+    assert lines == [USAGE_ERRORS["a date"][1]], lines
+
+
+@pytest.mark.parametrize("args", [
+    ["players"], ["compare"], ["player", "alice"], ["report", "-o", "r.html"],
+    ["review", "--rollouts", "4"]])
+def test_unknown_player_is_the_same_usage_error_everywhere(work: Path, args: list[str]
+                                                           ) -> None:
+    result = runner.invoke(app, [*args, "--player", "zed", "--db", str(work / "club.duckdb")]
+                           if args[0] != "player" else
+                           ["player", "zed", "--db", str(work / "club.duckdb")])
+    text = one_line_error(result, 2)
+    assert text.startswith("ofcstats: no player named zed; known players: "), text
+    assert not (work / "r.html").exists()
+
+
+def test_review_of_an_unknown_session_names_the_known_ones(work: Path) -> None:
+    text = one_line_error(runner.invoke(app, [
+        "review", "--session", "nope", "--db", str(work / "club.duckdb")]), 2)
+    assert text.startswith("ofcstats: no session named nope; "), text
+
+
+@pytest.mark.parametrize("args", [["players", "--ruleset", "russian"],
+                                  ["compare", "--ruleset", "russian"],
+                                  ["player", "alice", "--ruleset", "russian"]])
+def test_a_ruleset_not_played_in_the_variant_points_at_what_if(work: Path, args: list[str]
+                                                               ) -> None:
+    text = one_line_error(runner.invoke(app, [*args, "--variant", "pineapple", "--db",
+                                              str(work / "club.duckdb")]), 2)
+    assert text == ("ofcstats: russian is not played in pineapple (only in chinese-13): to "
+                    "score those hands under it anyway, ofcstats rescore --what-if russian")
+
+
+def test_an_error_under_a_progress_bar_stands_on_its_own_line(work: Path) -> None:
+    code, shown = run_on_terminal(["players", "--ruleset", "russian", "--variant", "pineapple",
+                                   "--db", "club.duckdb"], work)
+    assert code == 2
+    errors = [line for line in screen_lines(shown) if "ofcstats:" in line]
+    assert errors, screen_lines(shown)
+    assert all(line.startswith("ofcstats: russian is not played") for line in errors), errors
+
+
+def test_every_output_makes_its_missing_folders(work: Path) -> None:
+    db = str(work / "club.duckdb")
+    outputs = {
+        "replay": ["replay", "pineapple-american-00001-01", "--rollouts", "4", "-o",
+                   "new1/deeper/hand.html", "--db", db],
+        "compare": ["compare", "-o", "new2/compare.txt", "--db", db],
+        "simulate": ["simulate", "-p", "a:safe,b:safe", "-n", "4", "-o", "new3/s.jsonl"],
+        "score": ["score", str(SAMPLE / "criss-cross.jsonl"), "-o", "new4/s.csv", "-f", "csv"],
+    }
+    for name, args in outputs.items():
+        done = run_in_pipe(args, work)
+        assert done.returncode == 0, (name, done.stderr)
+    for path in ("new1/deeper/hand.html", "new2/compare.txt", "new3/s.jsonl", "new4/s.csv"):
+        assert (work / path).is_file(), path
+
+
+def test_an_output_folder_is_not_made_on_the_way_to_an_error(work: Path) -> None:
+    result = runner.invoke(app, ["replay", "no-such-hand", "-o", str(work / "new5/h.html"),
+                                 "--db", str(work / "club.duckdb")])
+    assert result.exit_code == 2
+    assert not (work / "new5").exists()
+
+
+def test_counts_take_the_plural_they_need() -> None:
+    assert [plural(n, "ruleset") for n in (0, 1, 2)] == ["0 rulesets", "1 ruleset",
+                                                         "2 rulesets"]
+    assert plural(1, "variant") == "1 variant"
+    assert plural(2_500, "hand") == "2,500 hands"
+
+
+def test_one_ruleset_rescored_says_one_ruleset(work: Path) -> None:
+    result = runner.invoke(app, ["rescore", "-r", "american", "--db",
+                                 str(work / "club.duckdb")])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("1 ruleset: "), result.stdout
+
+
+def test_an_empty_value_is_a_dash_in_a_table_and_null_in_json(work: Path) -> None:
+    db = str(work / "club.duckdb")
+    table = runner.invoke(app, ["compare", "--variant", "chinese-13", "--db", db])
+    assert table.exit_code == 0, table.output
+    assert "null" not in table.stdout
+    rows = [line for line in table.stdout.splitlines() if "russian" in line]
+    assert rows, table.stdout
+    assert "| -" in rows[0], table.stdout
+    as_json = runner.invoke(app, ["compare", "--variant", "chinese-13", "-f", "json",
+                                  "--db", db])
+    assert {row["fantasyland_entry_rate"] for row in json.loads(as_json.stdout)} == {None}
+
+
+TABLE_COMMANDS = {
+    "compare": ["compare", "--db", "club.duckdb"],
+    "players": ["players", "--db", "club.duckdb"],
+    "player": ["player", "alice", "--db", "club.duckdb"],
+}
+
+
+@pytest.mark.parametrize("name", list(TABLE_COMMANDS))
+def test_tables_fit_an_80_column_terminal(work: Path, name: str) -> None:
+    code, shown = run_on_terminal(TABLE_COMMANDS[name], work, env={"COLUMNS": "80"})
+    assert code == 0, shown.decode(errors="replace")
+    lines = screen_lines(shown)
+    assert any(line.startswith("|") for line in lines)
+    too_long = [line for line in lines if len(line) > 80]
+    assert not too_long, too_long
+
+
+@pytest.mark.parametrize("name", list(TABLE_COMMANDS))
+def test_wide_shows_every_column_under_its_name(work: Path, name: str) -> None:
+    code, shown = run_on_terminal([*TABLE_COMMANDS[name], "--wide"], work,
+                                  env={"COLUMNS": "80"})
+    assert code == 0, shown.decode(errors="replace")
+    header = next(line for line in screen_lines(shown) if line.startswith("| "))
+    for column in TABLES[name].columns:
+        assert f" {column} " in header, (column, header)
+
+
+@pytest.mark.parametrize("name", list(TABLE_COMMANDS))
+def test_csv_keeps_every_column_in_a_pipe(work: Path, name: str) -> None:
+    done = run_in_pipe([*TABLE_COMMANDS[name], "-f", "csv"], work)
+    assert done.returncode == 0, done.stderr
+    header = done.stdout.decode().splitlines()[0].split(",")
+    assert set(TABLES[name].columns) <= set(header), header
+
+
+def test_a_narrow_terminal_leaves_out_trailing_columns_and_says_so(work: Path) -> None:
+    code, shown = run_on_terminal(["compare", "--db", "club.duckdb"], work,
+                                  env={"COLUMNS": "40"})
+    assert code == 0
+    lines = screen_lines(shown)
+    assert any("more column" in line and "--wide" in line for line in lines), lines
+    assert all(len(line) <= 40 for line in lines if line.startswith("|")), lines
