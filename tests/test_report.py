@@ -11,13 +11,14 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from matplotlib.figure import Figure
 from typer.testing import CliRunner
 
 from ofcstats.analysis import Filters
 from ofcstats.cli import app
 from ofcstats.ingest import ingest
 from ofcstats.pipeline import rescore
-from ofcstats.report import charts, collect, write_report
+from ofcstats.report import A4, _pages, charts, collect, write_report
 from ofcstats.rules import load_ruleset, load_rulesets
 from ofcstats.simulate import Player, Simulation, simulate
 from ofcstats.store import Store
@@ -57,7 +58,8 @@ def test_the_report_is_one_self_contained_file(written: tuple[Path, Path, int]) 
     assert not re.search(r"""(src|href)=["'](?!data:|#)""", page)  # nothing fetched
     assert "http://" not in page
     assert "https://" not in page
-    assert page.count('src="data:image/png;base64,') == written[2]
+    drawn = page.count('src="data:image/svg+xml;base64,')
+    assert drawn + page.count('<p class="nochart">') == written[2]
 
 
 def test_every_name_and_value_is_escaped(written: tuple[Path, Path, int]) -> None:
@@ -83,15 +85,25 @@ def test_the_report_has_every_section(written: tuple[Path, Path, int]) -> None:
     assert "Every logged <code>reported_points</code> agrees" in page
 
 
-def test_the_pdf_is_one_a4_document_with_a_title_page_and_a_page_per_chart(
+def test_the_pdf_is_a4_with_a_title_page_and_two_or_more_charts_a_page(
         written: tuple[Path, Path, int]) -> None:
     pdf = written[1].read_bytes()
     assert pdf.startswith(b"%PDF")
-    assert len(re.findall(rb"/Type /Page\b", pdf)) == written[2] + 1
-    # Every page A4 (595 x 842 points).
+    pages = len(re.findall(rb"/Type /Page\b", pdf))
+    assert 2 <= pages <= 1 + -(-written[2] // 2)  # the title page, then two charts or more
+    # Every page A4 (595 x 842 points), upright or on its side.
     boxes = set(re.findall(rb"/MediaBox \[ *([\d. ]+)\]", pdf))
-    assert {tuple(round(float(v)) for v in box.split()) for box in boxes} == \
-        {(0, 0, 595, 842)}
+    assert {tuple(round(float(v)) for v in box.split()) for box in boxes} <= \
+        {(0, 0, 595, 842), (0, 0, 842, 595)}
+
+
+def test_a_wide_chart_goes_on_a_landscape_page_and_tall_ones_share_upright_pages() -> None:
+    wide, tall = Figure(figsize=(15, 4.5)), Figure(figsize=(7, 4))
+    for figure in (wide, tall):
+        figure.subplots().plot([0, 1], [0, 1])
+    pages = _pages([("v:a", tall), ("v:b", tall), ("v:c", wide), ("v:d", tall)])
+    assert [(size, [p.key for p in placed]) for size, placed in pages] == [
+        (A4, ["v:a", "v:b"]), ((A4[1], A4[0]), ["v:c"]), (A4, ["v:d"])]
 
 
 def test_filters_narrow_the_report(database: Path) -> None:
@@ -129,9 +141,10 @@ def _chromium() -> str | None:
     return shutil.which("chromium")
 
 
-@pytest.mark.slow
-def test_the_report_renders_in_a_real_browser(written: tuple[Path, Path, int],
-                                              tmp_path: Path) -> None:
+def _in_browser(page_file: Path, width: int, shot: Path) -> dict[str, object]:
+    """The page opened in headless Chromium ``width`` px wide: its problems (console
+    errors, page errors, requests off the file), the page's width, each image's natural
+    size, the inline SVGs and a screenshot of the whole page."""
     playwright = pytest.importorskip("playwright.sync_api")
     chromium = _chromium()
     if chromium is None:
@@ -141,27 +154,51 @@ def test_the_report_renders_in_a_real_browser(written: tuple[Path, Path, int],
         browser = driver.chromium.launch(executable_path=chromium, args=[
             "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
             "--disable-component-update", "--disable-sync"])
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page = browser.new_page(viewport={"width": width, "height": 900})
         page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda e: problems.append(str(e)))
         page.on("request", lambda r: problems.append(f"request {r.url}")
                 if not r.url.startswith(("file:", "data:")) else None)
-        page.goto(written[0].as_uri())
-        sizes = page.evaluate(
-            "Array.from(document.images).map(i => [i.naturalWidth, i.naturalHeight])")
-        overflow = page.evaluate(
-            "[document.documentElement.scrollWidth, ...Array.from(document.querySelectorAll("
-            "'table')).map(t => t.scrollWidth - t.clientWidth)]")
-        shot = tmp_path / "report.png"
+        page.goto(page_file.as_uri())
+        seen = page.evaluate(
+            "({width: document.documentElement.scrollWidth, inner: window.innerWidth,"
+            " images: Array.from(document.images).map(i => [i.naturalWidth, i.naturalHeight,"
+            "   i.complete]),"
+            " svgs: document.querySelectorAll('svg').length})")
         page.screenshot(path=str(shot), full_page=True)
         browser.close()
-    assert problems == []
-    assert len(sizes) == written[2]
-    assert all(width > 0 and height > 0 for width, height in sizes)
-    # Nothing wider than the window at 1280 px: neither the page nor a table.
-    assert overflow[0] <= 1280
-    assert max(overflow[1:]) <= 0
-    assert shot.stat().st_size > 10_000
+    return {"problems": problems, **seen}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_report_renders_in_a_real_browser(written: tuple[Path, Path, int],
+                                              tmp_path: Path, width: int) -> None:
+    seen = _in_browser(written[0], width, tmp_path / "report.png")
+    assert seen["problems"] == []
+    charts_drawn = written[0].read_text(encoding="utf-8").count("data:image/svg+xml;base64,")
+    assert len(seen["images"]) == charts_drawn > 0  # type: ignore[arg-type]
+    assert all(w > 0 and h > 0 and done for w, h, done in seen["images"])  # type: ignore[attr-defined]
+    # No sideways scroll of the page, on a desktop or a phone: wide tables and charts
+    # scroll in their own boxes.
+    assert seen["width"] <= seen["inner"] == width
+    assert (tmp_path / "report.png").stat().st_size > 10_000
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width", [1280, 390])
+def test_a_replay_page_renders_in_a_real_browser(database: Path, tmp_path: Path,
+                                                 width: int) -> None:
+    with Store(database, read_only=True) as store:
+        hand = store.con.execute("SELECT min(hand_id) FROM hands").fetchone()[0]  # type: ignore[index]
+    target = tmp_path / "hand.html"
+    result = CliRunner().invoke(app, ["replay", hand, "--db", str(database), "-o", str(target),
+                                      "--rollouts", "16"])
+    assert result.exit_code == 0, result.output
+    seen = _in_browser(target, width, tmp_path / "hand.png")
+    assert seen["problems"] == []
+    assert seen["width"] <= seen["inner"] == width
+    assert all(w > 0 and h > 0 and done for w, h, done in seen["images"])  # type: ignore[attr-defined]
 
 
 def test_a_ruleset_without_royalties_gets_a_note_not_an_empty_chart() -> None:

@@ -192,6 +192,27 @@ def progress_bar(label: str, show: bool, *, unit: str = "hands", in_bytes: bool 
         yield update
 
 
+Steps = Callable[[str, int, int], None]
+"""A progress callback for named steps: ``(what, done, total)``."""
+
+
+@contextmanager
+def steps_bar(label: str, show: bool) -> Iterator[Steps | None]:
+    """A progress bar of named steps on stderr ("report: chart 3 of 28: pineapple:
+    styles", the count and time so far), or None when there is no bar to draw (as
+    :func:`progress_bar`: not in a pipe, not with --quiet)."""
+    if not show:
+        yield None
+        return
+    with Progress("[progress.description]{task.description}", BarColumn(), _Count("steps"),
+                  TimeElapsedColumn(), console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(label, total=None)
+
+        def update(what: str, done: int, total: int) -> None:
+            bar.update(task, description=f"{label}: {what}", completed=done, total=total)
+        yield update
+
+
 def _step(update: Update | None, done: int, total: int) -> None:
     if update is not None:
         update(done, total)
