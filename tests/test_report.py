@@ -18,7 +18,7 @@ from ofcstats.analysis import Filters
 from ofcstats.cli import app
 from ofcstats.ingest import ingest
 from ofcstats.pipeline import rescore
-from ofcstats.report import A4, _pages, charts, collect, write_report
+from ofcstats.report import A4, _embedded, _image, _pages, _titled, charts, collect, write_report
 from ofcstats.rules import load_ruleset, load_rulesets
 from ofcstats.simulate import Player, Simulation, simulate
 from ofcstats.store import Store
@@ -208,3 +208,52 @@ def test_a_ruleset_without_royalties_gets_a_note_not_an_empty_chart() -> None:
     figure = charts.royalties_by_row(players, "russian")
     assert not figure.axes[0].axison
     assert "no royalties were collected under russian" in figure.axes[0].texts[0].get_text()
+
+
+def test_a_chart_with_nothing_to_draw_is_one_line_of_text_on_the_page() -> None:
+    players = pl.DataFrame({"player": ["ann"], "ruleset": "russian", "royalties_top": [0.0],
+                            "royalties_middle": [0.0], "royalties_bottom": [0.0]})
+    shown = _embedded(_titled("chinese-13", charts.royalties_by_row, players, "russian"))
+    assert _image(shown, "alt") == (
+        '<p class="nochart">chinese-13: Royalties collected per hand, by row (russian): '
+        "no royalties were collected under russian.</p>")
+
+
+def test_style_map_markers_are_whole_and_its_note_is_off_the_plot() -> None:
+    rows = pl.DataFrame({"player": ["ann", "bob"], "ruleset": "r", "hands": [100, 400],
+                         "foul_rate": [0.0, 0.2], "fantasyland_entry_rate": [0.0, 0.3]})
+    figure = charts.style_map(rows, "r")
+    axes = figure.axes[0]
+    assert all(not c.get_clip_on() for c in axes.collections)  # a marker at 0 is not cut
+    assert axes.get_xlim()[0] < 0
+    assert axes.get_ylim()[0] < 0
+    assert "marker area" in axes.get_xlabel()
+    assert not any("marker area" in t.get_text() for t in axes.texts)
+
+
+def test_the_interval_note_is_the_legends_title_not_a_text_over_the_bars() -> None:
+    streets = pl.DataFrame({"player": ["ann", "bob"], "street": ["street_1"] * 2,
+                            "mean_ev_loss": [1.0, 2.0], "ci_low": [0.5, 1.5],
+                            "ci_high": [1.5, 2.5]})
+    axes = charts.ev_loss_by_street(streets).axes[0]
+    assert "95%" in axes.get_legend().get_title().get_text()
+    assert len(axes.texts) == 0
+
+
+def test_many_rulesets_are_small_multiples_one_in_colour_over_the_rest_in_grey() -> None:
+    hands = list(range(1, 11))
+    running = pl.DataFrame({"player": "ann", "ruleset": [f"r{i}" for i in range(9)
+                                                         for _ in hands],
+                            "hands": hands * 9, "points": [i * h for i in range(9)
+                                                           for h in hands]})
+    figure = charts.player_under_rulesets(running, "ann")
+    panels = [a for a in figure.axes if a.axison]
+    assert len(panels) == 9
+    assert [a.get_title() for a in panels[:2]] == ["r8 (+80)", "r7 (+70)"]
+    for axes in panels:
+        colours = [line.get_color() for line in axes.get_lines()[:-1]]  # less the zero line
+        assert colours.count("#c8c8c8") == 8
+        assert len(colours) == 9
+    few = charts.player_under_rulesets(running.filter(pl.col("ruleset") < "r3"), "ann")
+    assert len(few.axes) == 1
+    assert len(few.axes[0].get_legend().get_texts()) == 3

@@ -423,9 +423,10 @@ def _draw_ev_loss(axes: Any, streets: pl.DataFrame, title: str) -> None:
     axes.set_xticks(range(len(labels)), [s.replace("_", " ") for s in labels])
     axes.set_title(title)
     axes.set_ylabel("points given up per decision")
-    # The note on the bars as the legend's title: it moves with the legend, over nothing.
-    axes.legend(ncols=min(4, len(players)), title="bars: 95% interval of the mean",
-                title_fontsize=NOTE)
+    # The note on the bars as the legend's title, the legend beside the axes: over nothing.
+    axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                title="bars: 95%\ninterval of\nthe mean", title_fontsize=NOTE,
+                alignment="left")
 
 
 def royalties_by_row(player_stats: pl.DataFrame, ruleset: str) -> Figure:
