@@ -503,7 +503,8 @@ class _Placed:
 def _pages(drawn: Sequence[tuple[str, Figure]]) -> list[tuple[tuple[float, float],
                                                              list[_Placed]]]:
     """The charts laid out in page order: as many to a page as fit at the page's width
-    (less margins), each on a portrait page, or a landscape one when it is wide."""
+    (less margins) and at most half its height, each on a portrait page, or a landscape
+    one when it is wide."""
     pages: list[tuple[tuple[float, float], list[_Placed]]] = []
     room = 0.0
     for key, figure in drawn:
@@ -512,7 +513,8 @@ def _pages(drawn: Sequence[tuple[str, Figure]]) -> list[tuple[tuple[float, float
         image = mpl_image.imread(io.BytesIO(buffer.getvalue()), format="png")
         height, width = image.shape[:2]
         size = (A4[1], A4[0]) if width / height > LANDSCAPE else A4
-        box_w, box_h = size[0] - 2 * MARGIN, size[1] - 2 * MARGIN - 0.3 - CAPTION
+        # At most half the page's height: two charts or more to every page.
+        box_w, box_h = size[0] - 2 * MARGIN, (size[1] - 2 * MARGIN - 0.3 - 0.15) / 2 - CAPTION
         scale = min(box_w / width, box_h / height)
         placed = _Placed(key, image, width * scale, height * scale + CAPTION)
         if not pages or pages[-1][0] != size or placed.height > room:

@@ -126,11 +126,22 @@ def _grid(count: int, panel_height: float) -> tuple[Figure, Any]:
     return figure, grid
 
 
+POINTS = 300
+"""The most points a curve is drawn with: more than a chart's width shows apart (its
+first and last kept), so the SVG of a long session stays small."""
+
+
 def _curves(running: pl.DataFrame, key: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Per value of ``key``, the hands played and the running total at each point."""
-    return {str(name): (part.get_column("hands").to_numpy(),
-                        part.get_column("points").to_numpy())
-            for (name,), part in running.group_by(key, maintain_order=True)}
+    """Per value of ``key``, the hands played and the running total at each point (at
+    most :data:`POINTS` of them, evenly spaced in hands)."""
+    out = {}
+    for (name,), part in running.group_by(key, maintain_order=True):
+        hands, points = part.get_column("hands").to_numpy(), part.get_column("points").to_numpy()
+        if len(hands) > POINTS:
+            keep = np.unique(np.linspace(0, len(hands) - 1, POINTS).round().astype(np.intp))
+            hands, points = hands[keep], points[keep]
+        out[str(name)] = (hands, points)
+    return out
 
 
 def cumulative_points(running: pl.DataFrame, ruleset: str, sigma: float) -> Figure:
@@ -232,7 +243,7 @@ FEW_LINES = 4
 def _highlighted(title: str, order: list[str],
                  curves: dict[str, tuple[np.ndarray, np.ndarray]]) -> Figure:
     """One panel per curve of ``curves`` (in ``order``): it in colour, the rest in grey."""
-    figure, grid = _grid(len(order), 2.2)
+    figure, grid = _grid(len(order), 1.6)
     low = min(float(c[1].min()) for c in curves.values())
     high = max(float(c[1].max()) for c in curves.values())
     pad = 0.05 * (high - low or 1.0)
