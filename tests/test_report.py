@@ -170,13 +170,33 @@ def _in_browser(page_file: Path, width: int, shot: Path) -> dict[str, object]:
     return {"problems": problems, **seen}
 
 
+@pytest.fixture(scope="module")
+def reviewed(database: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The report of the test hands with one player's decisions reviewed: every section,
+    the decisions' tables and the replay of a costly decision among them."""
+    folder = tmp_path_factory.mktemp("reviewed")
+    db = folder / "club.duckdb"
+    shutil.copy(database, db)
+    with Store(db, read_only=True) as store:
+        session = store.con.execute("SELECT min(session_id) FROM hands").fetchone()[0]  # type: ignore[index]
+    # The review's default settings, as the report shows; one session, for time.
+    result = CliRunner().invoke(app, ["review", "--db", str(db), "--player", NASTY[1],
+                                      "--session", session, "--quiet"])
+    assert result.exit_code == 0, result.output
+    with Store(db, read_only=True) as store:
+        data = collect(store)
+    return write_report(data, folder / "report.html").html
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("width", [1280, 390])
-def test_the_report_renders_in_a_real_browser(written: tuple[Path, Path, int],
-                                              tmp_path: Path, width: int) -> None:
-    seen = _in_browser(written[0], width, tmp_path / "report.png")
+def test_the_report_renders_in_a_real_browser(reviewed: Path, tmp_path: Path,
+                                              width: int) -> None:
+    page = reviewed.read_text(encoding="utf-8")
+    assert '<table class="street">' in page  # the replayed decisions are on the page
+    seen = _in_browser(reviewed, width, tmp_path / "report.png")
     assert seen["problems"] == []
-    charts_drawn = written[0].read_text(encoding="utf-8").count("data:image/svg+xml;base64,")
+    charts_drawn = page.count("data:image/svg+xml;base64,")
     assert len(seen["images"]) == charts_drawn > 0  # type: ignore[arg-type]
     assert all(w > 0 and h > 0 and done for w, h, done in seen["images"])  # type: ignore[attr-defined]
     # No sideways scroll of the page, on a desktop or a phone: wide tables and charts
