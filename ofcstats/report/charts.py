@@ -134,14 +134,17 @@ first and last kept), so the SVG of a long session stays small."""
 def _curves(running: pl.DataFrame, key: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     """Per value of ``key``, the hands played and the running total at each point (at
     most :data:`POINTS` of them, evenly spaced in hands)."""
-    out = {}
-    for (name,), part in running.group_by(key, maintain_order=True):
-        hands, points = part.get_column("hands").to_numpy(), part.get_column("points").to_numpy()
-        if len(hands) > POINTS:
-            keep = np.unique(np.linspace(0, len(hands) - 1, POINTS).round().astype(np.intp))
-            hands, points = hands[keep], points[keep]
-        out[str(name)] = (hands, points)
-    return out
+    return {str(name): _thin(part.get_column("hands").to_numpy(),
+                             part.get_column("points").to_numpy(), POINTS)
+            for (name,), part in running.group_by(key, maintain_order=True)}
+
+
+def _thin(hands: np.ndarray, points: np.ndarray, most: int) -> tuple[np.ndarray, np.ndarray]:
+    """At most ``most`` points of a curve, evenly spaced, its first and last kept."""
+    if len(hands) <= most:
+        return hands, points
+    keep = np.unique(np.linspace(0, len(hands) - 1, most).round().astype(np.intp))
+    return hands[keep], points[keep]
 
 
 def cumulative_points(running: pl.DataFrame, ruleset: str, sigma: float) -> Figure:
@@ -238,6 +241,8 @@ def player_under_rulesets(running: pl.DataFrame, player: str) -> Figure:
 
 FEW_LINES = 4
 """Past this many lines on one axis, :func:`player_under_rulesets` draws small multiples."""
+PANEL_POINTS = 150
+"""The most points of a small multiple's curve in colour (its grey ones: half)."""
 
 
 def _highlighted(title: str, order: list[str],
@@ -247,11 +252,13 @@ def _highlighted(title: str, order: list[str],
     low = min(float(c[1].min()) for c in curves.values())
     high = max(float(c[1].max()) for c in curves.values())
     pad = 0.05 * (high - low or 1.0)
+    # A panel is a third of the width: fewer points draw it as well (a smaller SVG).
+    grey = {name: _thin(*curves[name], PANEL_POINTS // 2) for name in order}
     for index, (axes, name) in enumerate(zip(grid.flat, order, strict=False)):
         for other in order:
             if other != name:
-                axes.plot(*curves[other], color="#c8c8c8", linewidth=0.8)
-        hands, points = curves[name]
+                axes.plot(*grey[other], color="#c8c8c8", linewidth=0.8)
+        hands, points = _thin(*curves[name], PANEL_POINTS)
         axes.plot(hands, points, color=_colour(0), linewidth=1.6)
         axes.axhline(0, color="#666666", linewidth=0.6)
         axes.set_ylim(low - pad, high + pad)
