@@ -199,16 +199,22 @@ Steps = Callable[[str, int, int], None]
 @contextmanager
 def steps_bar(label: str, show: bool) -> Iterator[Steps | None]:
     """A progress bar of named steps on stderr ("report: chart 3 of 28: pineapple:
-    styles", the count and time so far), or None when there is no bar to draw (as
-    :func:`progress_bar`: not in a pipe, not with --quiet)."""
+    styles", the count and time so far), or None when there is no bar to draw. As
+    :func:`progress_bar`: not in a pipe, not with --quiet, drawn from the first step on
+    (an error before it shows alone)."""
     if not show:
         yield None
         return
-    with Progress("[progress.description]{task.description}", BarColumn(), _Count("steps"),
-                  TimeElapsedColumn(), console=Console(stderr=True), transient=True) as bar:
-        task = bar.add_task(label, total=None)
+    with ExitStack() as stack:
+        drawn: list[tuple[Progress, TaskID]] = []
 
         def update(what: str, done: int, total: int) -> None:
+            if not drawn:
+                bar = stack.enter_context(Progress(
+                    "[progress.description]{task.description}", BarColumn(), _Count("steps"),
+                    TimeElapsedColumn(), console=Console(stderr=True), transient=True))
+                drawn.append((bar, bar.add_task(label, total=None)))
+            bar, task = drawn[0]
             bar.update(task, description=f"{label}: {what}", completed=done, total=total)
         yield update
 
