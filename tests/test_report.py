@@ -277,3 +277,17 @@ def test_many_rulesets_are_small_multiples_one_in_colour_over_the_rest_in_grey()
     few = charts.player_under_rulesets(running.filter(pl.col("ruleset") < "r3"), "ann")
     assert len(few.axes) == 1
     assert len(few.axes[0].get_legend().get_texts()) == 3
+
+
+def test_beside_the_style_map_the_bars_legend_stays_off_it() -> None:
+    streets = pl.DataFrame({"player": ["ann", "bob"], "street": ["street_1"] * 2,
+                            "mean_ev_loss": [1.0, 2.0], "ci_low": [0.5, 1.5],
+                            "ci_high": [1.5, 2.5]})
+    styles = pl.DataFrame({"player": ["ann", "bob"], "ruleset": "r", "hands": [100, 400],
+                           "foul_rate": [0.0, 0.1], "fantasyland_entry_rate": [0.0, 0.12]})
+    figure = charts.ev_loss_beside_styles(streets, styles, "r")
+    renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
+    left, right = figure.axes
+    legend = left.get_legend().get_window_extent(renderer)
+    beside = right.get_tightbbox(renderer)
+    assert legend.x1 < beside.x0

@@ -411,7 +411,8 @@ def ev_loss_beside_styles(streets: pl.DataFrame, player_stats: pl.DataFrame,
         .sort("player")
     with style():
         figure = Figure(figsize=(15, 5))
-        left, right = figure.subplots(1, 2, gridspec_kw={"wspace": 0.25})
+        # Room between the two for the legend beside the bars.
+        left, right = figure.subplots(1, 2, gridspec_kw={"wspace": 0.5})
         _draw_ev_loss(left, streets, title)
         styles = f"The same players' styles ({ruleset})"
         if rows.is_empty():
