@@ -128,7 +128,16 @@ def test_ingest_shows_the_load_then_its_scoring_on_a_terminal(work: Path) -> Non
     assert "scored: 8 rulesets: 200 hands in " in text, text
 
 
-@pytest.mark.parametrize("name", ["simulate", "compare"])
+def test_report_progress_names_and_counts_its_charts_on_a_terminal(work: Path) -> None:
+    code, shown = run_on_terminal(COMMANDS["report"], work)
+    assert code == 0, shown.decode(errors="replace")
+    text = shown.decode(errors="replace")
+    counted = re.findall(r"chart (\d+) of (\d+)", text)
+    assert len({done for done, _ in counted}) >= 2, text  # it moves, chart by chart
+    assert len({total for _, total in counted}) == 1, text
+
+
+@pytest.mark.parametrize("name", ["simulate", "compare", "report"])
 def test_no_progress_into_a_pipe(work: Path, name: str) -> None:
     run = run_in_pipe(COMMANDS[name], work)
     assert run.returncode == 0, run.stderr

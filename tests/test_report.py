@@ -11,13 +11,14 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from matplotlib.figure import Figure
 from typer.testing import CliRunner
 
 from ofcstats.analysis import Filters
 from ofcstats.cli import app
 from ofcstats.ingest import ingest
 from ofcstats.pipeline import rescore
-from ofcstats.report import charts, collect, write_report
+from ofcstats.report import A4, _embedded, _image, _pages, _titled, charts, collect, write_report
 from ofcstats.rules import load_ruleset, load_rulesets
 from ofcstats.simulate import Player, Simulation, simulate
 from ofcstats.store import Store
@@ -57,7 +58,8 @@ def test_the_report_is_one_self_contained_file(written: tuple[Path, Path, int]) 
     assert not re.search(r"""(src|href)=["'](?!data:|#)""", page)  # nothing fetched
     assert "http://" not in page
     assert "https://" not in page
-    assert page.count('src="data:image/png;base64,') == written[2]
+    drawn = page.count('src="data:image/svg+xml;base64,')
+    assert drawn + page.count('<p class="nochart">') == written[2]
 
 
 def test_every_name_and_value_is_escaped(written: tuple[Path, Path, int]) -> None:
@@ -83,15 +85,25 @@ def test_the_report_has_every_section(written: tuple[Path, Path, int]) -> None:
     assert "Every logged <code>reported_points</code> agrees" in page
 
 
-def test_the_pdf_is_one_a4_document_with_a_title_page_and_a_page_per_chart(
+def test_the_pdf_is_a4_with_a_title_page_and_two_or_more_charts_a_page(
         written: tuple[Path, Path, int]) -> None:
     pdf = written[1].read_bytes()
     assert pdf.startswith(b"%PDF")
-    assert len(re.findall(rb"/Type /Page\b", pdf)) == written[2] + 1
-    # Every page A4 (595 x 842 points).
+    pages = len(re.findall(rb"/Type /Page\b", pdf))
+    assert 2 <= pages <= 1 + -(-written[2] // 2)  # the title page, then two charts or more
+    # Every page A4 (595 x 842 points), upright or on its side.
     boxes = set(re.findall(rb"/MediaBox \[ *([\d. ]+)\]", pdf))
-    assert {tuple(round(float(v)) for v in box.split()) for box in boxes} == \
-        {(0, 0, 595, 842)}
+    assert {tuple(round(float(v)) for v in box.split()) for box in boxes} <= \
+        {(0, 0, 595, 842), (0, 0, 842, 595)}
+
+
+def test_a_wide_chart_goes_on_a_landscape_page_and_tall_ones_share_upright_pages() -> None:
+    wide, tall = Figure(figsize=(15, 4.5)), Figure(figsize=(7, 4))
+    for figure in (wide, tall):
+        figure.subplots().plot([0, 1], [0, 1])
+    pages = _pages([("v:a", tall), ("v:b", tall), ("v:c", wide), ("v:d", tall)])
+    assert [(size, [p.key for p in placed]) for size, placed in pages] == [
+        (A4, ["v:a", "v:b"]), ((A4[1], A4[0]), ["v:c"]), (A4, ["v:d"])]
 
 
 def test_filters_narrow_the_report(database: Path) -> None:
@@ -129,9 +141,10 @@ def _chromium() -> str | None:
     return shutil.which("chromium")
 
 
-@pytest.mark.slow
-def test_the_report_renders_in_a_real_browser(written: tuple[Path, Path, int],
-                                              tmp_path: Path) -> None:
+def _in_browser(page_file: Path, width: int, shot: Path) -> dict[str, object]:
+    """The page opened in headless Chromium ``width`` px wide: its problems (console
+    errors, page errors, requests off the file), the page's width, each image's natural
+    size, the inline SVGs and a screenshot of the whole page."""
     playwright = pytest.importorskip("playwright.sync_api")
     chromium = _chromium()
     if chromium is None:
@@ -141,27 +154,71 @@ def test_the_report_renders_in_a_real_browser(written: tuple[Path, Path, int],
         browser = driver.chromium.launch(executable_path=chromium, args=[
             "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
             "--disable-component-update", "--disable-sync"])
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page = browser.new_page(viewport={"width": width, "height": 900})
         page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
         page.on("pageerror", lambda e: problems.append(str(e)))
         page.on("request", lambda r: problems.append(f"request {r.url}")
                 if not r.url.startswith(("file:", "data:")) else None)
-        page.goto(written[0].as_uri())
-        sizes = page.evaluate(
-            "Array.from(document.images).map(i => [i.naturalWidth, i.naturalHeight])")
-        overflow = page.evaluate(
-            "[document.documentElement.scrollWidth, ...Array.from(document.querySelectorAll("
-            "'table')).map(t => t.scrollWidth - t.clientWidth)]")
-        shot = tmp_path / "report.png"
+        page.goto(page_file.as_uri())
+        seen = page.evaluate(
+            "({width: document.documentElement.scrollWidth, inner: window.innerWidth,"
+            " images: Array.from(document.images).map(i => [i.naturalWidth, i.naturalHeight,"
+            "   i.complete]),"
+            " svgs: document.querySelectorAll('svg').length})")
         page.screenshot(path=str(shot), full_page=True)
         browser.close()
-    assert problems == []
-    assert len(sizes) == written[2]
-    assert all(width > 0 and height > 0 for width, height in sizes)
-    # Nothing wider than the window at 1280 px: neither the page nor a table.
-    assert overflow[0] <= 1280
-    assert max(overflow[1:]) <= 0
-    assert shot.stat().st_size > 10_000
+    return {"problems": problems, **seen}
+
+
+@pytest.fixture(scope="module")
+def reviewed(database: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The report of the test hands with one player's decisions reviewed: every section,
+    the decisions' tables and the replay of a costly decision among them."""
+    folder = tmp_path_factory.mktemp("reviewed")
+    db = folder / "club.duckdb"
+    shutil.copy(database, db)
+    with Store(db, read_only=True) as store:
+        session = store.con.execute("SELECT min(session_id) FROM hands").fetchone()[0]  # type: ignore[index]
+    # The review's default settings, as the report shows; one session, for time.
+    result = CliRunner().invoke(app, ["review", "--db", str(db), "--player", NASTY[1],
+                                      "--session", session, "--quiet"])
+    assert result.exit_code == 0, result.output
+    with Store(db, read_only=True) as store:
+        data = collect(store)
+    return write_report(data, folder / "report.html").html
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width", [1280, 390])
+def test_the_report_renders_in_a_real_browser(reviewed: Path, tmp_path: Path,
+                                              width: int) -> None:
+    page = reviewed.read_text(encoding="utf-8")
+    assert '<table class="street">' in page  # the replayed decisions are on the page
+    seen = _in_browser(reviewed, width, tmp_path / "report.png")
+    assert seen["problems"] == []
+    charts_drawn = page.count("data:image/svg+xml;base64,")
+    assert len(seen["images"]) == charts_drawn > 0  # type: ignore[arg-type]
+    assert all(w > 0 and h > 0 and done for w, h, done in seen["images"])  # type: ignore[attr-defined]
+    # No sideways scroll of the page, on a desktop or a phone: wide tables and charts
+    # scroll in their own boxes.
+    assert seen["width"] <= seen["inner"] == width
+    assert (tmp_path / "report.png").stat().st_size > 10_000
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width", [1280, 390])
+def test_a_replay_page_renders_in_a_real_browser(database: Path, tmp_path: Path,
+                                                 width: int) -> None:
+    with Store(database, read_only=True) as store:
+        hand = store.con.execute("SELECT min(hand_id) FROM hands").fetchone()[0]  # type: ignore[index]
+    target = tmp_path / "hand.html"
+    result = CliRunner().invoke(app, ["replay", hand, "--db", str(database), "-o", str(target),
+                                      "--rollouts", "16"])
+    assert result.exit_code == 0, result.output
+    seen = _in_browser(target, width, tmp_path / "hand.png")
+    assert seen["problems"] == []
+    assert seen["width"] <= seen["inner"] == width
+    assert all(w > 0 and h > 0 and done for w, h, done in seen["images"])  # type: ignore[attr-defined]
 
 
 def test_a_ruleset_without_royalties_gets_a_note_not_an_empty_chart() -> None:
@@ -171,3 +228,66 @@ def test_a_ruleset_without_royalties_gets_a_note_not_an_empty_chart() -> None:
     figure = charts.royalties_by_row(players, "russian")
     assert not figure.axes[0].axison
     assert "no royalties were collected under russian" in figure.axes[0].texts[0].get_text()
+
+
+def test_a_chart_with_nothing_to_draw_is_one_line_of_text_on_the_page() -> None:
+    players = pl.DataFrame({"player": ["ann"], "ruleset": "russian", "royalties_top": [0.0],
+                            "royalties_middle": [0.0], "royalties_bottom": [0.0]})
+    shown = _embedded(_titled("chinese-13", charts.royalties_by_row, players, "russian"))
+    assert _image(shown, "alt") == (
+        '<p class="nochart">chinese-13: Royalties collected per hand, by row (russian): '
+        "no royalties were collected under russian.</p>")
+
+
+def test_style_map_markers_are_whole_and_its_note_is_off_the_plot() -> None:
+    rows = pl.DataFrame({"player": ["ann", "bob"], "ruleset": "r", "hands": [100, 400],
+                         "foul_rate": [0.0, 0.2], "fantasyland_entry_rate": [0.0, 0.3]})
+    figure = charts.style_map(rows, "r")
+    axes = figure.axes[0]
+    assert all(not c.get_clip_on() for c in axes.collections)  # a marker at 0 is not cut
+    assert axes.get_xlim()[0] < 0
+    assert axes.get_ylim()[0] < 0
+    assert "marker area" in axes.get_xlabel()
+    assert not any("marker area" in t.get_text() for t in axes.texts)
+
+
+def test_the_interval_note_is_the_legends_title_not_a_text_over_the_bars() -> None:
+    streets = pl.DataFrame({"player": ["ann", "bob"], "street": ["street_1"] * 2,
+                            "mean_ev_loss": [1.0, 2.0], "ci_low": [0.5, 1.5],
+                            "ci_high": [1.5, 2.5]})
+    axes = charts.ev_loss_by_street(streets).axes[0]
+    assert "95%" in axes.get_legend().get_title().get_text()
+    assert len(axes.texts) == 0
+
+
+def test_many_rulesets_are_small_multiples_one_in_colour_over_the_rest_in_grey() -> None:
+    hands = list(range(1, 11))
+    running = pl.DataFrame({"player": "ann", "ruleset": [f"r{i}" for i in range(9)
+                                                         for _ in hands],
+                            "hands": hands * 9, "points": [i * h for i in range(9)
+                                                           for h in hands]})
+    figure = charts.player_under_rulesets(running, "ann")
+    panels = [a for a in figure.axes if a.axison]
+    assert len(panels) == 9
+    assert [a.get_title() for a in panels[:2]] == ["r8 (+80)", "r7 (+70)"]
+    for axes in panels:
+        colours = [line.get_color() for line in axes.get_lines()[:-1]]  # less the zero line
+        assert colours.count("#c8c8c8") == 8
+        assert len(colours) == 9
+    few = charts.player_under_rulesets(running.filter(pl.col("ruleset") < "r3"), "ann")
+    assert len(few.axes) == 1
+    assert len(few.axes[0].get_legend().get_texts()) == 3
+
+
+def test_beside_the_style_map_the_bars_legend_stays_off_it() -> None:
+    streets = pl.DataFrame({"player": ["ann", "bob"], "street": ["street_1"] * 2,
+                            "mean_ev_loss": [1.0, 2.0], "ci_low": [0.5, 1.5],
+                            "ci_high": [1.5, 2.5]})
+    styles = pl.DataFrame({"player": ["ann", "bob"], "ruleset": "r", "hands": [100, 400],
+                           "foul_rate": [0.0, 0.1], "fantasyland_entry_rate": [0.0, 0.12]})
+    figure = charts.ev_loss_beside_styles(streets, styles, "r")
+    renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
+    left, right = figure.axes
+    legend = left.get_legend().get_window_extent(renderer)
+    beside = right.get_tightbbox(renderer)
+    assert legend.x1 < beside.x0

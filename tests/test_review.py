@@ -488,7 +488,7 @@ def test_report_shows_the_decisions_per_variant(simulated: Path, tmp_path: Path)
     assert streets["street"].to_list()[:2] == ["street_1", "street_2"]
     assert (streets["ci_low"] <= streets["mean_ev_loss"]).all()
     assert (streets["mean_ev_loss"] <= streets["ci_high"]).all()
-    images = {key: report._png(figure) for key, figure in report.figures(data)}
+    images = {key: report._embedded(figure) for key, figure in report.figures(data)}
     assert "pineapple:decisions" in images
     section = "\n".join(report._decisions_section(data, images))
     assert '<h2 id="decisions">Decisions</h2>' in section

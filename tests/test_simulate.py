@@ -22,11 +22,14 @@ from ofcstats.score import score
 from ofcstats.simulate import (
     Simulation,
     SimulationError,
+    chinese,
     parse_players,
     simulate,
     write_jsonl,
 )
 from ofcstats.simulate.game import auto_rows
+from ofcstats.simulate.montecarlo import MonteCarloBot, thirteen_by_rollouts
+from ofcstats.simulate.scoring import ruleset_arrays
 from ofcstats.variants import Variant
 
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -411,6 +414,55 @@ def test_sample_data_is_small_valid_and_scores_as_reported() -> None:
         styles |= {style for extra in hands["extra"] for style in json.loads(extra)["bots"]
                    .values()}
     assert styles == {"random", "safe", "balanced", "aggressive", "montecarlo"}
+
+
+def _sample_commands() -> dict[str, list[str]]:
+    """The ``ofcstats simulate`` arguments of each file ``make sample-data`` writes, read
+    from the Makefile's recipe, by file name."""
+    text = (DATA.parent / "Makefile").read_text(encoding="utf-8").replace("\\\n", " ")
+    recipe = text.split("\nsample-data:", 1)[1].split("\n\n", 1)[0]
+    commands = {}
+    for line in recipe.splitlines()[1:]:
+        words = line.split()
+        at = words.index("simulate")
+        arguments = words[at + 1:]
+        commands[Path(arguments[arguments.index("-o") + 1]).name] = arguments
+    return commands
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(_sample_commands()))
+def test_make_sample_data_reproduces_the_shipped_file_byte_for_byte(
+        name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    arguments = _sample_commands()[name]
+    arguments[arguments.index("-o") + 1] = str(tmp_path / name)
+    monkeypatch.chdir(DATA.parent)  # the recipe names rulesets by their path in the project
+    result = CliRunner().invoke(app, ["simulate", *arguments])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / name).read_bytes() == (DATA / "sample" / name).read_bytes()
+
+
+def test_the_13_card_monte_carlo_bot_breaks_ties_by_the_sets_order() -> None:
+    """Sets of equal score are kept in their order (a stable sort), the same on every
+    processor: numpy's default sort orders ties by the machine's vector instructions."""
+    hand = np.array(parse_cards(["Td", "7s", "7h", "Jd", "5d", "Ac", "9h", "As", "3s", "2h",
+                                 "4c", "2s", "3d"]), dtype=np.uint8)
+    arrays = ruleset_arrays(load_ruleset("russian"), Variant.CHINESE_13)
+    score_of, _ = chinese.scored_sets(hand, arrays, chinese.WEIGHTS["balanced"])
+    best = np.sort(score_of)[::-1]
+    assert (best[:-1] == best[1:]).any()  # this hand has tied sets among its best
+    calls: list[str] = []
+    original = np.argsort
+
+    def watched(a: object, *args: object, **kwargs: object) -> object:
+        calls.append(str(kwargs.get("kind")))
+        return original(a, *args, **kwargs)  # type: ignore[call-overload]
+
+    bot = MonteCarloBot(np.random.default_rng(1), rollouts=8)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(np, "argsort", watched)
+        thirteen_by_rollouts(bot, hand[None, :], arrays, 1)
+    assert "stable" in calls
 
 
 @cache

@@ -325,6 +325,39 @@ def progress_bar(label: str, show: bool, *, unit: str = "hands", in_bytes: bool 
                 _LIVE.remove(drawn[0][0])
 
 
+Steps = Callable[[str, int, int], None]
+"""A progress callback for named steps: ``(what, done, total)``."""
+
+
+@contextmanager
+def steps_bar(label: str, show: bool) -> Iterator[Steps | None]:
+    """A progress bar of named steps on stderr ("report: chart 3 of 28: pineapple:
+    styles", the count and time so far), or None when there is no bar to draw. As
+    :func:`progress_bar`: not in a pipe, not with --quiet, drawn from the first step on
+    (an error before it shows alone)."""
+    if not show:
+        yield None
+        return
+    with ExitStack() as stack:
+        drawn: list[tuple[Progress, TaskID]] = []
+
+        def update(what: str, done: int, total: int) -> None:
+            if not drawn:
+                bar = stack.enter_context(Progress(
+                    "[progress.description]{task.description}", BarColumn(), _Count("steps"),
+                    TimeElapsedColumn(), console=Console(stderr=True), transient=True))
+                drawn.append((bar, bar.add_task(label, total=None)))
+                _LIVE.append(bar)
+            bar, task = drawn[0]
+            bar.update(task, description=f"{label}: {what}", completed=done, total=total)
+
+        try:
+            yield update
+        finally:
+            if drawn and drawn[0][0] in _LIVE:
+                _LIVE.remove(drawn[0][0])
+
+
 def _step(update: Update | None, done: int, total: int) -> None:
     if update is not None:
         update(done, total)

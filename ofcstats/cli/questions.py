@@ -32,14 +32,13 @@ from ofcstats.cli.options import (
 )
 from ofcstats.cli.output import (
     _on_terminal,
-    _step,
     by_variant_text,
     emit,
     fail,
     fail_with,
     frame_text,
     plural,
-    progress_bar,
+    steps_bar,
     terminal_width,
     to_terminal,
 )
@@ -189,16 +188,16 @@ def report(
     for path, what in ((output, "report"), (pdf, "PDF")):
         if path is not None:
             writable_file(path, what)
-    with progress_bar("report", _on_terminal(quiet), unit="steps") as update, \
+    with steps_bar("report", _on_terminal(quiet)) as update, \
             reading(db, filters, [ruleset] if ruleset else [], wait=wait, quiet=quiet) as store:
-        _step(update, 0, 2)  # reading and computing, then drawing and writing
+        if update is not None:
+            update("reading the database", 0, 1)
         try:
             data = reporting.collect(store, filters, ruleset, seed=seed)
         except OfcstatsError as error:
             raise fail_with(error) from None
-        _step(update, 1, 2)
-        written = reporting.write_report(data, output, pdf)
-        _step(update, 2, 2)
+        # Then a step a chart, counted and named as it is drawn, and a step a file.
+        written = reporting.write_report(data, output, pdf, progress=update)
     typer.echo(f"report ({plural(written.charts, 'chart')}, "
                f"{plural(len(data.variants), 'variant')}) -> "
                f"{written.html.resolve()}")

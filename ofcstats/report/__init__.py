@@ -12,9 +12,10 @@ from __future__ import annotations
 import base64
 import io
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -192,8 +193,14 @@ def _decisions_section(data: ReportData, images: dict[str, str]) -> list[str]:
     return parts
 
 
-def _titled(variant: str, figure: Figure) -> Figure:
-    """The variant in front of the chart's title (the figure's, else its first axes')."""
+def _titled(variant: str, draw: Callable[..., Figure], *args: Any) -> Figure:
+    """The chart ``draw(*args)`` draws, the variant in front of its title (the
+    figure's, else its first axes')."""
+    figure = draw(*args)
+    if isinstance(figure, charts.NoChart):
+        figure.title = f"{variant}: {figure.title}"
+        figure.axes[0].texts[0].set_text(f"{figure.title}: {figure.why}")
+        return figure
     if figure.get_suptitle():
         figure.suptitle(f"{variant}: {figure.get_suptitle()}", fontweight="bold")
         return figure
@@ -202,34 +209,45 @@ def _titled(variant: str, figure: Figure) -> Figure:
     return figure
 
 
-def figures(data: ReportData) -> list[tuple[str, Figure]]:
-    """Every chart of the report, with its key, in page order: per variant, its summary
-    charts, then one per player of that variant."""
-    drawn = []
+Chart = tuple[str, Callable[[], Figure]]
+"""A chart of the report not drawn yet: its key and what draws it."""
+
+
+def chart_plan(data: ReportData) -> list[Chart]:
+    """Every chart of the report, with its key, in page order, not yet drawn: per
+    variant, its summary charts, then one per player of that variant; then the
+    decisions. Counted before any is drawn, so progress can say "chart 3 of 28"."""
+    plan: list[Chart] = []
     for variant in data.variants:
         main = data.rulesets_shown[variant]
         running = data.of(data.running, variant)
         players = data.of(data.players, variant)
         compared = data.of(data.rulesets, variant)
+        histogram = data.of(data.histogram, variant)
         sigma = next(iter(compared.filter(pl.col("ruleset") == main).get_column("sd")
                           .drop_nulls()), 0.0)
-        drawn += [(f"{variant}:{key}", _titled(variant, figure)) for key, figure in (
-            ("cumulative", charts.cumulative_points(running, main, sigma)),
-            ("distribution", charts.points_distribution(data.of(data.histogram, variant),
-                                                        compared)),
-            ("skill", charts.skill_signal(compared)),
-            ("styles", charts.style_map(players, main)),
-            ("royalties", charts.royalties_by_row(players, main)),
-        )]
-        for player in _players(data, variant):
-            drawn.append((f"{variant}:player:{player}",
-                          _titled(variant, charts.player_under_rulesets(running, player))))
+        plan += [(f"{variant}:{key}", partial(_titled, variant, draw, *args))
+                 for key, draw, args in (
+            ("cumulative", charts.cumulative_points, (running, main, sigma)),
+            ("distribution", charts.points_distribution, (histogram, compared)),
+            ("skill", charts.skill_signal, (compared,)),
+            ("styles", charts.style_map, (players, main)),
+            ("royalties", charts.royalties_by_row, (players, main)),
+                 )]
+        plan += [(f"{variant}:player:{player}",
+                  partial(_titled, variant, charts.player_under_rulesets, running, player))
+                 for player in _players(data, variant)]
     if data.decision_streets is not None:
         for (variant,), part in data.decision_streets.group_by("variant", maintain_order=True):
             if variant in data.rulesets_shown:
-                drawn.append((f"{variant}:decisions",
-                              _titled(str(variant), charts.ev_loss_by_street(part))))
-    return drawn
+                plan.append((f"{variant}:decisions",
+                             partial(_titled, str(variant), charts.ev_loss_by_street, part)))
+    return plan
+
+
+def figures(data: ReportData) -> list[tuple[str, Figure]]:
+    """Every chart of the report drawn, with its key, in page order (:func:`chart_plan`)."""
+    return [(key, draw()) for key, draw in chart_plan(data)]
 
 
 def _players(data: ReportData, variant: str) -> list[str]:
@@ -239,10 +257,13 @@ def _players(data: ReportData, variant: str) -> list[str]:
         "player").to_list()
 
 
-def _png(figure: Figure) -> str:
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", bbox_inches="tight")
-    return base64.b64encode(buffer.getvalue()).decode("ascii")
+def _embedded(figure: Figure) -> str:
+    """How the page shows a chart: its SVG as a data URI, or for a chart with nothing
+    to draw (:class:`~ofcstats.report.charts.NoChart`) its one line of text, marked
+    ``text:``."""
+    if isinstance(figure, charts.NoChart):
+        return f"text:{figure.title}: {figure.why}"
+    return base64.b64encode(charts.svg(figure).encode("utf-8")).decode("ascii")
 
 
 def _cell(value: object, decimals: int = 2, money: bool = False) -> str:
@@ -266,12 +287,17 @@ def _table(frame: pl.DataFrame, columns: Sequence[tuple[str, str]]) -> str:
             f"<td>{_cell(row.get(name), 1 if label.endswith('%') else 2, name == 'money')}</td>"
             for name, label in columns)
         body.append(f"<tr>{cells}</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    # The table scrolls sideways in its own box on a narrow screen, not the page.
+    return (f'<div class="wide"><table><thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(body)}</tbody></table></div>")
 
 
-def _image(png: str, alt: str) -> str:
-    return (f'<figure><img src="data:image/png;base64,{png}" alt="{html_text(alt)}">'
-            f"<figcaption>{html_text(alt)}</figcaption></figure>")
+def _image(chart: str, alt: str) -> str:
+    """A chart as :func:`_embedded` gives it: an image, or its line of text."""
+    if chart.startswith("text:"):
+        return f'<p class="nochart">{html_text(chart.removeprefix("text:"))}.</p>'
+    return (f'<figure><div class="chart"><img src="data:image/svg+xml;base64,{chart}" '
+            f'alt="{html_text(alt)}"></div><figcaption>{html_text(alt)}</figcaption></figure>')
 
 
 def _percent(frame: pl.DataFrame, columns: Sequence[str]) -> pl.DataFrame:
@@ -301,18 +327,23 @@ body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:2re
 max-width:1200px;padding:0 1rem;color:#222;line-height:1.45}
 h1{margin-bottom:.2rem}h2{border-bottom:2px solid #0072B2;padding-bottom:.2rem;margin-top:2.4rem}
 .meta{color:#555;font-size:.9rem}
-table{border-collapse:collapse;font-size:.8rem;margin:.8rem 0;display:block;overflow-x:auto}
+table{border-collapse:collapse;font-size:.8rem;margin:.8rem 0}
+.wide,.replay{max-width:100%;overflow-x:auto}
 th,td{padding:.3rem .45rem;border-bottom:1px solid #e3e3e3;text-align:right;white-space:nowrap}
 th{background:#f2f6fa;white-space:normal;vertical-align:bottom;min-width:3.2em}
 td:first-child,th:first-child{text-align:left}
 nav ul{columns:3;font-size:.9rem}
 @page{size:A4;margin:12mm}
-@media print{body{margin:0;max-width:none;font-size:9pt}table{font-size:7pt;display:table}
+@media print{body{margin:0;max-width:none;font-size:9pt}table{font-size:7pt}
+.wide,.replay,.chart{overflow:visible}.chart img{min-width:0}
 th,td{padding:.15rem .25rem}figure,table{break-inside:avoid}h2{break-before:page}}
 figure{margin:1rem 0}img{max-width:100%;height:auto}figcaption{color:#555;font-size:.85rem}
+.nochart{color:#555;font-style:italic}
+@media (max-width:600px){body{margin:1rem auto;padding:0 .6rem}nav ul{columns:1}
+.chart{overflow-x:auto}.chart img{max-width:none;width:560px}}
 .note{background:#f7f7f2;border-left:4px solid #E69F00;padding:.6rem 1rem}
-.pair{display:flex;flex-wrap:wrap;gap:1rem}.pair figure{flex:1 1 420px;margin:0}
-.replay table{display:table}.replay td{text-align:left;white-space:normal}
+.pair{display:flex;flex-wrap:wrap;gap:1rem}.pair figure{flex:1 1 300px;margin:0;min-width:0}
+.replay td{text-align:left;white-space:normal}
 """
 
 
@@ -389,8 +420,8 @@ def _card_style(data: ReportData) -> str:
 
 def render_html(data: ReportData, images: dict[str, str]) -> str:
     """The page: per variant its summary, charts, rulesets compared and players; then the
-    checks and the methodology. ``images`` maps a chart's key (see :func:`figures`) to
-    its PNG, base64."""
+    checks and the methodology. ``images`` maps a chart's key (see :func:`chart_plan`)
+    to the chart as :func:`_embedded` gives it."""
     esc = html_text
     hands, sessions = data.counts[None]
     filters = "; ".join(f"{k}: {v}" for k, v in data.filters.items()) or "none"
@@ -434,7 +465,12 @@ def render_html(data: ReportData, images: dict[str, str]) -> str:
 
 
 A4 = (8.27, 11.69)
-"""A page, in inches: every page of the PDF has this size."""
+"""A portrait page, in inches: every page of the PDF has this size, or turned on its
+side for charts wider than :data:`LANDSCAPE`."""
+LANDSCAPE = 2.8
+"""A chart this many times wider than high goes on a landscape page."""
+MARGIN, CAPTION = 0.45, 0.32
+"""The page's margin and the height of a chart's caption, in inches."""
 
 
 def _caption(key: str) -> str:
@@ -447,17 +483,54 @@ def _caption(key: str) -> str:
     return f"{variant}: {names.get(chart, chart)}"
 
 
-def _page(number: int, total: int) -> Figure:
-    page = Figure(figsize=A4)
-    page.text(0.5, 0.025, f"ofcstats report, page {number} of {total}", ha="center",
-              fontsize=8, color="#777777")
+def _page(number: int, total: int, size: tuple[float, float] = A4) -> Figure:
+    page = Figure(figsize=size)
+    page.text(0.5, 0.2 / size[1], f"ofcstats report, page {number} of {total}",
+              ha="center", fontsize=8, color="#777777")
     return page
 
 
+@dataclass
+class _Placed:
+    """A chart's image and the height it takes on its page, in inches."""
+
+    key: str
+    image: Any
+    width: float
+    height: float
+
+
+def _pages(drawn: Sequence[tuple[str, Figure]]) -> list[tuple[tuple[float, float],
+                                                             list[_Placed]]]:
+    """The charts laid out in page order: as many to a page as fit at the page's width
+    (less margins) and at most half its height, each on a portrait page, or a landscape
+    one when it is wide."""
+    pages: list[tuple[tuple[float, float], list[_Placed]]] = []
+    room = 0.0
+    for key, figure in drawn:
+        buffer = io.BytesIO()
+        figure.savefig(buffer, format="png", dpi=200, bbox_inches="tight")
+        image = mpl_image.imread(io.BytesIO(buffer.getvalue()), format="png")
+        height, width = image.shape[:2]
+        size = (A4[1], A4[0]) if width / height > LANDSCAPE else A4
+        # At most half the page's height: two charts or more to every page.
+        box_w, box_h = size[0] - 2 * MARGIN, (size[1] - 2 * MARGIN - 0.3 - 0.15) / 2 - CAPTION
+        scale = min(box_w / width, box_h / height)
+        placed = _Placed(key, image, width * scale, height * scale + CAPTION)
+        if not pages or pages[-1][0] != size or placed.height > room:
+            pages.append((size, []))
+            room = size[1] - 2 * MARGIN - 0.3
+        pages[-1][1].append(placed)
+        room -= placed.height + 0.15
+    return pages
+
+
 def write_pdf(data: ReportData, drawn: Sequence[tuple[str, Figure]], path: Path) -> None:
-    """One A4 document: a title page with the contents, then a page per chart (drawn to
-    fit the page width, captioned), every page numbered."""
-    total = 1 + len(drawn)
+    """One document of A4 pages: a title page with the contents, then the charts in
+    page order, as many to a page as fit (a wide chart on a landscape page), each
+    captioned, every page numbered."""
+    pages = _pages(drawn)
+    total = 1 + len(pages)
     with PdfPages(path, metadata={"Title": "ofcstats report", "Creator": "ofcstats"}) as pdf:
         title = _page(1, total)
         title.text(0.08, 0.93, "ofcstats report", fontsize=22, fontweight="bold")
@@ -467,7 +540,8 @@ def write_pdf(data: ReportData, drawn: Sequence[tuple[str, Figure]], path: Path)
                    f"{Path(data.database).name}: {hands:,} hands. Filters: {filters}.",
                    fontsize=9, color="#444444", wrap=True)
         title.text(0.08, 0.85, "Contents", fontsize=14, fontweight="bold")
-        lines = [(f"{_caption(key)}", number + 2) for number, (key, _) in enumerate(drawn)]
+        lines = [(_caption(chart.key), number)
+                 for number, (_, placed) in enumerate(pages, start=2) for chart in placed]
         size = 9 if len(lines) <= 60 else 7
         step = min(0.013 * size / 9 * 1.25, 0.78 / max(len(lines), 1))
         for index, (caption, number) in enumerate(lines):
@@ -475,21 +549,19 @@ def write_pdf(data: ReportData, drawn: Sequence[tuple[str, Figure]], path: Path)
             title.text(0.1, y, caption, fontsize=size)
             title.text(0.9, y, str(number), fontsize=size, ha="right")
         pdf.savefig(title)
-        for number, (key, figure) in enumerate(drawn, start=2):
-            buffer = io.BytesIO()
-            figure.savefig(buffer, format="png", dpi=200, bbox_inches="tight")
-            image = mpl_image.imread(io.BytesIO(buffer.getvalue()), format="png")
-            page = _page(number, total)
-            height, width = image.shape[:2]
-            # Fit the chart to the width of the page (less margins), and to its height.
-            box_w, box_h = 0.84, 0.8
-            scale = min(box_w * A4[0] / width, box_h * A4[1] / height)
-            w, h = width * scale / A4[0], height * scale / A4[1]
-            axes = page.add_axes((0.5 - w / 2, 0.9 - h, w, h))
-            axes.imshow(image)
-            axes.set_axis_off()
-            page.text(0.5, 0.93, _caption(key), ha="center", fontsize=11,
-                      fontweight="bold")
+        for number, (paper, placed) in enumerate(pages, start=2):
+            page = _page(number, total, paper)
+            top = paper[1] - MARGIN
+            for chart in placed:
+                page.text(0.5, (top - 0.2) / paper[1], _caption(chart.key), ha="center",
+                          fontsize=11, fontweight="bold")
+                h = chart.height - CAPTION
+                axes = page.add_axes(((paper[0] - chart.width) / 2 / paper[0],
+                                      (top - chart.height) / paper[1],
+                                      chart.width / paper[0], h / paper[1]))
+                axes.imshow(chart.image)
+                axes.set_axis_off()
+                top -= chart.height + 0.15
             pdf.savefig(page)
 
 
@@ -502,16 +574,34 @@ class ReportFiles:
     charts: int
 
 
-def write_report(data: ReportData, html_path: Path, pdf_path: Path | None = None
-                 ) -> ReportFiles:
-    """Draw the charts and write the HTML page (and the PDF of the charts)."""
-    drawn = figures(data)
-    images = {key: _png(figure) for key, figure in drawn}
+Progress = Callable[[str, int, int], None]
+"""Told each step of :func:`write_report` as it starts: what it does, its number and
+how many there are."""
+
+
+def write_report(data: ReportData, html_path: Path, pdf_path: Path | None = None,
+                 progress: Progress | None = None) -> ReportFiles:
+    """Draw the charts and write the HTML page (and the PDF of the charts); ``progress``
+    is told of each chart drawn and each file written."""
+    plan = chart_plan(data)
+    steps = len(plan) + 1 + (pdf_path is not None)
+    tell = progress or (lambda _what, _done, _total: None)
+    drawn, images = [], {}
+    for number, (key, draw) in enumerate(plan):
+        tell(f"chart {number + 1} of {len(plan)}: {_caption(key)}", number, steps)
+        figure = draw()
+        drawn.append((key, figure))
+        images[key] = _embedded(figure)
+        # Laid out once: the PDF draws it again where it is (small multiples: 40% less).
+        figure.set_layout_engine("none")
+    tell("writing the page", len(plan), steps)
     html_path.parent.mkdir(parents=True, exist_ok=True)
-    with written_whole(html_path) as partial:  # never a half-written report
-        partial.write_text(render_html(data, images), encoding="utf-8")
+    with written_whole(html_path) as partial_file:  # never a half-written report
+        partial_file.write_text(render_html(data, images), encoding="utf-8")
     if pdf_path is not None:
+        tell("writing the PDF", len(plan) + 1, steps)
         pdf_path.parent.mkdir(parents=True, exist_ok=True)
-        with written_whole(pdf_path) as partial:
-            write_pdf(data, drawn, partial)
+        with written_whole(pdf_path) as partial_file:
+            write_pdf(data, drawn, partial_file)
+    tell("done", steps, steps)
     return ReportFiles(html=html_path, pdf=pdf_path, charts=len(drawn))

@@ -8,6 +8,7 @@ titles that say what to read off the chart. Figures are built with the object AP
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -33,16 +34,22 @@ _RC: dict[str, Any] = {
     "grid.linewidth": 0.6,
     "axes.spines.top": False,
     "axes.spines.right": False,
-    "axes.titlesize": 12,
+    # Type sized for the page width a chart is drawn at (WIDTH): at 390 px of phone the
+    # smallest text stays near 6 px, and the vector charts zoom sharp from there.
+    "axes.titlesize": 13,
     "axes.titleweight": "bold",
-    "axes.labelsize": 10,
-    "xtick.labelsize": 9,
-    "ytick.labelsize": 9,
-    "legend.fontsize": 9,
+    "axes.labelsize": 11,
+    "xtick.labelsize": 10,
+    "ytick.labelsize": 10,
+    "legend.fontsize": 10,
     "legend.frameon": False,
     "figure.dpi": 110,
     "savefig.bbox": "tight",
     "font.family": "DejaVu Sans",
+    # SVG text as text (the page's fonts draw it; a tenth of the size of outlines).
+    "svg.fonttype": "none",
+    "svg.hashsalt": "ofcstats",  # the same ids in every file: same inputs, same bytes
+    "svg.id": "chart",
     # Plain numbers on the axes: no "1e6" offsets or scientific notation.
     "axes.formatter.useoffset": False,
     "axes.formatter.limits": (-9, 12),
@@ -75,20 +82,69 @@ def _line(index: int) -> dict[str, Any]:
     return {"color": _colour(index), "linestyle": _DASHES[(index // len(PALETTE)) % 4]}
 
 
+WIDTH = 9.0
+"""The width of a full-width chart, in inches: the report's one figure size."""
+NOTE = 9
+"""The size of a chart's notes (what the marker area or the bars mean)."""
+
+
+class NoChart(Figure):
+    """A chart with nothing to draw: its title and why, which the report prints as one
+    line of text instead of an empty frame (shown as a figure, the same line)."""
+
+    def __init__(self, title: str, why: str) -> None:
+        super().__init__(figsize=(WIDTH, 1.0))
+        self.title, self.why = title, why
+        axes = self.subplots()
+        axes.set_axis_off()
+        axes.text(0.0, 0.5, f"{title}: {why}", ha="left", va="center", fontsize=NOTE + 1,
+                  color="#555555")
+
+
 def _empty(title: str, why: str) -> Figure:
-    figure = Figure(figsize=(8, 2.2))
-    axes = figure.subplots()
-    axes.set_axis_off()
-    axes.set_title(title)
-    axes.text(0.5, 0.45, why, ha="center", va="center", fontsize=10, color="#555555")
-    return figure
+    return NoChart(title, why)
+
+
+def svg(figure: Figure) -> str:
+    """The figure as an SVG document (text kept as text, no timestamp): the report's
+    charts, sharp at any zoom on any screen."""
+    buffer = io.StringIO()
+    with style():
+        figure.savefig(buffer, format="svg", bbox_inches="tight",
+                       metadata={"Date": None, "Creator": None})
+    return buffer.getvalue()
+
+
+def _grid(count: int, panel_height: float) -> tuple[Figure, Any]:
+    """A figure of ``count`` small panels, three to a line (small multiples)."""
+    columns = min(3, count)
+    lines = -(-count // columns)
+    figure = Figure(figsize=(WIDTH, panel_height * lines + 0.8), layout="constrained")
+    grid = figure.subplots(lines, columns, squeeze=False)
+    for axes in grid.flat[count:]:
+        axes.set_axis_off()
+    return figure, grid
+
+
+POINTS = 300
+"""The most points a curve is drawn with: more than a chart's width shows apart (its
+first and last kept), so the SVG of a long session stays small."""
 
 
 def _curves(running: pl.DataFrame, key: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """Per value of ``key``, the hands played and the running total at each point."""
-    return {str(name): (part.get_column("hands").to_numpy(),
-                        part.get_column("points").to_numpy())
+    """Per value of ``key``, the hands played and the running total at each point (at
+    most :data:`POINTS` of them, evenly spaced in hands)."""
+    return {str(name): _thin(part.get_column("hands").to_numpy(),
+                             part.get_column("points").to_numpy(), POINTS)
             for (name,), part in running.group_by(key, maintain_order=True)}
+
+
+def _thin(hands: np.ndarray, points: np.ndarray, most: int) -> tuple[np.ndarray, np.ndarray]:
+    """At most ``most`` points of a curve, evenly spaced, its first and last kept."""
+    if len(hands) <= most:
+        return hands, points
+    keep = np.unique(np.linspace(0, len(hands) - 1, most).round().astype(np.intp))
+    return hands[keep], points[keep]
 
 
 def cumulative_points(running: pl.DataFrame, ruleset: str, sigma: float) -> Figure:
@@ -109,7 +165,7 @@ def cumulative_points(running: pl.DataFrame, ruleset: str, sigma: float) -> Figu
     with style():
         if len(curves) > 1 and max(lengths) > UNEVEN * min(lengths):
             return _small_multiples(title, players, [curves[p] for p in players], sigma)
-        figure = Figure(figsize=(9, 4.6))
+        figure = Figure(figsize=(WIDTH, 4.6))
         axes = figure.subplots()
         for index, player in enumerate(players):
             hands, curve = curves[player]
@@ -140,21 +196,15 @@ def _luck_band(axes: Any, hands: int, sigma: float) -> None:
 
 def _small_multiples(title: str, players: list[str],
                      curves: list[tuple[np.ndarray, np.ndarray]], sigma: float) -> Figure:
-    columns = min(3, len(players))
-    lines = -(-len(players) // columns)
-    figure = Figure(figsize=(9, 2.4 * lines + 0.8), layout="constrained")
-    grid = figure.subplots(lines, columns, squeeze=False)
-    for index, axes in enumerate(grid.flat):
-        if index >= len(players):
-            axes.set_axis_off()
-            continue
+    figure, grid = _grid(len(players), 2.4)
+    for index, axes in enumerate(grid.flat[:len(players)]):
         hands, curve = curves[index]
         axes.plot(hands, curve, linewidth=1.3, **_line(index))
         _luck_band(axes, int(hands[-1]), sigma)
         axes.set_title(f"{_name(players[index])} ({int(curve[-1]):+,} in {int(hands[-1]):,} "
-                       "hands)", fontsize=10, fontweight="normal")
-        axes.set_xlabel("hands played", fontsize=8)
-        axes.set_ylabel("points", fontsize=8)
+                       "hands)", fontsize=NOTE + 1, fontweight="normal")
+        axes.set_xlabel("hands played", fontsize=NOTE)
+        axes.set_ylabel("points", fontsize=NOTE)
     figure.suptitle(f"{title}: one panel a player (grey: ±2 SD of luck alone)",
                     fontweight="bold")
     return figure
@@ -162,17 +212,22 @@ def _small_multiples(title: str, players: list[str],
 
 def player_under_rulesets(running: pl.DataFrame, player: str) -> Figure:
     """One player's running total under every scored ruleset: same cards, other money.
-    ``running`` is :func:`ofcstats.analysis.running_totals` of one variant."""
+    ``running`` is :func:`ofcstats.analysis.running_totals` of one variant.
+
+    Up to :data:`FEW_LINES` rulesets share one axis; past that, one panel a ruleset,
+    its line in colour over the others in grey, every panel on the same scale."""
     title = f"{_name(player)}: cumulative points under each ruleset"
     rows = running.filter(pl.col("player") == player)
     if rows.is_empty():
         return _empty(title, f"no hands for {_name(player)}")
     curves = _curves(rows, "ruleset")
+    order = sorted(curves, key=lambda r: (-int(curves[r][1][-1]), r))
     with style():
-        figure = Figure(figsize=(9, 4.2))
+        if len(order) > FEW_LINES:
+            return _highlighted(title, order, curves)
+        figure = Figure(figsize=(WIDTH, 4.2))
         axes = figure.subplots()
-        for index, ruleset in enumerate(sorted(curves, key=lambda r: (-int(curves[r][1][-1]),
-                                                                      r))):
+        for index, ruleset in enumerate(order):
             hands, points = curves[ruleset]
             axes.plot(hands, points, linewidth=1.2, label=f"{ruleset} ({int(points[-1]):+,})",
                       **_line(index))
@@ -180,7 +235,40 @@ def player_under_rulesets(running: pl.DataFrame, player: str) -> Figure:
         axes.set_title(title)
         axes.set_xlabel("hands played")
         axes.set_ylabel("points")
-        axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
+        axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    return figure
+
+
+FEW_LINES = 4
+"""Past this many lines on one axis, :func:`player_under_rulesets` draws small multiples."""
+PANEL_POINTS = 150
+"""The most points of a small multiple's curve in colour (its grey ones: half)."""
+
+
+def _highlighted(title: str, order: list[str],
+                 curves: dict[str, tuple[np.ndarray, np.ndarray]]) -> Figure:
+    """One panel per curve of ``curves`` (in ``order``): it in colour, the rest in grey."""
+    figure, grid = _grid(len(order), 1.6)
+    low = min(float(c[1].min()) for c in curves.values())
+    high = max(float(c[1].max()) for c in curves.values())
+    pad = 0.05 * (high - low or 1.0)
+    # A panel is a third of the width: fewer points draw it as well (a smaller SVG).
+    grey = {name: _thin(*curves[name], PANEL_POINTS // 2) for name in order}
+    for index, (axes, name) in enumerate(zip(grid.flat, order, strict=False)):
+        for other in order:
+            if other != name:
+                axes.plot(*grey[other], color="#c8c8c8", linewidth=0.8)
+        hands, points = _thin(*curves[name], PANEL_POINTS)
+        axes.plot(hands, points, color=_colour(0), linewidth=1.6)
+        axes.axhline(0, color="#666666", linewidth=0.6)
+        axes.set_ylim(low - pad, high + pad)
+        axes.set_title(f"{name} ({int(points[-1]):+,})", fontsize=NOTE + 2,
+                       fontweight="normal")
+        if index % grid.shape[1] == 0:
+            axes.set_ylabel("points", fontsize=NOTE)
+        if index >= len(order) - grid.shape[1]:
+            axes.set_xlabel("hands played", fontsize=NOTE)
+    figure.suptitle(f"{title} (grey: the other rulesets)", fontweight="bold")
     return figure
 
 
@@ -225,7 +313,7 @@ def points_distribution(histogram: pl.DataFrame, spread: pl.DataFrame) -> Figure
     names = spread.get_column("ruleset").to_list()
     boxes = [box_stats(histogram.filter(pl.col("ruleset") == name)) for name in names]
     with style():
-        figure = Figure(figsize=(9, 0.45 * len(names) + 1.6))
+        figure = Figure(figsize=(WIDTH, 0.45 * len(names) + 1.6))
         axes = figure.subplots()
         parts = axes.bxp(boxes, orientation="horizontal", showfliers=False,
                          patch_artist=True, widths=0.6)
@@ -274,16 +362,18 @@ def _draw_style_map(figure: Figure, axes: Any, rows: pl.DataFrame, title: str,
     for index, (player, x, y, size) in enumerate(zip(rows.get_column("player"), fouls,
                                                      entries, sizes, strict=True)):
         colour = _colour(players.index(player) if players else index)
+        # Not clipped: a marker at a rate of 0 stays whole over the axis.
         axes.scatter([x], [y], s=size, color=colour, alpha=0.75, edgecolors="#333333",
-                     linewidths=0.6)
-        labels.append(axes.text(x, y, _name(player), fontsize=9))
+                     linewidths=0.6, clip_on=False, zorder=3)
+        labels.append(axes.text(x, y, _name(player), fontsize=NOTE + 1))
     axes.set_title(title)
-    axes.set_xlabel("foul rate (% of hands)")
+    # The note on the marker area under the axis title: never over a marker.
+    axes.set_xlabel("foul rate (% of hands)\n(marker area: hands played)")
     axes.set_ylabel("fantasyland entry rate (% of eligible hands)")
-    axes.set_xlim(left=0)
-    axes.set_ylim(bottom=0)
-    axes.text(0.99, 0.01, "marker area: hands played", transform=axes.transAxes,
-              ha="right", va="bottom", fontsize=8, color="#555555")
+    # Room for the largest marker inside the frame: rates start at 0, the axes just below.
+    axes.set_xlim(-0.04 * max(float(fouls.max()), 1.0), 1.12 * max(float(fouls.max()), 1.0))
+    axes.set_ylim(-0.04 * max(float(entries.max()), 1.0),
+                  1.12 * max(float(entries.max()), 1.0))
     _spread_labels(figure, axes, labels, fouls, entries)
 
 
@@ -321,7 +411,8 @@ def ev_loss_beside_styles(streets: pl.DataFrame, player_stats: pl.DataFrame,
         .sort("player")
     with style():
         figure = Figure(figsize=(15, 5))
-        left, right = figure.subplots(1, 2, gridspec_kw={"wspace": 0.25})
+        # Room between the two for the legend beside the bars.
+        left, right = figure.subplots(1, 2, gridspec_kw={"wspace": 0.5})
         _draw_ev_loss(left, streets, title)
         styles = f"The same players' styles ({ruleset})"
         if rows.is_empty():
@@ -351,9 +442,10 @@ def _draw_ev_loss(axes: Any, streets: pl.DataFrame, title: str) -> None:
     axes.set_xticks(range(len(labels)), [s.replace("_", " ") for s in labels])
     axes.set_title(title)
     axes.set_ylabel("points given up per decision")
-    axes.legend(ncols=min(4, len(players)))
-    axes.text(0.99, 0.99, "bars: 95% interval of the mean", transform=axes.transAxes,
-              ha="right", va="top", fontsize=8, color="#555555")
+    # The note on the bars as the legend's title, the legend beside the axes: over nothing.
+    axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0),
+                title="bars: 95%\ninterval of\nthe mean", title_fontsize=NOTE,
+                alignment="left")
 
 
 def royalties_by_row(player_stats: pl.DataFrame, ruleset: str) -> Figure:
@@ -368,7 +460,7 @@ def royalties_by_row(player_stats: pl.DataFrame, ruleset: str) -> Figure:
         return _empty(title, f"no royalties were collected under {ruleset}")
     players = rows.get_column("player").to_list()
     with style():
-        figure = Figure(figsize=(9, 4))
+        figure = Figure(figsize=(WIDTH, 4))
         axes = figure.subplots()
         width = 0.26
         x = np.arange(len(players))
@@ -399,7 +491,7 @@ def skill_signal(ruleset_stats: pl.DataFrame) -> Figure:
         for bar, hands in zip(bars, rows.get_column("hands_to_tell_apart"), strict=True):
             axes.text(bar.get_width(), bar.get_y() + bar.get_height() / 2,
                       f"  {int(hands):,} hands" if hands is not None else "", va="center",
-                      fontsize=8)
+                      fontsize=NOTE)
         axes.set_title(title)
         axes.set_xlabel("spread of players' means / SD within players")
         axes.margins(x=0.25)

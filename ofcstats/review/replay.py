@@ -37,6 +37,8 @@ table.street td, table.street th { border: 1px solid #ccc; padding: .35rem .6rem
 """The style of the cards, boards and street tables (the report uses it too)."""
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 1.5rem; color: #222; }
+@media (max-width: 600px) { body { margin: 1rem .6rem; } }
+table.street { display: block; max-width: 100%; overflow-x: auto; }
 h1 { font-size: 1.4rem; } h2 { font-size: 1.15rem; margin-top: 2rem; }
 """ + CARD_STYLE
 
@@ -133,6 +135,7 @@ def render(hand: dict[str, object], seats: pl.DataFrame, decisions: pl.DataFrame
     title = f"Hand {hand['hand_id']}"
     parts = [
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f"<title>{e(title)}</title><style>{_STYLE}</style></head><body>",
         f"<h1>{e(title)}</h1>",
         f"<p>Session {e(str(hand['session_id']))} &middot; {e(str(hand['variant']))}"

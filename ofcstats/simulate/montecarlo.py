@@ -253,7 +253,7 @@ class MonteCarloBot(Bot):
         guide = np.where(fits, guide + noise, -np.inf)
         # Never more candidates than any table has placements that fit.
         keep = min(self.keep, int(fits.sum(axis=1).max()))
-        chosen = np.argsort(-guide, axis=1)[:, :keep]  # (m, C)
+        chosen = np.argsort(-guide, axis=1, kind="stable")[:, :keep]  # (m, C)
         usable = np.take_along_axis(fits, chosen, axis=1)
         per_table = keep * self.rollouts
         step = max(1, self.chunk_boards // per_table)
@@ -384,7 +384,7 @@ def thirteen_by_rollouts(bot: MonteCarloBot, cards: npt.NDArray[np.uint8],
     for i, hand in enumerate(cards):
         score, sets = chinese.scored_sets(hand, arrays, chinese.WEIGHTS["balanced"])
         keep = min(bot.keep, int(np.isfinite(score).sum()))
-        top = np.argsort(-score)[:keep]
+        top = np.argsort(-score, kind="stable")[:keep]
         mine = np.stack([
             evaluate.strength3(hand[layout.three[sets[0, top]]]),
             arrays.middle(evaluate.strength5(hand[layout.five[sets[1, top]]])),
