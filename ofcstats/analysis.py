@@ -9,22 +9,25 @@ players, times or sessions filtered.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 
+import duckdb
 import polars as pl
 
-from ofcstats import pipeline, session, stats
+from ofcstats import session, stats
 from ofcstats.errors import StoreError
 from ofcstats.rules.model import Ruleset
 from ofcstats.stakes import MONEY_DECIMALS
 from ofcstats.store import Store
 from ofcstats.store import money as stored
 from ofcstats.store import results as stored_results
+from ofcstats.store.connect import fetch_frame
+from ofcstats.store.results import Filters
 
 
-def _games(store: Store, filters: pipeline.Filters) -> pl.DataFrame:
+def _games(store: Store, filters: Filters) -> pl.DataFrame:
     """Every hand of the sessions the filters keep, with its play order and its game: a
     change of variant or of the logged stake starts a new one, whatever a ruleset values
     a point at (:data:`ofcstats.session.GAME_SPLIT`)."""
@@ -34,7 +37,7 @@ def _games(store: Store, filters: pipeline.Filters) -> pl.DataFrame:
 
 
 @contextmanager
-def _settled(store: Store, filters: pipeline.Filters, rulesets: Sequence[Ruleset]
+def _settled(store: Store, filters: Filters, rulesets: Sequence[Ruleset]
              ) -> Iterator[tuple[str, list[object]] | None]:
     """A query of the settled games (:func:`game_results`' rows, unsorted) and its
     parameters, while the games are registered with the store's connection; None when
@@ -56,7 +59,7 @@ def _settled(store: Store, filters: pipeline.Filters, rulesets: Sequence[Ruleset
         yield settled
 
 
-def game_results(store: Store, filters: pipeline.Filters,
+def game_results(store: Store, filters: Filters,
                  rulesets: Sequence[Ruleset]) -> pl.DataFrame:
     """Per ruleset, session, game and player: points (and, with per-player units, the unit
     points and the player's unit), hands, money after the table's loss cap, the stake
@@ -81,7 +84,7 @@ def _empty_games() -> pl.DataFrame:
         "capped": pl.Boolean, "money": pl.Float64})
 
 
-def money(store: Store, filters: pipeline.Filters, rulesets: Sequence[Ruleset]
+def money(store: Store, filters: Filters, rulesets: Sequence[Ruleset]
           ) -> pl.DataFrame:
     """Per variant, ruleset and player: ``money`` (settled, in the table's stake units),
     ``games``, ``capped_games`` (games in which the loss cap limited the player's loss)
@@ -141,7 +144,7 @@ def unscored_text(missing: pl.DataFrame) -> str:
             "run ofcstats rescore")
 
 
-def check_scored(store: Store, filters: pipeline.Filters,
+def check_scored(store: Store, filters: Filters,
                  pairs: dict[str, str] | None = None) -> None:
     """Raise :class:`StoreError` (one line: what is missing and the command that fixes
     it) when an answer for ``filters`` would leave out stored hands: hands of its
@@ -154,18 +157,14 @@ def check_scored(store: Store, filters: pipeline.Filters,
         raise StoreError(unscored_text(missing))
 
 
-def stored_rows(store: Store, filters: pipeline.Filters,
+def stored_rows(store: Store, filters: Filters,
                 pairs: dict[str, str] | None = None) -> stats.Rows:
     """The scored rows the filters keep, as :class:`ofcstats.stats.Rows`: statistics are
     summed in the database and never leave it row by row. ``pairs`` (variant to ruleset)
     keeps only those rulesets of those variants. Hands not yet scored are an error
     (:func:`check_scored`), never a silent gap."""
     if filters.rulesets is not None:
-        known = stored.scored_ruleset_names(store)
-        missing = [name for name in filters.rulesets if name not in known]
-        if missing:
-            raise StoreError(f"not scored under {', '.join(missing)}: run "
-                             f"ofcstats rescore --ruleset {missing[0]}")
+        store.require_scored(filters.rulesets)
     check_scored(store, filters, pairs)
     where, params = filters.sql()
     if pairs is not None:
@@ -175,7 +174,7 @@ def stored_rows(store: Store, filters: pipeline.Filters,
     return stats.Rows(store.con, f"SELECT * FROM results_named WHERE {where}", params)
 
 
-def player_table(store: Store, filters: pipeline.Filters, *, seed: int = 7,
+def player_table(store: Store, filters: Filters, *, seed: int = 7,
                  pairs: dict[str, str] | None = None,
                  summed: tuple[pl.DataFrame, pl.DataFrame] | None = None) -> pl.DataFrame:
     """Per player, variant and ruleset: :func:`ofcstats.stats.player_stats` with the
@@ -189,7 +188,7 @@ def player_table(store: Store, filters: pipeline.Filters, *, seed: int = 7,
         raise StoreError(NOTHING_SCORED)
     table = stats.player_table(*summed, seed=seed)
     names = sorted(table.get_column("ruleset").unique().to_list())
-    settled = money(store, filters, pipeline.stored_rulesets(store, names))
+    settled = money(store, filters, store.scored_rulesets(names))
     return table.join(settled, on=["player", "variant", "ruleset"], how="left").sort(
         "variant", "ruleset", "player")
 
@@ -251,7 +250,7 @@ CURVE_POINTS = 2000
 run of consecutive hands (a chart never needs a million points)."""
 
 
-def running_totals(store: Store, filters: pipeline.Filters, rows: stats.Rows
+def running_totals(store: Store, filters: Filters, rows: stats.Rows
                    ) -> pl.DataFrame:
     """Per variant, ruleset and player, the running total of points over the player's
     hands in play order: ``hands`` (played so far) and ``points`` (won so far), at the
@@ -281,7 +280,7 @@ def running_totals(store: Store, filters: pipeline.Filters, rows: stats.Rows
                          pl.col("points").cum_sum().over(curve))
 
 
-def shown_rulesets(store: Store, filters: pipeline.Filters, chosen: str | None = None
+def shown_rulesets(store: Store, filters: Filters, chosen: str | None = None
                    ) -> dict[str, str]:
     """:func:`played_rulesets` from the store's tables, before any result is read: the
     hands the filters keep, by variant and the ruleset they were played under. With
@@ -297,3 +296,82 @@ def shown_rulesets(store: Store, filters: pipeline.Filters, chosen: str | None =
                 (str(r), int(h)) for v, r, h in played if v == variant and r is not None],
                 chosen)
     return found
+
+
+REPEATED_COLUMNS = ("ruleset", "player", "session_id", "variant", "played_ruleset")
+"""Columns of ``results_named`` whose few distinct strings repeat on every row."""
+
+
+def _categorical_frame(relation: duckdb.DuckDBPyRelation, rows: int = 1 << 20,
+                       progress: Callable[[int, int | None], None] | None = None
+                       ) -> pl.DataFrame:
+    """The relation's rows, fetched a million at a time with :data:`REPEATED_COLUMNS` made
+    categorical as they arrive: as plain strings, tens of millions of rows take several
+    times the memory."""
+    def shrunk(part: pl.DataFrame) -> pl.DataFrame:
+        return part.with_columns(pl.col(c).cast(pl.Categorical) for c in REPEATED_COLUMNS
+                                 if c in part.columns)
+
+    return fetch_frame(relation, rows, progress, shrunk)
+
+
+def scored_frame(store: Store, filters: Filters = Filters(),  # noqa: B008 - frozen
+                 columns: Sequence[str] | None = None, *, categorical: bool = False,
+                 progress: Callable[[int, int | None], None] | None = None
+                 ) -> pl.DataFrame:
+    """Results with what analysis needs: session, game, play order, variant, table size,
+    the seat's fantasyland flag and reported points, and the ruleset the hand was played
+    under. A player filter keeps that player's rows only.
+
+    ``columns`` keeps only those columns of ``results_named`` (plus ``order`` and
+    ``game`` when named): tens of millions of rows then fit in little memory. Rows come
+    in play order (ruleset, session, order, seat) when ``order`` or ``game`` is among
+    them or ``columns`` is None, in no particular order otherwise.
+
+    ``categorical`` gives :data:`REPEATED_COLUMNS` as ``pl.Categorical`` rather than
+    strings, fetching the rows in parts: a fraction of the memory for large stores;
+    ``progress(rows, None)`` is then called as the parts arrive.
+    """
+    con = store.con
+    if filters.rulesets is not None:
+        store.require_scored(filters.rulesets)
+    in_order = columns is None or "order" in columns or "game" in columns
+    wanted = None if columns is None else list(dict.fromkeys(
+        [*(c for c in columns if c not in ("order", "game")),
+         *(("hand_key", "session_id") if in_order else ())]))
+    relation = stored_results.results_relation(con, filters, wanted)
+    frame = _categorical_frame(relation, progress=progress) if categorical else relation.pl()
+    if frame.is_empty() or not in_order:
+        return frame
+    ordered = _in_play_order(frame, _places(con, frame))
+    return ordered if columns is None else ordered.select(*dict.fromkeys(columns))
+
+
+def _places(con: duckdb.DuckDBPyConnection, frame: pl.DataFrame) -> pl.DataFrame:
+    """Each hand of the frame's sessions with its ``order`` and ``game`` and its place
+    in play order (session, then order in it) as one integer, ``_place``."""
+    # Games and play order come from whole sessions, whichever rows were asked for.
+    hands = stored_results.session_hands(con, frame.select(pl.col("session_id").unique()))
+    # Its game as the log's stakes make it (the money in :mod:`ofcstats.analysis`).
+    return session.hand_order(hands, split_on=session.GAME_SPLIT).select(
+        "hand_key", "session_id", "order", "game").sort("session_id", "order").with_columns(
+        _place=pl.int_range(pl.len(), dtype=pl.UInt32)).drop("session_id").collect()
+
+
+def _in_play_order(frame: pl.DataFrame, places: pl.DataFrame) -> pl.DataFrame:
+    """The frame's rows by ruleset (by name), place and seat, with ``order`` and ``game``."""
+    # Sort integer keys alone, then move every column once: joining and sorting the
+    # whole frame would copy its wide columns twice.
+    key_columns = [pl.col("hand_key")]
+    sort_by = ["_place"]
+    if "ruleset" in frame.columns:
+        names = pl.Enum(sorted(frame.get_column("ruleset").unique().to_list()))
+        key_columns.append(pl.col("ruleset").cast(names).to_physical().alias("_ruleset"))
+        sort_by.insert(0, "_ruleset")
+    if "seat" in frame.columns:
+        key_columns.append(pl.col("seat"))
+        sort_by.append("seat")
+    keys = frame.select(key_columns).with_row_index("_row").join(
+        places, on="hand_key").sort(sort_by)
+    return frame[keys.get_column("_row")].with_columns(keys.get_column("order"),
+                                                       keys.get_column("game"))

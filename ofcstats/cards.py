@@ -100,11 +100,6 @@ def format_cards(codes: Iterable[int], sep: str = " ") -> str:
     return sep.join(format_card(code) for code in codes)
 
 
-def rank_of(codes: np.ndarray) -> np.ndarray:
-    """Rank 0 (deuce) .. 12 (ace) of each card code."""
-    return np.asarray(codes) >> 2
-
-
 def suit_of(codes: np.ndarray) -> np.ndarray:
     """Suit 0 (clubs) .. 3 (spades) of each card code."""
     return np.asarray(codes) & 3
@@ -125,8 +120,3 @@ def spellings() -> dict[str, int]:
                 for suit_text in suit_texts:
                     table[rank_text + suit_text] = rank_index * 4 + suit_index
     return table
-
-
-def full_deck() -> np.ndarray:
-    """All 52 card codes as ``uint8``."""
-    return np.arange(DECK_SIZE, dtype=np.uint8)

@@ -14,18 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 import polars as pl
 
+from ofcstats.records import RESULT_SCHEMA, Scored
 from ofcstats.rules.model import Ruleset
 from ofcstats.showdown import CRISS_CROSS_MATCHING, showdown_key
 from ofcstats.variants import Variant
-
-if TYPE_CHECKING:
-    from ofcstats.score import Scored
 
 READING_PAIRS = {"both": ((0, 0), (0, 1), (1, 0), (1, 1)), "matching": ((0, 0), (1, 1))}
 """(first player's board, second player's board) of each meeting, by reading; a player's
@@ -87,7 +84,7 @@ def _per_board(frame: pl.DataFrame, rows: npt.NDArray[np.intp], n: int) -> pl.Da
         summed, on="_row", how="left", maintain_order="left").select(frame.columns)
 
 
-ScoreMeetings = Callable[[pl.DataFrame, Sequence[Ruleset]], "Scored"]
+ScoreMeetings = Callable[[pl.DataFrame, Sequence[Ruleset]], Scored]
 
 
 def score(seats: pl.DataFrame, rulesets: Sequence[Ruleset], score_meetings: ScoreMeetings
@@ -96,8 +93,6 @@ def score(seats: pl.DataFrame, rulesets: Sequence[Ruleset], score_meetings: Scor
     are: one block per ruleset listing ``seats`` in their order, and the showdowns of
     every showdown key the rulesets play (with :data:`CRISS_CROSS_MATCHING`: the
     matching meetings; without: both). ``score_meetings`` scores the heads-up hands."""
-    from ofcstats.score import RESULT_SCHEMA, Scored  # noqa: PLC0415 - score imports this module
-
     n = seats.height
     readings = {"both": [r for r in rulesets if r.criss_cross == "both"],
                 "matching": [r for r in rulesets if r.criss_cross == "matching"]}

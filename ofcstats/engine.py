@@ -36,7 +36,9 @@ from typing import Any
 
 import polars as pl
 
+from ofcstats.config import engine_config
 from ofcstats.errors import OfcstatsError, StoreError, UsageError
+from ofcstats.paths import no_loop
 from ofcstats.pipeline import (
     Progress,
     RescoreSummary,
@@ -51,7 +53,7 @@ from ofcstats.rules.load import ruleset_from
 from ofcstats.rules.model import Ruleset
 from ofcstats.score import available_cores
 from ofcstats.store import SHARD_HANDS, Store, decisions
-from ofcstats.store.shards import foreign_hands, shard_files, shard_store
+from ofcstats.store.shards import check_export, foreign_hands, shard_files, shard_store
 
 ENGINES = ("local", "ray")
 RESCORE_IN_FLIGHT = 16
@@ -277,6 +279,34 @@ def _fault(marker: str | None) -> None:
     os._exit(17)
 
 
+def engine_for(kind: str | None, jobs: int | None, address: str | None,
+               source: Path | None, config: Path | None, *, jobs_shard: bool
+               ) -> Engine | None:
+    """The engine the options (``kind``: local or ray; then the ``[engine]`` table of the
+    configuration file) ask for; None for the one-process path. ``source``: a Parquet
+    export to read the hands from; ``jobs_shard``: ``jobs`` alone asks for the local
+    engine. Raises :class:`UsageError` for a ``source`` that is not an export or
+    ``jobs`` below 1."""
+    table = engine_config(config)
+    chosen = kind if kind is not None else table.get("engine")
+    if chosen is None and (source is not None or address is not None
+                           or (jobs_shard and jobs is not None)):
+        chosen = "ray" if address is not None else "local"
+    if chosen is None:
+        return None
+    if source is not None:
+        no_loop(source, "Parquet export")
+        check_export(source)
+    if jobs is not None and jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, not {jobs}")
+    return Engine(
+        kind=chosen, jobs=jobs or table.get("jobs", 0),
+        address=address or table.get("address"), retries=table.get("retries", 3),
+        shard_hands=table.get("shard_hands", SHARD_HANDS),
+        review_shard_hands=table.get("review_shard_hands", REVIEW_SHARD_HANDS),
+        source=source)
+
+
 # Where a task's hands come from.
 
 
@@ -285,11 +315,7 @@ def export_shards(source: Path, sessions: pl.DataFrame, store: Store) -> pl.Data
     that holds each; an error when the export is missing a session or holds a different
     number of its hands (it was made before later hands were loaded), or holds other
     hands under the store's keys."""
-    listing = source / "shards.parquet"
-    if not listing.is_file():
-        raise UsageError(f"{source}: not a Parquet export of ofcstats (no shards.parquet): "
-                         "make one with ofcstats export --parquet DIR")
-    known = pl.read_parquet(listing).rename({"hands": "exported"})
+    known = pl.read_parquet(check_export(source)).rename({"hands": "exported"})
     stored = store.session_shards().select("session_id", pl.col("hands").alias("stored"))
     found = sessions.join(stored, on="session_id", how="left").join(
         known, on="session_id", how="left")

@@ -316,11 +316,6 @@ def row_size(strength: npt.ArrayLike) -> npt.NDArray[np.uint8]:
     return _tables().size[np.asarray(strength, dtype=np.intp)]
 
 
-def ordering_key(strength: int) -> tuple[int, ...]:
-    """The comparison key behind a strength: category, ranks by significance, -1 padded."""
-    return _tables().ordering[int(strength)]
-
-
 def describe(strength: npt.ArrayLike) -> list[str]:
     """Plain-English names, e.g. ``pair of queens, king kicker``.
 

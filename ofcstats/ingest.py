@@ -269,7 +269,7 @@ def ingest(paths: Iterable[Path], database: Path | str | None = None,
     a file that changed since it was loaded at the same path (its hands then meet the
     stored ones as any file's do); by default it is only reported. ``update``: a stored
     hand loaded again with other values of the fields its fingerprint leaves out
-    (:data:`~ofcstats.store.UPDATABLE`, ``reported_points`` say) takes the new values;
+    (:data:`~ofcstats.records.UPDATABLE`, ``reported_points`` say) takes the new values;
     by default it is a conflict. ``wait``: seconds to
     wait for a database another program holds (see :class:`~ofcstats.store.Store`;
     ``on_wait`` is told when the waiting starts). ``batch_bytes``: lines parsed at once;

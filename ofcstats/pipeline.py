@@ -15,9 +15,6 @@ definition changed (same name, edited TOML) is scored again from scratch. Work g
 batches of whole sessions, each batch in one transaction, so memory stays bounded and
 an interrupted run loses only its current batch.
 
-``scored_frame`` reads results back for analysis, with each hand's session, game and
-play order.
-
 The SQL is the store's (:mod:`ofcstats.store.results`): this module hands it frames and
 takes frames back.
 """
@@ -36,18 +33,18 @@ import numpy as np
 import polars as pl
 
 from ofcstats import session
-from ofcstats.errors import RulesetError, StoreError
-from ofcstats.rules.load import load_rulesets, preset_names, ruleset_from
+from ofcstats.errors import StoreError
+from ofcstats.records import hands_of
+from ofcstats.rules.load import load_rulesets, preset_names
 from ofcstats.rules.model import Ruleset
 from ofcstats.score import available_cores, score_with_showdowns
-from ofcstats.showdown import differs, hand_starts, showdown_key
+from ofcstats.showdown import differs, showdown_key
 from ofcstats.store import Store
 from ofcstats.store import results as stored
-from ofcstats.store.results import ALL_VARIANTS, Filters
+from ofcstats.store.results import ALL_VARIANTS
 
-__all__ = ["ALL_VARIANTS", "BATCH_HANDS", "REPEATED_COLUMNS", "Filters", "RescoreSummary",
-           "default_rulesets", "fingerprint", "read_sessions", "rescore", "score_sessions",
-           "scored_frame", "stored_rulesets", "update"]
+__all__ = ["ALL_VARIANTS", "BATCH_HANDS", "RescoreSummary", "default_rulesets", "fingerprint",
+           "read_sessions", "rescore", "score_sessions", "update"]
 
 BATCH_HANDS = 250_000
 
@@ -125,17 +122,8 @@ def read_sessions(con: duckdb.DuckDBPyConnection, session_ids: Sequence[str]
     seats = seats.sort("hand_id", "seat").cast({
         "seat": pl.Int8, "top": pl.Array(pl.UInt8, 3), "middle": pl.Array(pl.UInt8, 5),
         "bottom": pl.Array(pl.UInt8, 5)})
-    starts = hand_starts(seats.get_column("hand_id"))
-    if starts is None:  # cannot happen after the sort
-        raise StoreError("the seats of a hand were read apart")
-    def any_seat(column: str) -> pl.Series:
-        flags = seats.get_column(column).to_numpy()
-        return pl.Series(np.logical_or.reduceat(flags, starts) if len(starts)
-                         else np.zeros(0, dtype=bool))
-
-    hands = seats.select("hand_id", "session_id", "played_at", "n_seats", "variant",
-                         "stake")[starts].with_columns(
-        fantasyland_hand=any_seat("fantasyland"), timed_out_hand=any_seat("timed_out"),
+    hands = hands_of(seats, ("session_id", "played_at", "n_seats", "variant", "stake")
+                     ).with_columns(
         hand_key=pl.col("hand_id"))
     return seats, hands
 
@@ -268,7 +256,7 @@ def default_rulesets(store: Store, *, as_stored: bool) -> list[Ruleset]:
     :func:`update` scores: new hands under the store's rulesets, never a ruleset scored
     again from scratch); else the presets as this ofcstats defines them, all of them
     (what ``ofcstats rescore`` scores: an edited preset is scored again)."""
-    held = {r.name: r for r in stored_rulesets(store)}
+    held = {r.name: r for r in store.scored_rulesets()}
     presets = load_rulesets(preset_names())
     if as_stored:
         variants = set(store.known_values("variant"))
@@ -335,112 +323,3 @@ def finish(store: Store, ids: Collection[int]) -> None:
     """Note when the rulesets were last scored."""
     with store.transaction():
         stored.mark_rulesets_scored(store.con, ids)
-
-
-REPEATED_COLUMNS = ("ruleset", "player", "session_id", "variant", "played_ruleset")
-"""Columns of ``results_named`` whose few distinct strings repeat on every row."""
-
-
-def _categorical_frame(relation: duckdb.DuckDBPyRelation, rows: int = 1 << 20,
-                       progress: Callable[[int, int | None], None] | None = None
-                       ) -> pl.DataFrame:
-    """The relation's rows, fetched a million at a time with :data:`REPEATED_COLUMNS` made
-    categorical as they arrive: as plain strings, tens of millions of rows take several
-    times the memory."""
-    def shrunk(part: pl.DataFrame) -> pl.DataFrame:
-        return part.with_columns(pl.col(c).cast(pl.Categorical) for c in REPEATED_COLUMNS
-                                 if c in part.columns)
-
-    # DuckDB 2 renamed fetch_record_batch (kept, deprecated) to to_arrow_reader.
-    reader = getattr(relation, "to_arrow_reader", None) or relation.fetch_record_batch
-    parts = []
-    for batch in reader(rows):
-        parts.append(shrunk(pl.DataFrame(batch)))
-        if progress is not None:
-            progress(sum(part.height for part in parts), None)
-    return pl.concat(parts) if parts else shrunk(relation.limit(0).pl())
-
-
-def scored_frame(store: Store, filters: Filters = Filters(),  # noqa: B008 - frozen
-                 columns: Sequence[str] | None = None, *, categorical: bool = False,
-                 progress: Callable[[int, int | None], None] | None = None
-                 ) -> pl.DataFrame:
-    """Results with what analysis needs: session, game, play order, variant, table size,
-    the seat's fantasyland flag and reported points, and the ruleset the hand was played
-    under. A player filter keeps that player's rows only.
-
-    ``columns`` keeps only those columns of ``results_named`` (plus ``order`` and
-    ``game`` when named): tens of millions of rows then fit in little memory. Rows come
-    in play order (ruleset, session, order, seat) when ``order`` or ``game`` is among
-    them or ``columns`` is None, in no particular order otherwise.
-
-    ``categorical`` gives :data:`REPEATED_COLUMNS` as ``pl.Categorical`` rather than
-    strings, fetching the rows in parts: a fraction of the memory for large stores;
-    ``progress(rows, None)`` is then called as the parts arrive.
-    """
-    con = store.con
-    known = stored.scored_ruleset_names(con)
-    if filters.rulesets is not None:
-        missing = [name for name in filters.rulesets if name not in known]
-        if missing:
-            raise StoreError(f"not scored under {', '.join(missing)}: run "
-                             f"ofcstats rescore --ruleset {missing[0]}")
-    in_order = columns is None or "order" in columns or "game" in columns
-    wanted = None if columns is None else list(dict.fromkeys(
-        [*(c for c in columns if c not in ("order", "game")),
-         *(("hand_key", "session_id") if in_order else ())]))
-    relation = stored.results_relation(con, filters, wanted)
-    frame = _categorical_frame(relation, progress=progress) if categorical else relation.pl()
-    if frame.is_empty() or not in_order:
-        return frame
-    ordered = _in_play_order(frame, _places(con, frame))
-    return ordered if columns is None else ordered.select(*dict.fromkeys(columns))
-
-
-def _places(con: duckdb.DuckDBPyConnection, frame: pl.DataFrame) -> pl.DataFrame:
-    """Each hand of the frame's sessions with its ``order`` and ``game`` and its place
-    in play order (session, then order in it) as one integer, ``_place``."""
-    # Games and play order come from whole sessions, whichever rows were asked for.
-    hands = stored.session_hands(con, frame.select(pl.col("session_id").unique()))
-    # Its game as the log's stakes make it (the money in :mod:`ofcstats.analysis`).
-    return session.hand_order(hands, split_on=session.GAME_SPLIT).select(
-        "hand_key", "session_id", "order", "game").sort("session_id", "order").with_columns(
-        _place=pl.int_range(pl.len(), dtype=pl.UInt32)).drop("session_id").collect()
-
-
-def _in_play_order(frame: pl.DataFrame, places: pl.DataFrame) -> pl.DataFrame:
-    """The frame's rows by ruleset (by name), place and seat, with ``order`` and ``game``."""
-    # Sort integer keys alone, then move every column once: joining and sorting the
-    # whole frame would copy its wide columns twice.
-    key_columns = [pl.col("hand_key")]
-    sort_by = ["_place"]
-    if "ruleset" in frame.columns:
-        names = pl.Enum(sorted(frame.get_column("ruleset").unique().to_list()))
-        key_columns.append(pl.col("ruleset").cast(names).to_physical().alias("_ruleset"))
-        sort_by.insert(0, "_ruleset")
-    if "seat" in frame.columns:
-        key_columns.append(pl.col("seat"))
-        sort_by.append("seat")
-    keys = frame.select(key_columns).with_row_index("_row").join(
-        places, on="hand_key").sort(sort_by)
-    return frame[keys.get_column("_row")].with_columns(keys.get_column("order"),
-                                                       keys.get_column("game"))
-
-
-def stored_rulesets(store: Store, names: Sequence[str] | None = None) -> list[Ruleset]:
-    """The rulesets the store has scored (or those named), as they were when scored."""
-    found = {}
-    for name, definition in stored.ruleset_definitions(store.con):
-        try:
-            found[name] = ruleset_from(json.loads(definition), f"the stored ruleset {name}")
-        except RulesetError as error:
-            raise StoreError(f"{error}; it was scored by another version of ofcstats: score "
-                             f"it again with ofcstats rescore --rebuild --ruleset "
-                             f"NAME_OR_FILE") from None
-    if names is None:
-        return list(found.values())
-    missing = [name for name in names if name not in found]
-    if missing:
-        raise StoreError(f"not scored under {', '.join(missing)}: run "
-                         f"ofcstats rescore --ruleset {missing[0]}")
-    return [found[name] for name in names]

@@ -1,9 +1,12 @@
-"""The one canonical hand record, as columnar frames.
+"""The one canonical hand record, as columnar frames, and the frames the scorer takes and
+gives.
 
 Every source format is parsed into a :class:`RawBatch` (what the file says, card texts
 already turned into codes where they are cards, nothing else checked);
 :mod:`ofcstats.validate` turns it into a :class:`HandBatch` of checked hands plus the
-rejects. Only a ``HandBatch`` reaches the store or the scorer.
+rejects. Only a ``HandBatch`` reaches the store or the scorer. The scorer
+(:mod:`ofcstats.score`) takes seats (:data:`SEAT_SCHEMA`) and gives results
+(:data:`RESULT_SCHEMA`, :class:`Scored`), which the store keeps.
 
 Frames refer to their hand by ``hand``, the hand's row number in the batch's
 ``hands`` frame: integer keys keep the per-card frames small and joins cheap.
@@ -127,6 +130,75 @@ REJECTS_SCHEMA: dict[str, pl.DataType] = {
     "reason": pl.String(),
     "raw": pl.String(),
 }
+UPDATABLE_HAND_FIELDS = ("played_at", "ruleset", "point_value", "button")
+UPDATABLE_SEAT_FIELDS = ("reported_points", "unit")
+UPDATABLE = (*UPDATABLE_HAND_FIELDS, *UPDATABLE_SEAT_FIELDS)
+"""Fields the fingerprint of a hand leaves out: another value under a stored hand is a
+conflict, or (``ingest --update``) replaces the stored one."""
+
+SEAT_SCHEMA: dict[str, pl.DataType] = {
+    "hand_id": pl.String(),
+    "variant": pl.String(),
+    "seat": pl.Int8(),
+    "player": pl.String(),
+    "fantasyland": pl.Boolean(),
+    "timed_out": pl.Boolean(),
+    "surrendered": pl.Boolean(),
+    "top": pl.Array(pl.UInt8, 3),
+    "middle": pl.Array(pl.UInt8, 5),
+    "bottom": pl.Array(pl.UInt8, 5),
+}
+"""The seats frame the scorer takes: one row per seat of a hand, final rows as card codes
+(and, optionally, the player's ``unit``)."""
+
+RESULT_SCHEMA: dict[str, pl.DataType] = {
+    "ruleset": pl.String(),  # score() returns an Enum of the rulesets scored, in order asked
+    "hand_id": pl.String(),
+    "seat": pl.Int8(),
+    "player": pl.String(),
+    "points": pl.Int32(),
+    "royalties": pl.Int16(),  # collected from all opponents, after spade doubling; 0 if fouled
+    "royalty_top": pl.Int16(),
+    "royalty_middle": pl.Int16(),
+    "royalty_bottom": pl.Int16(),
+    "royalty_points": pl.Int16(),  # the royalties' part of points: collected minus paid
+    "rows_top": pl.Int8(),  # rows won minus rows lost, summed over opponents
+    "rows_middle": pl.Int8(),
+    "rows_bottom": pl.Int8(),
+    "wins_top": pl.Int8(),  # opponents beaten in the row (a fouled one included)
+    "wins_middle": pl.Int8(),
+    "wins_bottom": pl.Int8(),
+    "fouled": pl.Boolean(),
+    "scoops": pl.Int8(),  # opponents this seat beat in all three rows (a fouled one included)
+    "scooped": pl.Int8(),  # opponents that beat this seat in all three rows
+    "fantasyland_next": pl.Boolean(),
+    "fantasyland_cards": pl.Int8(),
+    # points weighted by the unit each opponent pair settles at (ofcstats.units); null
+    # where every unit of the hand is 1 (then the points themselves)
+    "unit_points": pl.Float64(),
+}
+"""The scorer's results: one row per hand, seat and ruleset."""
+
+SHOWDOWN_COLUMNS = ("fouled", "rows_top", "rows_middle", "rows_bottom", "wins_top",
+                    "wins_middle", "wins_bottom", "scoops", "scooped")
+"""The result columns every ruleset with the same natural mask shares."""
+
+
+@dataclass(frozen=True)
+class Scored:
+    """Results, and what they share.
+
+    ``results`` holds one block of rows per ruleset, in the order asked, each block
+    listing the same seats in the same order. ``showdowns`` maps each showdown key the
+    rulesets play (:func:`ofcstats.showdown.showdown_key`; 0 always included) to that
+    order's ``hand_id``, ``seat`` and :data:`SHOWDOWN_COLUMNS`; ``showdown_bits`` gives,
+    in that order too, what may change each seat's showdown
+    (:attr:`ofcstats.showdown.SeatTable.showdown_bits`): its naturals, a foul, a straight.
+    """
+
+    results: pl.DataFrame
+    showdowns: dict[int, pl.DataFrame]
+    showdown_bits: pl.Series
 
 
 def session_default(source: str) -> str:
@@ -176,6 +248,41 @@ class IdHashes:
             if np.any(run[at] == needles):
                 return True
         return False
+
+
+def hand_starts(hand_ids: pl.Series) -> np.ndarray | None:
+    """Where each hand's seats begin, or None when some hand's seats are not adjacent."""
+    change = (hand_ids.slice(1) != hand_ids.slice(0, hand_ids.len() - 1)).to_numpy()
+    starts = np.flatnonzero(np.concatenate([[True], change]))
+    # No hand may start twice. Distinct hashes prove it several times faster than
+    # comparing the ids; only a collision (or a real repeat) needs the exact count.
+    first = hand_ids.gather(starts)
+    unique = first.hash().n_unique() == len(starts) or first.n_unique() == len(starts)
+    return starts if unique else None
+
+
+def hands_of(seats: pl.DataFrame, columns: Sequence[str] = ()) -> pl.DataFrame:
+    """One row per hand of a seats frame, in the order of their first seats: ``hand_id``,
+    the ``columns`` (a hand's own, read from its first seat) and what play order and
+    games need of its seats (:func:`ofcstats.session.hand_order`): ``fantasyland_hand``,
+    whether any seat played the hand in fantasyland, and ``timed_out_hand``, whether any
+    seat timed out in it."""
+    if seats.is_empty():
+        return seats.select("hand_id", *columns).with_columns(
+            fantasyland_hand=pl.lit(False), timed_out_hand=pl.lit(False))
+    starts = hand_starts(seats.get_column("hand_id"))
+    if starts is None:  # a hand's seats apart
+        return seats.group_by("hand_id", maintain_order=True).agg(
+            *(pl.col(column).first() for column in columns),
+            fantasyland_hand=pl.col("fantasyland").any(),
+            timed_out_hand=pl.col("timed_out").any())
+
+    def any_seat(column: str) -> pl.Series:
+        flags = seats.get_column(column).fill_null(False).to_numpy()
+        return pl.Series(np.logical_or.reduceat(flags, starts))
+
+    return seats.select("hand_id", *columns)[starts].with_columns(
+        fantasyland_hand=any_seat("fantasyland"), timed_out_hand=any_seat("timed_out"))
 
 
 def exclusive_cumsum(counts: np.ndarray) -> np.ndarray:

@@ -22,8 +22,6 @@ class Row(StrEnum):
         return 3 if self is Row.TOP else 5
 
 
-BOARD_SIZE = 13
-
 ROWS: tuple[Row, Row, Row] = (Row.TOP, Row.MIDDLE, Row.BOTTOM)
 """The rows in board order (top, middle, bottom): the order of strengths, royalties and
 result columns everywhere, and the index a row has in arrays laid out rows first."""

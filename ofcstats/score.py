@@ -14,9 +14,9 @@ The work is split so that a ruleset costs almost nothing:
 
 A large frame is cut between hands into one part per core, scored in threads.
 
-Input is one row per seat (:data:`SEAT_SCHEMA`), output one row per hand, seat and
-ruleset (:data:`RESULT_SCHEMA`). Per-ruleset frames share their unchanged columns, so
-stacking thirteen rulesets copies no data.
+Input is one row per seat (:data:`~ofcstats.records.SEAT_SCHEMA`), output one row per
+hand, seat and ruleset (:data:`~ofcstats.records.RESULT_SCHEMA`). Per-ruleset frames share
+their unchanged columns, so stacking thirteen rulesets copies no data.
 """
 
 from __future__ import annotations
@@ -24,89 +24,23 @@ from __future__ import annotations
 import functools
 import operator
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import pairwise
-from pathlib import Path
 
 import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from ofcstats import criss_cross, evaluate, session, showdown, units
-from ofcstats.errors import HandError, RulesetError
-from ofcstats.records import REJECTS_SCHEMA, HandBatch
+from ofcstats import criss_cross, evaluate, showdown, units
+from ofcstats.errors import HandError
+from ofcstats.records import RESULT_SCHEMA, Scored, hand_starts
 from ofcstats.rows import ROWS
 from ofcstats.rules import board
-from ofcstats.rules.load import load_ruleset
 from ofcstats.rules.model import FantasylandPolicy, Naturals, RoyaltyTable, Ruleset
 from ofcstats.showdown import Counts, RoyaltyFlows, SeatTable
 from ofcstats.variants import Variant
-
-SEAT_SCHEMA: dict[str, pl.DataType] = {
-    "hand_id": pl.String(),
-    "variant": pl.String(),
-    "seat": pl.Int8(),
-    "player": pl.String(),
-    "fantasyland": pl.Boolean(),
-    "timed_out": pl.Boolean(),
-    "surrendered": pl.Boolean(),
-    "top": pl.Array(pl.UInt8, 3),
-    "middle": pl.Array(pl.UInt8, 5),
-    "bottom": pl.Array(pl.UInt8, 5),
-}
-"""The seats frame: one row per seat of a hand, final rows as card codes."""
-
-RESULT_SCHEMA: dict[str, pl.DataType] = {
-    "ruleset": pl.String(),  # score() returns an Enum of the rulesets scored, in order asked
-    "hand_id": pl.String(),
-    "seat": pl.Int8(),
-    "player": pl.String(),
-    "points": pl.Int32(),
-    "royalties": pl.Int16(),  # collected from all opponents, after spade doubling; 0 if fouled
-    "royalty_top": pl.Int16(),
-    "royalty_middle": pl.Int16(),
-    "royalty_bottom": pl.Int16(),
-    "royalty_points": pl.Int16(),  # the royalties' part of points: collected minus paid
-    "rows_top": pl.Int8(),  # rows won minus rows lost, summed over opponents
-    "rows_middle": pl.Int8(),
-    "rows_bottom": pl.Int8(),
-    "wins_top": pl.Int8(),  # opponents beaten in the row (a fouled one included)
-    "wins_middle": pl.Int8(),
-    "wins_bottom": pl.Int8(),
-    "fouled": pl.Boolean(),
-    "scoops": pl.Int8(),  # opponents this seat beat in all three rows (a fouled one included)
-    "scooped": pl.Int8(),  # opponents that beat this seat in all three rows
-    "fantasyland_next": pl.Boolean(),
-    "fantasyland_cards": pl.Int8(),
-    # points weighted by the unit each opponent pair settles at (ofcstats.units); null
-    # where every unit of the hand is 1 (then the points themselves)
-    "unit_points": pl.Float64(),
-}
-"""One row per hand, seat and ruleset."""
-
-
-def row_strengths(seats: pl.LazyFrame) -> pl.LazyFrame:
-    """Add ``s_top``, ``s_middle``, ``s_bottom``: one comparable strength per row."""
-    def strength(column: str, width: int) -> pl.Expr:
-        fn = evaluate.strength3 if width == 3 else evaluate.strength5
-        return pl.col(column).map_batches(
-            lambda s: pl.Series(fn(s.to_numpy()), dtype=pl.UInt16), return_dtype=pl.UInt16)
-
-    return seats.with_columns(**{f"s_{row}": strength(row, row.size) for row in ROWS})
-
-
-def fouls(seats: pl.LazyFrame) -> pl.LazyFrame:
-    """Add ``fouled``: bottom weaker than middle or middle weaker than top (docs/rules.md §2).
-
-    Equal rows are legal; the strength scale already ranks a top row's missing kickers
-    below any card, so ``QQ5`` under ``QQ532`` is legal and ``QQ6`` over it fouls.
-    """
-    return seats.with_columns(fouled=pl.struct("s_top", "s_middle", "s_bottom").map_batches(
-        lambda rows: pl.Series(board.fouled(np.stack(
-            [rows.struct.field(f"s_{row}").to_numpy() for row in ROWS]))),
-        return_dtype=pl.Boolean))
 
 
 def _head_to_head_key(ruleset: Ruleset) -> tuple[int, ...]:
@@ -192,28 +126,6 @@ def _laid_out(seats: pl.DataFrame) -> tuple[pl.DataFrame, SeatTable]:
             raise
     seats = seats.sort("hand_id", "seat")
     return seats, showdown.seat_table(seats)
-
-
-SHOWDOWN_COLUMNS = ("fouled", "rows_top", "rows_middle", "rows_bottom", "wins_top",
-                    "wins_middle", "wins_bottom", "scoops", "scooped")
-"""The result columns every ruleset with the same natural mask shares."""
-
-
-@dataclass(frozen=True)
-class Scored:
-    """Results, and what they share.
-
-    ``results`` holds one block of rows per ruleset, in the order asked, each block
-    listing the same seats in the same order. ``showdowns`` maps each showdown key the
-    rulesets play (:func:`showdown.showdown_key`; 0 always included) to that order's
-    ``hand_id``, ``seat`` and :data:`SHOWDOWN_COLUMNS`; ``showdown_bits`` gives, in that
-    order too, what may change each seat's showdown
-    (:attr:`showdown.SeatTable.showdown_bits`): its naturals, a foul, a straight.
-    """
-
-    results: pl.DataFrame
-    showdowns: dict[int, pl.DataFrame]
-    showdown_bits: pl.Series
 
 
 def ruleset_results(seats: pl.DataFrame, table: SeatTable, rulesets: Sequence[Ruleset]
@@ -372,7 +284,7 @@ def _hand_parts(frame: pl.DataFrame, parts: int) -> list[pl.DataFrame]:
     The cuts fall where ``hand_id`` changes; when a hand's seats are not adjacent the
     frame is sorted by hand first (as :func:`_laid_out` would).
     """
-    starts = showdown.hand_starts(frame.get_column("hand_id"))
+    starts = hand_starts(frame.get_column("hand_id"))
     if starts is None:
         return _hand_parts(frame.sort("hand_id", "seat"), parts)
     wanted = np.arange(1, parts) * (frame.height // parts)
@@ -436,162 +348,3 @@ def score(seats: pl.LazyFrame | pl.DataFrame, rulesets: Sequence[Ruleset]) -> pl
     """Score every hand in ``seats`` under every ruleset: one block of rows per ruleset,
     in the order asked, each listing the same seats in the same order."""
     return score_with_showdowns(seats, rulesets).results
-
-
-DEFAULT_RULESET = "american"
-
-
-def score_batch(batch: HandBatch, rulesets: Sequence[Ruleset] | None = None, *,
-                own_variants: bool = False) -> ScoredBatch:
-    """Score checked hands: under ``rulesets`` when given, else each hand under its own
-    ``ruleset`` field (``american`` when it has none). Fantasyland repeat limits are
-    applied over the batch's sessions and games, as ``rescore`` applies them.
-
-    ``what_if`` marks a ruleset applied to a hand of a variant it is not played under;
-    ``own_variants`` leaves such rows out. A hand naming a ruleset that does not exist is
-    not scored; it comes back among ``rejects`` with the reason.
-    """
-    seats = batch.seats_for_scoring()
-    hands = _session_hands(batch)
-    if rulesets is not None:
-        results = session.limit_repeats(score(seats, rulesets), seats, hands, rulesets)
-        results = results.with_columns(pl.col("ruleset").cast(pl.String))
-        marked = _mark_what_ifs(_in_log_order(results, batch, rulesets), batch, rulesets)
-        return ScoredBatch(results=marked.filter(~pl.col("what_if")) if own_variants
-                           else marked, rejects=_no_rejects())
-    own = batch.hands.select("hand_id", "source", "line",
-                             pl.col("ruleset").fill_null(DEFAULT_RULESET))
-    frames, rejects = [], []
-    for (name,), group in own.group_by("ruleset", maintain_order=True):
-        try:
-            ruleset = load_ruleset(str(name))
-        except RulesetError as error:
-            rejects.append(group.select(
-                "source", "line", "hand_id",
-                pl.format("hand {}: {}; score it with --ruleset NAME", pl.col("hand_id"),
-                          pl.lit(str(error))).alias("reason"),
-                pl.lit(None, dtype=pl.String).alias("raw"),
-            ))
-            continue
-        own_seats = seats.join(group.select("hand_id"), on="hand_id", how="semi")
-        # Play order, games and streaks over every hand, as rescore takes them.
-        scored = session.limit_repeats(score(own_seats, [ruleset]), seats, hands, [ruleset])
-        frames.append(scored.with_columns(pl.col("ruleset").cast(pl.String)))
-    results = pl.concat(frames) if frames else session.limit_repeats(
-        score(seats.clear(), []), seats.clear(), hands.clear(), [])
-    used = [load_ruleset(str(name)) for name in results.get_column("ruleset").unique()]
-    return ScoredBatch(
-        results=_mark_what_ifs(_in_log_order(results, batch, []), batch, used),
-        rejects=pl.concat(rejects).cast(REJECTS_SCHEMA) if rejects else _no_rejects(),  # type: ignore[arg-type]
-    )
-
-
-def _session_hands(batch: HandBatch) -> pl.DataFrame:
-    """The batch's hands with what play order and games need (:func:`session.hand_order`):
-    the variant and logged stake, whether any seat played in fantasyland, whether any
-    timed out."""
-    flags = batch.seats.group_by("hand_id").agg(
-        fantasyland_hand=pl.col("fantasyland").any(), timed_out_hand=pl.col("timed_out").any())
-    return batch.hands.select(
-        "hand_id", "session_id", "played_at", "n_seats", "source", "line", "variant",
-        stake=session.logged_stake(pl.col("point_value")),
-    ).join(flags, on="hand_id", how="left")
-
-
-def _in_log_order(results: pl.DataFrame, batch: HandBatch,
-                  rulesets: Sequence[Ruleset]) -> pl.DataFrame:
-    """Hands in the order the logs list them, rulesets in the order asked, then seats."""
-    order = batch.hands.select("hand_id", _hand=pl.int_range(pl.len()))
-    ranks = {r.name: i for i, r in enumerate(rulesets)}
-    return results.join(order, on="hand_id", how="left").with_columns(
-        _ruleset=pl.col("ruleset").replace_strict(ranks, default=0, return_dtype=pl.Int32),
-    ).sort("_hand", "_ruleset", "seat").drop("_hand", "_ruleset")
-
-
-def _mark_what_ifs(results: pl.DataFrame, batch: HandBatch, rulesets: Sequence[Ruleset]
-                   ) -> pl.DataFrame:
-    """Add ``what_if``: the ruleset is not played under the hand's variant."""
-    played = pl.DataFrame(
-        [(r.name, v.value) for r in rulesets for v in r.variants],
-        schema={"ruleset": pl.String, "variant": pl.String}, orient="row",
-    ).with_columns(what_if=pl.lit(False))
-    variants = batch.hands.select("hand_id", pl.col("variant").cast(pl.String))
-    return results.join(variants, on="hand_id", how="left", maintain_order="left").join(
-        played, on=["ruleset", "variant"], how="left", maintain_order="left",
-    ).with_columns(pl.col("what_if").fill_null(True)).drop("variant")
-
-
-def _no_rejects() -> pl.DataFrame:
-    return pl.DataFrame(schema=REJECTS_SCHEMA)
-
-
-@dataclass(frozen=True)
-class ScoredBatch:
-    """Results, one row per hand, seat and ruleset; and the hands that could not be scored."""
-
-    results: pl.DataFrame
-    rejects: pl.DataFrame
-
-
-def score_files(paths: Sequence[Path], rulesets: Sequence[Ruleset] | None = None, *,
-                own_variants: bool = False, format_name: str | None = None,
-                progress: Callable[[int, int], None] | None = None,
-                warn: Callable[[str], None] | None = None,
-                batch_bytes: int | None = None) -> Iterator[ScoredBatch]:
-    """:func:`score_batch` over logs read as a stream: a part at a time, each part the
-    sessions of a file that have ended (none of their hands in the batch just read), so
-    that memory holds a few batches of hands, not the logs. A file's sessions are scored
-    whole (repeat limits, games); a hand id seen before, in any file, is dropped when the
-    hand is the same and rejected as a conflict when it is not (:func:`reading.fresh`).
-
-    Results come session by session as the sessions end, in log order within a part:
-    the logs' order when their sessions follow one another. ``warn`` hears of a session
-    that comes back after it was scored (its later hands are scored as a new piece).
-    ``progress(bytes read, bytes in all files)`` as :func:`reading.read_all` calls it;
-    ``batch_bytes`` is the size of a batch read (default: :func:`reading.read`'s).
-    """
-    from ofcstats import reading  # noqa: PLC0415 - reading validates with rulesets; keep import light
-    from ofcstats.formats.lines import BATCH_BYTES  # noqa: PLC0415
-
-    seen = pl.DataFrame(schema={"hand_id": pl.String, "fingerprint": pl.String,
-                                "source": pl.String, "line": pl.Int64})
-    sizes = [path.stat().st_size if path.is_file() else 0 for path in paths]
-    total, before = sum(sizes), 0
-
-    def scored(part: HandBatch) -> ScoredBatch:
-        result = score_batch(part, rulesets, own_variants=own_variants)
-        return ScoredBatch(results=result.results,
-                           rejects=pl.concat([part.rejects, result.rejects]))
-
-    for path, size in zip(paths, sizes, strict=True):
-        def file_progress(done: int, base: int = before) -> None:
-            if progress is not None:
-                progress(base + done, total)
-
-        before += size
-        pending, ended = HandBatch(), set[str]()
-        try:
-            for batch in reading.read(path, format_name, file_progress,
-                                      batch_bytes or BATCH_BYTES):
-                new = reading.fresh(seen, batch)
-                seen = pl.concat([seen, new.hands.select(reading.SEEN_COLUMNS)],
-                                 how="vertical_relaxed")
-                sessions = new.hands.get_column("session_id").unique()
-                back = sorted(set(sessions.to_list()) & ended)
-                if back and warn is not None:
-                    warn(f"{path}: session {back[0]} comes back after its hands were "
-                         "scored: its later hands are scored as a new piece of it")
-                pending = HandBatch.concat([pending, replace(new, lines=())])
-                done = ~pending.hands.get_column("session_id").is_in(sessions.implode())
-                if done.any():
-                    part = pending.select(done)
-                    ended.update(part.hands.get_column("session_id").to_list())
-                    pending = replace(pending.select(~done), rejects=pending.rejects.clear(),
-                                      duplicates=0)
-                    yield scored(part)
-        except (HandError, OSError) as error:
-            reason = str(error).removeprefix(f"{path}: ")
-            pending.rejects = pl.concat([pending.rejects, pl.DataFrame(
-                [{"source": str(path), "line": None, "hand_id": None, "reason": reason,
-                  "raw": None}], schema=REJECTS_SCHEMA)])
-        yield scored(pending)

@@ -34,6 +34,7 @@ from ofcstats import evaluate
 from ofcstats.cards import TWO_OF_SPADES
 from ofcstats.errors import HandError
 from ofcstats.evaluate import Category
+from ofcstats.records import hand_starts
 from ofcstats.rows import ROWS
 from ofcstats.rules import board
 from ofcstats.rules.model import Naturals, RoyaltyPool, RoyaltyTable, Ruleset
@@ -150,17 +151,6 @@ class SeatTable:
 def _rows(frame: pl.DataFrame, column: str, width: int) -> npt.NDArray[np.uint8]:
     array = frame.get_column(column).to_numpy()
     return np.ascontiguousarray(array.reshape(-1, width), dtype=np.uint8)
-
-
-def hand_starts(hand_ids: pl.Series) -> npt.NDArray[np.intp] | None:
-    """Where each hand's seats begin, or None when some hand's seats are not adjacent."""
-    change = (hand_ids.slice(1) != hand_ids.slice(0, hand_ids.len() - 1)).to_numpy()
-    starts = np.flatnonzero(np.concatenate([[True], change]))
-    # No hand may start twice. Distinct hashes prove it several times faster than
-    # comparing the ids; only a collision (or a real repeat) needs the exact count.
-    first = hand_ids.gather(starts)
-    unique = first.hash().n_unique() == len(starts) or first.n_unique() == len(starts)
-    return starts if unique else None
 
 
 def hand_layout(hand_ids: pl.Series) -> tuple[npt.NDArray[np.int64], dict[int, slice]]:

@@ -67,12 +67,6 @@ def _stable(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.with_columns(pl.col(pl.Float64).round(DECIMALS))
 
 
-def as_text(frame: pl.DataFrame) -> pl.DataFrame:
-    """Categorical columns (as ``scored_frame(..., categorical=True)`` gives) as strings:
-    statistics are small, and plain strings join with anything."""
-    return frame.with_columns(pl.col(pl.Categorical).cast(pl.String))
-
-
 # Every statistic comes from exact integer sums per player, variant and ruleset (and per
 # session for the bootstrap): DuckDB adds them up over the store's rows, or over a frame,
 # and the few rows that come back are all the memory a statistic needs.

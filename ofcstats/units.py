@@ -20,17 +20,14 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 import polars as pl
 
 from ofcstats import showdown
+from ofcstats.records import Scored, hand_starts
 from ofcstats.rules.model import RoyaltyPool, Ruleset
-
-if TYPE_CHECKING:
-    from ofcstats.score import Scored
 
 
 def weighted(seats: pl.DataFrame) -> npt.NDArray[np.bool_]:
@@ -41,7 +38,7 @@ def weighted(seats: pl.DataFrame) -> npt.NDArray[np.bool_]:
     other = seats.get_column("unit").fill_null(1.0).to_numpy() != 1.0
     if not other.any():
         return none
-    starts = showdown.hand_starts(seats.get_column("hand_id"))
+    starts = hand_starts(seats.get_column("hand_id"))
     if starts is None:  # a hand's seats apart
         by_hand = pl.DataFrame({"hand": seats.get_column("hand_id"), "other": other})
         return by_hand.select(pl.col("other").any().over("hand")).to_series().to_numpy()
@@ -52,7 +49,7 @@ def weighted(seats: pl.DataFrame) -> npt.NDArray[np.bool_]:
 def pairs_of(seats: pl.DataFrame) -> tuple[npt.NDArray[np.intp], npt.NDArray[np.intp]]:
     """Every pair of seats of each hand, as two arrays of rows of ``seats`` (a hand's
     seats adjacent or not)."""
-    starts = showdown.hand_starts(seats.get_column("hand_id"))
+    starts = hand_starts(seats.get_column("hand_id"))
     if starts is not None:  # adjacent: by arithmetic
         sizes = np.diff(np.append(starts, seats.height))
         firsts = [(starts[sizes == n], i, j) for n in (2, 3, 4)
@@ -79,8 +76,6 @@ def with_unit_points(seats: pl.DataFrame, order: npt.NDArray[np.int64], scored: 
     """``scored`` (the results of ``seats``, each ruleset's block listing the seats in
     ``order``) with ``unit_points`` filled in the hands where some unit is not 1.
     ``score_part`` scores the hands' pairs as heads-up hands."""
-    from ofcstats.score import Scored  # noqa: PLC0415 - score imports this module
-
     flagged = weighted(seats)
     where = np.flatnonzero(flagged)  # rows of ``seats`` that ``sub`` holds
     sub = seats.filter(pl.Series(flagged)).with_columns(pl.col("unit").fill_null(1.0))

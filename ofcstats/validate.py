@@ -39,6 +39,7 @@ from ofcstats.records import (
     REJECTS_SCHEMA,
     SEATS_SCHEMA,
     TOP,
+    UPDATABLE,
     HandBatch,
     RawBatch,
     encode_moves,
@@ -47,7 +48,6 @@ from ofcstats.records import (
 )
 from ofcstats.rows import ROW_NAMES
 from ofcstats.stakes import POINT_VALUE, UNIT, Range
-from ofcstats.store import UPDATABLE
 from ofcstats.variants import FANTASYLAND_MAX_CARDS, MIN_PLAYERS, Variant
 
 ROWS = ROW_NAMES

@@ -60,10 +60,10 @@ _LIBRARY_PROBE = """
 import sys
 from pathlib import Path
 import polars as pl
-from ofcstats import allocator, formats
+from ofcstats import allocator, reading
 from ofcstats.rules import load_rulesets
 from ofcstats.score import PARALLEL_FROM, score
-seats = formats.read_all([Path(sys.argv[1])]).seats_for_scoring()
+seats = reading.read_all([Path(sys.argv[1])]).seats_for_scoring()
 copies = PARALLEL_FROM // seats.height + 1
 frame = pl.concat([seats.with_columns(hand_id=pl.col("hand_id") + f"-{n}")
                    for n in range(copies)])

@@ -15,10 +15,11 @@ import pytest
 from typer.testing import CliRunner
 
 from ofcstats import analysis
+from ofcstats.analysis import Filters, scored_frame
 from ofcstats.cli import app
 from ofcstats.errors import RulesetError
 from ofcstats.ingest import ingest
-from ofcstats.pipeline import Filters, rescore, scored_frame
+from ofcstats.pipeline import rescore
 from ofcstats.report import collect, write_report
 from ofcstats.rules import load_ruleset, load_rulesets, preset_names
 from ofcstats.rules.load import ruleset_from

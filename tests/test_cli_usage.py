@@ -145,7 +145,7 @@ def test_an_unexpected_error_is_one_line_unless_debug(
     def broken(*_: object, **__: object) -> object:
         raise RuntimeError("something broke\nsecond line")
 
-    monkeypatch.setattr(cli.stats, "ruleset_stats_of", broken)
+    monkeypatch.setattr(cli.questions.stats, "ruleset_stats_of", broken)
     result = runner.invoke(app, ["compare", "--db", str(database)])
     text = one_line_error(result, 1)
     assert text == ("ofcstats: something broke (RuntimeError; run with --debug for the "
@@ -275,7 +275,7 @@ def test_every_reader_waits_for_a_writer_that_lets_go_in_time(
         def let_go(_: object, note: str) -> None:  # the writer ends once the reader waits
             notes.append(note)
             holder.kill()
-        monkeypatch.setattr(cli._WaitNote, "__call__", let_go)
+        monkeypatch.setattr(cli.common._WaitNote, "__call__", let_go)
         result = runner.invoke(app, [*_readers(reviewed, tmp_path)[name], "--wait", "30"])
     assert result.exit_code == 0, result.output
     assert result.stderr == ""

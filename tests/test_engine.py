@@ -215,6 +215,27 @@ def test_rescore_command_with_engine_and_parquet_export(
         assert message in wrong.output
 
 
+
+def test_engine_for_the_options_then_the_configuration(tmp_path: Path) -> None:
+    config = tmp_path / "scale.toml"
+    config.write_text("[engine]\njobs = 3\n", encoding="utf-8")
+    assert engine.engine_for(None, None, None, None, config, jobs_shard=True) is None
+    assert engine.engine_for(None, 2, None, None, config, jobs_shard=False) is None
+    chosen = engine.engine_for(None, 2, None, None, config, jobs_shard=True)
+    assert chosen is not None
+    assert (chosen.kind, chosen.jobs) == ("local", 2)
+    chosen = engine.engine_for("local", None, None, None, config, jobs_shard=False)
+    assert chosen is not None
+    assert chosen.jobs == 3
+    chosen = engine.engine_for(None, None, "ray://head:10001", None, config, jobs_shard=False)
+    assert chosen is not None
+    assert chosen.kind == "ray"
+    with pytest.raises(UsageError, match="not a Parquet export of ofcstats"):
+        engine.engine_for(None, None, None, tmp_path, config, jobs_shard=False)
+    with pytest.raises(UsageError, match="--jobs must be at least 1, not 0"):
+        engine.engine_for("local", 0, None, None, config, jobs_shard=False)
+
+
 # Review.
 
 

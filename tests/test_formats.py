@@ -18,7 +18,7 @@ from formatgen import chipzen_ready, final_rows, to_chipzen, to_csv, write_lines
 from handgen import random_hand, write_jsonl
 from polars.testing import assert_frame_equal
 
-from ofcstats import formats
+from ofcstats import formats, reading
 from ofcstats.errors import HandError
 from ofcstats.formats import jsonl
 from ofcstats.formats.lines import KEPT_BYTES, MAX_LINE_BYTES
@@ -57,7 +57,7 @@ def boards_hands(n: int, seed: int) -> list[dict]:
 
 
 def read(path: Path, name: str | None = None) -> HandBatch:
-    return formats.read_all([path], name)
+    return reading.read_all([path], name)
 
 
 def same_hands(a: HandBatch, b: HandBatch) -> None:
@@ -97,7 +97,7 @@ def test_csv_rows_of_one_hand_split_across_batches_stay_one_hand(tmp_path: Path)
     hands = boards_hands(200, seed=3)
     table = tmp_path / "boards.csv"
     table.write_text(to_csv(hands, separator=";"), encoding="utf-8")
-    pieces = list(formats.read(table, batch_bytes=700))
+    pieces = list(reading.read(table, batch_bytes=700))
     assert len(pieces) > 10
     merged = HandBatch.concat(pieces)
     assert merged.rejects.is_empty()
@@ -310,7 +310,7 @@ def test_a_boards_csv_line_with_a_bare_carriage_return_is_a_reject(tmp_path: Pat
                      b"b1,2,bob,Kh Jc 2s,Js Jd Tc 6h 5d,3h 5h 8h Th 9h\n"
                      b"b2,1,a\rnn,Ah Kd 2c,Qs Qd 9c 8c 2h,7c 7d 7h 7s 4c\n"
                      b"b3,1,too few fields\n")  # read line by line from here
-    batch = formats.read_all([path])
+    batch = reading.read_all([path])
     assert batch.hands.get_column("hand_id").to_list() == ["b1"]
     assert sorted(batch.rejects.get_column("line").to_list()) == [4, 5]
 

@@ -1,6 +1,6 @@
 """Every reader under hostile input: random bytes, truncated lines, mutated hands, lines
 nested too deep and lines too long, mixed with good ones. No exception escapes
-:func:`ofcstats.formats.read_all`, and every good hand loads, at its true line."""
+:func:`ofcstats.reading.read_all`, and every good hand loads, at its true line."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_formats import boards_hands, pineapple_hands
 
-from ofcstats import formats
+from ofcstats import reading
 from ofcstats.formats.lines import MAX_LINE_BYTES
 from ofcstats.formats.nesting import MAX_DEPTH
 
@@ -121,7 +121,7 @@ def _check(pool: Pool, pieces: list[tuple[str, int, bytes, int]], *, detect: boo
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "fuzz.log"
         path.write_bytes(content)
-        batch = formats.read_all([path], None if detect else pool.name)
+        batch = reading.read_all([path], None if detect else pool.name)
     if detect or content.startswith(COMPRESSED):
         # Detection may refuse a file that starts with noise; one that starts as a
         # compressed file is read as one.
@@ -155,7 +155,7 @@ def test_a_file_that_only_looks_compressed_is_a_reject_not_a_crash(name: str,
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "fuzz.log"
         path.write_bytes(content)
-        batch = formats.read_all([path], name)
+        batch = reading.read_all([path], name)
     assert batch.hands.is_empty()
     assert batch.rejects.height == 1
     assert "compressed data breaks off" in batch.rejects.get_column("reason")[0]

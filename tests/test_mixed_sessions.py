@@ -18,11 +18,11 @@ from handgen import write_jsonl
 from polars.testing import assert_frame_equal
 from typer.testing import CliRunner
 
-from ofcstats import formats
+from ofcstats import reading
+from ofcstats.analysis import Filters
 from ofcstats.cli import app
-from ofcstats.pipeline import Filters
+from ofcstats.logscore import score_batch
 from ofcstats.rules import load_ruleset, load_rulesets, preset_names
-from ofcstats.score import score_batch
 from ofcstats.simulate import Simulation, parse_players, simulate
 from ofcstats.store import MIGRATIONS, Store
 from ofcstats.variants import Variant
@@ -69,7 +69,7 @@ def _expected(files: list[Path]) -> pl.DataFrame:
     text = "".join(path.read_text(encoding="utf-8") for path in files)
     combined = files[0].with_name("combined-" + "-".join(p.stem for p in files) + ".jsonl")
     combined.write_text(text, encoding="utf-8")
-    batch = formats.read_all([combined])
+    batch = reading.read_all([combined])
     scored = score_batch(batch, load_rulesets(preset_names()), own_variants=True).results
     variants = batch.hands.select("hand_id", "variant")
     return scored.join(variants, on="hand_id").select(_cast(COMPARED)).sort(COMPARED[:3])

@@ -13,11 +13,12 @@ import pytest
 from handgen import random_hand, rich_board, write_jsonl
 from polars.testing import assert_frame_equal
 
-from ofcstats import formats, pipeline
+from ofcstats import analysis, pipeline, reading
+from ofcstats.analysis import Filters, scored_frame
 from ofcstats.ingest import ingest
-from ofcstats.pipeline import Filters, scored_frame
+from ofcstats.logscore import score_batch
 from ofcstats.rules import Ruleset, load_ruleset, load_rulesets, preset_names
-from ofcstats.score import score, score_batch
+from ofcstats.score import score
 from ofcstats.simulate import Simulation, parse_players, simulate
 from ofcstats.store import Store
 from ofcstats.variants import Variant
@@ -77,7 +78,7 @@ def rescored_against_score(tmp_path: Path, n: int, seed: int, rulesets: list[Rul
     with Store(loaded(tmp_path, log)) as store:
         rescore(store, rulesets)
         stored = scored_frame(store)
-    direct = score(formats.read_all([log]).seats_for_scoring(), rulesets).with_columns(
+    direct = score(reading.read_all([log]).seats_for_scoring(), rulesets).with_columns(
         pl.col("ruleset").cast(pl.String))
     joined = stored.join(direct, on=["ruleset", "hand_id", "seat"], suffix="_direct")
     assert joined.height == direct.height == stored.height
@@ -258,7 +259,7 @@ def test_a_timeout_ends_the_game_and_restarts_the_repeat_limit_in_rescore_and_sc
         frame = scored_frame(store, Filters(players=["ann"])).sort("hand_id")
     assert frame["game"].to_list() == games
     assert frame["fantasyland_stayed"].to_list() == stays
-    per_file = score_batch(formats.read_all([log]), [load_ruleset("american")]).results
+    per_file = score_batch(reading.read_all([log]), [load_ruleset("american")]).results
     ann = per_file.filter(pl.col("player") == "ann").sort("hand_id")
     assert ann["fantasyland_stayed"].to_list() == stays
     assert ann["fantasyland_next"].to_list() == frame["fantasyland_next"].to_list()
@@ -304,12 +305,12 @@ def test_scored_frame_can_give_repeated_strings_as_categories(tmp_path: Path) ->
         plain = scored_frame(store)
         categorical = scored_frame(store, categorical=True)
         none = scored_frame(store, Filters(players=[]), categorical=True)
-        parts = pipeline._categorical_frame(store.con.sql(
+        parts = analysis._categorical_frame(store.con.sql(
             "SELECT ruleset, hand_id, points FROM results_named ORDER BY ALL"), rows=3)
         whole = store.con.sql(
             "SELECT ruleset, hand_id, points FROM results_named ORDER BY ALL").pl()
-    repeated = [c for c in pipeline.REPEATED_COLUMNS if c in plain.columns]
-    assert repeated == list(pipeline.REPEATED_COLUMNS)
+    repeated = [c for c in analysis.REPEATED_COLUMNS if c in plain.columns]
+    assert repeated == list(analysis.REPEATED_COLUMNS)
     assert all(categorical.schema[c] == pl.Categorical for c in repeated)
     assert_frame_equal(categorical.with_columns(pl.col(repeated).cast(pl.String)), plain)
     assert none.is_empty()
@@ -320,7 +321,7 @@ def test_scored_frame_can_give_repeated_strings_as_categories(tmp_path: Path) ->
 def test_results_stay_right_through_partial_runs_and_rebuilds(tmp_path: Path) -> None:
     log = random_log(tmp_path / "mix.jsonl", 300, seed=21, sessions=5)
     db = loaded(tmp_path, log)
-    seats = formats.read_all([log]).seats_for_scoring()
+    seats = reading.read_all([log]).seats_for_scoring()
     with Store(db) as store:
         # Showdowns shared in every order: russian pays naturals (hands with a natural
         # get showdowns of their own), the others share mask 0's.

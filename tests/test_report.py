@@ -13,9 +13,10 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
+from ofcstats.analysis import Filters
 from ofcstats.cli import app
 from ofcstats.ingest import ingest
-from ofcstats.pipeline import Filters, rescore
+from ofcstats.pipeline import rescore
 from ofcstats.report import charts, collect, write_report
 from ofcstats.rules import load_ruleset, load_rulesets
 from ofcstats.simulate import Player, Simulation, simulate

@@ -455,10 +455,10 @@ def test_replay_right_after_ingest_and_of_a_hand_reviewed_otherwise(
 def test_command_defaults_are_the_library_defaults() -> None:
     import inspect  # noqa: PLC0415
 
-    from ofcstats import cli  # noqa: PLC0415
+    from ofcstats.cli import reviewing  # noqa: PLC0415
     from ofcstats.review import core  # noqa: PLC0415
 
-    for command in (cli.review, cli.replay):
+    for command in (reviewing.review, reviewing.replay):
         params = inspect.signature(command).parameters
         assert params["rollouts"].default == core.DEFAULT_ROLLOUTS
         assert params["seed"].default == core.DEFAULT_SEED
@@ -469,7 +469,8 @@ def test_command_defaults_are_the_library_defaults() -> None:
 
 def test_report_shows_the_decisions_per_variant(simulated: Path, tmp_path: Path) -> None:
     from ofcstats import report  # noqa: PLC0415
-    from ofcstats.pipeline import Filters, rescore  # noqa: PLC0415
+    from ofcstats.analysis import Filters  # noqa: PLC0415
+    from ofcstats.pipeline import rescore  # noqa: PLC0415
 
     db = tmp_path / "report.duckdb"
     db.write_bytes(simulated.read_bytes())

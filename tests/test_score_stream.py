@@ -11,10 +11,10 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from ofcstats import formats
+from ofcstats import reading
 from ofcstats.cli import app
+from ofcstats.logscore import ScoredBatch, score_batch, score_files
 from ofcstats.rules import load_rulesets, preset_names
-from ofcstats.score import ScoredBatch, score_batch, score_files
 
 SAMPLE = Path(__file__).resolve().parent.parent / "data" / "sample"
 LOGS = sorted(SAMPLE.glob("*.jsonl"))
@@ -22,7 +22,7 @@ LOGS = sorted(SAMPLE.glob("*.jsonl"))
 
 def test_scoring_in_small_parts_gives_the_records_of_scoring_whole() -> None:
     rulesets = load_rulesets(preset_names())
-    whole = score_batch(formats.read_all(LOGS), rulesets, own_variants=True).results
+    whole = score_batch(reading.read_all(LOGS), rulesets, own_variants=True).results
     parts = list(score_files(LOGS, rulesets, own_variants=True, batch_bytes=400_000))
     assert len(parts) > 10  # several parts, each of whole sessions
     streamed = pl.concat([part.results for part in parts])
@@ -54,7 +54,7 @@ def test_score_writes_the_same_bytes_in_parts_and_whole(
     def small(*args: Any, **kwargs: Any) -> Iterator[ScoredBatch]:
         return score_files(*args, **{**kwargs, "batch_bytes": 400_000})
 
-    monkeypatch.setattr("ofcstats.cli.score_files", small)
+    monkeypatch.setattr("ofcstats.cli.scoring.score_files", small)
     for output, result in whole.items():
         parted = runner.invoke(app, [*command, output])
         assert result.exit_code == parted.exit_code == 0
@@ -65,7 +65,7 @@ def test_score_draws_one_table_over_all_its_parts(monkeypatch: pytest.MonkeyPatc
     def small(*args: Any, **kwargs: Any) -> Iterator[ScoredBatch]:
         return score_files(*args, **{**kwargs, "batch_bytes": 400_000})
 
-    monkeypatch.setattr("ofcstats.cli.score_files", small)
+    monkeypatch.setattr("ofcstats.cli.scoring.score_files", small)
     log = str(SAMPLE / "pineapple-american.jsonl")
     table = CliRunner().invoke(app, ["score", log, "-r", "american", "-f", "table"])
     rows = CliRunner().invoke(app, ["score", log, "-r", "american", "-f", "csv"])

@@ -9,8 +9,9 @@ from handgen import random_hand, rich_board, seats_frame
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ofcstats import evaluate
 from ofcstats.rules import load_ruleset, preset_names
-from ofcstats.score import fouls, row_strengths, score
+from ofcstats.score import score
 
 SETTINGS = settings(max_examples=25, deadline=None)
 
@@ -80,7 +81,10 @@ def test_without_fouls_one_six_pays_the_row_and_scoop_formula(seed: int) -> None
     clean = results.group_by("hand_id").agg(pl.col("fouled").any()).filter(~pl.col("fouled"))
     assert clean.height > 0
     frame = seats_frame(hands).join(clean.select("hand_id"), on="hand_id")
-    strengths = fouls(row_strengths(frame.lazy())).collect()
+    strengths = frame.with_columns(
+        s_top=pl.Series(evaluate.strength3(frame["top"].to_numpy())),
+        s_middle=pl.Series(evaluate.strength5(frame["middle"].to_numpy())),
+        s_bottom=pl.Series(evaluate.strength5(frame["bottom"].to_numpy())))
     expected: dict[tuple[str, int], int] = {}
     for (hand_id,), group in strengths.group_by("hand_id"):
         rows = group.select("seat", "s_top", "s_middle", "s_bottom").rows()

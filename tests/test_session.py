@@ -6,6 +6,7 @@ import polars as pl
 import pytest
 
 from ofcstats import session
+from ofcstats.records import hands_of
 from ofcstats.rules import load_ruleset
 from ofcstats.rules.model import Ruleset
 
@@ -28,6 +29,22 @@ def hands_frame(fantasyland_hands: list[bool], n_seats: int = 2,
         "stake": [1.0] * n,
     }, schema_overrides={"played_at": pl.String, "point_value": pl.Float64}).with_columns(
         pl.col("played_at").str.to_datetime(time_zone="UTC"))
+
+
+def test_a_hand_is_in_fantasyland_or_timed_out_when_any_of_its_seats_is() -> None:
+    seats = pl.DataFrame({
+        "hand_id": ["h1", "h1", "h2", "h2", "h2", "h3", "h3"],
+        "session_id": ["s1"] * 7,
+        "fantasyland": [False, True, False, False, False, None, False],
+        "timed_out": [False, False, False, False, True, False, False],
+    })
+    hands = hands_of(seats, ["session_id"])
+    assert hands.rows() == [("h1", "s1", True, False), ("h2", "s1", False, True),
+                            ("h3", "s1", False, False)]
+    # The same hands whether a hand's seats are together or apart, and none from no seats.
+    apart = hands_of(seats.sort("fantasyland", "timed_out", nulls_last=True), ["session_id"])
+    assert apart.sort("hand_id").equals(hands)
+    assert hands_of(seats.clear(), ["session_id"]).columns == hands.columns
 
 
 def test_a_game_is_one_button_orbit_plus_its_fantasyland_hands() -> None:
@@ -198,46 +215,3 @@ def test_game_ends_is_the_one_rule_for_numpy_and_polars() -> None:
     frame = pl.DataFrame({"d": done, "t": timed, "o": owed})
     ends = session.game_ends(pl.col("d"), pl.col("t"), pl.col("o")).alias("ends")
     assert frame.select(ends)["ends"].to_list() == [True, True, True, False, False]
-
-
-def test_a_timeout_caps_the_loss_per_shortened_game() -> None:
-    """The loss cap applies per game, and a timeout makes a game end early: the same
-    points lose less when a timeout splits them over two games."""
-    ruleset = Ruleset(**{**load_ruleset("american").__dict__, "loss_cap": 10})
-    points = {"ann": [-8, -8, -8, -8], "bob": [8, 8, 8, 8]}
-    plain = _money(points, ruleset)
-    timed = _money(points, ruleset, timed_out=[True, False, False, False])
-    assert plain.filter(pl.col("player") == "ann")["settled_points"].to_list() == [-10, -10]
-    assert timed.filter(pl.col("player") == "ann")["settled_points"].to_list() == \
-        [-8, -10, -8]
-
-
-def _money(points: dict[str, list[int]], ruleset: Ruleset,
-           timed_out: list[bool] | None = None) -> pl.DataFrame:
-    n = len(next(iter(points.values())))
-    hands = hands_frame([False] * n, n_seats=len(points), timed_out=timed_out)
-    order = session.hand_order(hands).collect()
-    results = pl.DataFrame([
-        {"ruleset": ruleset.name, "hand_id": f"h{i}", "seat": s + 1, "player": player,
-         "points": values[i]}
-        for s, (player, values) in enumerate(points.items()) for i in range(n)
-    ])
-    return session.game_money(results.lazy(), order.lazy(), [ruleset]).collect()
-
-
-def test_money_is_points_times_the_point_value() -> None:
-    ruleset = Ruleset(**{**load_ruleset("american").__dict__, "point_value": 0.5})
-    money = _money({"ann": [6, -2], "bob": [-6, 2]}, ruleset)
-    assert money.sort("player")["money"].to_list() == [2.0, -2.0]
-
-
-def test_the_loss_cap_limits_a_game_loss_and_winners_share_the_shortfall() -> None:
-    ruleset = Ruleset(**{**load_ruleset("american").__dict__, "loss_cap": 10})
-    # Three seats, one game of three hands: ann loses 30, bob wins 20, cat wins 10.
-    money = _money({"ann": [-10, -10, -10], "bob": [8, 6, 6], "cat": [2, 4, 4]}, ruleset)
-    by_player = dict(zip(money["player"], money["settled_points"], strict=True))
-    assert by_player["ann"] == -10
-    # ann's unpaid 20 comes off the winners in proportion to 20 : 10.
-    assert by_player["bob"] == pytest.approx(20 - 20 * 20 / 30)
-    assert by_player["cat"] == pytest.approx(10 - 20 * 10 / 30)
-    assert sum(by_player.values()) == pytest.approx(0)

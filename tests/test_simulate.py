@@ -14,7 +14,7 @@ import polars as pl
 import pytest
 from typer.testing import CliRunner
 
-from ofcstats import formats, session
+from ofcstats import reading, session
 from ofcstats.cards import parse_cards
 from ofcstats.cli import app
 from ofcstats.rules import load_ruleset
@@ -70,7 +70,7 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> str:
 @pytest.mark.parametrize("case", range(len(CASES)))
 def test_simulated_hands_pass_validation_and_score_as_reported(case: int, folder: str) -> None:
     variant, ruleset, _, hands, _ = CASES[case]
-    batch = formats.read_all([written(case, folder)])
+    batch = reading.read_all([written(case, folder)])
     assert batch.rejects.is_empty(), batch.rejects["reason"].to_list()[:3]
     assert batch.hands.height == hands
     assert set(batch.hands["variant"]) == {variant}
@@ -325,7 +325,7 @@ def style_rates(variant: str, players: str, hands: int, seed: int,
     fantasyland, mean points; the log read back and scored by the pipeline."""
     path = folder / f"{variant}-{seed}.jsonl"
     write_jsonl(sim_of(variant, "american", players, hands, seed=seed), path)
-    batch = formats.read_all([path])
+    batch = reading.read_all([path])
     results = score(batch.seats_for_scoring(), [load_ruleset("american")])
     seats = batch.seats.join(results, on=["hand_id", "seat"])
     rates = seats.group_by("player").agg(
@@ -398,7 +398,7 @@ def test_written_lines_are_the_records_as_compact_json(tmp_path: Path) -> None:
 def test_sample_data_is_small_valid_and_scores_as_reported() -> None:
     files = sorted((DATA / "sample").glob("*.jsonl"))
     assert sum(f.stat().st_size for f in files) <= 5_000_000
-    batch = formats.read_all(files)
+    batch = reading.read_all(files)
     assert batch.rejects.is_empty()
     assert set(batch.hands["variant"]) == {v.value for v in Variant}
     rulesets = {"pineapple-progressive": PROGRESSIVE}

@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 import ofcstats.simulate as simulating
-from ofcstats import formats
+from ofcstats import reading
 from ofcstats.cli import app
 from ofcstats.rules import load_ruleset
 from ofcstats.simulate import Simulation, SimulationError, parse_players, write_jsonl
@@ -121,7 +121,7 @@ def test_a_killed_run_leaves_every_finished_hand_readable_and_resumes(
     assert 60 <= lines < 800
     whole_lines = stopped[: stopped.rfind(b"\n") + 1]
     (tmp_path / "finished.jsonl").write_bytes(whole_lines)
-    batch = formats.read_all([tmp_path / "finished.jsonl"])
+    batch = reading.read_all([tmp_path / "finished.jsonl"])
     assert batch.rejects.is_empty(), batch.rejects
     assert batch.hands.height == lines
     assert all(json.loads(line)["format"] == "ofc-hand/1" for line in whole_lines.splitlines())

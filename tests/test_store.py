@@ -12,7 +12,7 @@ import pytest
 from handgen import random_hand, write_jsonl
 from polars.testing import assert_frame_equal
 
-from ofcstats import formats
+from ofcstats import reading
 from ofcstats.errors import StoreError
 from ofcstats.ingest import ingest
 from ofcstats.store import MIGRATIONS, SCHEMA_VERSION, Store
@@ -79,7 +79,7 @@ def test_seats_read_back_are_the_seats_that_were_loaded(tmp_path: Path) -> None:
     path = hands_file(tmp_path)
     db = tmp_path / "x.duckdb"
     ingest([path], db)
-    loaded = formats.read_all([path]).seats_for_scoring()
+    loaded = reading.read_all([path]).seats_for_scoring()
     with Store(db) as store:
         stored = store.seats_frame()
     assert_frame_equal(stored, loaded)
@@ -298,7 +298,7 @@ def test_a_load_appends_whole_row_groups_and_the_rest_before_it_commits(
         stored = store.seats_frame()
         assert store.count("seat_placements") == sum(
             count for name, count in writes if name == "seat_placements")
-    assert_frame_equal(stored, formats.read_all([path]).seats_for_scoring())
+    assert_frame_equal(stored, reading.read_all([path]).seats_for_scoring())
 
 
 def test_a_hand_repeated_later_in_a_file_meets_its_first_copy_while_that_is_held(
@@ -327,7 +327,7 @@ def test_a_hand_repeated_later_in_a_file_meets_its_first_copy_while_that_is_held
 def test_hands_held_in_a_transaction_that_fails_are_dropped_with_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     writes = _writes(monkeypatch, 1000)
-    batch = formats.read_all([hands_file(tmp_path, n=10)])
+    batch = reading.read_all([hands_file(tmp_path, n=10)])
     db = tmp_path / "x.duckdb"
     with Store(db) as store:
         file_id = store.begin_file("a", "ofc-hand", 1)
@@ -379,7 +379,7 @@ def test_version_8_keeps_the_placements_of_a_version_7_store(
 def test_hand_keys_past_four_billion_stay_exact(tmp_path: Path) -> None:
     """Keys are the batch's hand numbers (UInt32) plus where the store is: added as 64-bit
     numbers, never wrapped."""
-    batch = formats.read_all([hands_file(tmp_path, n=4)])
+    batch = reading.read_all([hands_file(tmp_path, n=4)])
     with Store(tmp_path / "x.duckdb") as store:
         store._next_key = 5_000_000_000
         store.add(batch, store.begin_file("a", "ofc-hand", 1))

@@ -17,11 +17,12 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from ofcstats import analysis, session
+from ofcstats.analysis import Filters
 from ofcstats.cli import app
 from ofcstats.formats import ofc_hand
 from ofcstats.formats.lines import LineBatch
 from ofcstats.ingest import ingest
-from ofcstats.pipeline import Filters, rescore, stored_rulesets
+from ofcstats.pipeline import rescore
 from ofcstats.rules import load_ruleset
 from ofcstats.score import score
 from ofcstats.store import Store
@@ -156,7 +157,7 @@ def test_per_player_units_reach_the_store_money_and_the_score_command(tmp_path: 
     with Store(db) as store:
         rescore(store, [ONE_SIX])
     with Store(db, read_only=True) as store:
-        money = analysis.money(store, Filters(), stored_rulesets(store))
+        money = analysis.money(store, Filters(), store.scored_rulesets())
     # h1: a +16, b -4, c -12. h2 (a WEAK, b STRONG, c MIDDLE): b beats a 3-0 at 10
     # (+60) and c 2-1 at 1 (+1); c beats a 3-0 at 1 (+6).
     by_player = dict(zip(money["player"], money["money"], strict=True))
@@ -189,7 +190,7 @@ def test_per_player_units_logged_again_otherwise_are_a_conflict_or_an_update(tmp
     assert ingest([second], db, update=True).rejected == 0
     with Store(db) as store:
         rescore(store, [ONE_SIX])
-        money = analysis.money(store, Filters(), stored_rulesets(store))
+        money = analysis.money(store, Filters(), store.scored_rulesets())
     # a (now at 1) beats b 2-1 at 1 and c 3-0 at 1; b (10) beats c 3-0 at 1.
     assert dict(zip(money["player"], money["money"], strict=True)) == \
         {"a": 7.0, "b": 5.0, "c": -12.0}

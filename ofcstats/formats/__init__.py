@@ -15,7 +15,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Executor, Future, ThreadPoolExecutor, wait
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import duckdb
 
@@ -191,12 +191,3 @@ def _in_parallel(fmt: Format, stage: Stage[T], lines: Iterator[LineBatch], sourc
         else:
             wait(pending)  # (a shared pool goes on: only this file's batches are waited for)
 
-
-def __getattr__(name: str) -> Any:
-    """``read``, ``read_all`` and ``merge``, which parse and validate, live in
-    :mod:`ofcstats.reading`; they still answer here under their former home."""
-    if name in ("read", "read_all", "merge"):
-        from ofcstats import reading  # noqa: PLC0415 - reading imports this package
-
-        return getattr(reading, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -14,7 +14,7 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from ofcstats.formats.scan import (
+from ofcstats.formats.scan_codes import (
     CARDS,
     FLAG,
     MAX_KINDS,

@@ -26,21 +26,32 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ofcstats.compiled import buffer, cached, inputs
+from ofcstats.formats.scan_codes import (
+    CARDS,
+    FLAG,
+    MAX_KINDS,
+    MAX_POS,
+    MAX_SEATS,
+    MAX_STREETS,
+    MISSING,
+    NULL,
+    NUMBER,
+    PRESENT,
+    SEATS,
+    STREETS,
+    TEXT,
+    WHOLE,
+)
 
 if TYPE_CHECKING:
     from ofcstats.formats.lines import Data
 
-# What a key holds.
-TEXT, WHOLE, NUMBER, FLAG, CARDS, SEATS, STREETS = range(7)
-# A value's state.
-MISSING, NULL, PRESENT = 0, 1, 2
+__all__ = ["CARDS", "FLAG", "MAX_KINDS", "MAX_POS", "MAX_SEATS", "MAX_STREETS", "MISSING",
+           "NULL", "NUMBER", "PRESENT", "SEATS", "STREETS", "TEXT", "WHOLE", "Level",
+           "Scanned", "Shape", "card_columns", "compiled", "gather", "scan"]
 
 _MAX_SEATS_PER_LINE = 8  # room made per line of a batch (seats and cards): a batch that
 _MAX_CARDS_PER_LINE = 256  # needs more has its last lines read by the general reader
-MAX_SEATS = 100  # a seat's index, a street's number and a card's position must fit
-MAX_STREETS = 1000  # their columns (a line with more goes to the general reader)
-MAX_POS = 1000
-MAX_KINDS = 8  # card list kinds are below this (the scan counts each kind's cards)
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from matplotlib import image as mpl_image
 from matplotlib.backends.backend_pdf import PdfPages
 from matplotlib.figure import Figure
 
-from ofcstats import analysis, pipeline, stats
+from ofcstats import analysis, stats
 from ofcstats.errors import StoreError
 from ofcstats.paths import written_whole
 from ofcstats.report import charts
@@ -72,18 +72,18 @@ class ReportData:
         return frame.filter(pl.col("variant") == variant)
 
 
-def collect(store: Store, filters: pipeline.Filters | None = None,
+def collect(store: Store, filters: analysis.Filters | None = None,
             ruleset: str | None = None, seed: int = 7) -> ReportData:
     """Read and compute what the report needs from a rescored store. ``ruleset`` is the
     one each variant's summary shows, where it was scored for that variant; otherwise
     a variant shows the ruleset most of its hands were played under."""
-    filters = filters or pipeline.Filters()
+    filters = filters or analysis.Filters()
     rows = analysis.stored_rows(store, filters)
     summed = stats.sums(rows), stats.session_sums(rows)
     if summed[0].is_empty():
         raise StoreError(analysis.NOTHING_SCORED)
-    if ruleset is not None and ruleset not in set(summed[0].get_column("ruleset").to_list()):
-        raise StoreError(f"not scored under {ruleset}: run ofcstats rescore --ruleset {ruleset}")
+    if ruleset is not None:
+        store.require_scored([ruleset], set(summed[0].get_column("ruleset").to_list()))
     shown = {k: v for k, v in (
         ("sessions", ", ".join(filters.sessions or [])),
         ("players", ", ".join(filters.players or [])),
@@ -102,7 +102,7 @@ def collect(store: Store, filters: pipeline.Filters | None = None,
                       **_decisions(store, filters))
 
 
-def _decisions(store: Store, filters: pipeline.Filters) -> dict[str, Any]:
+def _decisions(store: Store, filters: analysis.Filters) -> dict[str, Any]:
     """The review's EV loss per variant and player, and per street, and each player's
     costliest decision, for the hands the filters keep (none when nothing was reviewed)."""
     from ofcstats.review.replay import worst_mistakes  # noqa: PLC0415 (loads the simulator)

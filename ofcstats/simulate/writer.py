@@ -12,9 +12,10 @@ import numpy.typing as npt
 import polars as pl
 
 from ofcstats.cards import format_card
+from ofcstats.records import SEAT_SCHEMA
 from ofcstats.rows import ROW_NAMES
 from ofcstats.rules.model import Ruleset
-from ofcstats.score import SEAT_SCHEMA, score
+from ofcstats.score import score
 from ofcstats.simulate.game import HandRecord, StepLog
 from ofcstats.variants import Variant
 

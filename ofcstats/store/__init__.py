@@ -32,7 +32,8 @@ concept it belongs to:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+import json
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from datetime import datetime
 from pathlib import Path
@@ -40,12 +41,14 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from ofcstats.errors import StoreError
-from ofcstats.records import IdHashes
+from ofcstats.errors import RulesetError, StoreError
+from ofcstats.records import UPDATABLE, IdHashes
+from ofcstats.rules.load import ruleset_from
+from ofcstats.rules.model import Ruleset
 from ofcstats.store import results
 from ofcstats.store.connect import LOCK_WAIT, connect, lock_wait, storage_full
 from ofcstats.store.files import FileLoad, FileLoads
-from ofcstats.store.hands import UPDATABLE, Added, Appends, HandLoading
+from ofcstats.store.hands import Added, Appends, HandLoading
 from ofcstats.store.schema import MIGRATIONS, SCHEMA_VERSION, Step
 
 __all__ = ["DEFAULT_DB", "HEADER_BYTES", "LOCK_WAIT", "MIGRATIONS", "SCHEMA_VERSION",
@@ -353,6 +356,33 @@ class Store(FileLoads, HandLoading):
         """The distinct values stored of a filter: ``player``, ``session``, ``variant``,
         or ``ruleset`` (those scored), in order."""
         return [str(v) for (v,) in self.con.execute(_KNOWN[kind]).fetchall()]
+
+    def require_scored(self, names: Sequence[str], known: Collection[str] | None = None
+                       ) -> None:
+        """Raise :class:`StoreError` naming those of ``names`` not among ``known`` (by
+        default the rulesets this store has scored), with the command that scores the
+        first: the one check that a question asks for rulesets that were scored."""
+        have = results.scored_ruleset_names(self.con) if known is None else known
+        missing = [name for name in names if name not in have]
+        if missing:
+            raise StoreError(f"not scored under {', '.join(missing)}: run "
+                             f"ofcstats rescore --ruleset {missing[0]}")
+
+    def scored_rulesets(self, names: Sequence[str] | None = None) -> list[Ruleset]:
+        """The rulesets this store has scored (or those named), as they were when scored."""
+        found = {}
+        for name, definition in results.ruleset_definitions(self.con):
+            try:
+                found[name] = ruleset_from(json.loads(definition),
+                                           f"the stored ruleset {name}")
+            except RulesetError as error:
+                raise StoreError(f"{error}; it was scored by another version of ofcstats: "
+                                 f"score it again with ofcstats rescore --rebuild --ruleset "
+                                 f"NAME_OR_FILE") from None
+        if names is None:
+            return list(found.values())
+        self.require_scored(names, found)
+        return [found[name] for name in names]
 
     def info(self) -> dict[str, object]:
         """Tables and their row counts, sessions, players, variants and the date range, and

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import polars as pl
 
 from ofcstats.errors import DatabaseInUseError, StoreError, UsageError
 from ofcstats.sanitize import visible
@@ -119,6 +120,27 @@ def registered(con: duckdb.DuckDBPyConnection, name: str, data: Any) -> Iterator
             con.unregister(name)
         raise
     con.unregister(name)
+
+
+def fetch_frame(relation: duckdb.DuckDBPyRelation, rows: int,
+                progress: Callable[[int, int | None], None] | None = None,
+                shrink: Callable[[pl.DataFrame], pl.DataFrame] | None = None) -> pl.DataFrame:
+    """The relation's rows as one frame, fetched ``rows`` at a time, each batch passed
+    through ``shrink`` as it arrives (to hold less memory than the whole fetched as it
+    is) and ``progress(rows fetched, None)`` called after it."""
+    def same(part: pl.DataFrame) -> pl.DataFrame:
+        return part
+
+    shrink = shrink or same
+    # DuckDB 2 renamed fetch_record_batch (kept, deprecated) to to_arrow_reader.
+    reader = getattr(relation, "to_arrow_reader", None) or relation.fetch_record_batch
+    parts, fetched = [], 0
+    for batch in reader(rows):
+        parts.append(shrink(pl.DataFrame(batch)))
+        fetched += batch.num_rows
+        if progress is not None:
+            progress(fetched, None)
+    return pl.concat(parts) if parts else shrink(relation.limit(0).pl())
 
 
 def interrupted(error: BaseException) -> bool:

@@ -15,14 +15,16 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from ofcstats.records import REJECTS_SCHEMA, HandBatch, IdHashes, id_hashes
+from ofcstats.records import (
+    REJECTS_SCHEMA,
+    UPDATABLE_HAND_FIELDS,
+    UPDATABLE_SEAT_FIELDS,
+    HandBatch,
+    IdHashes,
+    id_hashes,
+)
 from ofcstats.store.connect import registered
 
-_HAND_FIELDS = ("played_at", "ruleset", "point_value", "button")
-_SEAT_FIELDS = ("reported_points", "unit")
-UPDATABLE = (*_HAND_FIELDS, *_SEAT_FIELDS)
-"""Fields the fingerprint of a hand leaves out: another value under a stored hand is a
-conflict, or (``ingest --update``) replaces the stored one."""
 _KNOWN: dict[str, pl.DataType] = {
     "hand_id": pl.String(), "same": pl.Boolean(), "line": pl.Int64(), "path": pl.String(),
     "hand_key": pl.Int64(), "session_id": pl.String(), "changed": pl.String()}
@@ -108,15 +110,16 @@ class HandLoading:
             ) -> tuple[Added, pl.DataFrame]:
         """Store a batch's hands; a hand id already stored is skipped when it is the same
         hand and returned as a conflict reject when it is not. The same cards with other
-        values of the fields the fingerprint leaves out (:data:`UPDATABLE`) are a conflict
-        too, or with ``update`` replace the stored values."""
+        values of the fields the fingerprint leaves out
+        (:data:`~ofcstats.records.UPDATABLE`) are a conflict too, or with ``update``
+        replace the stored values."""
         hashes = id_hashes(batch.hands.get_column("hand_id"))
         if self._appends.holds_any(hashes):
             self._appends.write_all()  # a hand repeated from earlier in the file
         known = changed = pl.DataFrame(schema=_KNOWN)
         if self._may_be_stored(hashes):
-            ids = batch.hands.select("hand_id", "fingerprint", *_HAND_FIELDS)
-            seats = batch.seats.select("hand_id", "seat", *_SEAT_FIELDS)
+            ids = batch.hands.select("hand_id", "fingerprint", *UPDATABLE_HAND_FIELDS)
+            seats = batch.seats.select("hand_id", "seat", *UPDATABLE_SEAT_FIELDS)
             with registered(self.con, "incoming_ids", ids.to_arrow()):
                 # Most batches hold new hands only: the join alone says so, in a fraction
                 # of the time of the comparison in _known (which reads the stored seats).
@@ -162,29 +165,30 @@ class HandLoading:
         seat_changes = ", ".join(
             "CASE WHEN EXISTS (SELECT 1 FROM incoming_seats n JOIN seats s ON s.hand_key = "
             "h.hand_key AND s.seat = n.seat WHERE n.hand_id = i.hand_id AND "
-            f"n.{c} IS DISTINCT FROM s.{c}) THEN '{c}' END" for c in _SEAT_FIELDS)
+            f"n.{c} IS DISTINCT FROM s.{c}) THEN '{c}' END" for c in UPDATABLE_SEAT_FIELDS)
         return self.con.sql(f"""
             SELECT i.hand_id, i.fingerprint = h.fingerprint AS same, h.line,
                    f.path, h.hand_key, h.session_id,
                    concat_ws(', ', {", ".join(
                        f"CASE WHEN i.{c} IS DISTINCT FROM h.{c} THEN '{c}' END"
-                       for c in _HAND_FIELDS)}, {seat_changes}) AS changed
+                       for c in UPDATABLE_HAND_FIELDS)}, {seat_changes}) AS changed
             FROM incoming_ids i
             JOIN hands h ON h.hand_id = i.hand_id
             JOIN ingested_files f ON f.file_id = h.file_id
         """).pl().cast(_KNOWN)
 
     def _update(self, changed: pl.DataFrame) -> None:
-        """Replace the stored values of :data:`UPDATABLE` fields of the ``changed`` hands
-        (from ``incoming_ids`` and ``incoming_seats``); their sessions are rescored."""
+        """Replace the stored values of :data:`~ofcstats.records.UPDATABLE` fields of the
+        ``changed`` hands (from ``incoming_ids`` and ``incoming_seats``); their sessions are
+        rescored."""
         with registered(self.con, "changed_ids",
                         changed.select("hand_id", "session_id").to_arrow()):
             self.con.execute(f"""
-                UPDATE hands h SET {", ".join(f"{c} = i.{c}" for c in _HAND_FIELDS)}
+                UPDATE hands h SET {", ".join(f"{c} = i.{c}" for c in UPDATABLE_HAND_FIELDS)}
                 FROM incoming_ids i
                 WHERE i.hand_id = h.hand_id AND i.hand_id IN (SELECT hand_id FROM changed_ids)""")
             self.con.execute(f"""
-                UPDATE seats s SET {", ".join(f"{c} = n.{c}" for c in _SEAT_FIELDS)}
+                UPDATE seats s SET {", ".join(f"{c} = n.{c}" for c in UPDATABLE_SEAT_FIELDS)}
                 FROM incoming_seats n JOIN hands h ON h.hand_id = n.hand_id
                 WHERE s.hand_key = h.hand_key AND s.seat = n.seat
                   AND n.hand_id IN (SELECT hand_id FROM changed_ids)""")

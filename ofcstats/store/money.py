@@ -119,11 +119,6 @@ def money_rows(store: Store, query: str, params: list[object], decimals: int
                          + _MONEY.format(scale=10 ** decimals), params=params).pl()
 
 
-def scored_ruleset_names(store: Store) -> set[str]:
-    """The names of the rulesets the store has scored."""
-    return {name for (name,) in store.con.execute("SELECT name FROM rulesets").fetchall()}
-
-
 def seated_players(store: Store, filters: Filters) -> pl.DataFrame:
     """(hand key, player, variant) of every seat the filters keep."""
     where, params = filters.sql({"session_id": "h.session_id", "variant": "h.variant",

@@ -25,7 +25,7 @@ from datetime import datetime
 import duckdb
 import polars as pl
 
-from ofcstats.score import SHOWDOWN_COLUMNS
+from ofcstats.records import SHOWDOWN_COLUMNS
 from ofcstats.store.connect import registered
 from ofcstats.variants import Variant
 

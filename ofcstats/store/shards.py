@@ -12,8 +12,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ofcstats.errors import StoreError
+from ofcstats.errors import StoreError, UsageError
 from ofcstats.store import SHARDED_TABLES, Store
+
+
+def check_export(source: Path) -> Path:
+    """The listing of the Parquet export at ``source`` (its ``shards.parquet``); a usage
+    error when ``source`` is not one."""
+    listing = source / "shards.parquet"
+    if not listing.is_file():
+        raise UsageError(f"{source}: not a Parquet export of ofcstats (no shards.parquet): "
+                         "make one with ofcstats export --parquet DIR")
+    return listing
 
 
 def shard_files(source: Path, shard: int) -> dict[str, list[str]]:

@@ -1,0 +1,146 @@
+"""The ``ofcstats`` command group: its errors as one line and an exit code, its own
+options (``--debug``, ``--version``) and the ``rulesets`` and ``db`` subgroups.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+from typing import Annotated, Any, ClassVar
+
+import duckdb
+import typer
+import typer.core
+import typer.main
+from typer.exceptions import TyperException
+
+from ofcstats.errors import DatabaseInUseError, OfcstatsError, StoreError
+from ofcstats.store.connect import interrupted, storage_full
+
+
+class _Settings:
+    """Options of the ``ofcstats`` command itself, before the subcommand."""
+
+    debug: bool = False
+    command: ClassVar[list[str]] = []  # the command's words after the program: db, info
+
+
+def exit_code(error: BaseException) -> int:
+    """2 for a usage error, 1 for a failure (the store, the file system, anything else)."""
+    return 1 if isinstance(error, StoreError | OSError) or not isinstance(
+        error, OfcstatsError) else 2
+
+
+def _one_line(error: BaseException) -> str:
+    if isinstance(error, DatabaseInUseError):
+        return error.advice(f"{_command_name()} --wait SECONDS")
+    if isinstance(error, OSError) and error.filename is not None:
+        return f"{error.filename}: {error.strerror or error}"
+    text = str(error).strip().splitlines()
+    return text[0] if text else type(error).__name__
+
+
+def _command_name() -> str:
+    """The command being run: ``ofcstats db info``."""
+    return " ".join(["ofcstats", *_Settings.command])
+
+
+def _damaged(error: BaseException) -> bool:
+    """DuckDB finding the database file cut short or its blocks not what it wrote (its
+    message names the file, or the block, and the cause)."""
+    return isinstance(error, duckdb.Error) and (
+        (isinstance(error, duckdb.IOException) and "Could not read enough bytes" in str(error))
+        or "Corrupt database file" in str(error))
+
+
+class _Group(typer.core.TyperGroup):
+    """Every command's errors as one line and an exit code; a traceback only with --debug."""
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        name, command, rest = super().resolve_command(ctx, args)
+        _Settings.command.append(name or "")
+        return name, command, rest
+
+    def invoke(self, ctx: Any) -> Any:
+        if ctx.parent is None:
+            _Settings.command.clear()
+        try:
+            return super().invoke(ctx)
+        except (typer.Exit, typer.Abort, TyperException, BrokenPipeError):
+            raise  # typer's own handling: a closed pipe ends the command quietly
+        except KeyboardInterrupt:
+            typer.echo("ofcstats: interrupted", err=True)
+            raise typer.Exit(130) from None
+        except Exception as error:
+            if interrupted(error):  # Ctrl-C while DuckDB ran a query
+                typer.echo("ofcstats: interrupted", err=True)
+                raise typer.Exit(130) from None
+            if _Settings.debug:
+                raise
+            known = isinstance(error, OfcstatsError | OSError)
+            hint = "" if known else \
+                f" ({type(error).__name__}; run with --debug for the traceback)"
+            if isinstance(error, duckdb.Error) and storage_full(error):
+                # DuckDB names the file and the cause; the step it stopped was undone.
+                hint = ("; free some space on that disk, then run this again (what was "
+                        "stored before is kept)")
+            if _damaged(error):
+                hint = ("; the database file is damaged: use a copy of it, or load the "
+                        "logs into a new one")
+            typer.echo(f"ofcstats: {_one_line(error)}{hint}", err=True)
+            raise typer.Exit(exit_code(error)) from None
+
+
+app = typer.Typer(
+    name="ofcstats",
+    help="Hand-history analytics for Open Face Chinese poker and 13-card Chinese poker.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+    cls=_Group,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"ofcstats {importlib.metadata.version('ofcstats')}")
+        raise typer.Exit
+
+
+@app.callback()
+def _main(
+    debug: Annotated[bool, typer.Option(
+        "--debug", help="Show the traceback of an unexpected error (or set "
+        "$OFCSTATS_DEBUG).")] = False,
+    version: Annotated[bool, typer.Option(
+        "--version", help="Print the version and exit.", callback=_version,
+        is_eager=True)] = False,
+) -> None:
+    """Hand-history analytics for Open Face Chinese poker and 13-card Chinese poker.
+
+    Example: ofcstats ingest logs/ --db club.duckdb && ofcstats rescore --db club.duckdb
+    """
+    _Settings.debug = debug or bool(os.environ.get("OFCSTATS_DEBUG"))
+
+
+rulesets_app = typer.Typer(
+    help="List the built-in rulesets and fantasyland policies, or show one in full.\n\n"
+    "Example: ofcstats rulesets show pokerstars",
+    invoke_without_command=True,
+    no_args_is_help=False,
+    cls=_Group,
+)
+
+
+db_app = typer.Typer(
+    help="Look into a hand database.\n\nExample: ofcstats db info --db club.duckdb",
+    no_args_is_help=True,
+    cls=_Group,
+)
+
+
+app.add_typer(rulesets_app, name="rulesets")
+
+
+app.add_typer(db_app, name="db")

@@ -1,0 +1,137 @@
+"""The options the commands share: output formats, filters, the database, the engine.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+import typer.core
+import typer.main
+
+from ofcstats.variants import VARIANT_NAMES
+
+
+class OutputFormat(StrEnum):
+    """How a command prints records: a stream of them may also be JSON Lines."""
+
+    table = "table"
+    csv = "csv"
+    json = "json"
+    jsonl = "jsonl"
+
+
+class SummaryFormat(StrEnum):
+    """How a command that changes things prints what it did."""
+
+    table = "table"
+    json = "json"
+
+
+class TableFormat(StrEnum):
+    """How an analysis command prints its table."""
+
+    table = "table"
+    csv = "csv"
+    json = "json"
+
+
+def split_list(values: list[str] | None) -> list[str] | None:
+    """A repeatable option's values, each of which may itself be comma-separated.
+
+    >>> split_list(["ann,bob", " cy ", "ann"])
+    ['ann', 'bob', 'cy']
+    """
+    if values is None:
+        return None
+    found = [part.strip() for value in values for part in value.split(",")]
+    return list(dict.fromkeys(part for part in found if part)) or None
+
+
+DbOption = Annotated[Path | None, typer.Option(
+    "--db", help="The database file. Default: $OFCSTATS_DB, else ./ofcstats.duckdb.",
+    show_default=False)]
+
+
+SessionOption = Annotated[list[str] | None, typer.Option(
+    "--session", help="Only these sessions (repeat, or separate with commas).",
+    show_default=False, callback=split_list, metavar="NAMES")]
+
+
+SinceOption = Annotated[datetime | None, typer.Option(
+    "--since", help="Only hands played at or after this time (ISO 8601).",
+    show_default=False)]
+
+
+UntilOption = Annotated[datetime | None, typer.Option(
+    "--until", help="Only hands played before this time (ISO 8601).", show_default=False)]
+
+
+VariantOption = Annotated[list[str] | None, typer.Option(
+    "--variant", help=f"Only these variants: {', '.join(VARIANT_NAMES)} "
+    "(repeat, or separate with commas).", show_default=False, callback=split_list,
+    metavar="NAMES")]
+
+
+PlayerOption = Annotated[list[str] | None, typer.Option(
+    "--player", help="Only these players' rows (repeat, or separate with commas).",
+    show_default=False, callback=split_list, metavar="NAMES")]
+
+
+OutputPathOption = Annotated[Path | None, typer.Option(
+    "--output", "-o", help="Write the table to this file. Default: stdout.",
+    show_default=False)]
+
+
+FormatOption = Annotated[TableFormat, typer.Option("--format", "-f", help="Output format.")]
+
+
+QuietOption = Annotated[bool, typer.Option(
+    "--quiet", "-q", help="No progress display (there is none outside a terminal either).")]
+
+
+WaitOption = Annotated[float | None, typer.Option(
+    "--wait", help="Seconds to wait for a database another program is writing to (or, "
+    "to write, reading). Default: $OFCSTATS_LOCK_WAIT, else 10.", show_default=False,
+    min=0, metavar="SECONDS")]
+
+
+JsonFlag = Annotated[bool, typer.Option("--json", hidden=True,
+                                        help="Deprecated: use --format json.")]
+
+
+class EngineKind(StrEnum):
+    """Where a sharded run goes."""
+
+    local = "local"
+    ray = "ray"
+
+
+EngineOption = Annotated[EngineKind | None, typer.Option(
+    "--engine", help="Work in shards of whole sessions: local (worker processes on this "
+    "machine) or ray (a Ray cluster; pip install 'ofcstats[ray]'). Default: the config "
+    "file's [engine] engine, else one process.", show_default=False)]
+
+
+AddressOption = Annotated[str | None, typer.Option(
+    "--address", help="With --engine ray: the Ray cluster to use (e.g. ray://head:10001). "
+    "Default: the config file's, else a cluster started here.", show_default=False)]
+
+
+FromOption = Annotated[Path | None, typer.Option(
+    "--from", help="Read the hands from this Parquet export of the database (ofcstats "
+    "export --parquet DIR): each worker reads its own shard there. Implies --engine local "
+    "unless another is given.", show_default=False, metavar="DIR")]
+
+
+ConfigOption = Annotated[Path | None, typer.Option(
+    "--config", help="Configuration file (its [engine] table). Default: ./ofcstats.toml "
+    "if there is one.", show_default=False)]
+
+
+READ_MEMORY = "512MB"
+"""What DuckDB may hold in memory for a read command; past it, it works from temporary
+files (which are removed after): the statistics of millions of hands on a laptop."""

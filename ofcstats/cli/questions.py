@@ -1,0 +1,204 @@
+"""The commands that answer questions of the scored hands: ``compare``, ``players``,
+``player``, ``report``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Annotated
+
+import polars as pl
+import typer
+import typer.core
+import typer.main
+
+from ofcstats import analysis, stats
+from ofcstats.cli.app import app
+from ofcstats.cli.common import _filters, _player_table, _summing, reading
+from ofcstats.cli.options import (
+    DbOption,
+    FormatOption,
+    OutputPathOption,
+    PlayerOption,
+    QuietOption,
+    SessionOption,
+    SinceOption,
+    TableFormat,
+    UntilOption,
+    VariantOption,
+    WaitOption,
+)
+from ofcstats.cli.output import (
+    _on_terminal,
+    _step,
+    by_variant_text,
+    emit,
+    fail,
+    fail_with,
+    frame_text,
+    progress_bar,
+    to_terminal,
+)
+from ofcstats.errors import OfcstatsError, StoreError
+from ofcstats.paths import writable_file
+
+
+@app.command()
+def compare(
+    db: DbOption = None,
+    ruleset: Annotated[list[str] | None, typer.Option(
+        "--ruleset", "-r", help="Only these rulesets (repeat). Default: all scored.",
+        show_default=False)] = None,
+    output: FormatOption = TableFormat.table,
+    session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
+    variant: VariantOption = None, player: PlayerOption = None, quiet: QuietOption = False,
+    output_path: OutputPathOption = None, wait: WaitOption = None,
+) -> None:
+    """Compare scoring systems side by side, one table per variant: volatility, royalties,
+    fouls, fantasyland, and how fast skill shows (rulesets ranked by the skill signal).
+
+    A ruleset scored on hands of a variant it is not played under (rescore --what-if) is
+    marked "(what-if)".
+
+    Example: ofcstats compare --db club.duckdb --variant pineapple
+    """
+    if output_path is not None:
+        writable_file(output_path, "table")
+    filters = _filters(ruleset, session, since, until, variant, player)
+    with reading(db, filters, wait=wait, quiet=quiet) as store, _summing(quiet):
+        try:
+            table = stats.ruleset_stats_of(analysis.stored_rows(store, filters))
+        except OfcstatsError as error:
+            raise fail_with(error) from None
+    if table.is_empty():
+        raise fail(analysis.NOTHING_SCORED, 1)
+    hands = dict(table.group_by("variant").agg(pl.col("hands").max()).iter_rows())
+    emit(by_variant_text(table, output, [
+        "skill_rank", "ruleset", "hands", "sd", "mean_abs_points", "royalty_share",
+        "foul_rate", "fantasyland_entry_rate", "skill_signal", "hands_to_tell_apart"], hands,
+        terminal=to_terminal(output_path)), output_path)
+
+
+@app.command()
+def players(
+    db: DbOption = None,
+    ruleset: Annotated[str | None, typer.Option(
+        "--ruleset", "-r", help="The ruleset to report. Default: per variant, the one most "
+        "of its hands were played under.", show_default=False)] = None,
+    output: FormatOption = TableFormat.table,
+    session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
+    variant: VariantOption = None, player: PlayerOption = None,
+    quiet: QuietOption = False, output_path: OutputPathOption = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the session bootstrap.")] = 7,
+    wait: WaitOption = None,
+) -> None:
+    """Every player's results under one ruleset per variant: points, spread, 95%
+    intervals, money as the table settled it, fouls, fantasyland, scoops.
+
+    Example: ofcstats players --ruleset pokerstars --db club.duckdb
+    """
+    if output_path is not None:
+        writable_file(output_path, "table")
+    filters = _filters([ruleset] if ruleset else None, session, since, until, variant, player)
+    with reading(db, filters, wait=wait, quiet=quiet) as store, _summing(quiet):
+        # Only the rulesets shown are read: one per variant.
+        shown = analysis.shown_rulesets(store, filters, ruleset)
+        try:
+            analysis.check_scored(store, filters, shown)
+        except StoreError as error:
+            raise fail(str(error), 1) from None
+        if shown:
+            filters = replace(filters, rulesets=sorted(set(shown.values())))
+        table = _player_table(store, filters, seed, shown)
+    emit(by_variant_text(
+        table.sort(["variant", "total", "player"], descending=[False, True, False]), output, [
+            "player", "ruleset", "hands", "total", "mean", "sd", "ci_low", "ci_high",
+            "boot_low", "boot_high", "money", "foul_rate", "fantasyland_entry_rate",
+            "fantasyland_stay_rate", "scoop_rate", "hands_for_1"],
+        terminal=to_terminal(output_path)), output_path)
+
+
+@app.command()
+def player(
+    name: Annotated[str, typer.Argument(help="The player's name.", show_default=False)],
+    db: DbOption = None,
+    ruleset: Annotated[list[str] | None, typer.Option(
+        "--ruleset", "-r", help="Only these rulesets (repeat). Default: all scored.",
+        show_default=False)] = None,
+    output: FormatOption = TableFormat.table,
+    session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
+    variant: VariantOption = None, quiet: QuietOption = False,
+    output_path: OutputPathOption = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the session bootstrap.")] = 7,
+    wait: WaitOption = None,
+) -> None:
+    """One player under every scored ruleset, per variant: results, money as the table
+    settled it (each game's loss cap over the whole table), style; then the hands whose
+    logged points differ from the re-score.
+
+    Example: ofcstats player alice --db club.duckdb
+    """
+    if output_path is not None:
+        writable_file(output_path, "table")
+    filters = _filters(ruleset, session, since, until, variant, [name])
+    with reading(db, filters, wait=wait, quiet=quiet) as store, _summing(quiet):
+        table = _player_table(store, filters, seed)
+        differences = stats.reported_differences_of(analysis.stored_rows(store, filters))
+    text = by_variant_text(
+        table.sort(["variant", "mean", "ruleset"], descending=[False, True, False]), output, [
+            "ruleset", "hands", "total", "mean", "sd", "ci_low", "ci_high", "money",
+            "foul_rate", "fantasyland_entry_rate", "fantasyland_stay_rate", "royalties_top",
+            "royalties_middle", "royalties_bottom", "scoop_rate"],
+        terminal=to_terminal(output_path))
+    if output is TableFormat.table and not differences.is_empty():
+        text += (f"\n{differences.height} seat(s) where the logged points differ from the "
+                 "re-score under the ruleset played:\n"
+                 + frame_text(differences, output, differences.columns))
+    emit(text, output_path)
+
+
+@app.command()
+def report(
+    output: Annotated[Path, typer.Option("--output", "-o", help="The HTML file to write.")]
+        = Path("report.html"),
+    db: DbOption = None,
+    ruleset: Annotated[str | None, typer.Option(
+        "--ruleset", "-r", help="The ruleset of the summary and style charts. Default: the "
+        "one most hands were played under.", show_default=False)] = None,
+    pdf: Annotated[Path | None, typer.Option(
+        "--pdf", help="Also write the charts as a multi-page PDF.", show_default=False)] = None,
+    session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
+    variant: VariantOption = None, player: PlayerOption = None,
+    seed: Annotated[int, typer.Option("--seed", help="Seed of the session bootstrap.")] = 7,
+    quiet: QuietOption = False,
+    wait: WaitOption = None,
+) -> None:
+    """Write a self-contained HTML report (charts embedded, no network): the summary, the
+    scoring systems compared, player styles, a section per player, checks, methodology.
+
+    Example: ofcstats report --db club.duckdb --ruleset american -o report.html --pdf charts.pdf
+    """
+    # Imported here: matplotlib takes about a second to load, which no other command needs.
+    from ofcstats import report as reporting  # noqa: PLC0415
+
+    filters = _filters(None, session, since, until, variant, player)
+    if output.suffix.lower() == ".pdf":
+        raise fail(f"{output}: -o writes the HTML report; write the PDF with --pdf {output}", 2)
+    for path, what in ((output, "report"), (pdf, "PDF")):
+        if path is not None:
+            writable_file(path, what, make_parents=True)
+    with progress_bar("report", _on_terminal(quiet), unit="steps") as update, \
+            reading(db, filters, [ruleset] if ruleset else [], wait=wait, quiet=quiet) as store:
+        _step(update, 0, 2)  # reading and computing, then drawing and writing
+        try:
+            data = reporting.collect(store, filters, ruleset, seed=seed)
+        except OfcstatsError as error:
+            raise fail_with(error) from None
+        _step(update, 1, 2)
+        written = reporting.write_report(data, output, pdf)
+        _step(update, 2, 2)
+    typer.echo(f"report ({written.charts} charts, {len(data.variants)} variants) -> "
+               f"{written.html.resolve()}")
+    if written.pdf is not None:
+        typer.echo(f"charts -> {written.pdf.resolve()}")

@@ -1,0 +1,271 @@
+"""The decision review's commands: ``review``, ``replay``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import polars as pl
+import typer
+import typer.core
+import typer.main
+
+from ofcstats import engine as engines
+from ofcstats.cli.app import app
+from ofcstats.cli.common import _open_existing, _utc, engine_for
+from ofcstats.cli.options import (
+    AddressOption,
+    ConfigOption,
+    DbOption,
+    EngineOption,
+    FormatOption,
+    FromOption,
+    PlayerOption,
+    SessionOption,
+    SinceOption,
+    TableFormat,
+    UntilOption,
+    WaitOption,
+)
+from ofcstats.cli.output import (
+    _on_terminal,
+    _print_table,
+    fail,
+    fail_with,
+    frame_text,
+    progress_bar,
+    to_terminal,
+)
+from ofcstats.errors import OfcstatsError
+from ofcstats.paths import writable_file, written_whole
+
+RolloutsOption = Annotated[int, typer.Option(
+    "--rollouts", help="Selection rollouts of a decision (the first step's are an eighth, at "
+    "least 16; the two leaders get four times as many), and twice as many that measure "
+    "the loss of the play made.")]
+
+
+ReviewSeedOption = Annotated[int, typer.Option(
+    "--seed", help="Seed of the rollouts: the same seed gives the same numbers.")]
+
+
+ReviewRulesetOption = Annotated[str | None, typer.Option(
+    "--ruleset", "-r", help="Score candidates under this preset or TOML file. Default: the "
+    "ruleset each hand was played under if it is played under the hand's variant, else "
+    "american.", show_default=False)]
+
+
+FantasylandValueOption = Annotated[float, typer.Option(
+    "--fantasyland-value", help="Points per opponent a board reaching fantasyland is worth "
+    "on top of its score.")]
+
+
+# The review's defaults are written out here (its modules load the simulator, a slow
+# import); a test checks they are those of ofcstats.review.core.
+ScreenOption = Annotated[int, typer.Option(
+    "--screen", help="Candidates the first step keeps (the best on its rollouts), besides "
+    "the play made, for the rest of the selection rollouts; 0: every candidate on every "
+    "rollout.")]
+
+
+class OpponentsMode(StrEnum):
+    """How the review values the opponents' cards."""
+
+    drawn = "drawn"
+    logged = "logged"
+
+
+OpponentsOption = Annotated[OpponentsMode, typer.Option(
+    "--opponents", help="drawn: the opponents' cards the player had not seen are drawn and "
+    "their later streets played by the rollout rule (what the player could know); logged: "
+    "their final boards as logged (hindsight).")]
+
+
+class ReviewBy(StrEnum):
+    """What the review's summary is grouped by."""
+
+    player = "player"
+    situation = "situation"
+
+
+def _review_settings(ruleset: str | None, rollouts: int, seed: int, fantasyland_value: float,
+                     screen: int, opponents: OpponentsMode) -> object:
+    from ofcstats.review.store import Settings  # noqa: PLC0415
+
+    if rollouts < 1:
+        raise fail(f"--rollouts must be at least 1, not {rollouts}")
+    if screen < 0:
+        raise fail(f"--screen must be 0 or more, not {screen}")
+    return Settings(ruleset=ruleset, rollouts=rollouts, seed=seed,
+                    fantasyland_value=fantasyland_value, screen=screen,
+                    opponents=opponents.value)
+
+
+@app.command()
+def review(
+    db: DbOption = None,
+    player: PlayerOption = None,
+    session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
+    ruleset: ReviewRulesetOption = None,
+    opponents: OpponentsOption = OpponentsMode.drawn,
+    rollouts: RolloutsOption = 256,
+    seed: ReviewSeedOption = 0,
+    fantasyland_value: FantasylandValueOption = 14.0,
+    screen: ScreenOption = 6,
+    by: Annotated[ReviewBy, typer.Option(
+        "--by", help="player: the loss per player and street with the biggest mistakes; "
+        "situation: per player and situation, beside the table's average.")]
+        = ReviewBy.player,
+    output: FormatOption = TableFormat.table,
+    mistakes: Annotated[bool, typer.Option(
+        "--mistakes", help="CSV: print the biggest mistakes instead of the summary.")]
+        = False,
+    jobs: Annotated[int | None, typer.Option(
+        "--jobs", "-j", help="Threads sharing the rollouts (the numbers do not change); "
+        "with --engine, its workers. Default: one per core, at most 2, when there are "
+        "more than 100 hands to review, else 1; with --engine, the config file's, else "
+        "every core.", show_default=False)] = None,
+    engine: EngineOption = None,
+    address: AddressOption = None,
+    source: FromOption = None,
+    config: ConfigOption = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar.")] = False,
+    wait: WaitOption = None,
+) -> None:
+    """What each logged placement cost: every legal alternative of each street valued by
+    rollouts against what the player could know, the EV loss of the play made with its
+    standard error, per variant and player with the ten biggest mistakes (losses above two
+    standard errors), or per situation (--by situation) beside the table's average. Seats
+    that timed out (placed for the player), 13-card hands and seats logged with their
+    final rows only are not reviewed; the output counts them.
+
+    Decisions go to the decisions table; hands already reviewed under the same settings
+    are not reviewed again, so an interrupted review resumes. --engine local|ray
+    reviews shards of whole sessions in worker processes or on a Ray cluster, with the
+    same numbers (docs/scale.md).
+
+    Example: ofcstats review --player alice --db club.duckdb
+    """
+    from ofcstats.review import store as reviewing  # noqa: PLC0415
+    from ofcstats.review import summary  # noqa: PLC0415
+
+    settings = _review_settings(ruleset, rollouts, seed, fantasyland_value, screen, opponents)
+    assert isinstance(settings, reviewing.Settings)
+    selection = reviewing.Selection(players=player or None, sessions=session or None,
+                                    since=_utc(since), until=_utc(until))
+    sharded = engine_for(engine, jobs, address, source, config, jobs_shard=False)
+    # Written to: the decisions table keeps what was reviewed.
+    with _open_existing(db, read_only=False, wait=wait, quiet=quiet) as store:
+        try:
+            with progress_bar("review", _on_terminal(quiet or output is not TableFormat.table)
+                              ) as update:
+                if sharded is None:
+                    reviewing.run(store, selection, settings, update, jobs=jobs or 0)
+                else:
+                    engines.review(store, selection, settings, sharded, update)
+            frame = summary.decisions_frame(store, selection, settings)
+            left_out = reviewing.skipped(store, selection)
+            shown = settings.as_dict(reviewing.reviewed_as(settings))
+        except OfcstatsError as error:
+            raise fail_with(error) from None
+    if frame.is_empty():
+        raise fail("no decisions to review: no hands with logged streets match the filters", 1)
+    if by is ReviewBy.situation:
+        _print_situations(summary.situation_summary(frame), output, left_out,
+                          summary.skipped_text(left_out), shown)
+        return
+    _print_review(summary.player_summary(frame), summary.biggest_mistakes(frame), output,
+                  mistakes, left_out, summary.skipped_text(left_out), shown)
+
+
+def _print_situations(table: pl.DataFrame, output: TableFormat, left_out: dict[str, int],
+                      not_reviewed: str, settings: dict[str, object]) -> None:
+    """The loss per player and situation beside the table's, per variant (a table), as
+    CSV, or as JSON with the settings."""
+    if output is TableFormat.json:
+        typer.echo(json.dumps({"settings": settings, "situations": table.to_dicts(),
+                               "skipped": left_out}, indent=2, default=str))
+        return
+    if output is TableFormat.csv:
+        sys.stdout.write(frame_text(table, output))
+        if not_reviewed:
+            typer.echo(not_reviewed, err=True)
+        return
+    shown = table.with_columns(
+        pl.format("{} to {}", pl.col("ci_low").round(2), pl.col("ci_high").round(2))
+        .alias("95% interval"))
+    for index, ((variant,), part) in enumerate(shown.group_by("variant", maintain_order=True)):
+        typer.echo(("\n" if index else "") + str(variant))
+        _print_table(part, output, ["player", "situation", "decisions", "mean_ev_loss",
+                                    "95% interval", "table_mean_ev_loss", "vs_table"])
+    typer.echo("\nEV loss in points per decision; the table: every reviewed player.")
+    if not_reviewed:
+        typer.echo("\n" + not_reviewed)
+
+
+def _print_review(players: pl.DataFrame, biggest: pl.DataFrame, output: TableFormat,
+                  mistakes: bool, left_out: dict[str, int], not_reviewed: str,
+                  settings: dict[str, object]) -> None:
+    """The review's summary per player and its biggest mistakes, per variant (a table),
+    or either (CSV), or both (JSON, with the settings); and what was not reviewed."""
+    if output is TableFormat.json:
+        typer.echo(json.dumps({"settings": settings, "players": players.to_dicts(),
+                               "mistakes": biggest.to_dicts(), "skipped": left_out},
+                              indent=2, default=str))
+    elif output is TableFormat.csv:
+        sys.stdout.write(frame_text(biggest if mistakes else players, output,
+                                    terminal=to_terminal(None)))
+        if not_reviewed:
+            typer.echo(not_reviewed, err=True)
+    else:
+        for index, ((variant,), part) in enumerate(players.group_by("variant",
+                                                                    maintain_order=True)):
+            shown = part.select([c for c in part.columns if not part[c].is_null().all()])
+            typer.echo(("\n" if index else "") + str(variant))
+            _print_table(shown, output, [c for c in shown.columns if c not in (
+                "variant", "ci_low", "ci_high", "mistakes")])
+            typer.echo("\nBiggest mistakes (replay one with ofcstats replay HAND_ID):")
+            _print_table(biggest.filter(pl.col("variant") == variant), output, [
+                "player", "hand_id", "seat", "street", "mistake", "ev_loss", "ev_loss_se",
+                "chosen", "best"])
+        if not_reviewed:
+            typer.echo("\n" + not_reviewed)
+
+
+@app.command()
+def replay(
+    hand_id: Annotated[str, typer.Argument(help="The hand's id.", show_default=False)],
+    output: Annotated[Path, typer.Option("--output", "-o", help="The HTML file to write.")]
+        = Path("hand.html"),
+    db: DbOption = None,
+    ruleset: ReviewRulesetOption = None,
+    opponents: OpponentsOption = OpponentsMode.drawn,
+    rollouts: RolloutsOption = 256,
+    seed: ReviewSeedOption = 0,
+    fantasyland_value: FantasylandValueOption = 14.0,
+    screen: ScreenOption = 6,
+    wait: WaitOption = None,
+) -> None:
+    """Write one hand as an HTML page: each street of each seat on its board, the play
+    made and the best candidate side by side with their expected points. Streets not
+    reviewed under these settings are valued for the page alone: the database is only
+    read, so any stored hand replays, reviewed or not.
+
+    Example: ofcstats replay sim0-00001-01 -o hand.html --db club.duckdb
+    """
+    from ofcstats.review import replay as replaying  # noqa: PLC0415
+
+    settings = _review_settings(ruleset, rollouts, seed, fantasyland_value, screen, opponents)
+    writable_file(output, "page")
+    with _open_existing(db, wait=wait) as store:
+        try:
+            text = replaying.page(store, hand_id, settings)  # type: ignore[arg-type]
+        except OfcstatsError as error:
+            raise fail_with(error) from None
+    with written_whole(output) as partial:
+        partial.write_text(text, encoding="utf-8")
+    typer.echo(f"hand {hand_id} -> {output.resolve()}")
