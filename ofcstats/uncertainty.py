@@ -263,6 +263,14 @@ class Comparison:
     table: pl.DataFrame
     tell_apart: pl.DataFrame
 
+    def frame(self) -> pl.DataFrame:
+        """``table`` with its variant's ``tell_apart`` beside every row, as ``top_two_*``
+        columns (``top_two_first``, ``top_two_more_hands``, ...): one flat frame for CSV
+        and JSON."""
+        apart = self.tell_apart.rename(
+            {c: f"top_two_{c}" for c in self.tell_apart.columns if c != "variant"})
+        return self.table.join(apart, on="variant", how="left", maintain_order="left")
+
 
 def compare(per_game: pl.DataFrame, hands: pl.DataFrame, *, resamples: int = RESAMPLES,
             seed: int = SEED) -> Comparison:

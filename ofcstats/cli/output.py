@@ -145,9 +145,11 @@ Update = Callable[[int, int | None], None]
 
 
 def by_variant_text(frame: pl.DataFrame, output: TableFormat, columns: list[str],
-                    hands: dict[str, int] | None = None, *, terminal: bool = False) -> str:
+                    hands: dict[str, int] | None = None, *, terminal: bool = False,
+                    notes: dict[str, str] | None = None) -> str:
     """A table per variant (CSV and JSON: one table, every row naming its variant; CSV
-    for a ``terminal`` as :func:`frame_text` writes it)."""
+    for a ``terminal`` as :func:`frame_text` writes it), each followed by its variant's
+    line of ``notes``, if any."""
     if output is not TableFormat.table:
         return frame_text(frame, output, ["variant", *columns], terminal=terminal)
     if "money" in frame.columns:
@@ -157,7 +159,8 @@ def by_variant_text(frame: pl.DataFrame, output: TableFormat, columns: list[str]
     parts = []
     for (variant,), part in frame.group_by("variant", maintain_order=True):
         count = f": {hands[str(variant)]:,} hands" if hands and str(variant) in hands else ""
-        parts.append(f"{variant}{count}\n" + frame_text(part, output, columns))
+        note = f"{notes[str(variant)]}\n" if notes and str(variant) in notes else ""
+        parts.append(f"{variant}{count}\n" + frame_text(part, output, columns) + note)
     return "\n".join(parts)
 
 

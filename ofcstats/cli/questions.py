@@ -13,7 +13,7 @@ import typer
 import typer.core
 import typer.main
 
-from ofcstats import analysis, stats
+from ofcstats import analysis, stats, uncertainty
 from ofcstats.cli.app import app
 from ofcstats.cli.common import _filters, _player_table, _summing, reading
 from ofcstats.cli.options import (
@@ -22,6 +22,8 @@ from ofcstats.cli.options import (
     OutputPathOption,
     PlayerOption,
     QuietOption,
+    ResamplesOption,
+    SeedOption,
     SessionOption,
     SinceOption,
     TableFormat,
@@ -54,12 +56,17 @@ def compare(
     session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
     variant: VariantOption = None, player: PlayerOption = None, quiet: QuietOption = False,
     output_path: OutputPathOption = None, wait: WaitOption = None,
+    seed: SeedOption = uncertainty.SEED, resamples: ResamplesOption = uncertainty.RESAMPLES,
 ) -> None:
     """Compare scoring systems side by side, one table per variant: volatility, royalties,
-    fouls, fantasyland, and how fast skill shows (rulesets ranked by the skill signal).
+    fouls, fantasyland, and how fast skill shows (rulesets ranked by the skill signal),
+    each with its 95% interval (a bootstrap over games, paired across rulesets).
 
-    A ruleset scored on hands of a variant it is not played under (rescore --what-if) is
-    marked "(what-if)".
+    Rulesets the data cannot rank share a skill group; under each table, whether the top
+    two can be told apart, or about how many more hands it would take. The table shows
+    the skill signal's interval; CSV and JSON carry every interval (<stat>_ci_low,
+    <stat>_ci_high). A ruleset scored on hands of a variant it is not played under
+    (rescore --what-if) is marked "(what-if)".
 
     Example: ofcstats compare --db club.duckdb --variant pineapple
     """
@@ -68,16 +75,31 @@ def compare(
     filters = _filters(ruleset, session, since, until, variant, player)
     with reading(db, filters, wait=wait, quiet=quiet) as store, _summing(quiet):
         try:
-            table = stats.ruleset_stats_of(analysis.stored_rows(store, filters))
+            found = analysis.comparison(store, filters, resamples=resamples, seed=seed)
         except OfcstatsError as error:
             raise fail_with(error) from None
+    table = found.frame()
     if table.is_empty():
         raise fail(analysis.NOTHING_SCORED, 1)
     hands = dict(table.group_by("variant").agg(pl.col("hands").max()).iter_rows())
-    emit(by_variant_text(table, output, [
-        "skill_rank", "ruleset", "hands", "sd", "mean_abs_points", "royalty_share",
-        "foul_rate", "fantasyland_entry_rate", "skill_signal", "hands_to_tell_apart"], hands,
-        terminal=to_terminal(output_path)), output_path)
+    notes = {str(row["variant"]): analysis.tell_apart_text(row)
+             for row in found.tell_apart.iter_rows(named=True)}
+    columns = ["skill_group", "ruleset", "hands", "sd", "mean_abs_points", "royalty_share",
+               "foul_rate", "fantasyland_entry_rate", "skill_signal", "hands_to_tell_apart"]
+    if output is TableFormat.table:
+        table = table.with_columns(_with_interval(table, "skill_signal"),
+                                   pl.col("skill_group").cast(pl.String).fill_null("-"))
+    emit(by_variant_text(table, output, columns, hands, terminal=to_terminal(output_path),
+                         notes=notes), output_path)
+
+
+def _with_interval(frame: pl.DataFrame, stat: str) -> pl.Series:
+    """``0.090 (0.071-0.108)``: a statistic with its 95% interval, as a table shows it."""
+    return pl.Series(stat, [
+        "-" if value is None else f"{value:.3f}" if low is None
+        else f"{value:.3f} ({low:.3f}-{high:.3f})"
+        for value, low, high in frame.select(stat, f"{stat}_ci_low", f"{stat}_ci_high"
+                                             ).iter_rows()], dtype=pl.String)
 
 
 @app.command()
