@@ -45,6 +45,9 @@ from ofcstats.cli.output import (
 from ofcstats.errors import OfcstatsError, StoreError
 from ofcstats.paths import writable_file
 
+_SEED_HELP = ("Seed of the bootstraps: over sessions for the mean, over games for every other "
+              "interval.")
+
 
 @app.command()
 def compare(
@@ -112,7 +115,7 @@ def players(
     session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
     variant: VariantOption = None, player: PlayerOption = None,
     quiet: QuietOption = False, output_path: OutputPathOption = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the session bootstrap.")] = 7,
+    seed: Annotated[int, typer.Option("--seed", help=_SEED_HELP)] = 7,
     wait: WaitOption = None,
 ) -> None:
     """Every player's results under one ruleset per variant: points, spread, 95%
@@ -152,7 +155,7 @@ def player(
     session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
     variant: VariantOption = None, quiet: QuietOption = False,
     output_path: OutputPathOption = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the session bootstrap.")] = 7,
+    seed: Annotated[int, typer.Option("--seed", help=_SEED_HELP)] = 7,
     wait: WaitOption = None,
 ) -> None:
     """One player under every scored ruleset, per variant: results, money as the table
@@ -192,7 +195,7 @@ def report(
         "--pdf", help="Also write the charts as a multi-page PDF.", show_default=False)] = None,
     session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
     variant: VariantOption = None, player: PlayerOption = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the session bootstrap.")] = 7,
+    seed: Annotated[int, typer.Option("--seed", help=_SEED_HELP)] = 7,
     quiet: QuietOption = False,
     wait: WaitOption = None,
 ) -> None:
