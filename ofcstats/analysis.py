@@ -228,6 +228,9 @@ def tell_apart_text(row: dict[str, object]) -> str:
     >>> print(tell_apart_text({"first": "a", "second": "b", "told_apart": True,
     ...     "difference": 0.03, "difference_ci_low": 0.01, "difference_ci_high": 0.05}))
     a ranks above b at 95%: skill signal 0.030 higher (0.010 to 0.050)
+    >>> print(tell_apart_text({"first": "a", "second": "b", "told_apart": False,
+    ...     "difference": 0.02, "hands_needed": 380, "more_hands": 0}))
+    a and b cannot be told apart yet, though only just (difference 0.020)
     """
     first, second = row["first"], row["second"]
     if row["told_apart"]:
@@ -237,6 +240,9 @@ def tell_apart_text(row: dict[str, object]) -> str:
     if not isinstance(more, int):
         return (f"{first} and {second} cannot be told apart: their skill signals do not "
                 "differ in these hands")
+    if more == 0:  # the percentile interval is skewed: its normal approximation excludes 0
+        return (f"{first} and {second} cannot be told apart yet, though only just "
+                f"(difference {row['difference']:.3f})")
     return (f"{first} and {second} cannot be told apart yet: about {more:,} more hands at "
             f"the observed difference ({row['difference']:.3f})")
 
