@@ -19,24 +19,26 @@ from pathlib import Path
 _CHILD = """
 import sys, time
 from ofcstats import analysis, stats, uncertainty
+from ofcstats.cli.common import bounded_memory
 from ofcstats.store import Store
 from ofcstats.analysis import Filters
 
 started = time.perf_counter()
 what = sys.argv[2]
-with Store(sys.argv[1], read_only=True) as store:
+# DuckDB held as the commands hold it.
+with Store(sys.argv[1], read_only=True) as store, bounded_memory(store):
     filters = Filters()
     rows = analysis.stored_rows(store, filters)
+    if what == "today":
+        answer = stats.ruleset_stats_of(rows)
+        print(f"{time.perf_counter() - started:.1f} s reading and summing")
+        sys.exit(0)
     if what == "players":
         pairs = analysis.played_rulesets(rows)
         rows = analysis.stored_rows(store, filters, pairs)
     games = analysis.hand_games(store, filters)
     per_game = uncertainty.game_sums(rows, games)
     summed = time.perf_counter()
-    if what == "today":
-        answer = stats.ruleset_stats_of(rows)
-        print(f"{time.perf_counter() - started:.1f} s reading and summing")
-        sys.exit(0)
     if what == "compare":
         answer = uncertainty.compare(per_game, stats.hands_per_ruleset(rows)).table
     else:
