@@ -15,7 +15,7 @@ from dataclasses import replace
 
 import polars as pl
 
-from ofcstats import session, stats
+from ofcstats import session, stats, uncertainty
 from ofcstats.errors import StoreError
 from ofcstats.rules.model import Ruleset
 from ofcstats.stakes import MONEY_DECIMALS
@@ -25,7 +25,7 @@ from ofcstats.store import results as stored_results
 from ofcstats.store.results import Filters
 
 
-def _games(store: Store, filters: Filters) -> pl.DataFrame:
+def hand_games(store: Store, filters: Filters) -> pl.DataFrame:
     """Every hand of the sessions the filters keep, with its play order and its game: a
     change of variant or of the logged stake starts a new one, whatever a ruleset values
     a point at (:data:`ofcstats.session.GAME_SPLIT`)."""
@@ -40,7 +40,7 @@ def _settled(store: Store, filters: Filters, rulesets: Sequence[Ruleset]
     """A query of the settled games (:func:`game_results`' rows, unsorted) and its
     parameters, while the games are registered with the store's connection; None when
     there are none."""
-    hands = _games(store, filters)
+    hands = hand_games(store, filters)
     if hands.is_empty() or not rulesets:
         yield None
         return
@@ -140,22 +140,76 @@ def stored_rows(store: Store, filters: Filters,
 
 
 def player_table(store: Store, filters: Filters, *, seed: int = 7,
-                 pairs: dict[str, str] | None = None,
+                 pairs: dict[str, str] | None = None, rows: stats.Rows | None = None,
                  summed: tuple[pl.DataFrame, pl.DataFrame] | None = None) -> pl.DataFrame:
     """Per player, variant and ruleset: :func:`ofcstats.stats.player_stats` with the
-    settled ``money`` beside it (the games of the filtered hands, settled whole).
-    ``pairs`` as for :func:`stored_rows`; ``summed`` (:func:`ofcstats.stats.sums` and
-    :func:`ofcstats.stats.session_sums` of those rows) when already read."""
-    if summed is None:
+    settled ``money`` beside it (the games of the filtered hands, settled whole), and
+    every rate and the money per game with its 95% interval
+    (:func:`ofcstats.uncertainty.player_intervals`, seeded with ``seed``). ``pairs`` as
+    for :func:`stored_rows`; ``rows`` (those rows) and ``summed``
+    (:func:`ofcstats.stats.sums` and :func:`ofcstats.stats.session_sums` of them) when
+    already read."""
+    if rows is None:
         rows = stored_rows(store, filters, pairs)
+    if summed is None:
         summed = stats.sums(rows), stats.session_sums(rows)
     if summed[0].is_empty():
         raise StoreError(NOTHING_SCORED)
     table = stats.player_table(*summed, seed=seed)
     names = sorted(table.get_column("ruleset").unique().to_list())
-    settled = money(store, filters, store.scored_rulesets(names))
-    return table.join(settled, on=["player", "variant", "ruleset"], how="left").sort(
+    rulesets = store.scored_rulesets(names)
+    settled = money(store, filters, rulesets)
+    games = game_results(store, filters, rulesets).select(
+        "variant", "ruleset", "session_id", "game", "player", "money")
+    intervals = uncertainty.player_intervals(
+        uncertainty.game_sums(rows, hand_games(store, filters)), games, seed=seed)
+    shared = [c for c in intervals.columns if c in table.columns and c not in stats.KEYS]
+    return table.join(settled, on=["player", "variant", "ruleset"], how="left").join(
+        intervals.drop(shared), on=list(stats.KEYS), how="left").sort(
         "variant", "ruleset", "player")
+
+
+def comparison(store: Store, filters: Filters, rows: stats.Rows | None = None, *,
+               resamples: int = uncertainty.RESAMPLES, seed: int = uncertainty.SEED
+               ) -> uncertainty.Comparison:
+    """``compare``'s answer: per variant and ruleset, :func:`ofcstats.stats.ruleset_table`
+    with every statistic's 95% interval and the skill groups, and the hands needed to
+    tell the top two apart (:func:`ofcstats.uncertainty.compare`: a bootstrap over the
+    games of the filtered hands, paired across rulesets)."""
+    if rows is None:
+        rows = stored_rows(store, filters)
+    per_game = uncertainty.game_sums(rows, hand_games(store, filters))
+    return uncertainty.compare(per_game, stats.hands_per_ruleset(rows),
+                               resamples=resamples, seed=seed)
+
+
+def tell_apart_text(row: dict[str, object]) -> str:
+    """One line on whether the top two rulesets of a variant can be told apart (a row of
+    :attr:`ofcstats.uncertainty.Comparison.tell_apart`).
+
+    >>> print(tell_apart_text({"first": "a", "second": "b", "told_apart": False,
+    ...     "difference": 0.008, "hands_needed": 5200, "more_hands": 4800}))
+    a and b cannot be told apart yet: about 4,800 more hands at the observed difference (0.008)
+    >>> print(tell_apart_text({"first": "a", "second": "b", "told_apart": True,
+    ...     "difference": 0.03, "difference_ci_low": 0.01, "difference_ci_high": 0.05}))
+    a ranks above b at 95%: skill signal 0.030 higher (0.010 to 0.050)
+    >>> print(tell_apart_text({"first": "a", "second": "b", "told_apart": False,
+    ...     "difference": 0.02, "hands_needed": 380, "more_hands": 0}))
+    a and b cannot be told apart yet, though only just (difference 0.020)
+    """
+    first, second = row["first"], row["second"]
+    if row["told_apart"]:
+        return (f"{first} ranks above {second} at 95%: skill signal {row['difference']:.3f}"
+                f" higher ({row['difference_ci_low']:.3f} to {row['difference_ci_high']:.3f})")
+    more = row.get("more_hands")
+    if not isinstance(more, int):
+        return (f"{first} and {second} cannot be told apart: their skill signals do not "
+                "differ in these hands")
+    if more == 0:  # the percentile interval is skewed: its normal approximation excludes 0
+        return (f"{first} and {second} cannot be told apart yet, though only just "
+                f"(difference {row['difference']:.3f})")
+    return (f"{first} and {second} cannot be told apart yet: about {more:,} more hands at "
+            f"the observed difference ({row['difference']:.3f})")
 
 
 def _choose(scored: list[str], own: list[str], played: list[tuple[str, int]],
@@ -220,7 +274,7 @@ def running_totals(store: Store, filters: Filters, rows: stats.Rows
     """Per variant, ruleset and player, the running total of points over the player's
     hands in play order: ``hands`` (played so far) and ``points`` (won so far), at the
     end of each run of hands (one hand, up to :data:`CURVE_POINTS` hands a player)."""
-    places = _games(store, filters).select("hand_key", "session_id", "order").sort(
+    places = hand_games(store, filters).select("hand_key", "session_id", "order").sort(
         "session_id", "order").with_columns(place=pl.int_range(pl.len(), dtype=pl.Int64))
     seated = stored.seated_players(store, filters)
     runs = seated.join(places.select("hand_key", "place"), on="hand_key").sort(

@@ -181,7 +181,7 @@ def frame_rows(scored: pl.LazyFrame | pl.DataFrame) -> Iterator[Rows]:
 _PER_PLAYER = """
 SELECT * FROM ({source}) WHERE variant::VARCHAR <> '{criss_cross}'
 UNION ALL BY NAME
-SELECT player, variant, ruleset, session_id, {what_if}
+SELECT player, variant, ruleset, session_id, {hand}, {what_if}
        sum(points) AS points, sum(royalty_points) AS royalty_points,
        bool_or(fouled) AS fouled, bool_or(fantasyland) AS fantasyland,
        bool_or(fantasyland_entered) AS fantasyland_entered,

@@ -4,8 +4,10 @@ not depend on the thread count, and the small cases (one hand, one session)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -168,10 +170,107 @@ def test_compare_prints_the_same_bytes_whatever_the_thread_count(database: Path)
             run = subprocess.run(
                 [str(Path(sys.executable).with_name("ofcstats")), "compare", "--db",
                  str(database), "-f", output], capture_output=True, check=True,
-                env={**os.environ, "POLARS_MAX_THREADS": threads})
+                env={**os.environ, "POLARS_MAX_THREADS": threads, "OMP_NUM_THREADS": threads,
+                     "OPENBLAS_NUM_THREADS": threads})
             outputs[threads, output] = run.stdout
     assert outputs["1", "table"] == outputs["2", "table"]
     assert outputs["1", "json"] == outputs["2", "json"]
+
+
+COMPARED = ("sd", "mean_abs_points", "royalty_share", "foul_rate", "fantasyland_entry_rate",
+            "skill_signal", "hands_to_tell_apart")
+
+
+def test_compare_gives_every_statistic_its_interval_and_a_skill_group(database: Path) -> None:
+    data = json.loads(_run("compare", "--db", str(database), "-f", "json"))
+    for row in data:
+        for stat in COMPARED:
+            low, value, high = row[f"{stat}_ci_low"], row[stat], row[f"{stat}_ci_high"]
+            if value is None:
+                assert low is None, (row["ruleset"], stat)
+                assert high is None, (row["ruleset"], stat)
+            elif stat == "hands_to_tell_apart":  # no upper end where skill may be nil
+                assert low <= value, row["ruleset"]
+                assert (high is None) == (row["skill_signal_ci_low"] == 0), row["ruleset"]
+                assert high is None or value <= high, row["ruleset"]
+            else:
+                assert low <= value <= high, (row["ruleset"], stat, low, value, high)
+    sd = [(r["sd_ci_low"], r["sd_ci_high"]) for r in data if r["sd"] is not None]
+    assert sd
+    assert all(low < high for low, high in sd)
+    for variant in ("chinese-13", "pineapple"):
+        ranked = sorted((r["skill_rank"], r["skill_group"], r["ruleset"]) for r in data
+                        if r["variant"] == variant and r["skill_rank"] is not None)
+        groups = [group for _, group, _ in ranked]
+        assert groups[0] == 1
+        assert all(b - a in (0, 1) for a, b in itertools.pairwise(groups))
+        mine = [r for r in data if r["variant"] == variant]
+        assert {r["top_two_first"] for r in mine} == {ranked[0][2]}
+        assert {r["top_two_second"] for r in mine} == {ranked[1][2]}
+    csv = _run("compare", "--db", str(database), "-f", "csv").splitlines()
+    header = csv[0].split(",")
+    assert {f"{s}_ci_{end}" for s in COMPARED for end in ("low", "high")} <= set(header)
+    assert "skill_group" in header
+    assert "top_two_more_hands" in header
+
+
+def test_compare_shows_the_skill_signal_interval_and_a_line_on_the_top_two(database: Path
+                                                                           ) -> None:
+    text = _run("compare", "--db", str(database))
+    assert re.search(r"\| 1 +\| [a-z0-9-]+ +\| \d+ +\|.*\| \d\.\d{3} \(\d\.\d{3}-\d\.\d{3}\) ",
+                     text), text
+    assert "| skill_group |" in text
+    data = json.loads(_run("compare", "--db", str(database), "-f", "json"))
+    for variant in ("chinese-13", "pineapple"):
+        row = next(r for r in data if r["variant"] == variant)
+        apart = {k.removeprefix("top_two_"): v for k, v in row.items()
+                 if k.startswith("top_two_")}
+        line = analysis.tell_apart_text(apart)
+        table = text.split(f"{variant}: ")[1].split("\n\n")[0]
+        assert table.rstrip().endswith(line), table
+        assert ("cannot be told apart" in line) == (not apart["told_apart"])
+
+
+def test_compare_seed_moves_the_intervals_not_the_estimates(database: Path) -> None:
+    def of(*args: str) -> list[dict[str, object]]:
+        return json.loads(_run("compare", "--db", str(database), "-f", "json", *args))
+
+    first, again, other = of("--seed", "3"), of("--seed", "3"), of("--seed", "4")
+    assert first == again
+    assert [r["skill_signal"] for r in first] == [r["skill_signal"] for r in other]
+    assert [r["sd_ci_low"] for r in first] != [r["sd_ci_low"] for r in other]
+    fewer = of("--seed", "3", "--resamples", "200")
+    assert [r["sd_ci_low"] for r in first] != [r["sd_ci_low"] for r in fewer]
+    assert of() == of("--seed", "7", "--resamples", "1000")  # the documented defaults
+
+
+@pytest.mark.parametrize("value", ["10", "many", "0"])
+def test_compare_refuses_a_bad_number_of_resamples(database: Path, value: str) -> None:
+    result = CliRunner().invoke(app, ["compare", "--db", str(database), "--resamples", value])
+    assert result.exit_code == 2
+    assert "--resamples" in result.output
+
+
+def test_players_and_player_give_every_rate_and_money_per_game_an_interval(
+        database: Path) -> None:
+    rates = ("foul_rate", "fantasyland_entry_rate", "fantasyland_stay_rate", "scoop_rate",
+             "win_rate_top", "win_rate_middle", "win_rate_bottom", "money_per_game")
+    for args in (["players"], ["player", "ann"]):
+        data = json.loads(_run(*args, "--db", str(database), "-f", "json"))
+        assert data
+        for row in data:
+            for rate in rates:
+                low, value, high = row[f"{rate}_ci_low"], row[rate], row[f"{rate}_ci_high"]
+                if value is None:
+                    assert low is None, (args, rate)
+                    assert high is None, (args, rate)
+                elif row["hands"] >= 30:
+                    assert low <= value <= high, (args, row["player"], rate)
+            if row["games"]:
+                assert row["money_per_game"] == pytest.approx(row["money"] / row["games"])
+        ann = [r for r in data if r["player"] == "ann" and r["variant"] == "pineapple"]
+        assert all(r["foul_rate_ci_low"] < r["foul_rate_ci_high"] for r in ann
+                   if 0 < r["foul_rate"] < 1)
 
 
 def test_rulesets_lists_the_variants_each_is_played_under() -> None:

@@ -145,6 +145,20 @@ def test_no_progress_into_a_pipe(work: Path, name: str) -> None:
     assert b"Traceback" not in run.stderr
 
 
+def test_compare_on_a_terminal_and_in_a_pipe_shows_the_intervals_alike(work: Path) -> None:
+    code, shown = run_on_terminal([*COMMANDS["compare"], "--quiet"], work)
+    assert code == 0, shown.decode(errors="replace")
+    piped = run_in_pipe([*COMMANDS["compare"], "--quiet"], work)
+    assert piped.returncode == 0, piped.stderr
+    assert shown.replace(b"\r\n", b"\n") == piped.stdout
+    assert re.search(rb"\| \d\.\d{3} \(\d\.\d{3}-\d\.\d{3}\) ", piped.stdout), piped.stdout
+    assert b"| skill_group |" in piped.stdout
+    # One ruleset per variant here: no top two to tell apart, and no line about them.
+    assert not re.search(rb"(told apart|ranks above)", piped.stdout), piped.stdout
+    csv = run_in_pipe(["compare", "--db", "club.duckdb", "-f", "csv"], work)
+    assert b"skill_signal_ci_low,skill_signal_ci_high,skill_group" in csv.stdout
+
+
 @pytest.mark.parametrize("name", ["rescore"])
 def test_quiet_on_a_terminal_draws_nothing(work: Path, name: str) -> None:
     code, shown = run_on_terminal([*COMMANDS[name], "--quiet"], work)

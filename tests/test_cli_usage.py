@@ -145,7 +145,7 @@ def test_an_unexpected_error_is_one_line_unless_debug(
     def broken(*_: object, **__: object) -> object:
         raise RuntimeError("something broke\nsecond line")
 
-    monkeypatch.setattr(cli.questions.stats, "ruleset_stats_of", broken)
+    monkeypatch.setattr(cli.questions.analysis, "comparison", broken)
     result = runner.invoke(app, ["compare", "--db", str(database)])
     text = one_line_error(result, 1)
     assert text == ("ofcstats: something broke (RuntimeError; run with --debug for the "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -18,7 +19,18 @@ from ofcstats.analysis import Filters
 from ofcstats.cli import app
 from ofcstats.ingest import ingest
 from ofcstats.pipeline import rescore
-from ofcstats.report import A4, _embedded, _image, _pages, _titled, charts, collect, write_report
+from ofcstats.report import (
+    A4,
+    ReportData,
+    _embedded,
+    _image,
+    _pages,
+    _titled,
+    charts,
+    collect,
+    ranking_text,
+    write_report,
+)
 from ofcstats.rules import load_ruleset, load_rulesets
 from ofcstats.simulate import Player, Simulation, simulate
 from ofcstats.store import Store
@@ -291,3 +303,42 @@ def test_beside_the_style_map_the_bars_legend_stays_off_it() -> None:
     legend = left.get_legend().get_window_extent(renderer)
     beside = right.get_tightbbox(renderer)
     assert legend.x1 < beside.x0
+
+
+def test_the_report_draws_the_intervals_and_says_whether_the_hands_can_rank(
+        written: tuple[Path, Path, int], database: Path) -> None:
+    page = written[0].read_text(encoding="utf-8")
+    assert "<h3>Can these hands rank them?</h3>" in page
+    assert "skill signal of each ruleset with its 95% interval" in page
+    with Store(database, read_only=True) as store:
+        data = collect(store)
+    said = ranking_text(data, "pineapple")
+    assert html.escape(said) in page
+    apart = data.tell_apart.row(0, named=True)
+    assert ("cannot be told apart" in said) == (not apart["told_apart"])
+    groups = data.of(data.rulesets, "pineapple").get_column("skill_group").drop_nulls()
+    assert ("cannot rank" in said) == (int((groups == 1).sum()) > 1)
+
+
+def test_the_interval_chart_shades_one_band_per_skill_group() -> None:
+    compared = pl.DataFrame({
+        "ruleset": ["a", "b", "c", "d"], "skill_rank": [1, 2, 3, 4],
+        "skill_signal": [0.30, 0.29, 0.20, 0.19], "skill_signal_ci_low": [0.25, 0.24, 0.15, 0.14],
+        "skill_signal_ci_high": [0.35, 0.34, 0.25, 0.24], "skill_group": [1, 1, 2, 2]})
+    figure = charts.skill_intervals(compared)
+    axes = figure.axes[0]
+    bands = [p for p in axes.patches if type(p).__name__ == "Rectangle"]
+    assert len(bands) == 2
+    at = {t.get_text(): t.get_position()[1] for t in axes.get_yticklabels()}
+    assert sorted(at, key=at.__getitem__, reverse=True) == ["a", "b", "c", "d"]  # best on top
+    assert {t.get_text().strip() for t in axes.texts} == {"group 1", "group 2"}
+    nothing = charts.skill_intervals(compared.with_columns(skill_group=None))
+    assert not nothing.axes[0].axison
+
+
+def test_one_ruleset_has_nothing_to_rank_and_the_page_says_so() -> None:
+    data = ReportData(rulesets_shown={"pineapple": "a"}, players=pl.DataFrame(),
+                      rulesets=pl.DataFrame({"variant": ["pineapple"], "ruleset": ["a"],
+                                             "skill_rank": [1], "skill_group": [1]}),
+                      differences=pl.DataFrame())
+    assert ranking_text(data, "pineapple").startswith("Fewer than two rulesets")

@@ -141,3 +141,9 @@ ConfigOption = Annotated[Path | None, typer.Option(
 READ_MEMORY = "512MB"
 """What DuckDB may hold in memory for a read command; past it, it works from temporary
 files (which are removed after): the statistics of millions of hands on a laptop."""
+
+SeedOption = Annotated[int, typer.Option(
+    "--seed", help="Seed of the bootstrap: the same seed, the same intervals.")]
+ResamplesOption = Annotated[int, typer.Option(
+    "--resamples", min=100, max=100_000,
+    help="Bootstrap resamples of every interval (more: steadier interval ends, slower).")]

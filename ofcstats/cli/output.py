@@ -159,9 +159,10 @@ class TableColumns:
 
 TABLES = {
     "compare": TableColumns(
-        ("skill_rank", "ruleset", "hands", "sd", "foul_rate", "fantasyland_entry_rate",
-         "hands_to_tell_apart", "skill_signal", "mean_abs_points", "royalty_share"),
-        frozenset({"hands", "skill_signal", "mean_abs_points", "royalty_share"})),
+        ("skill_group", "ruleset", "hands", "skill_signal", "sd", "foul_rate",
+         "fantasyland_entry_rate", "hands_to_tell_apart", "skill_rank", "mean_abs_points",
+         "royalty_share"),
+        frozenset({"hands", "skill_rank", "mean_abs_points", "royalty_share"})),
     "players": TableColumns(
         ("player", "ruleset", "hands", "total", "mean", "sd", "ci_low", "ci_high", "boot_low",
          "boot_high", "money", "foul_rate", "fantasyland_entry_rate", "fantasyland_stay_rate",
@@ -190,7 +191,8 @@ TABLES = {
 unless a player reads it first)."""
 
 
-HEADERS = {"skill_rank": "rank", "foul_rate": "fouls", "fantasyland_entry_rate": "fl_entry",
+HEADERS = {"skill_rank": "rank", "skill_group": "group", "skill_signal": "skill (95%)",
+           "foul_rate": "fouls", "fantasyland_entry_rate": "fl_entry",
            "fantasyland_stay_rate": "fl_stay", "hands_to_tell_apart": "hands_to_tell",
            "mean_ev_loss": "ev_loss", "table_mean_ev_loss": "table_ev_loss",
            "fantasyland_set": "fl_set", **{f"street_{n}": f"st{n}" for n in range(1, 6)}}
@@ -266,10 +268,12 @@ Update = Callable[[int, int | None], None]
 
 def by_variant_text(frame: pl.DataFrame, output: TableFormat, table: str,
                     hands: dict[str, int] | None = None, *, terminal: bool = False,
-                    wide: bool = False, width: int | None = None) -> str:
+                    wide: bool = False, width: int | None = None,
+                    notes: dict[str, str] | None = None) -> str:
     """A table per variant (:func:`table_text`; the ruleset in its title when it shows
     one, not as a column), or, as CSV and JSON, one table of every column, each row
-    naming its variant (CSV for a ``terminal`` as :func:`frame_text` writes it)."""
+    naming its variant (CSV for a ``terminal`` as :func:`frame_text` writes it); in a
+    table, each variant's table followed by its line of ``notes``, if any."""
     if output is not TableFormat.table:
         return frame_text(frame, output, terminal=terminal)
     if "money" in frame.columns:
@@ -284,8 +288,9 @@ def by_variant_text(frame: pl.DataFrame, output: TableFormat, table: str,
         if "ruleset" in part.columns and "ruleset" not in TABLES[table].shown(
                 part.columns, wide) and part["ruleset"].n_unique() == 1:
             under = f" under {part['ruleset'][0]}"
+        note = f"{notes[str(variant)]}\n" if notes and str(variant) in notes else ""
         parts.append(f"{variant}{count}{under}\n"
-                     + table_text(part, table, wide=wide, width=width))
+                     + table_text(part, table, wide=wide, width=width) + note)
     return "\n".join(parts)
 
 

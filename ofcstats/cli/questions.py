@@ -13,7 +13,7 @@ import typer
 import typer.core
 import typer.main
 
-from ofcstats import analysis, stats
+from ofcstats import analysis, stats, uncertainty
 from ofcstats.cli.app import app
 from ofcstats.cli.common import _filters, _player_table, _summing, check_played, reading
 from ofcstats.cli.options import (
@@ -22,6 +22,8 @@ from ofcstats.cli.options import (
     OutputPathOption,
     PlayerOption,
     QuietOption,
+    ResamplesOption,
+    SeedOption,
     SessionOption,
     SinceOption,
     TableFormat,
@@ -45,6 +47,9 @@ from ofcstats.cli.output import (
 from ofcstats.errors import OfcstatsError, StoreError
 from ofcstats.paths import writable_file
 
+_SEED_HELP = ("Seed of the bootstraps: over sessions for the mean, over games for every other "
+              "interval.")
+
 
 @app.command()
 def compare(
@@ -56,12 +61,17 @@ def compare(
     session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
     variant: VariantOption = None, player: PlayerOption = None, quiet: QuietOption = False,
     output_path: OutputPathOption = None, wait: WaitOption = None,
+    seed: SeedOption = uncertainty.SEED, resamples: ResamplesOption = uncertainty.RESAMPLES,
 ) -> None:
     """Compare scoring systems side by side, one table per variant: volatility, royalties,
-    fouls, fantasyland, and how fast skill shows (rulesets ranked by the skill signal).
+    fouls, fantasyland, and how fast skill shows (rulesets ranked by the skill signal),
+    each with its 95% interval (a bootstrap over games, paired across rulesets).
 
-    A ruleset scored on hands of a variant it is not played under (rescore --what-if) is
-    marked "(what-if)".
+    Rulesets the data cannot rank share a skill group; under each table, whether the top
+    two can be told apart, or about how many more hands it would take. The table shows
+    the skill signal's interval; CSV and JSON carry every interval (<stat>_ci_low,
+    <stat>_ci_high). A ruleset scored on hands of a variant it is not played under
+    (rescore --what-if) is marked "(what-if)".
 
     Example: ofcstats compare --db club.duckdb --variant pineapple
     """
@@ -70,14 +80,30 @@ def compare(
     filters = _filters(ruleset, session, since, until, variant, player)
     with reading(db, filters, wait=wait, quiet=quiet) as store, _summing(quiet):
         try:
-            table = stats.ruleset_stats_of(analysis.stored_rows(store, filters))
+            found = analysis.comparison(store, filters, resamples=resamples, seed=seed)
         except OfcstatsError as error:
             raise fail_with(error) from None
+    table = found.frame()
     if table.is_empty():
         raise fail(analysis.NOTHING_SCORED, 1)
     hands = dict(table.group_by("variant").agg(pl.col("hands").max()).iter_rows())
+    notes = {str(row["variant"]): analysis.tell_apart_text(row)
+             for row in found.tell_apart.iter_rows(named=True)}
+    if output is TableFormat.table:
+        table = table.with_columns(_with_interval(table, "skill_signal"),
+                                   pl.col("skill_group").cast(pl.String).fill_null("-"))
     emit(by_variant_text(table, output, "compare", hands, terminal=to_terminal(output_path),
-                         wide=wide, width=terminal_width(output_path)), output_path)
+                         wide=wide, width=terminal_width(output_path), notes=notes),
+         output_path)
+
+
+def _with_interval(frame: pl.DataFrame, stat: str) -> pl.Series:
+    """``0.090 (0.071-0.108)``: a statistic with its 95% interval, as a table shows it."""
+    return pl.Series(stat, [
+        "-" if value is None else f"{value:.3f}" if low is None
+        else f"{value:.3f} ({low:.3f}-{high:.3f})"
+        for value, low, high in frame.select(stat, f"{stat}_ci_low", f"{stat}_ci_high"
+                                             ).iter_rows()], dtype=pl.String)
 
 
 @app.command()
@@ -90,7 +116,7 @@ def players(
     session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
     variant: VariantOption = None, player: PlayerOption = None,
     quiet: QuietOption = False, output_path: OutputPathOption = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the session bootstrap.")] = 7,
+    seed: Annotated[int, typer.Option("--seed", help=_SEED_HELP)] = 7,
     wait: WaitOption = None,
 ) -> None:
     """Every player's results under one ruleset per variant: points, spread, 95%
@@ -132,7 +158,7 @@ def player(
     session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
     variant: VariantOption = None, quiet: QuietOption = False,
     output_path: OutputPathOption = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the session bootstrap.")] = 7,
+    seed: Annotated[int, typer.Option("--seed", help=_SEED_HELP)] = 7,
     wait: WaitOption = None,
 ) -> None:
     """One player under every scored ruleset, per variant: results, money as the table
@@ -170,7 +196,7 @@ def report(
         "--pdf", help="Also write the charts as a multi-page PDF.", show_default=False)] = None,
     session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
     variant: VariantOption = None, player: PlayerOption = None,
-    seed: Annotated[int, typer.Option("--seed", help="Seed of the session bootstrap.")] = 7,
+    seed: Annotated[int, typer.Option("--seed", help=_SEED_HELP)] = 7,
     quiet: QuietOption = False,
     wait: WaitOption = None,
 ) -> None:

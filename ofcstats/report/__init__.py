@@ -31,7 +31,7 @@ from ofcstats.report import charts
 from ofcstats.sanitize import html_text
 from ofcstats.store import Store
 
-__all__ = ["ReportData", "collect", "figures", "render_html", "write_report"]
+__all__ = ["ReportData", "collect", "figures", "ranking_text", "render_html", "write_report"]
 
 
 @dataclass
@@ -41,7 +41,8 @@ class ReportData:
 
     rulesets_shown: dict[str, str]  # per variant, the ruleset of its summary and styles
     players: pl.DataFrame  # player statistics per player, variant and ruleset, with money
-    rulesets: pl.DataFrame  # ruleset statistics per variant and ruleset
+    # ruleset statistics per variant and ruleset, with their 95% intervals and skill groups
+    rulesets: pl.DataFrame
     differences: pl.DataFrame  # reported points that differ from the re-score
     # hands and sessions per variant, and under None in all
     counts: dict[str | None, tuple[int, int]] = field(default_factory=dict)
@@ -62,6 +63,8 @@ class ReportData:
     decision_situations: pl.DataFrame | None = None
     mistakes: list[dict[str, Any]] = field(default_factory=list)
     generated_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    # per variant, whether its top two rulesets are told apart (uncertainty.tell_apart)
+    tell_apart: pl.DataFrame = field(default_factory=pl.DataFrame)
 
     @property
     def variants(self) -> list[str]:
@@ -92,9 +95,11 @@ def collect(store: Store, filters: analysis.Filters | None = None,
         ("since", filters.since.isoformat() if filters.since else ""),
         ("until", filters.until.isoformat() if filters.until else ""),
     ) if v}
+    compared = analysis.comparison(store, filters, rows, seed=seed)
     return ReportData(rulesets_shown=analysis.played_rulesets(rows, ruleset),
-                      players=analysis.player_table(store, filters, seed=seed, summed=summed),
-                      rulesets=stats.ruleset_table(summed[0], stats.hands_per_ruleset(rows)),
+                      players=analysis.player_table(store, filters, seed=seed, rows=rows,
+                                                    summed=summed),
+                      rulesets=compared.table, tell_apart=compared.tell_apart,
                       differences=stats.reported_differences_of(rows),
                       counts=analysis.hand_counts(rows),
                       running=analysis.running_totals(store, filters, rows),
@@ -231,6 +236,7 @@ def chart_plan(data: ReportData) -> list[Chart]:
             ("cumulative", charts.cumulative_points, (running, main, sigma)),
             ("distribution", charts.points_distribution, (histogram, compared)),
             ("skill", charts.skill_signal, (compared,)),
+            ("intervals", charts.skill_intervals, (compared,)),
             ("styles", charts.style_map, (players, main)),
             ("royalties", charts.royalties_by_row, (players, main)),
                  )]
@@ -313,7 +319,7 @@ PLAYER_COLUMNS = (("player", "player"), ("hands", "hands"), ("total", "points"),
                   ("fantasyland_entry_rate", "FL entry %"),
                   ("fantasyland_stay_rate", "FL stay %"), ("scoop_rate", "scoops %"),
                   ("hands_for_1", "hands for ±1"))
-RULESET_COLUMNS = (("skill_rank", "rank"), ("ruleset", "ruleset"), ("hands", "hands"),
+RULESET_COLUMNS = (("skill_group", "group"), ("ruleset", "ruleset"), ("hands", "hands"),
                    ("sd", "SD per hand"), ("mean_abs_points", "mean |points|"),
                    ("royalty_share", "royalties %"), ("foul_rate", "fouls %"),
                    ("fantasyland_entry_rate", "FL entry %"),
@@ -369,6 +375,30 @@ def _stakes(data: ReportData, variant: str, ruleset: str) -> str:
     return ", ".join(words.get(s, s) for s in sources) or "none"
 
 
+def ranking_text(data: ReportData, variant: str) -> str:
+    """In words: which rulesets of a variant the hands cannot rank (those sharing the
+    best skill group), and whether the top two are told apart, or how many more hands
+    it would take."""
+    ranked = data.of(data.rulesets, variant).filter(
+        pl.col("skill_group").is_not_null()).sort("skill_rank")
+    if ranked.height < 2:
+        return ("Fewer than two rulesets have a skill signal here (each needs two players "
+                "with 30 or more hands): there is nothing to rank.")
+    best = ranked.filter(pl.col("skill_group") == 1).get_column("ruleset").to_list()
+    if len(best) == ranked.height:
+        words = (f"These hands cannot rank the {len(best)} rulesets: their skill signals "
+                 "are within the noise of each other (one group).")
+    elif len(best) > 1:
+        words = (f"These hands cannot rank {', '.join(best)}: they share the best group; "
+                 f"the other {ranked.height - len(best)} rank below them.")
+    else:
+        words = f"{best[0]} alone is in the best group."
+    apart = data.of(data.tell_apart, variant) if not data.tell_apart.is_empty() else None
+    if apart is not None and not apart.is_empty():
+        words += " " + analysis.tell_apart_text(apart.row(0, named=True)) + "."
+    return words
+
+
 def _variant_section(data: ReportData, variant: str, images: dict[str, str]) -> list[str]:
     esc = html_text
     main_name = data.rulesets_shown[variant]
@@ -394,6 +424,10 @@ def _variant_section(data: ReportData, variant: str, images: dict[str, str]) -> 
         _table(compared, RULESET_COLUMNS),
         _image(images[key + "distribution"], f"{variant}: points per hand under each ruleset"),
         _image(images[key + "skill"], f"{variant}: rulesets ranked by skill signal"),
+        "<h3>Can these hands rank them?</h3>",
+        f"<p>{esc(ranking_text(data, variant))}</p>",
+        _image(images[key + "intervals"], f"{variant}: skill signal of each ruleset with its "
+               "95% interval; rulesets the hands cannot rank shaded together"),
         "<h3>Player styles</h3>",
         _image(images[key + "styles"], f"{variant}: foul rate against fantasyland entry rate"),
         _image(images[key + "royalties"], f"{variant}: royalties collected per hand, by row"),
@@ -478,7 +512,8 @@ def _caption(key: str) -> str:
     if chart.startswith("player:"):
         return f"{variant}: {chart.removeprefix('player:')} under each ruleset"
     names = {"cumulative": "cumulative points per player", "distribution": "points per hand "
-             "by ruleset", "skill": "skill signal by ruleset", "styles": "player styles",
+             "by ruleset", "skill": "skill signal by ruleset",
+             "intervals": "skill signal with 95% intervals", "styles": "player styles",
              "royalties": "royalties by row", "decisions": "EV loss by street"}
     return f"{variant}: {names.get(chart, chart)}"
 

@@ -496,3 +496,39 @@ def skill_signal(ruleset_stats: pl.DataFrame) -> Figure:
         axes.set_xlabel("spread of players' means / SD within players")
         axes.margins(x=0.25)
     return figure
+
+
+def skill_intervals(compared: pl.DataFrame) -> Figure:
+    """Each ruleset's skill signal with its 95% interval (dot and whisker), in rank order,
+    the skill groups shaded: rulesets in one band cannot be ranked by these hands
+    (:func:`ofcstats.uncertainty.compare`)."""
+    title = "Skill signal with its 95% interval; shaded bands: rulesets the hands cannot rank"
+    rows = compared.filter(pl.col("skill_signal").is_not_null()
+                           & pl.col("skill_group").is_not_null()).sort("skill_rank")
+    if rows.is_empty():
+        return _empty(title, f"needs at least two players with {30}+ hands under a ruleset")
+    with style():
+        figure = Figure(figsize=(WIDTH, 0.42 * rows.height + 1.8), layout="constrained")
+        axes = figure.subplots()
+        values = rows.get_column("skill_signal").to_numpy()
+        low = rows.get_column("skill_signal_ci_low").fill_null(np.nan).to_numpy()
+        high = rows.get_column("skill_signal_ci_high").fill_null(np.nan).to_numpy()
+        groups = rows.get_column("skill_group").to_list()
+        place = np.arange(rows.height)[::-1]  # the best at the top
+        for group in sorted(set(groups)):
+            where = place[[g == group for g in groups]]
+            axes.axhspan(where.min() - 0.45, where.max() + 0.45, color=_colour(group - 1),
+                         alpha=0.12, linewidth=0)
+            axes.text(1.0, where.mean(), f" group {group}", transform=axes.get_yaxis_transform(),
+                      va="center", fontsize=NOTE, color="#555555")
+        errors = np.vstack([np.clip(values - low, 0, None), np.clip(high - values, 0, None)])
+        axes.errorbar(values, place, xerr=np.nan_to_num(errors), fmt="o", color=_colour(0),
+                      ecolor="#333333", capsize=3)
+        axes.set_yticks(place, [visible(name) for name in rows.get_column("ruleset").to_list()])
+        axes.set_title(title)
+        # The groups come from paired differences (the same games under every ruleset),
+        # far narrower than each ruleset's own interval drawn here.
+        axes.set_xlabel("spread of players' means / SD within players (95% interval: "
+                        "bootstrap over games)\ngroups: paired differences on the same "
+                        "games, narrower than each ruleset's own interval")
+    return figure
