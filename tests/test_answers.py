@@ -217,9 +217,12 @@ def test_compare_gives_every_statistic_its_interval_and_a_skill_group(database: 
 def test_compare_shows_the_skill_signal_interval_and_a_line_on_the_top_two(database: Path
                                                                            ) -> None:
     text = _run("compare", "--db", str(database))
-    assert re.search(r"\| 1 +\| [a-z0-9-]+ +\| \d+ +\|.*\| \d\.\d{3} \(\d\.\d{3}-\d\.\d{3}\) ",
-                     text), text
-    assert "| skill_group |" in text
+    assert re.search(r"\| 1 +\| [a-z0-9-]+ +\| \d\.\d{3} \(\d\.\d{3}-\d\.\d{3}\) ", text), text
+    assert "| group | ruleset " in text
+    wide = _run("compare", "--db", str(database), "--wide")
+    assert re.search(r"\| 1 +\| [a-z0-9-]+ +\| \d+ +\| \d\.\d{3} \(\d\.\d{3}-\d\.\d{3}\) ",
+                     wide), wide
+    assert "| skill_group |" in wide
     data = json.loads(_run("compare", "--db", str(database), "-f", "json"))
     for variant in ("chinese-13", "pineapple"):
         row = next(r for r in data if r["variant"] == variant)

@@ -288,7 +288,9 @@ def by_variant_text(frame: pl.DataFrame, output: TableFormat, table: str,
         if "ruleset" in part.columns and "ruleset" not in TABLES[table].shown(
                 part.columns, wide) and part["ruleset"].n_unique() == 1:
             under = f" under {part['ruleset'][0]}"
-        note = f"{notes[str(variant)]}\n" if notes and str(variant) in notes else ""
+        note = notes.get(str(variant), "") if notes else ""
+        if note:  # a note as wide as the terminal, at most
+            note = (textwrap.fill(note, width) if width else note) + "\n"
         parts.append(f"{variant}{count}{under}\n"
                      + table_text(part, table, wide=wide, width=width) + note)
     return "\n".join(parts)
