@@ -146,9 +146,13 @@ def test_no_progress_into_a_pipe(work: Path, name: str) -> None:
 
 
 def test_compare_on_a_terminal_and_in_a_pipe_shows_the_intervals_alike(work: Path) -> None:
-    code, shown = run_on_terminal([*COMMANDS["compare"], "--quiet"], work)
+    code, short = run_on_terminal([*COMMANDS["compare"], "--quiet"], work)
+    assert code == 0, short.decode(errors="replace")
+    assert re.search(rb"\| group \| ruleset +\| skill \(95%\) +\|", short), short
+    # Every column (--wide): the same bytes on a terminal and into a pipe.
+    code, shown = run_on_terminal([*COMMANDS["compare"], "--quiet", "--wide"], work)
     assert code == 0, shown.decode(errors="replace")
-    piped = run_in_pipe([*COMMANDS["compare"], "--quiet"], work)
+    piped = run_in_pipe([*COMMANDS["compare"], "--quiet", "--wide"], work)
     assert piped.returncode == 0, piped.stderr
     assert shown.replace(b"\r\n", b"\n") == piped.stdout
     assert re.search(rb"\| \d\.\d{3} \(\d\.\d{3}-\d\.\d{3}\) ", piped.stdout), piped.stdout
