@@ -73,6 +73,19 @@ def test_a_usage_error_is_one_line_on_a_terminal_too(work: Path) -> None:
 
 
 @pytest.mark.parametrize("args", [
+    ["compare"], ["players"], ["player", "alice"], ["report", "-o", "r.html"], ["review"],
+    ["replay", "h1", "-o", "r.html"],
+    ["simulate", "--players", "a:safe,b:safe", "--hands", "2", "-o", "r.html"]])
+def test_a_negative_seed_is_a_usage_error_before_anything_is_written(
+        work: Path, args: list[str]) -> None:
+    at = ["--db", str(work / "club.duckdb")] if args[0] != "simulate" else []
+    args = [str(work / "seed.html") if arg == "r.html" else arg for arg in args]
+    text = one_line_error(runner.invoke(app, [*args, "--seed", "-1", *at]), 2)
+    assert text == f"ofcstats: --seed -1: must be 0 or more (see ofcstats {args[0]} --help)"
+    assert not (work / "seed.html").exists()
+
+
+@pytest.mark.parametrize("args", [
     ["players"], ["compare"], ["player", "alice"], ["report", "-o", "r.html"],
     ["review", "--rollouts", "4"]])
 def test_unknown_player_is_the_same_usage_error_everywhere(work: Path, args: list[str]

@@ -116,7 +116,7 @@ def players(
     session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
     variant: VariantOption = None, player: PlayerOption = None,
     quiet: QuietOption = False, output_path: OutputPathOption = None,
-    seed: Annotated[int, typer.Option("--seed", help=_SEED_HELP)] = 7,
+    seed: Annotated[int, typer.Option("--seed", min=0, help=_SEED_HELP)] = 7,
     wait: WaitOption = None,
 ) -> None:
     """Every player's results under one ruleset per variant: points, spread, 95%
@@ -158,7 +158,7 @@ def player(
     session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
     variant: VariantOption = None, quiet: QuietOption = False,
     output_path: OutputPathOption = None,
-    seed: Annotated[int, typer.Option("--seed", help=_SEED_HELP)] = 7,
+    seed: Annotated[int, typer.Option("--seed", min=0, help=_SEED_HELP)] = 7,
     wait: WaitOption = None,
 ) -> None:
     """One player under every scored ruleset, per variant: results, money as the table
@@ -196,7 +196,7 @@ def report(
         "--pdf", help="Also write the charts as a multi-page PDF.", show_default=False)] = None,
     session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
     variant: VariantOption = None, player: PlayerOption = None,
-    seed: Annotated[int, typer.Option("--seed", help=_SEED_HELP)] = 7,
+    seed: Annotated[int, typer.Option("--seed", min=0, help=_SEED_HELP)] = 7,
     quiet: QuietOption = False,
     wait: WaitOption = None,
 ) -> None:

@@ -52,7 +52,7 @@ RolloutsOption = Annotated[int, typer.Option(
 
 
 ReviewSeedOption = Annotated[int, typer.Option(
-    "--seed", help="Seed of the rollouts: the same seed gives the same numbers.")]
+    "--seed", min=0, help="Seed of the rollouts: the same seed gives the same numbers.")]
 
 
 ReviewRulesetOption = Annotated[str | None, typer.Option(
