@@ -10,13 +10,14 @@ import json
 import re
 from pathlib import Path
 
+import polars as pl
 import pytest
 from test_cli_terminal import run_in_pipe, run_on_terminal
 from test_cli_usage import one_line_error
 from typer.testing import CliRunner
 
 from ofcstats.cli import app
-from ofcstats.cli.output import TABLES, plural
+from ofcstats.cli.output import TABLES, TableFormat, by_variant_text, plural
 from ofcstats.ingest import ingest
 from ofcstats.pipeline import rescore
 from ofcstats.rules import load_rulesets
@@ -216,3 +217,21 @@ def test_a_narrow_terminal_leaves_out_trailing_columns_and_says_so(work: Path) -
     lines = screen_lines(shown)
     assert any("more column" in line and "--wide" in line for line in lines), lines
     assert all(len(line) <= 40 for line in lines if line.startswith("|")), lines
+
+
+def test_the_review_table_shows_every_street_a_variant_has_and_no_other() -> None:
+    streets = {f"street_{n}": [1.5, None] if n <= 5 else [0.25 * n, None]
+               for n in range(1, 10)}
+    frame = pl.DataFrame({"variant": ["ofc-classic", "pineapple"], "player": ["ann", "bob"],
+                          "decisions": [9, 5], "mean_ev_loss": [1.0, 2.0], **streets,
+                          "fantasyland_set": [None, None], "total_ev_loss": [9.0, 10.0]})
+    frame = frame.with_columns(*(pl.when(pl.col("variant") == "pineapple").then(2.0)
+                                 .otherwise(pl.col(f"street_{n}")).alias(f"street_{n}")
+                                 for n in range(1, 6)))
+    classic, pineapple = by_variant_text(frame, TableFormat.table, "review").split("\n\n")
+    assert [cell.strip() for cell in classic.splitlines()[1].split("|")[4:14]] == [
+        f"st{n}" for n in range(1, 10)] + ["fl_set"], classic
+    assert "st6" not in pineapple, pineapple
+    assert "st5" in pineapple, pineapple
+    wide = by_variant_text(frame, TableFormat.table, "review", wide=True)
+    assert wide.splitlines()[1].index("street_9") < wide.splitlines()[1].index("total_ev_loss")
