@@ -97,6 +97,15 @@ def money(store: Store, filters: Filters, rulesets: Sequence[Ruleset]
         return stored.money_rows(store, *settled, MONEY_DECIMALS)
 
 
+def plural(count: int, word: str, words: str | None = None) -> str:
+    """``1 ruleset``, ``2 rulesets``, ``1,234 hands`` (``words``: an irregular plural).
+
+    >>> plural(1, "variant"), plural(0, "ruleset"), plural(1200, "hand")
+    ('1 variant', '0 rulesets', '1,200 hands')
+    """
+    return f"{count:,} {word if count == 1 else words or f'{word}s'}"
+
+
 def money_text(value: float | None) -> str:
     """Money as tables show it: a sign, thousands separators, two decimals.
 

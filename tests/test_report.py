@@ -93,6 +93,8 @@ def test_the_report_has_every_section(written: tuple[Path, Path, int]) -> None:
     assert page.count("<h3>Player: ") == 3
     assert "russian (what-if)" in page
     assert re.search(r"Generated \d{4}-\d\d-\d\d \d\d:\d\d UTC", page)
+    assert ", 1 variant. Filters: none.</p>" in page  # a plural as a person writes it
+    assert not re.search(r"\b1 (hands|sessions|variants)\b|\(s\)", page)
     assert "Hands for ±1" in page  # the methodology comes from the statistics' definitions
     assert "Every logged <code>reported_points</code> agrees" in page
 

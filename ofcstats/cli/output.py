@@ -35,22 +35,13 @@ from rich.text import Text
 
 from ofcstats import analysis, pipeline, sanitize
 from ofcstats import ingest as ingesting
+from ofcstats.analysis import plural
 from ofcstats.cli.app import _one_line, exit_code
 from ofcstats.cli.options import OutputFormat, SummaryFormat, TableFormat
 from ofcstats.errors import UsageError
 from ofcstats.logscore import ScoredBatch
 from ofcstats.paths import written_whole
 from ofcstats.records import REJECTS_SCHEMA
-
-
-def plural(count: int, word: str, words: str | None = None) -> str:
-    """``1 ruleset``, ``2 rulesets``, ``1,234 hands`` (``words``: an irregular plural).
-
-    >>> plural(1, "variant"), plural(0, "ruleset"), plural(1200, "hand")
-    ('1 variant', '0 rulesets', '1,200 hands')
-    """
-    return f"{count:,} {word if count == 1 else words or f'{word}s'}"
-
 
 _LIVE: list[Progress] = []  # the progress bars on the terminal now
 

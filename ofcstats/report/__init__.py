@@ -411,7 +411,8 @@ def _variant_section(data: ReportData, variant: str, images: dict[str, str]) -> 
     key = f"{variant}:"
     parts = [
         f"<section id=\"{esc(variant)}\"><h2>{esc(variant)}</h2>",
-        f"<p class=\"meta\">{hands:,} hands in {sessions:,} sessions. Summary ruleset: "
+        f"<p class=\"meta\">{analysis.plural(hands, 'hand')} in "
+        f"{analysis.plural(sessions, 'session')}. Summary ruleset: "
         f"<strong>{esc(main_name)}</strong>. Money under it: points settled per game, "
         f"times {esc(_stakes(data, variant, main_name))}.</p>",
         _table(main, PLAYER_COLUMNS),
@@ -466,8 +467,9 @@ def render_html(data: ReportData, images: dict[str, str]) -> str:
         f"<title>ofcstats report</title><style>{CSS}{_card_style(data)}</style></head><body>",
         "<h1>ofcstats session report</h1>",
         f"<p class=\"meta\">Generated {esc(data.generated_at.strftime('%Y-%m-%d %H:%M UTC'))}"
-        f" from {esc(data.database)}: {hands:,} hands in {sessions:,} sessions, "
-        f"{len(data.variants)} variant(s). Filters: {esc(filters)}.</p>",
+        f" from {esc(data.database)}: {analysis.plural(hands, 'hand')} in "
+        f"{analysis.plural(sessions, 'session')}, {analysis.plural(len(data.variants), 'variant')}."
+        f" Filters: {esc(filters)}.</p>",
         f"<nav><ul>{contents}<li><a href=\"#decisions\">Decisions</a></li>"
         "<li><a href=\"#checks\">Checks against the logs</a></li>"
         "<li><a href=\"#methodology\">Methodology</a></li></ul></nav>",
@@ -572,7 +574,8 @@ def write_pdf(data: ReportData, drawn: Sequence[tuple[str, Figure]], path: Path)
         hands = data.counts[None][0]
         filters = "; ".join(f"{k}: {v}" for k, v in data.filters.items()) or "none"
         title.text(0.08, 0.895, f"Generated {data.generated_at:%Y-%m-%d %H:%M UTC} from "
-                   f"{Path(data.database).name}: {hands:,} hands. Filters: {filters}.",
+                   f"{Path(data.database).name}: {analysis.plural(hands, 'hand')}. "
+                   f"Filters: {filters}.",
                    fontsize=9, color="#444444", wrap=True)
         title.text(0.08, 0.85, "Contents", fontsize=14, fontweight="bold")
         lines = [(_caption(chart.key), number)
