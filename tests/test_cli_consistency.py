@@ -74,6 +74,19 @@ def test_a_usage_error_is_one_line_on_a_terminal_too(work: Path) -> None:
 
 
 @pytest.mark.parametrize("args", [
+    ["compare"], ["players"], ["player", "alice"], ["report", "-o", "r.html"], ["review"]])
+def test_since_after_until_is_a_usage_error_before_anything_is_written(
+        work: Path, args: list[str]) -> None:
+    args = [str(work / "dates.html") if arg == "r.html" else arg for arg in args]
+    text = one_line_error(runner.invoke(app, [
+        *args, "--since", "2026-02-01", "--until", "2026-01-01T12:00",
+        "--db", str(work / "club.duckdb")]), 2)
+    assert text == ("ofcstats: --since 2026-02-01T00:00 is after --until 2026-01-01T12:00: no "
+                    "hand can match; give the earlier moment to --since")
+    assert not (work / "dates.html").exists()
+
+
+@pytest.mark.parametrize("args", [
     ["compare"], ["players"], ["player", "alice"], ["report", "-o", "r.html"], ["review"],
     ["replay", "h1", "-o", "r.html"],
     ["simulate", "--players", "a:safe,b:safe", "--hands", "2", "-o", "r.html"]])
