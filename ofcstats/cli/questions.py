@@ -87,7 +87,9 @@ def compare(
     if table.is_empty():
         raise fail(analysis.NOTHING_SCORED, 1)
     hands = dict(table.group_by("variant").agg(pl.col("hands").max()).iter_rows())
-    notes = {str(row["variant"]): analysis.tell_apart_text(row)
+    what_if = table.filter(pl.col("what_if")) if "what_if" in table.columns else table.clear()
+    notes = {str(row["variant"]): analysis.tell_apart_text(row, what_if.filter(
+                 pl.col("variant") == row["variant"]).get_column("ruleset").to_list())
              for row in found.tell_apart.iter_rows(named=True)}
     if output is TableFormat.table:
         table = table.with_columns(_with_interval(table, "skill_signal"),

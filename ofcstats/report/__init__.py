@@ -384,7 +384,8 @@ def ranking_text(data: ReportData, variant: str) -> str:
     if ranked.height < 2:
         return ("Fewer than two rulesets have a skill signal here (each needs two players "
                 "with 30 or more hands): there is nothing to rank.")
-    best = ranked.filter(pl.col("skill_group") == 1).get_column("ruleset").to_list()
+    best = analysis.labelled(ranked).filter(pl.col("skill_group") == 1).get_column(
+        "ruleset").to_list()
     if len(best) == ranked.height:
         words = (f"These hands cannot rank the {len(best)} rulesets: their skill signals "
                  "are within the noise of each other (one group).")
@@ -395,7 +396,9 @@ def ranking_text(data: ReportData, variant: str) -> str:
         words = f"{best[0]} alone is in the best group."
     apart = data.of(data.tell_apart, variant) if not data.tell_apart.is_empty() else None
     if apart is not None and not apart.is_empty():
-        words += " " + analysis.tell_apart_text(apart.row(0, named=True)) + "."
+        what_if = ranked.filter(pl.col("what_if")).get_column("ruleset").to_list() \
+            if "what_if" in ranked.columns else []
+        words += " " + analysis.tell_apart_text(apart.row(0, named=True), what_if) + "."
     return words
 
 
