@@ -9,7 +9,7 @@ players, times or sessions filtered.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 
@@ -95,6 +95,15 @@ def money(store: Store, filters: Filters, rulesets: Sequence[Ruleset]
                 "money": pl.Float64, "games": pl.UInt32, "capped_games": pl.Int64,
                 "stake": pl.String})
         return stored.money_rows(store, *settled, MONEY_DECIMALS)
+
+
+def plural(count: int, word: str, words: str | None = None) -> str:
+    """``1 ruleset``, ``2 rulesets``, ``1,234 hands`` (``words``: an irregular plural).
+
+    >>> plural(1, "variant"), plural(0, "ruleset"), plural(1200, "hand")
+    ('1 variant', '0 rulesets', '1,200 hands')
+    """
+    return f"{count:,} {word if count == 1 else words or f'{word}s'}"
 
 
 def money_text(value: float | None) -> str:
@@ -183,9 +192,9 @@ def comparison(store: Store, filters: Filters, rows: stats.Rows | None = None, *
                                resamples=resamples, seed=seed)
 
 
-def tell_apart_text(row: dict[str, object]) -> str:
+def tell_apart_text(row: dict[str, object], what_if: Collection[str] = ()) -> str:
     """One line on whether the top two rulesets of a variant can be told apart (a row of
-    :attr:`ofcstats.uncertainty.Comparison.tell_apart`).
+    :attr:`ofcstats.uncertainty.Comparison.tell_apart`), those of ``what_if`` marked so.
 
     >>> print(tell_apart_text({"first": "a", "second": "b", "told_apart": False,
     ...     "difference": 0.008, "hands_needed": 5200, "more_hands": 4800}))
@@ -196,8 +205,12 @@ def tell_apart_text(row: dict[str, object]) -> str:
     >>> print(tell_apart_text({"first": "a", "second": "b", "told_apart": False,
     ...     "difference": 0.02, "hands_needed": 380, "more_hands": 0}))
     a and b cannot be told apart yet, though only just (difference 0.020)
+    >>> print(tell_apart_text({"first": "a", "second": "b", "told_apart": False,
+    ...     "difference": 0.02, "hands_needed": 380, "more_hands": 0}, what_if={"a"}))
+    a (what-if) and b cannot be told apart yet, though only just (difference 0.020)
     """
-    first, second = row["first"], row["second"]
+    first, second = (f"{row[key]}{WHAT_IF if row[key] in what_if else ''}"
+                     for key in ("first", "second"))
     if row["told_apart"]:
         return (f"{first} ranks above {second} at 95%: skill signal {row['difference']:.3f}"
                 f" higher ({row['difference_ci_low']:.3f} to {row['difference_ci_high']:.3f})")

@@ -10,13 +10,14 @@ import json
 import re
 from pathlib import Path
 
+import polars as pl
 import pytest
 from test_cli_terminal import run_in_pipe, run_on_terminal
 from test_cli_usage import one_line_error
 from typer.testing import CliRunner
 
 from ofcstats.cli import app
-from ofcstats.cli.output import TABLES, plural
+from ofcstats.cli.output import TABLES, TableFormat, by_variant_text, plural
 from ofcstats.ingest import ingest
 from ofcstats.pipeline import rescore
 from ofcstats.rules import load_rulesets
@@ -70,6 +71,32 @@ def test_a_usage_error_is_one_line_on_a_terminal_too(work: Path) -> None:
     assert code == 2
     lines = [line for line in screen_lines(shown) if line.strip()]
     assert lines == [USAGE_ERRORS["a date"][1]], lines
+
+
+@pytest.mark.parametrize("args", [
+    ["compare"], ["players"], ["player", "alice"], ["report", "-o", "r.html"], ["review"]])
+def test_since_after_until_is_a_usage_error_before_anything_is_written(
+        work: Path, args: list[str]) -> None:
+    args = [str(work / "dates.html") if arg == "r.html" else arg for arg in args]
+    text = one_line_error(runner.invoke(app, [
+        *args, "--since", "2026-02-01", "--until", "2026-01-01T12:00",
+        "--db", str(work / "club.duckdb")]), 2)
+    assert text == ("ofcstats: --since 2026-02-01T00:00 is after --until 2026-01-01T12:00: no "
+                    "hand can match; give the earlier moment to --since")
+    assert not (work / "dates.html").exists()
+
+
+@pytest.mark.parametrize("args", [
+    ["compare"], ["players"], ["player", "alice"], ["report", "-o", "r.html"], ["review"],
+    ["replay", "h1", "-o", "r.html"],
+    ["simulate", "--players", "a:safe,b:safe", "--hands", "2", "-o", "r.html"]])
+def test_a_negative_seed_is_a_usage_error_before_anything_is_written(
+        work: Path, args: list[str]) -> None:
+    at = ["--db", str(work / "club.duckdb")] if args[0] != "simulate" else []
+    args = [str(work / "seed.html") if arg == "r.html" else arg for arg in args]
+    text = one_line_error(runner.invoke(app, [*args, "--seed", "-1", *at]), 2)
+    assert text == f"ofcstats: --seed -1: must be 0 or more (see ofcstats {args[0]} --help)"
+    assert not (work / "seed.html").exists()
 
 
 @pytest.mark.parametrize("args", [
@@ -203,3 +230,21 @@ def test_a_narrow_terminal_leaves_out_trailing_columns_and_says_so(work: Path) -
     lines = screen_lines(shown)
     assert any("more column" in line and "--wide" in line for line in lines), lines
     assert all(len(line) <= 40 for line in lines if line.startswith("|")), lines
+
+
+def test_the_review_table_shows_every_street_a_variant_has_and_no_other() -> None:
+    streets = {f"street_{n}": [1.5, None] if n <= 5 else [0.25 * n, None]
+               for n in range(1, 10)}
+    frame = pl.DataFrame({"variant": ["ofc-classic", "pineapple"], "player": ["ann", "bob"],
+                          "decisions": [9, 5], "mean_ev_loss": [1.0, 2.0], **streets,
+                          "fantasyland_set": [None, None], "total_ev_loss": [9.0, 10.0]})
+    frame = frame.with_columns(*(pl.when(pl.col("variant") == "pineapple").then(2.0)
+                                 .otherwise(pl.col(f"street_{n}")).alias(f"street_{n}")
+                                 for n in range(1, 6)))
+    classic, pineapple = by_variant_text(frame, TableFormat.table, "review").split("\n\n")
+    assert [cell.strip() for cell in classic.splitlines()[1].split("|")[4:14]] == [
+        f"st{n}" for n in range(1, 10)] + ["fl_set"], classic
+    assert "st6" not in pineapple, pineapple
+    assert "st5" in pineapple, pineapple
+    wide = by_variant_text(frame, TableFormat.table, "review", wide=True)
+    assert wide.splitlines()[1].index("street_9") < wide.splitlines()[1].index("total_ev_loss")

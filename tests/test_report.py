@@ -93,6 +93,8 @@ def test_the_report_has_every_section(written: tuple[Path, Path, int]) -> None:
     assert page.count("<h3>Player: ") == 3
     assert "russian (what-if)" in page
     assert re.search(r"Generated \d{4}-\d\d-\d\d \d\d:\d\d UTC", page)
+    assert ", 1 variant. Filters: none.</p>" in page  # a plural as a person writes it
+    assert not re.search(r"\b1 (hands|sessions|variants)\b|\(s\)", page)
     assert "Hands for ±1" in page  # the methodology comes from the statistics' definitions
     assert "Every logged <code>reported_points</code> agrees" in page
 
@@ -318,6 +320,10 @@ def test_the_report_draws_the_intervals_and_says_whether_the_hands_can_rank(
     assert ("cannot be told apart" in said) == (not apart["told_apart"])
     groups = data.of(data.rulesets, "pineapple").get_column("skill_group").drop_nulls()
     assert ("cannot rank" in said) == (int((groups == 1).sum()) > 1)
+    # russian and one-six are what-ifs here: named so wherever the words name them
+    named = re.findall(r"\b(russian|one-six|american|pokerstars)\b( \(what-if\))?", said)
+    assert any(name in ("russian", "one-six") for name, _ in named), said
+    assert all(bool(marked) == (name in ("russian", "one-six")) for name, marked in named), said
 
 
 def test_the_interval_chart_shades_one_band_per_skill_group() -> None:

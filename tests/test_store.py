@@ -447,3 +447,18 @@ def test_the_writer_writes_on_a_second_connection_seen_after_its_commit(
             assert writer.con is not store.con
             writer.con.execute("CREATE TABLE t AS SELECT 1 AS a")
         assert store.query("SELECT a FROM t").item() == 1
+
+
+@pytest.mark.parametrize("read_only", [False, True])
+def test_a_json_file_given_as_the_database_is_refused_not_opened_in_memory(
+        tmp_path: Path, read_only: bool) -> None:
+    # DuckDB opens an existing JSON file as a database in memory: what a command wrote
+    # there would be lost while it said it was stored.
+    log = tmp_path / "session.jsonl"
+    log.write_text('{"format": "ofc-hand/1", "hand_id": "h1"}\n', encoding="utf-8")
+    before = log.read_bytes()
+    with pytest.raises(StoreError, match=r"session.jsonl: cannot open the database: the file "
+                       r"is not a DuckDB database file \(--db names the database"):
+        Store(log, read_only=read_only)
+    assert log.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["session.jsonl"]

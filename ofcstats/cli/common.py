@@ -108,12 +108,25 @@ def _utc(moment: datetime | None) -> datetime | None:
     return moment if moment is None or moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
+def dates(since: datetime | None, until: datetime | None
+          ) -> tuple[datetime | None, datetime | None]:
+    """``--since`` and ``--until`` in UTC (a time without a zone is UTC); a usage error
+    when the first comes after the second, as no hand could match."""
+    since, until = _utc(since), _utc(until)
+    if since is not None and until is not None and since > until:
+        raise UsageError(f"--since {since:%Y-%m-%dT%H:%M} is after --until "
+                         f"{until:%Y-%m-%dT%H:%M}: no hand can match; give the earlier "
+                         "moment to --since")
+    return since, until
+
+
 def _filters(rulesets: list[str] | None, session: list[str] | None, since: datetime | None,
              until: datetime | None, variant: list[str] | None, player: list[str] | None
              ) -> analysis.Filters:
+    since, until = dates(since, until)
     return analysis.Filters(rulesets=split_list(rulesets), sessions=split_list(session),
                             players=split_list(player), variants=split_list(variant),
-                            since=_utc(since), until=_utc(until))
+                            since=since, until=until)
 
 
 def unknown_value(kind: str, value: str, known: Sequence[str], plural: str = "") -> str:

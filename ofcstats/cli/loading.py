@@ -62,7 +62,8 @@ def simulate(
     ruleset: Annotated[str, typer.Option(
         "--ruleset", "-r", help="A preset name or a TOML file: scoring and fantasyland.")]
         = "american",
-    seed: Annotated[int, typer.Option("--seed", help="The same seed writes the same file.")]
+    seed: Annotated[int, typer.Option(
+        "--seed", min=0, help="The same seed writes the same file.")]
         = 0,
     rollouts: Annotated[int, typer.Option(
         "--rollouts", help="Samples per decision of the montecarlo bot.")] = 100,

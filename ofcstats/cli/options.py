@@ -143,7 +143,7 @@ READ_MEMORY = "512MB"
 files (which are removed after): the statistics of millions of hands on a laptop."""
 
 SeedOption = Annotated[int, typer.Option(
-    "--seed", help="Seed of the bootstrap: the same seed, the same intervals.")]
+    "--seed", min=0, help="Seed of the bootstrap: the same seed, the same intervals.")]
 ResamplesOption = Annotated[int, typer.Option(
     "--resamples", min=100, max=100_000,
     help="Bootstrap resamples of every interval (more: steadier interval ends, slower).")]

@@ -35,22 +35,13 @@ from rich.text import Text
 
 from ofcstats import analysis, pipeline, sanitize
 from ofcstats import ingest as ingesting
+from ofcstats.analysis import plural
 from ofcstats.cli.app import _one_line, exit_code
 from ofcstats.cli.options import OutputFormat, SummaryFormat, TableFormat
 from ofcstats.errors import UsageError
 from ofcstats.logscore import ScoredBatch
 from ofcstats.paths import written_whole
 from ofcstats.records import REJECTS_SCHEMA
-
-
-def plural(count: int, word: str, words: str | None = None) -> str:
-    """``1 ruleset``, ``2 rulesets``, ``1,234 hands`` (``words``: an irregular plural).
-
-    >>> plural(1, "variant"), plural(0, "ruleset"), plural(1200, "hand")
-    ('1 variant', '0 rulesets', '1,200 hands')
-    """
-    return f"{count:,} {word if count == 1 else words or f'{word}s'}"
-
 
 _LIVE: list[Progress] = []  # the progress bars on the terminal now
 
@@ -148,6 +139,8 @@ class TableColumns:
 
     columns: tuple[str, ...]
     wide_only: frozenset[str] = frozenset()
+    when_any: frozenset[str] = frozenset()
+    """Columns shown only in a table where they hold a value (the streets a variant has)."""
 
     def shown(self, present: Sequence[str], wide: bool) -> list[str]:
         """The columns to show of those ``present``: with ``wide``, all of them, the
@@ -176,9 +169,9 @@ TABLES = {
         frozenset({"total", "sd", "fantasyland_stay_rate", "royalties_top",
                    "royalties_middle", "royalties_bottom", "scoop_rate"})),
     "review": TableColumns(
-        ("player", "decisions", "mean_ev_loss", *(f"street_{n}" for n in range(1, 6)),
+        ("player", "decisions", "mean_ev_loss", *(f"street_{n}" for n in range(1, 10)),
          "fantasyland_set", "total_ev_loss"),
-        frozenset({"total_ev_loss"})),
+        frozenset({"total_ev_loss"}), frozenset(f"street_{n}" for n in range(6, 10))),
     "mistakes": TableColumns(
         ("player", "hand_id", "seat", "street", "mistake", "ev_loss", "ev_loss_se", "chosen",
          "best"),
@@ -195,7 +188,7 @@ HEADERS = {"skill_rank": "rank", "skill_group": "group", "skill_signal": "skill 
            "foul_rate": "fouls", "fantasyland_entry_rate": "fl_entry",
            "fantasyland_stay_rate": "fl_stay", "hands_to_tell_apart": "hands_to_tell",
            "mean_ev_loss": "ev_loss", "table_mean_ev_loss": "table_ev_loss",
-           "fantasyland_set": "fl_set", **{f"street_{n}": f"st{n}" for n in range(1, 6)}}
+           "fantasyland_set": "fl_set", **{f"street_{n}": f"st{n}" for n in range(1, 10)}}
 """Short headers of a table that is not ``--wide`` (docs/cli.md lists them)."""
 
 
@@ -210,7 +203,10 @@ def table_text(frame: pl.DataFrame, table: str, *, wide: bool = False,
     """A command's table (:data:`TABLES`): the default columns under short headers, the
     last ones left out while a line is wider than ``width`` (saying so); with ``wide``
     every column under its name."""
-    columns = TABLES[table].shown(frame.columns, wide)
+    declared = TABLES[table]
+    frame = frame.drop([c for c in declared.when_any
+                        if c in frame.columns and frame[c].null_count() == frame.height])
+    columns = declared.shown(frame.columns, wide)
     if wide:
         return frame_text(frame, TableFormat.table, columns)
     shown = frame.select(columns).rename({c: HEADERS[c] for c in columns if c in HEADERS})

@@ -87,7 +87,9 @@ def compare(
     if table.is_empty():
         raise fail(analysis.NOTHING_SCORED, 1)
     hands = dict(table.group_by("variant").agg(pl.col("hands").max()).iter_rows())
-    notes = {str(row["variant"]): analysis.tell_apart_text(row)
+    what_if = table.filter(pl.col("what_if")) if "what_if" in table.columns else table.clear()
+    notes = {str(row["variant"]): analysis.tell_apart_text(row, what_if.filter(
+                 pl.col("variant") == row["variant"]).get_column("ruleset").to_list())
              for row in found.tell_apart.iter_rows(named=True)}
     if output is TableFormat.table:
         table = table.with_columns(_with_interval(table, "skill_signal"),
@@ -116,7 +118,7 @@ def players(
     session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
     variant: VariantOption = None, player: PlayerOption = None,
     quiet: QuietOption = False, output_path: OutputPathOption = None,
-    seed: Annotated[int, typer.Option("--seed", help=_SEED_HELP)] = 7,
+    seed: Annotated[int, typer.Option("--seed", min=0, help=_SEED_HELP)] = 7,
     wait: WaitOption = None,
 ) -> None:
     """Every player's results under one ruleset per variant: points, spread, 95%
@@ -158,7 +160,7 @@ def player(
     session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
     variant: VariantOption = None, quiet: QuietOption = False,
     output_path: OutputPathOption = None,
-    seed: Annotated[int, typer.Option("--seed", help=_SEED_HELP)] = 7,
+    seed: Annotated[int, typer.Option("--seed", min=0, help=_SEED_HELP)] = 7,
     wait: WaitOption = None,
 ) -> None:
     """One player under every scored ruleset, per variant: results, money as the table
@@ -196,7 +198,7 @@ def report(
         "--pdf", help="Also write the charts as a multi-page PDF.", show_default=False)] = None,
     session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
     variant: VariantOption = None, player: PlayerOption = None,
-    seed: Annotated[int, typer.Option("--seed", help=_SEED_HELP)] = 7,
+    seed: Annotated[int, typer.Option("--seed", min=0, help=_SEED_HELP)] = 7,
     quiet: QuietOption = False,
     wait: WaitOption = None,
 ) -> None:

@@ -17,7 +17,7 @@ import typer.main
 from ofcstats import analysis
 from ofcstats import engine as engines
 from ofcstats.cli.app import app
-from ofcstats.cli.common import _open_existing, _utc, check_filters, engine_for
+from ofcstats.cli.common import _open_existing, check_filters, dates, engine_for
 from ofcstats.cli.options import (
     AddressOption,
     ConfigOption,
@@ -52,7 +52,7 @@ RolloutsOption = Annotated[int, typer.Option(
 
 
 ReviewSeedOption = Annotated[int, typer.Option(
-    "--seed", help="Seed of the rollouts: the same seed gives the same numbers.")]
+    "--seed", min=0, help="Seed of the rollouts: the same seed gives the same numbers.")]
 
 
 ReviewRulesetOption = Annotated[str | None, typer.Option(
@@ -158,8 +158,9 @@ def review(
 
     settings = _review_settings(ruleset, rollouts, seed, fantasyland_value, screen, opponents)
     assert isinstance(settings, reviewing.Settings)
+    since, until = dates(since, until)
     selection = reviewing.Selection(players=player or None, sessions=session or None,
-                                    since=_utc(since), until=_utc(until))
+                                    since=since, until=until)
     sharded = engine_for(engine, jobs, address, source, config, jobs_shard=False)
     # Written to: the decisions table keeps what was reviewed.
     with _open_existing(db, read_only=False, wait=wait, quiet=quiet) as store:

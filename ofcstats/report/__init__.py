@@ -384,7 +384,8 @@ def ranking_text(data: ReportData, variant: str) -> str:
     if ranked.height < 2:
         return ("Fewer than two rulesets have a skill signal here (each needs two players "
                 "with 30 or more hands): there is nothing to rank.")
-    best = ranked.filter(pl.col("skill_group") == 1).get_column("ruleset").to_list()
+    best = analysis.labelled(ranked).filter(pl.col("skill_group") == 1).get_column(
+        "ruleset").to_list()
     if len(best) == ranked.height:
         words = (f"These hands cannot rank the {len(best)} rulesets: their skill signals "
                  "are within the noise of each other (one group).")
@@ -395,7 +396,9 @@ def ranking_text(data: ReportData, variant: str) -> str:
         words = f"{best[0]} alone is in the best group."
     apart = data.of(data.tell_apart, variant) if not data.tell_apart.is_empty() else None
     if apart is not None and not apart.is_empty():
-        words += " " + analysis.tell_apart_text(apart.row(0, named=True)) + "."
+        what_if = ranked.filter(pl.col("what_if")).get_column("ruleset").to_list() \
+            if "what_if" in ranked.columns else []
+        words += " " + analysis.tell_apart_text(apart.row(0, named=True), what_if) + "."
     return words
 
 
@@ -411,7 +414,8 @@ def _variant_section(data: ReportData, variant: str, images: dict[str, str]) -> 
     key = f"{variant}:"
     parts = [
         f"<section id=\"{esc(variant)}\"><h2>{esc(variant)}</h2>",
-        f"<p class=\"meta\">{hands:,} hands in {sessions:,} sessions. Summary ruleset: "
+        f"<p class=\"meta\">{analysis.plural(hands, 'hand')} in "
+        f"{analysis.plural(sessions, 'session')}. Summary ruleset: "
         f"<strong>{esc(main_name)}</strong>. Money under it: points settled per game, "
         f"times {esc(_stakes(data, variant, main_name))}.</p>",
         _table(main, PLAYER_COLUMNS),
@@ -466,8 +470,9 @@ def render_html(data: ReportData, images: dict[str, str]) -> str:
         f"<title>ofcstats report</title><style>{CSS}{_card_style(data)}</style></head><body>",
         "<h1>ofcstats session report</h1>",
         f"<p class=\"meta\">Generated {esc(data.generated_at.strftime('%Y-%m-%d %H:%M UTC'))}"
-        f" from {esc(data.database)}: {hands:,} hands in {sessions:,} sessions, "
-        f"{len(data.variants)} variant(s). Filters: {esc(filters)}.</p>",
+        f" from {esc(data.database)}: {analysis.plural(hands, 'hand')} in "
+        f"{analysis.plural(sessions, 'session')}, {analysis.plural(len(data.variants), 'variant')}."
+        f" Filters: {esc(filters)}.</p>",
         f"<nav><ul>{contents}<li><a href=\"#decisions\">Decisions</a></li>"
         "<li><a href=\"#checks\">Checks against the logs</a></li>"
         "<li><a href=\"#methodology\">Methodology</a></li></ul></nav>",
@@ -572,7 +577,8 @@ def write_pdf(data: ReportData, drawn: Sequence[tuple[str, Figure]], path: Path)
         hands = data.counts[None][0]
         filters = "; ".join(f"{k}: {v}" for k, v in data.filters.items()) or "none"
         title.text(0.08, 0.895, f"Generated {data.generated_at:%Y-%m-%d %H:%M UTC} from "
-                   f"{Path(data.database).name}: {hands:,} hands. Filters: {filters}.",
+                   f"{Path(data.database).name}: {analysis.plural(hands, 'hand')}. "
+                   f"Filters: {filters}.",
                    fontsize=9, color="#444444", wrap=True)
         title.text(0.08, 0.85, "Contents", fontsize=14, fontweight="bold")
         lines = [(_caption(chart.key), number)

@@ -92,8 +92,10 @@ def connect(path: Path | str, *, read_only: bool, wait: float | None,
     told = False
     while True:
         try:
-            return duckdb.connect(str(path), read_only=read_only)
+            con = duckdb.connect(str(path), read_only=read_only)
         except duckdb.Error as error:
+            if "in-memory database in read-only mode" in str(error):
+                raise _not_a_database(path) from None
             if not _is_lock(error):
                 raise StoreError(f"{path}: cannot open the database: "
                                  f"{str(error).splitlines()[0]}") from None
@@ -104,6 +106,21 @@ def connect(path: Path | str, *, read_only: bool, wait: float | None,
                 told = True
             time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
             pause = min(pause * 2, 1.0)
+            continue
+        if str(path) != ":memory:" and con.execute(
+                "SELECT path FROM duckdb_databases() WHERE database_name = current_database()"
+                ).fetchone() == (None,):
+            con.close()
+            raise _not_a_database(path)
+        return con
+
+
+def _not_a_database(path: Path | str) -> StoreError:
+    """A file DuckDB would open as a database in memory (a JSON file, whose writes would
+    be lost), not as the database file given."""
+    return StoreError(f"{path}: cannot open the database: the file is not a DuckDB "
+                      "database file (--db names the database; the logs to load are the "
+                      "arguments)")
 
 
 @contextmanager
