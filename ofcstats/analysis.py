@@ -213,9 +213,8 @@ def comparison(store: Store, filters: Filters, rows: stats.Rows | None = None, *
     games of the filtered hands, paired across rulesets)."""
     if rows is None:
         rows = stored_rows(store, filters)
-    per_game = uncertainty.game_sums(rows, hand_games(store, filters))
-    return uncertainty.compare(per_game, stats.hands_per_ruleset(rows),
-                               resamples=resamples, seed=seed)
+    return uncertainty.compare_stored(rows, hand_games(store, filters),
+                                      resamples=resamples, seed=seed)
 
 
 def tell_apart_text(row: dict[str, object]) -> str:

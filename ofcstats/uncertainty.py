@@ -40,7 +40,8 @@ from __future__ import annotations
 
 import math
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -67,32 +68,42 @@ SUM_COLUMNS = ("hands", "total", "squares", "abs_points", "abs_royalty", "abs_ot
 """The integer sums per game and player (:func:`game_sums`), named as in
 :func:`ofcstats.stats.sums`."""
 
+_SUM_SQL = {
+    "hands": "count(*)",
+    "total": "coalesce(sum(r.points), 0)::BIGINT",
+    "squares": "coalesce(sum(r.points::BIGINT * r.points), 0)::BIGINT",
+    "abs_points": "coalesce(sum(abs(r.points)), 0)::BIGINT",
+    "abs_royalty": "coalesce(sum(abs(r.royalty_points)), 0)::BIGINT",
+    "abs_other": "coalesce(sum(abs(r.points - r.royalty_points)), 0)::BIGINT",
+    "fouls": "count(*) FILTER (r.fouled)",
+    "eligible": "count(*) FILTER (NOT r.fantasyland AND r.variant::VARCHAR NOT IN ({thirteen}))",
+    "entered": "count(*) FILTER (r.fantasyland_entered)",
+    "stayed": "count(*) FILTER (r.fantasyland_stayed)",
+    "fantasyland_hands": "count(*) FILTER (r.fantasyland)",
+    "royalty_top": "coalesce(sum(r.royalty_top), 0)::BIGINT",
+    "royalty_middle": "coalesce(sum(r.royalty_middle), 0)::BIGINT",
+    "royalty_bottom": "coalesce(sum(r.royalty_bottom), 0)::BIGINT",
+    "royalty_points": "coalesce(sum(r.royalty_points), 0)::BIGINT",
+    "opponents": "coalesce(sum(r.n_seats - 1), 0)::BIGINT",
+    "scoops": "coalesce(sum(r.scoops), 0)::BIGINT",
+    "scooped": "coalesce(sum(r.scooped), 0)::BIGINT",
+    "wins_top": "coalesce(sum(r.wins_top), 0)::BIGINT",
+    "wins_middle": "coalesce(sum(r.wins_middle), 0)::BIGINT",
+    "wins_bottom": "coalesce(sum(r.wins_bottom), 0)::BIGINT",
+}
+"""Each of :data:`SUM_COLUMNS` as DuckDB sums it over a group of rows ``r``."""
+
+
+def _sums_sql(columns: Sequence[str]) -> str:
+    thirteen = ", ".join(f"'{v.value}'" for v in Variant if v.thirteen_card)
+    return ",\n       ".join(f"{_SUM_SQL[c].format(thirteen=thirteen)} AS {c}" for c in columns)
+
+
 _GAME_SUMS = """
 SELECT r.variant::VARCHAR AS variant, r.ruleset::VARCHAR AS ruleset,
        r.session_id::VARCHAR AS session_id, g.game, r.player::VARCHAR AS player,
        {what_if}
-       count(*) AS hands,
-       coalesce(sum(r.points), 0)::BIGINT AS total,
-       coalesce(sum(r.points::BIGINT * r.points), 0)::BIGINT AS squares,
-       coalesce(sum(abs(r.points)), 0)::BIGINT AS abs_points,
-       coalesce(sum(abs(r.royalty_points)), 0)::BIGINT AS abs_royalty,
-       coalesce(sum(abs(r.points - r.royalty_points)), 0)::BIGINT AS abs_other,
-       count(*) FILTER (r.fouled) AS fouls,
-       count(*) FILTER (NOT r.fantasyland AND r.variant::VARCHAR NOT IN ({thirteen}))
-           AS eligible,
-       count(*) FILTER (r.fantasyland_entered) AS entered,
-       count(*) FILTER (r.fantasyland_stayed) AS stayed,
-       count(*) FILTER (r.fantasyland) AS fantasyland_hands,
-       coalesce(sum(r.royalty_top), 0)::BIGINT AS royalty_top,
-       coalesce(sum(r.royalty_middle), 0)::BIGINT AS royalty_middle,
-       coalesce(sum(r.royalty_bottom), 0)::BIGINT AS royalty_bottom,
-       coalesce(sum(r.royalty_points), 0)::BIGINT AS royalty_points,
-       coalesce(sum(r.n_seats - 1), 0)::BIGINT AS opponents,
-       coalesce(sum(r.scoops), 0)::BIGINT AS scoops,
-       coalesce(sum(r.scooped), 0)::BIGINT AS scooped,
-       coalesce(sum(r.wins_top), 0)::BIGINT AS wins_top,
-       coalesce(sum(r.wins_middle), 0)::BIGINT AS wins_middle,
-       coalesce(sum(r.wins_bottom), 0)::BIGINT AS wins_bottom
+       {sums}
 FROM ({source}) r JOIN {games} g ON g.{hand} = r.{hand}
 GROUP BY ALL
 """
@@ -111,13 +122,9 @@ def game_sums(rows: stats.Rows, games: pl.DataFrame) -> pl.DataFrame:
     columns = rows.columns
     hand = "hand_key" if "hand_key" in columns else "hand_id"
     what_if = "bool_or(r.what_if) AS what_if," if "what_if" in columns else ""
-    thirteen = ", ".join(f"'{v.value}'" for v in Variant if v.thirteen_card)
-    rows.con.register(_GAMES_TABLE, games.select(hand, "game"))
-    try:
+    with _registered(rows, _GAMES_TABLE, games.select(hand, "game")):
         found = rows.query(_GAME_SUMS, games=_GAMES_TABLE, hand=hand, what_if=what_if,
-                           thirteen=thirteen)
-    finally:
-        rows.con.unregister(_GAMES_TABLE)
+                           sums=_sums_sql(SUM_COLUMNS))
     return found.sort("variant", "ruleset", "session_id", "game", "player")
 
 
@@ -134,16 +141,34 @@ def _rng(seed: int, variant: str) -> np.random.Generator:
     return np.random.default_rng([seed, zlib.crc32(variant.encode())])
 
 
+_BLOCK_VALUES = 4_000_000
+"""Sums widened to float64 at a time for one product (32 MB): the sums are kept in the
+narrowest integer type that holds them, and only a block of rulesets is widened."""
+
+_NARROW = (np.int8, np.int16, np.int32, np.int64)
+
+
+def _narrowest(values: npt.NDArray[np.int64]) -> type[np.signedinteger]:
+    low = int(values.min()) if values.size else 0
+    high = int(values.max()) if values.size else 0
+    return next(t for t in _NARROW if np.iinfo(t).min <= low and high <= np.iinfo(t).max)
+
+
+def _wider(first: np.dtype, second: type[np.signedinteger]) -> type[np.signedinteger]:
+    return _NARROW[max(_NARROW.index(first.type), _NARROW.index(second))]
+
+
 @dataclass(frozen=True)
 class _Layout:
-    """One variant's per-game frame as arrays: per player, the games it played and its
-    sums there, every ruleset side by side."""
+    """One variant's per-game sums as arrays: per player, the games it played (indices
+    into the variant's games, sorted) and, per column, its sums there (games x rulesets)
+    in the narrowest integer type that holds them."""
 
     rulesets: list[str]
     players: list[str]
     games: int
     columns: tuple[str, ...]
-    played: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]]
+    played: list[tuple[npt.NDArray[np.int64], list[npt.NDArray[np.signedinteger]]]]
 
     @classmethod
     def of(cls, frame: pl.DataFrame, columns: Sequence[str]) -> _Layout:
@@ -157,17 +182,47 @@ class _Layout:
             p=pl.col("player").replace_strict(players, list(range(len(players))),
                                               return_dtype=pl.Int64),
         )
-        n_games = every.height
         played = []
-        width = len(columns)
         for index in range(len(players)):
             mine = keyed.filter(pl.col("p") == index)
             games, inverse = np.unique(mine.get_column("g").to_numpy(), return_inverse=True)
-            sums = np.zeros((len(games), len(rulesets), width))
-            sums[inverse, mine.get_column("r").to_numpy(), :] = mine.select(
-                columns).to_numpy().astype(np.float64)
-            played.append((games.astype(np.int64), sums.reshape(len(games), -1)))
-        return cls(rulesets, players, n_games, tuple(columns), played)
+            ruleset = mine.get_column("r").to_numpy()
+            sums = []
+            for column in columns:
+                values = mine.get_column(column).to_numpy().astype(np.int64)
+                array = np.zeros((len(games), len(rulesets)), dtype=_narrowest(values))
+                array[inverse, ruleset] = values
+                sums.append(array)
+            played.append((games.astype(np.int64), sums))
+        return cls(rulesets, players, every.height, tuple(columns), played)
+
+    @classmethod
+    def stored(cls, rows: stats.Rows, coded: _Coded, variant: str, rulesets: list[str],
+               columns: Sequence[str]) -> _Layout:
+        """The variant's layout summed by DuckDB one ruleset at a time, keyed by integer
+        codes (:class:`_Coded`): only ``columns`` and one ruleset's sums leave it at a
+        time."""
+        players = coded.players[variant]
+        played = coded.played[variant]
+        sums: list[list[npt.NDArray[np.signedinteger]]] = [
+            [np.zeros((len(games), len(rulesets)), dtype=np.int8) for _ in columns]
+            for games in played]
+        for r, ruleset in enumerate(rulesets):
+            found = coded.sums(rows, variant, ruleset, columns)
+            g = found.get_column("g").to_numpy()
+            p = found.get_column("p").to_numpy()
+            for index, games in enumerate(played):
+                mine = p == index
+                at = np.searchsorted(games, g[mine])
+                for c, column in enumerate(columns):
+                    values = found.get_column(column).to_numpy()[mine]
+                    kind = _wider(sums[index][c].dtype, _narrowest(values))
+                    if kind is not sums[index][c].dtype.type:
+                        sums[index][c] = sums[index][c].astype(kind)
+                    sums[index][c][at, r] = values
+            del found, g, p
+        return cls(rulesets, players, coded.games[variant], tuple(columns),
+                   list(zip(played, sums, strict=True)))
 
     def resampled(self, resamples: int, rng: np.random.Generator
                   ) -> Iterator[npt.NDArray[np.float64]]:
@@ -179,17 +234,122 @@ class _Layout:
                 yield self._chunk(min(CHUNK, resamples - start), rng)
 
     def _chunk(self, b: int, rng: np.random.Generator) -> npt.NDArray[np.float64]:
-        """``b`` resamples: each draws as many games as there are, with replacement."""
+        """``b`` resamples: each draws as many games as there are, with replacement.
+        Weights and sums are whole numbers, so every product is exact whatever the
+        blocks or the order of the additions."""
         g = self.games
         drawn = rng.integers(0, g, size=(b, g))
         drawn += (np.arange(b) * g)[:, None]
-        weights = np.bincount(drawn.ravel(), minlength=b * g).reshape(b, g).astype(np.float64)
+        counts = np.bincount(drawn.ravel(), minlength=b * g)
         del drawn
-        out = np.empty((b, len(self.rulesets), len(self.players), len(self.columns)))
+        weights = counts.reshape(b, g).astype(np.float64)
+        del counts
+        width = len(self.columns)
+        out = np.empty((b, len(self.rulesets), len(self.players), width))
         for index, (games, sums) in enumerate(self.played):
-            out[:, :, index, :] = (weights[:, games] @ sums).reshape(
-                b, len(self.rulesets), len(self.columns))
+            mine = weights if games.size == g else weights[:, games]
+            step = max(1, _BLOCK_VALUES // max(1, games.size * width))
+            for start in range(0, len(self.rulesets), step):
+                stop = min(len(self.rulesets), start + step)
+                block = np.empty((games.size, stop - start, width))
+                for c, column in enumerate(sums):
+                    block[:, :, c] = column[:, start:stop]
+                out[:, start:stop, index, :] = (mine @ block.reshape(games.size, -1)).reshape(
+                    b, stop - start, width)
         return out
+
+
+_CODES_TABLE = "uncertainty_codes"
+_PLAYERS_TABLE = "uncertainty_players"
+
+_PLAYED = """
+SELECT DISTINCT r.variant::VARCHAR AS variant, r.session_id::VARCHAR AS session_id, g.game,
+       r.player::VARCHAR AS player
+FROM ({source}) r JOIN {games} g ON g.{hand} = r.{hand}
+"""
+
+_HANDS_SEEN = """
+SELECT DISTINCT r.{hand}, r.session_id::VARCHAR AS session_id, g.game
+FROM ({source}) r JOIN {games} g ON g.{hand} = r.{hand}
+"""
+
+_CODED_SUMS = """
+SELECT c.g, p.p,
+       {sums}
+FROM ({source}) r JOIN {codes} c ON c.{hand} = r.{hand}
+JOIN {players} p ON p.variant = r.variant::VARCHAR AND p.player = r.player::VARCHAR
+WHERE r.variant::VARCHAR = '{variant}' AND r.ruleset::VARCHAR = '{ruleset}'
+GROUP BY c.g, p.p
+"""
+
+
+def _quoted(text: str) -> str:
+    return text.replace("'", "''")
+
+
+@dataclass(frozen=True)
+class _Coded:
+    """The games and players of the rows as integer codes, per variant: ``games`` how
+    many games, ``players`` in order (their code is their place), ``played`` per player
+    the sorted codes of its games, and ``codes`` every hand's game code (``g``), numbered
+    as :meth:`_Layout.of` numbers a per-game frame's games (by session and game)."""
+
+    hand: str
+    games: dict[str, int]
+    players: dict[str, list[str]]
+    played: dict[str, list[npt.NDArray[np.int64]]]
+    codes: pl.DataFrame
+    player_codes: pl.DataFrame
+
+    @classmethod
+    def of(cls, rows: stats.Rows, games: pl.DataFrame) -> _Coded:
+        hand = "hand_key" if "hand_key" in rows.columns else "hand_id"
+        with _registered(rows, _GAMES_TABLE, games.select(hand, "game")):
+            seen = rows.query(_PLAYED, games=_GAMES_TABLE, hand=hand)
+            hands = rows.query(_HANDS_SEEN, games=_GAMES_TABLE, hand=hand)
+        counts: dict[str, int] = {}
+        players: dict[str, list[str]] = {}
+        played: dict[str, list[npt.NDArray[np.int64]]] = {}
+        codes: list[pl.DataFrame] = []
+        player_codes: list[pl.DataFrame] = []
+        for variant in sorted(seen.get_column("variant").unique().to_list()):
+            mine = seen.filter(pl.col("variant") == variant)
+            every = mine.select("session_id", "game").unique().sort(
+                "session_id", "game").with_row_index("g").with_columns(pl.col("g").cast(pl.Int64))
+            counts[variant] = every.height
+            names = sorted(mine.get_column("player").unique().to_list())
+            players[variant] = names
+            keyed = mine.join(every, on=["session_id", "game"])
+            played[variant] = [
+                np.unique(keyed.filter(pl.col("player") == name).get_column("g").to_numpy())
+                .astype(np.int64) for name in names]
+            codes.append(hands.join(every, on=["session_id", "game"]).select(hand, "g"))
+            player_codes.append(pl.DataFrame({
+                "variant": [variant] * len(names), "player": names,
+                "p": list(range(len(names)))}, schema={
+                    "variant": pl.String, "player": pl.String, "p": pl.Int64}))
+        return cls(hand, counts, players, played,
+                   pl.concat(codes) if codes else hands.select(hand, g=pl.lit(0, pl.Int64)),
+                   pl.concat(player_codes) if player_codes else pl.DataFrame())
+
+    def sums(self, rows: stats.Rows, variant: str, ruleset: str, columns: Sequence[str]
+             ) -> pl.DataFrame:
+        """Per game code and player code: ``columns`` summed over one ruleset's rows."""
+        with _registered(rows, _CODES_TABLE, self.codes), \
+                _registered(rows, _PLAYERS_TABLE, self.player_codes):
+            return rows.query(_CODED_SUMS, codes=_CODES_TABLE, players=_PLAYERS_TABLE,
+                              hand=self.hand, variant=_quoted(variant),
+                              ruleset=_quoted(ruleset), sums=_sums_sql(columns))
+
+
+@contextmanager
+def _registered(rows: stats.Rows, name: str, frame: pl.DataFrame) -> Iterator[None]:
+    """``frame`` queryable as ``name`` beside the rows while the block runs."""
+    rows.con.register(name, frame)
+    try:
+        yield
+    finally:
+        rows.con.unregister(name)
 
 
 def _ratio(numerator: npt.NDArray[np.float64], denominator: npt.NDArray[np.float64]
@@ -279,10 +439,41 @@ def compare(per_game: pl.DataFrame, hands: pl.DataFrame, *, resamples: int = RES
     ``<stat>_ci_low`` / ``<stat>_ci_high`` for every statistic, ``skill_group``
     (:func:`skill_groups`) and, per variant, :func:`tell_apart`."""
     table = stats.ruleset_table(totals(per_game), hands)
+    layouts = ((variant, _Layout.of(per_game.filter(pl.col("variant") == variant),
+                                    _COMPARE_COLUMNS))
+               for variant in sorted(table.get_column("variant").unique().to_list()))
+    return _compared(table, layouts, resamples, seed)
+
+
+def compare_stored(rows: stats.Rows, games: pl.DataFrame, *, resamples: int = RESAMPLES,
+                   seed: int = SEED) -> Comparison:
+    """:func:`compare` of ``game_sums(rows, games)``, the same bytes, without the per-game
+    frame: the point estimates from :func:`ofcstats.stats.sums`, and each variant's
+    arrays summed by DuckDB one ruleset at a time, keyed by integer codes, holding only
+    the columns ``compare`` resamples (memory: per variant, games x players x rulesets x
+    those columns, in the narrowest integer type, rather than every sum of every row of
+    the per-game frame)."""
+    summed = stats.sums(rows)
+    what_if = ["what_if"] if "what_if" in summed.columns else []
+    table = stats.ruleset_table(summed.select(*stats.KEYS, *what_if, *SUM_COLUMNS),
+                                stats.hands_per_ruleset(rows))
+    per_hand = stats.per_player_hand(rows)
+    coded = _Coded.of(per_hand, games)
+    rulesets = {variant: sorted(names) for variant, names in summed.group_by("variant").agg(
+        pl.col("ruleset").unique()).iter_rows()}
+    layouts = ((variant, _Layout.stored(per_hand, coded, variant, rulesets[variant],
+                                        _COMPARE_COLUMNS))
+               for variant in sorted(table.get_column("variant").unique().to_list()))
+    return _compared(table, layouts, resamples, seed)
+
+
+def _compared(table: pl.DataFrame, layouts: Iterable[tuple[str, _Layout]], resamples: int,
+              seed: int) -> Comparison:
+    """:func:`compare`'s answer from the point estimates (``table``) and each variant's
+    layout, one variant at a time."""
     intervals: list[pl.DataFrame] = []
     apart: list[pl.DataFrame] = []
-    for variant in sorted(table.get_column("variant").unique().to_list()):
-        layout = _Layout.of(per_game.filter(pl.col("variant") == variant), _COMPARE_COLUMNS)
+    for variant, layout in layouts:
         parts = [_compare_replicates(chunk)
                  for chunk in layout.resampled(resamples, _rng(seed, variant))]
         replicates = {name: np.concatenate([part[name] for part in parts])
@@ -305,6 +496,7 @@ def compare(per_game: pl.DataFrame, hands: pl.DataFrame, *, resamples: int = RES
                            on="ruleset", how="left")
         intervals.append(frame.with_columns(pl.col(pl.Float64).fill_nan(None)))
         apart.append(tell_apart(variant, ranked, signal[:, order], mine))
+        del layout, parts, replicates
     ci = pl.concat(intervals) if intervals else pl.DataFrame()
     joined = table.join(ci, on=["variant", "ruleset"], how="left") if intervals else table
     joined = joined.with_columns(

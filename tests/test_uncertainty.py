@@ -63,6 +63,20 @@ def test_the_point_estimates_are_the_ones_compare_shows_today() -> None:
     assert found.select(today.columns).equals(today)
 
 
+@pytest.mark.parametrize("players", [None, ("ann", "cat"), ("bob",)])
+def test_compare_summed_in_the_database_is_compare_of_the_per_game_frame(
+        players: tuple[str, ...] | None) -> None:
+    frame, games = two_sessions()
+    if players is not None:
+        frame = frame.filter(pl.col("player").is_in(players) & (pl.col("hand_id") != "h2"))
+    with stats.frame_rows(frame) as rows:
+        expected = uncertainty.compare(uncertainty.game_sums(rows, games),
+                                       stats.hands_per_ruleset(rows), resamples=60, seed=3)
+        found = uncertainty.compare_stored(rows, games, resamples=60, seed=3)
+    assert found.table.equals(expected.table)
+    assert found.tell_apart.equals(expected.tell_apart)
+
+
 def test_a_ruleset_against_itself_with_doubled_points_is_one_group() -> None:
     frame = per_game(300, rulesets={"base": (1.0, 0.0), "doubled": (2.0, 0.0)}, skills=SKILLS)
     comparison = uncertainty.compare(frame, hands_of(frame), resamples=200)
