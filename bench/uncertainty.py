@@ -8,10 +8,12 @@ The store is :mod:`memory`'s: random three-player Pineapple hands rescored under
 preset (1,000,000 hands; 20,000 with ``--quick``).
 
     python bench/run.py --only uncertainty
+    OFCSTATS_BENCH_BASELINE=/path/to/old/checkout python bench/run.py --only uncertainty
 """
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -37,14 +39,23 @@ with Store(sys.argv[1], read_only=True) as store, bounded_memory(store):
         pairs = analysis.played_rulesets(rows)
         rows = analysis.stored_rows(store, filters, pairs)
     games = analysis.hand_games(store, filters)
+    if what == "compare":
+        answer = uncertainty.compare_stored(rows, games).table
+        print(f"{time.perf_counter() - started:.1f} s summing and resampling")
+        sys.exit(0)
     per_game = uncertainty.game_sums(rows, games)
     summed = time.perf_counter()
-    if what == "compare":
-        answer = uncertainty.compare(per_game, stats.hands_per_ruleset(rows)).table
-    else:
-        answer = uncertainty.player_intervals(per_game)
+    answer = uncertainty.player_intervals(per_game)
 print(f"{summed - started:.1f} s reading and summing, {per_game.height:,} per-game rows,"
       f" {time.perf_counter() - summed:.1f} s resampling")
+"""
+
+_BASELINE = """
+import sys
+sys.path.insert(0, sys.argv[1])
+sys.argv = ["ofcstats", *sys.argv[2:]]
+from ofcstats.entry import main
+main()
 """
 
 
@@ -55,19 +66,24 @@ def run(quick: bool = False) -> None:
 
     hands = 20_000 if quick else 1_000_000
     db = store(hands)
+    base = os.environ.get("OFCSTATS_BENCH_BASELINE")
+    baseline = {} if not base else {
+        "compare, baseline code": [sys.executable, "-c", _BASELINE, base, "compare", "--db",
+                                   str(db), "--quiet"]}
     cases = {
+        **baseline,
         "compare without intervals": [sys.executable, "-c", _CHILD, str(db), "today"],
         "compare with intervals": [_ofcstats(), "compare", "--db", str(db), "--quiet"],
         "compare's intervals, library call": [sys.executable, "-c", _CHILD, str(db), "compare"],
         "players' intervals": [sys.executable, "-c", _CHILD, str(db), "players"],
     }
     print(f"{hands:,} three-player Pineapple hands, every preset, "
-          f"{time.strftime('%H:%M')}")
+          f"{time.strftime('%H:%M')}, load average {os.getloadavg()[0]:.2f}")
     for name, command in cases.items():
         seconds, peak_kb, out = timed_child(command)
-        note = out.strip().splitlines()[-1] if command[0] == sys.executable else ""
+        note = out.strip().splitlines()[-1] if _CHILD in command else ""
         print(f"  {name:<34} {seconds:7.1f} s  peak RSS {peak_kb / 1024 / 1024:5.2f} GB"
-              f"  {note}")
+              f"  load {os.getloadavg()[0]:.2f}  {note}")
 
 
 if __name__ == "__main__":

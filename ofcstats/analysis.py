@@ -196,8 +196,8 @@ def player_table(store: Store, filters: Filters, *, seed: int = 7,
     settled = money(store, filters, rulesets)
     games = game_results(store, filters, rulesets).select(
         "variant", "ruleset", "session_id", "game", "player", "money")
-    intervals = uncertainty.player_intervals(
-        uncertainty.game_sums(rows, hand_games(store, filters)), games, seed=seed)
+    intervals = uncertainty.player_intervals_stored(rows, hand_games(store, filters), games,
+                                                    seed=seed)
     shared = [c for c in intervals.columns if c in table.columns and c not in stats.KEYS]
     return table.join(settled, on=["player", "variant", "ruleset"], how="left").join(
         intervals.drop(shared), on=list(stats.KEYS), how="left").sort(

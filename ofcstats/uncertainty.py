@@ -198,17 +198,28 @@ class _Layout:
 
     @classmethod
     def stored(cls, rows: stats.Rows, coded: _Coded, variant: str, rulesets: list[str],
-               columns: Sequence[str]) -> _Layout:
+               columns: Sequence[str], beside: pl.DataFrame | None = None
+               ) -> tuple[_Layout, list[tuple[str, str]]]:
         """The variant's layout summed by DuckDB one ruleset at a time, keyed by integer
         codes (:class:`_Coded`): only ``columns`` and one ruleset's sums leave it at a
-        time."""
+        time; and the (ruleset, player) pairs with rows. Columns not among
+        :data:`SUM_COLUMNS` come from ``beside`` (keyed by ``ruleset``, ``g`` and ``p``,
+        joined to the rows' games as a left join: 0 where it has no row)."""
         players = coded.players[variant]
         played = coded.played[variant]
         sums: list[list[npt.NDArray[np.signedinteger]]] = [
             [np.zeros((len(games), len(rulesets)), dtype=np.int8) for _ in columns]
             for games in played]
+        summed = [c for c in columns if c in SUM_COLUMNS]
+        present: list[tuple[str, str]] = []
         for r, ruleset in enumerate(rulesets):
-            found = coded.sums(rows, variant, ruleset, columns)
+            found = coded.sums(rows, variant, ruleset, summed)
+            if beside is not None:
+                found = found.join(beside.filter(pl.col("ruleset") == ruleset).drop("ruleset"),
+                                   on=["g", "p"], how="left").with_columns(
+                    pl.col(c).fill_null(0) for c in columns if c not in SUM_COLUMNS)
+            present += [(ruleset, players[i]) for i in np.unique(
+                found.get_column("p").to_numpy())]
             g = found.get_column("g").to_numpy()
             p = found.get_column("p").to_numpy()
             for index, games in enumerate(played):
@@ -222,7 +233,21 @@ class _Layout:
                     sums[index][c][at, r] = values
             del found, g, p
         return cls(rulesets, players, coded.games[variant], tuple(columns),
-                   list(zip(played, sums, strict=True)))
+                   list(zip(played, sums, strict=True))), present
+
+    def totals(self, variant: str, present: list[tuple[str, str]]) -> pl.DataFrame:
+        """Per player and ruleset of ``present``: its sums over every game."""
+        r = {name: i for i, name in enumerate(self.rulesets)}
+        p = {name: i for i, name in enumerate(self.players)}
+        return pl.DataFrame({
+            "player": [player for _, player in present],
+            "variant": [variant] * len(present),
+            "ruleset": [ruleset for ruleset, _ in present],
+            **{column: [int(self.played[p[player]][1][c][:, r[ruleset]].sum(dtype=np.int64))
+                        for ruleset, player in present]
+               for c, column in enumerate(self.columns)}},
+            schema={"player": pl.String, "variant": pl.String, "ruleset": pl.String,
+                    **{column: pl.Int64 for column in self.columns}})
 
     def resampled(self, resamples: int, rng: np.random.Generator
                   ) -> Iterator[npt.NDArray[np.float64]]:
@@ -238,12 +263,7 @@ class _Layout:
         Weights and sums are whole numbers, so every product is exact whatever the
         blocks or the order of the additions."""
         g = self.games
-        drawn = rng.integers(0, g, size=(b, g))
-        drawn += (np.arange(b) * g)[:, None]
-        counts = np.bincount(drawn.ravel(), minlength=b * g)
-        del drawn
-        weights = counts.reshape(b, g).astype(np.float64)
-        del counts
+        weights = _weights(rng.integers(0, g, size=(b, g)), g)
         width = len(self.columns)
         out = np.empty((b, len(self.rulesets), len(self.players), width))
         for index, (games, sums) in enumerate(self.played):
@@ -257,6 +277,21 @@ class _Layout:
                 out[:, start:stop, index, :] = (mine @ block.reshape(games.size, -1)).reshape(
                     b, stop - start, width)
         return out
+
+
+_COMPILED_FROM = 20_000
+"""Games from which the weights are counted by the compiled step (the same counts)."""
+
+
+def _weights(drawn: npt.NDArray[np.int64], games: int) -> npt.NDArray[np.float64]:
+    """Per resample (a row of ``drawn``): how many times it drew each game."""
+    if games >= _COMPILED_FROM:
+        from ofcstats._bootstrap_kernel import weights  # noqa: PLC0415 - the compiler, when worth it
+
+        return weights(drawn, games)  # type: ignore[no-any-return]
+    b = drawn.shape[0]
+    drawn += (np.arange(b) * games)[:, None]
+    return np.bincount(drawn.ravel(), minlength=b * games).reshape(b, games).astype(np.float64)
 
 
 _CODES_TABLE = "uncertainty_codes"
@@ -300,6 +335,7 @@ class _Coded:
     played: dict[str, list[npt.NDArray[np.int64]]]
     codes: pl.DataFrame
     player_codes: pl.DataFrame
+    every: dict[str, pl.DataFrame]
 
     @classmethod
     def of(cls, rows: stats.Rows, games: pl.DataFrame) -> _Coded:
@@ -312,11 +348,13 @@ class _Coded:
         played: dict[str, list[npt.NDArray[np.int64]]] = {}
         codes: list[pl.DataFrame] = []
         player_codes: list[pl.DataFrame] = []
+        numbered: dict[str, pl.DataFrame] = {}
         for variant in sorted(seen.get_column("variant").unique().to_list()):
             mine = seen.filter(pl.col("variant") == variant)
             every = mine.select("session_id", "game").unique().sort(
                 "session_id", "game").with_row_index("g").with_columns(pl.col("g").cast(pl.Int64))
             counts[variant] = every.height
+            numbered[variant] = every
             names = sorted(mine.get_column("player").unique().to_list())
             players[variant] = names
             keyed = mine.join(every, on=["session_id", "game"])
@@ -330,7 +368,16 @@ class _Coded:
                     "variant": pl.String, "player": pl.String, "p": pl.Int64}))
         return cls(hand, counts, players, played,
                    pl.concat(codes) if codes else hands.select(hand, g=pl.lit(0, pl.Int64)),
-                   pl.concat(player_codes) if player_codes else pl.DataFrame())
+                   pl.concat(player_codes) if player_codes else pl.DataFrame(), numbered)
+
+    def coded(self, variant: str, frame: pl.DataFrame) -> pl.DataFrame:
+        """``frame``'s rows of ``variant`` keyed by game and player code (``g``, ``p``)
+        instead of ``session_id``, ``game`` and ``player``; rows of games or players
+        without rows left out."""
+        players = self.player_codes.filter(pl.col("variant") == variant).drop("variant")
+        return frame.filter(pl.col("variant") == variant).join(
+            self.every[variant], on=["session_id", "game"]).join(players, on="player").drop(
+            "session_id", "game", "player", "variant")
 
     def sums(self, rows: stats.Rows, variant: str, ruleset: str, columns: Sequence[str]
              ) -> pl.DataFrame:
@@ -462,7 +509,7 @@ def compare_stored(rows: stats.Rows, games: pl.DataFrame, *, resamples: int = RE
     rulesets = {variant: sorted(names) for variant, names in summed.group_by("variant").agg(
         pl.col("ruleset").unique()).iter_rows()}
     layouts = ((variant, _Layout.stored(per_hand, coded, variant, rulesets[variant],
-                                        _COMPARE_COLUMNS))
+                                        _COMPARE_COLUMNS)[0])
                for variant in sorted(table.get_column("variant").unique().to_list()))
     return _compared(table, layouts, resamples, seed)
 
@@ -622,12 +669,56 @@ def player_intervals(per_game: pl.DataFrame, money: pl.DataFrame | None = None, 
         frame = frame.with_columns(money_millionths=pl.lit(0, dtype=pl.Int64),
                                    games=pl.lit(0, dtype=pl.Int64))
     frame = frame.with_columns(pl.col("money_millionths", "games").fill_null(0))
-    columns = sorted({c for pair in PLAYER_RATES.values() for c in pair})
+    observed = frame.group_by(*stats.KEYS).agg(pl.col(c).sum() for c in _PLAYER_COLUMNS)
+    layouts = ((variant, _Layout.of(frame.filter(pl.col("variant") == variant),
+                                    _PLAYER_COLUMNS))
+               for variant in sorted(frame.get_column("variant").unique().to_list()))
+    return _player_table(observed, layouts, money is None, resamples, seed)
+
+
+_PLAYER_COLUMNS = sorted({c for pair in PLAYER_RATES.values() for c in pair})
+
+
+def player_intervals_stored(rows: stats.Rows, games: pl.DataFrame,
+                            money: pl.DataFrame | None = None, *,
+                            resamples: int = RESAMPLES, seed: int = SEED) -> pl.DataFrame:
+    """:func:`player_intervals` of ``game_sums(rows, games)``, the same bytes, without the
+    per-game frame (as :func:`compare_stored` does for :func:`compare`)."""
+    per_hand = stats.per_player_hand(rows)
+    coded = _Coded.of(per_hand, games)
+    if money is not None:
+        money = money.select(
+            "variant", "ruleset", "session_id", "game", "player",
+            money_millionths=(pl.col("money") * _MONEY_SCALE).round(0).cast(pl.Int64),
+            games=pl.lit(1, dtype=pl.Int64))
+    names = per_hand.query("SELECT DISTINCT variant::VARCHAR AS variant, "
+                           "ruleset::VARCHAR AS ruleset FROM ({source})")
+    rulesets = {variant: sorted(found) for variant, found in names.group_by("variant").agg(
+        pl.col("ruleset")).iter_rows()}
+    observed: list[pl.DataFrame] = []
+
+    def layouts() -> Iterator[tuple[str, _Layout]]:
+        for variant in sorted(rulesets):
+            beside = coded.coded(variant, money) if money is not None else pl.DataFrame(
+                schema={"ruleset": pl.String, "g": pl.Int64, "p": pl.Int64,
+                        "money_millionths": pl.Int64, "games": pl.Int64})
+            layout, present = _Layout.stored(per_hand, coded, variant, rulesets[variant],
+                                             _PLAYER_COLUMNS, beside)
+            observed.append(layout.totals(variant, present))
+            yield variant, layout
+
+    return _player_table(None, layouts(), money is None, resamples, seed, observed)
+
+
+def _player_table(observed: pl.DataFrame | None, layouts: Iterable[tuple[str, _Layout]],
+                  no_money: bool, resamples: int, seed: int,
+                  observed_parts: list[pl.DataFrame] | None = None) -> pl.DataFrame:
+    """:func:`player_intervals`' answer from the sums over games (``observed``, or the
+    parts gathered while ``layouts`` run) and each variant's layout."""
+    columns = _PLAYER_COLUMNS
     where = {name: i for i, name in enumerate(columns)}
-    observed = frame.group_by(*stats.KEYS).agg(pl.col(c).sum() for c in columns)
     parts: list[pl.DataFrame] = []
-    for variant in sorted(frame.get_column("variant").unique().to_list()):
-        layout = _Layout.of(frame.filter(pl.col("variant") == variant), columns)
+    for variant, layout in layouts:
         chunks = []
         for summed in layout.resampled(resamples, _rng(seed, variant)):
             chunks.append(np.stack([
@@ -643,6 +734,10 @@ def player_intervals(per_game: pl.DataFrame, money: pl.DataFrame | None = None, 
                for i, name in enumerate(PLAYER_RATES)
                for end, bound in (("low", low), ("high", high))}})
         parts.append(frame_v)
+        del layout, chunks, replicates
+    if observed is None:
+        observed = pl.concat(observed_parts) if observed_parts else pl.DataFrame(
+            schema={**{k: pl.String for k in stats.KEYS}, **{c: pl.Int64 for c in columns}})
     rates = observed.select(*stats.KEYS, *(
         pl.when(pl.col(bottom) > 0).then(
             pl.col(top) / pl.col(bottom) / (_MONEY_SCALE if top == "money_millionths" else 1))
@@ -651,7 +746,7 @@ def player_intervals(per_game: pl.DataFrame, money: pl.DataFrame | None = None, 
     table = table.with_columns(
         (pl.col(f"money_per_game_ci_{end}") / _MONEY_SCALE) for end in ("low", "high")
     ) if parts else table
-    if money is None:
+    if no_money:
         table = table.drop(c for c in table.columns if c.startswith("money_per_game"))
     table = table.with_columns(pl.col(pl.Float64).fill_nan(None)).with_columns(
         pl.when(pl.col(name).is_not_null()).then(pl.col(f"{name}_ci_{end}")).alias(

@@ -77,6 +77,19 @@ def test_compare_summed_in_the_database_is_compare_of_the_per_game_frame(
     assert found.tell_apart.equals(expected.tell_apart)
 
 
+def test_the_compiled_weights_are_numpys_counts() -> None:
+    from ofcstats._bootstrap_kernel import weights  # noqa: PLC0415 - loads the compiler
+
+    rng = np.random.default_rng(5)
+    for games in (1, 7, 5_000):
+        drawn = rng.integers(0, games, size=(13, games))
+        expected = np.stack([np.bincount(row, minlength=games) for row in drawn])
+        found = weights(drawn, games)
+        assert found.dtype == np.float64
+        assert np.array_equal(found, expected)
+        assert np.array_equal(uncertainty._weights(drawn.copy(), games), expected)
+
+
 def test_a_ruleset_against_itself_with_doubled_points_is_one_group() -> None:
     frame = per_game(300, rulesets={"base": (1.0, 0.0), "doubled": (2.0, 0.0)}, skills=SKILLS)
     comparison = uncertainty.compare(frame, hands_of(frame), resamples=200)
