@@ -1,8 +1,11 @@
-"""What the intervals cost: ``compare`` without intervals (the statistics alone, as
-``compare`` computed them before: one summing query) against the ``compare`` command with
-its bootstrap intervals (games read, per-game sums summed by DuckDB, 1,000 paired
-resamples), each in a fresh process on the same store, wall time and peak RSS side by
-side; and the players' intervals (one ruleset per variant, as ``players`` shows).
+"""What the intervals cost: ``compare``, ``players``, ``player`` and ``report`` with
+their bootstrap intervals (1,000 resamples over games, paired across rulesets), each in a
+fresh process on the same store, wall time and peak RSS side by side. With
+``OFCSTATS_BENCH_BASELINE`` naming a checkout of an earlier version (its folder holding
+``ofcstats/``), that version's command runs just before each, on the same store. Then,
+as library calls: the statistics alone as ``compare`` summed them before its intervals
+(one summing query), ``compare``'s answer, and the players' intervals (one ruleset per
+variant, as ``players`` shows).
 
 The store is :mod:`memory`'s: random three-player Pineapple hands rescored under every
 preset (1,000,000 hands; 20,000 with ``--quick``).
@@ -43,11 +46,8 @@ with Store(sys.argv[1], read_only=True) as store, bounded_memory(store):
         answer = uncertainty.compare_stored(rows, games).table
         print(f"{time.perf_counter() - started:.1f} s summing and resampling")
         sys.exit(0)
-    per_game = uncertainty.game_sums(rows, games)
-    summed = time.perf_counter()
-    answer = uncertainty.player_intervals(per_game)
-print(f"{summed - started:.1f} s reading and summing, {per_game.height:,} per-game rows,"
-      f" {time.perf_counter() - summed:.1f} s resampling")
+    answer = uncertainty.player_intervals_stored(rows, games)
+print(f"{time.perf_counter() - started:.1f} s summing and resampling")
 """
 
 _BASELINE = """
@@ -67,13 +67,16 @@ def run(quick: bool = False) -> None:
     hands = 20_000 if quick else 1_000_000
     db = store(hands)
     base = os.environ.get("OFCSTATS_BENCH_BASELINE")
-    baseline = {} if not base else {
-        "compare, baseline code": [sys.executable, "-c", _BASELINE, base, "compare", "--db",
-                                   str(db), "--quiet"]}
-    cases = {
-        **baseline,
+    commands = {"compare": ["compare"], "players": ["players"], "player ann": ["player", "ann"],
+                "report": ["report", "-o", str(db.with_suffix(".html"))]}
+    cases: dict[str, list[str]] = {}
+    for name, command in commands.items():
+        if base:
+            cases[f"{name}, baseline code"] = [sys.executable, "-c", _BASELINE, base, *command,
+                                               "--db", str(db), "--quiet"]
+        cases[f"{name} with intervals"] = [_ofcstats(), *command, "--db", str(db), "--quiet"]
+    cases |= {
         "compare without intervals": [sys.executable, "-c", _CHILD, str(db), "today"],
-        "compare with intervals": [_ofcstats(), "compare", "--db", str(db), "--quiet"],
         "compare's intervals, library call": [sys.executable, "-c", _CHILD, str(db), "compare"],
         "players' intervals": [sys.executable, "-c", _CHILD, str(db), "players"],
     }
