@@ -4,6 +4,10 @@ Input is the *per-game frame* (:func:`game_sums`): one row per variant, ruleset,
 and player, with the integer sums every statistic of :mod:`ofcstats.stats` comes from.
 Its sums over games are :func:`ofcstats.stats.sums`, so the point estimates here are
 exactly the ones ``compare`` and ``players`` print; this module adds their intervals.
+The commands never build that frame (:func:`compare_stored`,
+:func:`player_intervals_stored`): DuckDB sums each variant's games one ruleset at a
+time, keyed by integer codes, only the columns resampled, into the same arrays, so the
+answer is the same bytes in a fraction of the memory.
 
 The method (docs/statistics.md says the same to users):
 
@@ -17,9 +21,9 @@ The method (docs/statistics.md says the same to users):
   ruleset and every player. Every hand is scored under every ruleset, so the rulesets'
   statistics move together from resample to resample, and the interval of a difference
   between two rulesets is far narrower than either's own.
-- The resampled sums are one matrix product ``W @ sums`` per player; the sums are
-  whole numbers, exact in float64 in any order, so the intervals are the same bytes
-  whatever the thread count. :data:`RESAMPLES` resamples, seeded with the seed and the
+- The resampled sums are matrix products ``W @ sums`` per player (a block of rulesets
+  at a time); the weights and sums are whole numbers, exact in float64 in any order and
+  any blocks, so the intervals are the same bytes whatever the thread count. :data:`RESAMPLES` resamples, seeded with the seed and the
   variant's name (:func:`_rng`).
 - **Intervals**: 95% percentile intervals (the 2.5% and 97.5% quantiles of the
   resampled statistic, linear interpolation), as ``<stat>_ci_low`` / ``<stat>_ci_high``.
@@ -154,8 +158,8 @@ def _narrowest(values: npt.NDArray[np.int64]) -> type[np.signedinteger]:
     return next(t for t in _NARROW if np.iinfo(t).min <= low and high <= np.iinfo(t).max)
 
 
-def _wider(first: np.dtype, second: type[np.signedinteger]) -> type[np.signedinteger]:
-    return _NARROW[max(_NARROW.index(first.type), _NARROW.index(second))]
+def _narrowed(values: npt.NDArray[np.int64]) -> npt.NDArray[np.signedinteger]:
+    return values.astype(_narrowest(values))
 
 
 @dataclass(frozen=True)
@@ -197,43 +201,50 @@ class _Layout:
         return cls(rulesets, players, every.height, tuple(columns), played)
 
     @classmethod
-    def stored(cls, rows: stats.Rows, coded: _Coded, variant: str, rulesets: list[str],
-               columns: Sequence[str], beside: pl.DataFrame | None = None
-               ) -> tuple[_Layout, list[tuple[str, str]]]:
-        """The variant's layout summed by DuckDB one ruleset at a time, keyed by integer
-        codes (:class:`_Coded`): only ``columns`` and one ruleset's sums leave it at a
-        time; and the (ruleset, player) pairs with rows. Columns not among
-        :data:`SUM_COLUMNS` come from ``beside`` (keyed by ``ruleset``, ``g`` and ``p``,
-        joined to the rows' games as a left join: 0 where it has no row)."""
-        players = coded.players[variant]
-        played = coded.played[variant]
-        sums: list[list[npt.NDArray[np.signedinteger]]] = [
-            [np.zeros((len(games), len(rulesets)), dtype=np.int8) for _ in columns]
-            for games in played]
+    def stored(cls, rows: stats.Rows, coded: _Coded, variant: str, columns: Sequence[str],
+               beside: pl.DataFrame | None = None) -> tuple[_Layout, list[tuple[str, str]]]:
+        """The variant's layout summed by DuckDB a few rulesets at a time, keyed by
+        integer codes (:class:`_Coded`): only ``columns`` leave it; and the (ruleset,
+        player) pairs with rows. Columns not among :data:`SUM_COLUMNS` come from
+        ``beside`` (keyed by ``ruleset``, ``g`` and ``p``, joined to the rows' games as a
+        left join: 0 where it has no row)."""
+        rulesets = coded.named(variant, "ruleset")
+        players = coded.named(variant, "player")
         summed = [c for c in columns if c in SUM_COLUMNS]
-        present: list[tuple[str, str]] = []
-        for r, ruleset in enumerate(rulesets):
-            found = coded.sums(rows, variant, ruleset, summed)
+        if beside is not None:
+            beside = beside.with_columns(r=pl.col("ruleset").replace_strict(
+                rulesets, list(range(len(rulesets))), default=-1, return_dtype=pl.Int64))
+        step = max(1, _GROUPS // max(1, coded.every[variant].height * len(players)))
+        parts: list[list[npt.NDArray[np.signedinteger]]] = []
+        for start in range(0, len(rulesets), step):
+            found = coded.sums(rows, variant, rulesets[start:start + step], players, summed)
+            found = found.with_columns(pl.col("r") + start)
             if beside is not None:
-                found = found.join(beside.filter(pl.col("ruleset") == ruleset).drop("ruleset"),
-                                   on=["g", "p"], how="left").with_columns(
+                found = found.join(beside.drop("ruleset"), on=["r", "g", "p"], how="left")
+                found = found.with_columns(
                     pl.col(c).fill_null(0) for c in columns if c not in SUM_COLUMNS)
-            present += [(ruleset, players[i]) for i in np.unique(
-                found.get_column("p").to_numpy())]
-            g = found.get_column("g").to_numpy()
-            p = found.get_column("p").to_numpy()
-            for index, games in enumerate(played):
-                mine = p == index
-                at = np.searchsorted(games, g[mine])
-                for c, column in enumerate(columns):
-                    values = found.get_column(column).to_numpy()[mine]
-                    kind = _wider(sums[index][c].dtype, _narrowest(values))
-                    if kind is not sums[index][c].dtype.type:
-                        sums[index][c] = sums[index][c].astype(kind)
-                    sums[index][c][at, r] = values
-            del found, g, p
-        return cls(rulesets, players, coded.games[variant], tuple(columns),
-                   list(zip(played, sums, strict=True))), present
+            parts.append([_narrowed(found.get_column(c).to_numpy())
+                          for c in ("r", "g", "p", *columns)])
+            del found
+        joined = [np.concatenate([part[i] for part in parts]) if parts else
+                  np.zeros(0, dtype=np.int8) for i in range(3 + len(columns))]
+        del parts
+        r, g, p, values = joined[0], joined[1], joined[2], joined[3:]
+        every = np.unique(g)
+        g = np.searchsorted(every, g)
+        present = sorted({(rulesets[i], players[j]) for i, j in
+                          np.unique(np.stack([r, p]), axis=1).T.tolist()})
+        played = []
+        for index in range(len(players)):
+            mine = p == index
+            games, inverse = np.unique(g[mine], return_inverse=True)
+            sums = []
+            for column in values:
+                array = np.zeros((len(games), len(rulesets)), dtype=column.dtype)
+                array[inverse, r[mine]] = column[mine]
+                sums.append(array)
+            played.append((games.astype(np.int64), sums))
+        return cls(rulesets, players, len(every), tuple(columns), played), present
 
     def totals(self, variant: str, present: list[tuple[str, str]]) -> pl.DataFrame:
         """Per player and ruleset of ``present``: its sums over every game."""
@@ -295,98 +306,88 @@ def _weights(drawn: npt.NDArray[np.int64], games: int) -> npt.NDArray[np.float64
 
 
 _CODES_TABLE = "uncertainty_codes"
-_PLAYERS_TABLE = "uncertainty_players"
-
-_PLAYED = """
-SELECT DISTINCT r.variant::VARCHAR AS variant, r.session_id::VARCHAR AS session_id, g.game,
-       r.player::VARCHAR AS player
-FROM ({source}) r JOIN {games} g ON g.{hand} = r.{hand}
-"""
+_GROUPS = 2_000_000
+"""Games x players x rulesets summed by one query at most: DuckDB holds its groups within
+the memory the commands allow it."""
 
 _HANDS_SEEN = """
-SELECT DISTINCT r.{hand}, r.session_id::VARCHAR AS session_id, g.game
-FROM ({source}) r JOIN {games} g ON g.{hand} = r.{hand}
+SELECT DISTINCT r.{hand}, r.session_id::VARCHAR AS session_id, r.variant::VARCHAR AS variant
+FROM ({source}) r
+"""
+
+_NAMES = """
+SELECT DISTINCT variant::VARCHAR AS variant, ruleset::VARCHAR AS ruleset,
+       player::VARCHAR AS player
+FROM ({source})
 """
 
 _CODED_SUMS = """
-SELECT c.g, p.p,
+SELECT (list_position([{rulesets}], r.ruleset::VARCHAR) - 1)::BIGINT AS r, c.g,
+       (list_position([{players}], r.player::VARCHAR) - 1)::BIGINT AS p,
        {sums}
 FROM ({source}) r JOIN {codes} c ON c.{hand} = r.{hand}
-JOIN {players} p ON p.variant = r.variant::VARCHAR AND p.player = r.player::VARCHAR
-WHERE r.variant::VARCHAR = '{variant}' AND r.ruleset::VARCHAR = '{ruleset}'
-GROUP BY c.g, p.p
+WHERE r.variant::VARCHAR = '{variant}' AND r.ruleset::VARCHAR IN ({rulesets})
+GROUP BY ALL
 """
 
 
-def _quoted(text: str) -> str:
-    return text.replace("'", "''")
+def _listed(names: Sequence[str]) -> str:
+    return ", ".join("'" + name.replace("'", "''") + "'" for name in names)
 
 
 @dataclass(frozen=True)
 class _Coded:
-    """The games and players of the rows as integer codes, per variant: ``games`` how
-    many games, ``players`` in order (their code is their place), ``played`` per player
-    the sorted codes of its games, and ``codes`` every hand's game code (``g``), numbered
-    as :meth:`_Layout.of` numbers a per-game frame's games (by session and game)."""
+    """The rows' games as integer codes: ``codes`` gives every hand its game's code
+    ``g``, per variant the games of ``games`` numbered by session and game (as
+    :meth:`_Layout.of` numbers a per-game frame's, among which are the games with rows);
+    ``names`` the variant, ruleset and player of every group of rows."""
 
     hand: str
-    games: dict[str, int]
-    players: dict[str, list[str]]
-    played: dict[str, list[npt.NDArray[np.int64]]]
     codes: pl.DataFrame
-    player_codes: pl.DataFrame
     every: dict[str, pl.DataFrame]
+    names: pl.DataFrame
 
     @classmethod
     def of(cls, rows: stats.Rows, games: pl.DataFrame) -> _Coded:
         hand = "hand_key" if "hand_key" in rows.columns else "hand_id"
-        with _registered(rows, _GAMES_TABLE, games.select(hand, "game")):
-            seen = rows.query(_PLAYED, games=_GAMES_TABLE, hand=hand)
-            hands = rows.query(_HANDS_SEEN, games=_GAMES_TABLE, hand=hand)
-        counts: dict[str, int] = {}
-        players: dict[str, list[str]] = {}
-        played: dict[str, list[npt.NDArray[np.int64]]] = {}
+        if not {"session_id", "variant"} <= set(games.columns):
+            games = games.select(hand, "game").join(rows.query(_HANDS_SEEN, hand=hand), on=hand)
+        games = games.with_columns(pl.col("session_id", "variant").cast(pl.String))
+        names = rows.query(_NAMES)
+        every: dict[str, pl.DataFrame] = {}
         codes: list[pl.DataFrame] = []
-        player_codes: list[pl.DataFrame] = []
-        numbered: dict[str, pl.DataFrame] = {}
-        for variant in sorted(seen.get_column("variant").unique().to_list()):
-            mine = seen.filter(pl.col("variant") == variant)
-            every = mine.select("session_id", "game").unique().sort(
+        for variant in sorted(names.get_column("variant").unique().to_list()):
+            mine = games.filter(pl.col("variant") == variant)
+            every[variant] = mine.select("session_id", "game").unique().sort(
                 "session_id", "game").with_row_index("g").with_columns(pl.col("g").cast(pl.Int64))
-            counts[variant] = every.height
-            numbered[variant] = every
-            names = sorted(mine.get_column("player").unique().to_list())
-            players[variant] = names
-            keyed = mine.join(every, on=["session_id", "game"])
-            played[variant] = [
-                np.unique(keyed.filter(pl.col("player") == name).get_column("g").to_numpy())
-                .astype(np.int64) for name in names]
-            codes.append(hands.join(every, on=["session_id", "game"]).select(hand, "g"))
-            player_codes.append(pl.DataFrame({
-                "variant": [variant] * len(names), "player": names,
-                "p": list(range(len(names)))}, schema={
-                    "variant": pl.String, "player": pl.String, "p": pl.Int64}))
-        return cls(hand, counts, players, played,
-                   pl.concat(codes) if codes else hands.select(hand, g=pl.lit(0, pl.Int64)),
-                   pl.concat(player_codes) if player_codes else pl.DataFrame(), numbered)
+            codes.append(mine.join(every[variant], on=["session_id", "game"]).select(hand, "g"))
+        return cls(hand, pl.concat(codes) if codes else games.select(
+            hand, g=pl.lit(0, pl.Int64)), every, names)
+
+    def named(self, variant: str, key: str) -> list[str]:
+        """The variant's rulesets or players (``key``), in order."""
+        return sorted(self.names.filter(pl.col("variant") == variant).get_column(
+            key).unique().to_list())
 
     def coded(self, variant: str, frame: pl.DataFrame) -> pl.DataFrame:
         """``frame``'s rows of ``variant`` keyed by game and player code (``g``, ``p``)
-        instead of ``session_id``, ``game`` and ``player``; rows of games or players
-        without rows left out."""
-        players = self.player_codes.filter(pl.col("variant") == variant).drop("variant")
+        instead of ``session_id``, ``game`` and ``player``."""
+        players = self.named(variant, "player")
         return frame.filter(pl.col("variant") == variant).join(
-            self.every[variant], on=["session_id", "game"]).join(players, on="player").drop(
+            self.every[variant], on=["session_id", "game"]).with_columns(
+            p=pl.col("player").replace_strict(players, list(range(len(players))),
+                                              default=-1, return_dtype=pl.Int64)).drop(
             "session_id", "game", "player", "variant")
 
-    def sums(self, rows: stats.Rows, variant: str, ruleset: str, columns: Sequence[str]
-             ) -> pl.DataFrame:
-        """Per game code and player code: ``columns`` summed over one ruleset's rows."""
-        with _registered(rows, _CODES_TABLE, self.codes), \
-                _registered(rows, _PLAYERS_TABLE, self.player_codes):
-            return rows.query(_CODED_SUMS, codes=_CODES_TABLE, players=_PLAYERS_TABLE,
-                              hand=self.hand, variant=_quoted(variant),
-                              ruleset=_quoted(ruleset), sums=_sums_sql(columns))
+    def sums(self, rows: stats.Rows, variant: str, rulesets: Sequence[str],
+             players: Sequence[str], columns: Sequence[str]) -> pl.DataFrame:
+        """Per ruleset, game and player code (``r``, ``g``, ``p``: places in ``rulesets``,
+        codes, places in ``players``): ``columns`` summed over the rows."""
+        with _registered(rows, _CODES_TABLE, self.codes):
+            return rows.query(_CODED_SUMS, codes=_CODES_TABLE, hand=self.hand,
+                              variant=variant.replace("'", "''"),
+                              rulesets=_listed(rulesets), players=_listed(players),
+                              sums=_sums_sql(columns))
 
 
 @contextmanager
@@ -506,10 +507,7 @@ def compare_stored(rows: stats.Rows, games: pl.DataFrame, *, resamples: int = RE
                                 stats.hands_per_ruleset(rows))
     per_hand = stats.per_player_hand(rows)
     coded = _Coded.of(per_hand, games)
-    rulesets = {variant: sorted(names) for variant, names in summed.group_by("variant").agg(
-        pl.col("ruleset").unique()).iter_rows()}
-    layouts = ((variant, _Layout.stored(per_hand, coded, variant, rulesets[variant],
-                                        _COMPARE_COLUMNS)[0])
+    layouts = ((variant, _Layout.stored(per_hand, coded, variant, _COMPARE_COLUMNS)[0])
                for variant in sorted(table.get_column("variant").unique().to_list()))
     return _compared(table, layouts, resamples, seed)
 
@@ -691,19 +689,15 @@ def player_intervals_stored(rows: stats.Rows, games: pl.DataFrame,
             "variant", "ruleset", "session_id", "game", "player",
             money_millionths=(pl.col("money") * _MONEY_SCALE).round(0).cast(pl.Int64),
             games=pl.lit(1, dtype=pl.Int64))
-    names = per_hand.query("SELECT DISTINCT variant::VARCHAR AS variant, "
-                           "ruleset::VARCHAR AS ruleset FROM ({source})")
-    rulesets = {variant: sorted(found) for variant, found in names.group_by("variant").agg(
-        pl.col("ruleset")).iter_rows()}
     observed: list[pl.DataFrame] = []
 
     def layouts() -> Iterator[tuple[str, _Layout]]:
-        for variant in sorted(rulesets):
+        for variant in sorted(coded.every):
             beside = coded.coded(variant, money) if money is not None else pl.DataFrame(
                 schema={"ruleset": pl.String, "g": pl.Int64, "p": pl.Int64,
                         "money_millionths": pl.Int64, "games": pl.Int64})
-            layout, present = _Layout.stored(per_hand, coded, variant, rulesets[variant],
-                                             _PLAYER_COLUMNS, beside)
+            layout, present = _Layout.stored(per_hand, coded, variant, _PLAYER_COLUMNS,
+                                             beside)
             observed.append(layout.totals(variant, present))
             yield variant, layout
 
