@@ -23,8 +23,8 @@ The method (docs/statistics.md says the same to users):
   between two rulesets is far narrower than either's own.
 - The resampled sums are matrix products ``W @ sums`` per player (a block of rulesets
   at a time); the weights and sums are whole numbers, exact in float64 in any order and
-  any blocks, so the intervals are the same bytes whatever the thread count. :data:`RESAMPLES` resamples, seeded with the seed and the
-  variant's name (:func:`_rng`).
+  any blocks, so the intervals are the same bytes whatever the thread count.
+  :data:`RESAMPLES` resamples, seeded with the seed and the variant's name (:func:`_rng`).
 - **Intervals**: 95% percentile intervals (the 2.5% and 97.5% quantiles of the
   resampled statistic, linear interpolation), as ``<stat>_ci_low`` / ``<stat>_ci_high``.
   A resample whose statistic is undefined (no eligible hand, fewer than two players
@@ -258,7 +258,7 @@ class _Layout:
                         for ruleset, player in present]
                for c, column in enumerate(self.columns)}},
             schema={"player": pl.String, "variant": pl.String, "ruleset": pl.String,
-                    **{column: pl.Int64 for column in self.columns}})
+                    **dict.fromkeys(self.columns, pl.Int64)})
 
     def resampled(self, resamples: int, rng: np.random.Generator
                   ) -> Iterator[npt.NDArray[np.float64]]:
@@ -297,9 +297,9 @@ _COMPILED_FROM = 20_000
 def _weights(drawn: npt.NDArray[np.int64], games: int) -> npt.NDArray[np.float64]:
     """Per resample (a row of ``drawn``): how many times it drew each game."""
     if games >= _COMPILED_FROM:
-        from ofcstats._bootstrap_kernel import weights  # noqa: PLC0415 - the compiler, when worth it
+        from ofcstats._bootstrap_kernel import weights  # noqa: PLC0415 - loads the compiler
 
-        return weights(drawn, games)  # type: ignore[no-any-return]
+        return weights(drawn, games)
     b = drawn.shape[0]
     drawn += (np.arange(b) * games)[:, None]
     return np.bincount(drawn.ravel(), minlength=b * games).reshape(b, games).astype(np.float64)
@@ -731,7 +731,7 @@ def _player_table(observed: pl.DataFrame | None, layouts: Iterable[tuple[str, _L
         del layout, chunks, replicates
     if observed is None:
         observed = pl.concat(observed_parts) if observed_parts else pl.DataFrame(
-            schema={**{k: pl.String for k in stats.KEYS}, **{c: pl.Int64 for c in columns}})
+            schema={**dict.fromkeys(stats.KEYS, pl.String), **dict.fromkeys(columns, pl.Int64)})
     rates = observed.select(*stats.KEYS, *(
         pl.when(pl.col(bottom) > 0).then(
             pl.col(top) / pl.col(bottom) / (_MONEY_SCALE if top == "money_millionths" else 1))
