@@ -170,8 +170,8 @@ def player_table(store: Store, filters: Filters, *, seed: int = 7,
     settled = money(store, filters, rulesets)
     games = game_results(store, filters, rulesets).select(
         "variant", "ruleset", "session_id", "game", "player", "money")
-    intervals = uncertainty.player_intervals(
-        uncertainty.game_sums(rows, hand_games(store, filters)), games, seed=seed)
+    intervals = uncertainty.player_intervals_stored(rows, hand_games(store, filters), games,
+                                                    seed=seed)
     shared = [c for c in intervals.columns if c in table.columns and c not in stats.KEYS]
     return table.join(settled, on=["player", "variant", "ruleset"], how="left").join(
         intervals.drop(shared), on=list(stats.KEYS), how="left").sort(
@@ -187,9 +187,8 @@ def comparison(store: Store, filters: Filters, rows: stats.Rows | None = None, *
     games of the filtered hands, paired across rulesets)."""
     if rows is None:
         rows = stored_rows(store, filters)
-    per_game = uncertainty.game_sums(rows, hand_games(store, filters))
-    return uncertainty.compare(per_game, stats.hands_per_ruleset(rows),
-                               resamples=resamples, seed=seed)
+    return uncertainty.compare_stored(rows, hand_games(store, filters),
+                                      resamples=resamples, seed=seed)
 
 
 def tell_apart_text(row: dict[str, object], what_if: Collection[str] = ()) -> str:

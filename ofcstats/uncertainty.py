@@ -4,6 +4,10 @@ Input is the *per-game frame* (:func:`game_sums`): one row per variant, ruleset,
 and player, with the integer sums every statistic of :mod:`ofcstats.stats` comes from.
 Its sums over games are :func:`ofcstats.stats.sums`, so the point estimates here are
 exactly the ones ``compare`` and ``players`` print; this module adds their intervals.
+The commands never build that frame (:func:`compare_stored`,
+:func:`player_intervals_stored`): DuckDB sums each variant's games one ruleset at a
+time, keyed by integer codes, only the columns resampled, into the same arrays, so the
+answer is the same bytes in a fraction of the memory.
 
 The method (docs/statistics.md says the same to users):
 
@@ -17,10 +21,10 @@ The method (docs/statistics.md says the same to users):
   ruleset and every player. Every hand is scored under every ruleset, so the rulesets'
   statistics move together from resample to resample, and the interval of a difference
   between two rulesets is far narrower than either's own.
-- The resampled sums are one matrix product ``W @ sums`` per player; the sums are
-  whole numbers, exact in float64 in any order, so the intervals are the same bytes
-  whatever the thread count. :data:`RESAMPLES` resamples, seeded with the seed and the
-  variant's name (:func:`_rng`).
+- The resampled sums are matrix products ``W @ sums`` per player (a block of rulesets
+  at a time); the weights and sums are whole numbers, exact in float64 in any order and
+  any blocks, so the intervals are the same bytes whatever the thread count.
+  :data:`RESAMPLES` resamples, seeded with the seed and the variant's name (:func:`_rng`).
 - **Intervals**: 95% percentile intervals (the 2.5% and 97.5% quantiles of the
   resampled statistic, linear interpolation), as ``<stat>_ci_low`` / ``<stat>_ci_high``.
   A resample whose statistic is undefined (no eligible hand, fewer than two players
@@ -40,7 +44,7 @@ from __future__ import annotations
 
 import math
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -67,32 +71,42 @@ SUM_COLUMNS = ("hands", "total", "squares", "abs_points", "abs_royalty", "abs_ot
 """The integer sums per game and player (:func:`game_sums`), named as in
 :func:`ofcstats.stats.sums`."""
 
+_SUM_SQL = {
+    "hands": "count(*)",
+    "total": "coalesce(sum(r.points), 0)::BIGINT",
+    "squares": "coalesce(sum(r.points::BIGINT * r.points), 0)::BIGINT",
+    "abs_points": "coalesce(sum(abs(r.points)), 0)::BIGINT",
+    "abs_royalty": "coalesce(sum(abs(r.royalty_points)), 0)::BIGINT",
+    "abs_other": "coalesce(sum(abs(r.points - r.royalty_points)), 0)::BIGINT",
+    "fouls": "count(*) FILTER (r.fouled)",
+    "eligible": "count(*) FILTER (NOT r.fantasyland AND r.variant::VARCHAR NOT IN ({thirteen}))",
+    "entered": "count(*) FILTER (r.fantasyland_entered)",
+    "stayed": "count(*) FILTER (r.fantasyland_stayed)",
+    "fantasyland_hands": "count(*) FILTER (r.fantasyland)",
+    "royalty_top": "coalesce(sum(r.royalty_top), 0)::BIGINT",
+    "royalty_middle": "coalesce(sum(r.royalty_middle), 0)::BIGINT",
+    "royalty_bottom": "coalesce(sum(r.royalty_bottom), 0)::BIGINT",
+    "royalty_points": "coalesce(sum(r.royalty_points), 0)::BIGINT",
+    "opponents": "coalesce(sum(r.n_seats - 1), 0)::BIGINT",
+    "scoops": "coalesce(sum(r.scoops), 0)::BIGINT",
+    "scooped": "coalesce(sum(r.scooped), 0)::BIGINT",
+    "wins_top": "coalesce(sum(r.wins_top), 0)::BIGINT",
+    "wins_middle": "coalesce(sum(r.wins_middle), 0)::BIGINT",
+    "wins_bottom": "coalesce(sum(r.wins_bottom), 0)::BIGINT",
+}
+"""Each of :data:`SUM_COLUMNS` as DuckDB sums it over a group of rows ``r``."""
+
+
+def _sums_sql(columns: Sequence[str]) -> str:
+    thirteen = ", ".join(f"'{v.value}'" for v in Variant if v.thirteen_card)
+    return ",\n       ".join(f"{_SUM_SQL[c].format(thirteen=thirteen)} AS {c}" for c in columns)
+
+
 _GAME_SUMS = """
 SELECT r.variant::VARCHAR AS variant, r.ruleset::VARCHAR AS ruleset,
        r.session_id::VARCHAR AS session_id, g.game, r.player::VARCHAR AS player,
        {what_if}
-       count(*) AS hands,
-       coalesce(sum(r.points), 0)::BIGINT AS total,
-       coalesce(sum(r.points::BIGINT * r.points), 0)::BIGINT AS squares,
-       coalesce(sum(abs(r.points)), 0)::BIGINT AS abs_points,
-       coalesce(sum(abs(r.royalty_points)), 0)::BIGINT AS abs_royalty,
-       coalesce(sum(abs(r.points - r.royalty_points)), 0)::BIGINT AS abs_other,
-       count(*) FILTER (r.fouled) AS fouls,
-       count(*) FILTER (NOT r.fantasyland AND r.variant::VARCHAR NOT IN ({thirteen}))
-           AS eligible,
-       count(*) FILTER (r.fantasyland_entered) AS entered,
-       count(*) FILTER (r.fantasyland_stayed) AS stayed,
-       count(*) FILTER (r.fantasyland) AS fantasyland_hands,
-       coalesce(sum(r.royalty_top), 0)::BIGINT AS royalty_top,
-       coalesce(sum(r.royalty_middle), 0)::BIGINT AS royalty_middle,
-       coalesce(sum(r.royalty_bottom), 0)::BIGINT AS royalty_bottom,
-       coalesce(sum(r.royalty_points), 0)::BIGINT AS royalty_points,
-       coalesce(sum(r.n_seats - 1), 0)::BIGINT AS opponents,
-       coalesce(sum(r.scoops), 0)::BIGINT AS scoops,
-       coalesce(sum(r.scooped), 0)::BIGINT AS scooped,
-       coalesce(sum(r.wins_top), 0)::BIGINT AS wins_top,
-       coalesce(sum(r.wins_middle), 0)::BIGINT AS wins_middle,
-       coalesce(sum(r.wins_bottom), 0)::BIGINT AS wins_bottom
+       {sums}
 FROM ({source}) r JOIN {games} g ON g.{hand} = r.{hand}
 GROUP BY ALL
 """
@@ -111,10 +125,9 @@ def game_sums(rows: stats.Rows, games: pl.DataFrame) -> pl.DataFrame:
     columns = rows.columns
     hand = "hand_key" if "hand_key" in columns else "hand_id"
     what_if = "bool_or(r.what_if) AS what_if," if "what_if" in columns else ""
-    thirteen = ", ".join(f"'{v.value}'" for v in Variant if v.thirteen_card)
     with rows.registered(_GAMES_TABLE, games.select(hand, "game")):
         found = rows.query(_GAME_SUMS, games=_GAMES_TABLE, hand=hand, what_if=what_if,
-                           thirteen=thirteen)
+                           sums=_sums_sql(SUM_COLUMNS))
     return found.sort("variant", "ruleset", "session_id", "game", "player")
 
 
@@ -131,16 +144,34 @@ def _rng(seed: int, variant: str) -> np.random.Generator:
     return np.random.default_rng([seed, zlib.crc32(variant.encode())])
 
 
+_BLOCK_VALUES = 4_000_000
+"""Sums widened to float64 at a time for one product (32 MB): the sums are kept in the
+narrowest integer type that holds them, and only a block of rulesets is widened."""
+
+_NARROW = (np.int8, np.int16, np.int32, np.int64)
+
+
+def _narrowest(values: npt.NDArray[np.int64]) -> type[np.signedinteger]:
+    low = int(values.min()) if values.size else 0
+    high = int(values.max()) if values.size else 0
+    return next(t for t in _NARROW if np.iinfo(t).min <= low and high <= np.iinfo(t).max)
+
+
+def _narrowed(values: npt.NDArray[np.int64]) -> npt.NDArray[np.signedinteger]:
+    return values.astype(_narrowest(values))
+
+
 @dataclass(frozen=True)
 class _Layout:
-    """One variant's per-game frame as arrays: per player, the games it played and its
-    sums there, every ruleset side by side."""
+    """One variant's per-game sums as arrays: per player, the games it played (indices
+    into the variant's games, sorted) and, per column, its sums there (games x rulesets)
+    in the narrowest integer type that holds them."""
 
     rulesets: list[str]
     players: list[str]
     games: int
     columns: tuple[str, ...]
-    played: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]]
+    played: list[tuple[npt.NDArray[np.int64], list[npt.NDArray[np.signedinteger]]]]
 
     @classmethod
     def of(cls, frame: pl.DataFrame, columns: Sequence[str]) -> _Layout:
@@ -154,17 +185,79 @@ class _Layout:
             p=pl.col("player").replace_strict(players, list(range(len(players))),
                                               return_dtype=pl.Int64),
         )
-        n_games = every.height
         played = []
-        width = len(columns)
         for index in range(len(players)):
             mine = keyed.filter(pl.col("p") == index)
             games, inverse = np.unique(mine.get_column("g").to_numpy(), return_inverse=True)
-            sums = np.zeros((len(games), len(rulesets), width))
-            sums[inverse, mine.get_column("r").to_numpy(), :] = mine.select(
-                columns).to_numpy().astype(np.float64)
-            played.append((games.astype(np.int64), sums.reshape(len(games), -1)))
-        return cls(rulesets, players, n_games, tuple(columns), played)
+            ruleset = mine.get_column("r").to_numpy()
+            sums = []
+            for column in columns:
+                values = mine.get_column(column).to_numpy().astype(np.int64)
+                array = np.zeros((len(games), len(rulesets)), dtype=_narrowest(values))
+                array[inverse, ruleset] = values
+                sums.append(array)
+            played.append((games.astype(np.int64), sums))
+        return cls(rulesets, players, every.height, tuple(columns), played)
+
+    @classmethod
+    def stored(cls, rows: stats.Rows, coded: _Coded, variant: str, columns: Sequence[str],
+               beside: pl.DataFrame | None = None) -> tuple[_Layout, list[tuple[str, str]]]:
+        """The variant's layout summed by DuckDB a few rulesets at a time, keyed by
+        integer codes (:class:`_Coded`): only ``columns`` leave it; and the (ruleset,
+        player) pairs with rows. Columns not among :data:`SUM_COLUMNS` come from
+        ``beside`` (keyed by ``ruleset``, ``g`` and ``p``, joined to the rows' games as a
+        left join: 0 where it has no row)."""
+        rulesets = coded.named(variant, "ruleset")
+        players = coded.named(variant, "player")
+        summed = [c for c in columns if c in SUM_COLUMNS]
+        if beside is not None:
+            beside = beside.with_columns(r=pl.col("ruleset").replace_strict(
+                rulesets, list(range(len(rulesets))), default=-1, return_dtype=pl.Int64))
+        step = max(1, _GROUPS // max(1, coded.every[variant].height * len(players)))
+        parts: list[list[npt.NDArray[np.signedinteger]]] = []
+        for start in range(0, len(rulesets), step):
+            found = coded.sums(rows, variant, rulesets[start:start + step], players, summed)
+            found = found.with_columns(pl.col("r") + start)
+            if beside is not None:
+                found = found.join(beside.drop("ruleset"), on=["r", "g", "p"], how="left")
+                found = found.with_columns(
+                    pl.col(c).fill_null(0) for c in columns if c not in SUM_COLUMNS)
+            parts.append([_narrowed(found.get_column(c).to_numpy())
+                          for c in ("r", "g", "p", *columns)])
+            del found
+        joined = [np.concatenate([part[i] for part in parts]) if parts else
+                  np.zeros(0, dtype=np.int8) for i in range(3 + len(columns))]
+        del parts
+        r, g, p, values = joined[0], joined[1], joined[2], joined[3:]
+        every = np.unique(g)
+        g = np.searchsorted(every, g)
+        present = sorted({(rulesets[i], players[j]) for i, j in
+                          np.unique(np.stack([r, p]), axis=1).T.tolist()})
+        played = []
+        for index in range(len(players)):
+            mine = p == index
+            games, inverse = np.unique(g[mine], return_inverse=True)
+            sums = []
+            for column in values:
+                array = np.zeros((len(games), len(rulesets)), dtype=column.dtype)
+                array[inverse, r[mine]] = column[mine]
+                sums.append(array)
+            played.append((games.astype(np.int64), sums))
+        return cls(rulesets, players, len(every), tuple(columns), played), present
+
+    def totals(self, variant: str, present: list[tuple[str, str]]) -> pl.DataFrame:
+        """Per player and ruleset of ``present``: its sums over every game."""
+        r = {name: i for i, name in enumerate(self.rulesets)}
+        p = {name: i for i, name in enumerate(self.players)}
+        return pl.DataFrame({
+            "player": [player for _, player in present],
+            "variant": [variant] * len(present),
+            "ruleset": [ruleset for ruleset, _ in present],
+            **{column: [int(self.played[p[player]][1][c][:, r[ruleset]].sum(dtype=np.int64))
+                        for ruleset, player in present]
+               for c, column in enumerate(self.columns)}},
+            schema={"player": pl.String, "variant": pl.String, "ruleset": pl.String,
+                    **dict.fromkeys(self.columns, pl.Int64)})
 
     def resampled(self, resamples: int, rng: np.random.Generator
                   ) -> Iterator[npt.NDArray[np.float64]]:
@@ -176,17 +269,124 @@ class _Layout:
                 yield self._chunk(min(CHUNK, resamples - start), rng)
 
     def _chunk(self, b: int, rng: np.random.Generator) -> npt.NDArray[np.float64]:
-        """``b`` resamples: each draws as many games as there are, with replacement."""
+        """``b`` resamples: each draws as many games as there are, with replacement.
+        Weights and sums are whole numbers, so every product is exact whatever the
+        blocks or the order of the additions."""
         g = self.games
-        drawn = rng.integers(0, g, size=(b, g))
-        drawn += (np.arange(b) * g)[:, None]
-        weights = np.bincount(drawn.ravel(), minlength=b * g).reshape(b, g).astype(np.float64)
-        del drawn
-        out = np.empty((b, len(self.rulesets), len(self.players), len(self.columns)))
+        weights = _weights(rng.integers(0, g, size=(b, g)), g)
+        width = len(self.columns)
+        out = np.empty((b, len(self.rulesets), len(self.players), width))
         for index, (games, sums) in enumerate(self.played):
-            out[:, :, index, :] = (weights[:, games] @ sums).reshape(
-                b, len(self.rulesets), len(self.columns))
+            mine = weights if games.size == g else weights[:, games]
+            step = max(1, _BLOCK_VALUES // max(1, games.size * width))
+            for start in range(0, len(self.rulesets), step):
+                stop = min(len(self.rulesets), start + step)
+                block = np.empty((games.size, stop - start, width))
+                for c, column in enumerate(sums):
+                    block[:, :, c] = column[:, start:stop]
+                out[:, start:stop, index, :] = (mine @ block.reshape(games.size, -1)).reshape(
+                    b, stop - start, width)
         return out
+
+
+_COMPILED_FROM = 20_000
+"""Games from which the weights are counted by the compiled step (the same counts)."""
+
+
+def _weights(drawn: npt.NDArray[np.int64], games: int) -> npt.NDArray[np.float64]:
+    """Per resample (a row of ``drawn``): how many times it drew each game."""
+    if games >= _COMPILED_FROM:
+        from ofcstats._bootstrap_kernel import weights  # noqa: PLC0415 - loads the compiler
+
+        return weights(drawn, games)
+    b = drawn.shape[0]
+    drawn += (np.arange(b) * games)[:, None]
+    return np.bincount(drawn.ravel(), minlength=b * games).reshape(b, games).astype(np.float64)
+
+
+_CODES_TABLE = "uncertainty_codes"
+_GROUPS = 2_000_000
+"""Games x players x rulesets summed by one query at most: DuckDB holds its groups within
+the memory the commands allow it."""
+
+_HANDS_SEEN = """
+SELECT DISTINCT r.{hand}, r.session_id::VARCHAR AS session_id, r.variant::VARCHAR AS variant
+FROM ({source}) r
+"""
+
+_NAMES = """
+SELECT DISTINCT variant::VARCHAR AS variant, ruleset::VARCHAR AS ruleset,
+       player::VARCHAR AS player
+FROM ({source})
+"""
+
+_CODED_SUMS = """
+SELECT (list_position([{rulesets}], r.ruleset::VARCHAR) - 1)::BIGINT AS r, c.g,
+       (list_position([{players}], r.player::VARCHAR) - 1)::BIGINT AS p,
+       {sums}
+FROM ({source}) r JOIN {codes} c ON c.{hand} = r.{hand}
+WHERE r.variant::VARCHAR = '{variant}' AND r.ruleset::VARCHAR IN ({rulesets})
+GROUP BY ALL
+"""
+
+
+def _listed(names: Sequence[str]) -> str:
+    return ", ".join("'" + name.replace("'", "''") + "'" for name in names)
+
+
+@dataclass(frozen=True)
+class _Coded:
+    """The rows' games as integer codes: ``codes`` gives every hand its game's code
+    ``g``, per variant the games of ``games`` numbered by session and game (as
+    :meth:`_Layout.of` numbers a per-game frame's, among which are the games with rows);
+    ``names`` the variant, ruleset and player of every group of rows."""
+
+    hand: str
+    codes: pl.DataFrame
+    every: dict[str, pl.DataFrame]
+    names: pl.DataFrame
+
+    @classmethod
+    def of(cls, rows: stats.Rows, games: pl.DataFrame) -> _Coded:
+        hand = "hand_key" if "hand_key" in rows.columns else "hand_id"
+        if not {"session_id", "variant"} <= set(games.columns):
+            games = games.select(hand, "game").join(rows.query(_HANDS_SEEN, hand=hand), on=hand)
+        games = games.with_columns(pl.col("session_id", "variant").cast(pl.String))
+        names = rows.query(_NAMES)
+        every: dict[str, pl.DataFrame] = {}
+        codes: list[pl.DataFrame] = []
+        for variant in sorted(names.get_column("variant").unique().to_list()):
+            mine = games.filter(pl.col("variant") == variant)
+            every[variant] = mine.select("session_id", "game").unique().sort(
+                "session_id", "game").with_row_index("g").with_columns(pl.col("g").cast(pl.Int64))
+            codes.append(mine.join(every[variant], on=["session_id", "game"]).select(hand, "g"))
+        return cls(hand, pl.concat(codes) if codes else games.select(
+            hand, g=pl.lit(0, pl.Int64)), every, names)
+
+    def named(self, variant: str, key: str) -> list[str]:
+        """The variant's rulesets or players (``key``), in order."""
+        return sorted(self.names.filter(pl.col("variant") == variant).get_column(
+            key).unique().to_list())
+
+    def coded(self, variant: str, frame: pl.DataFrame) -> pl.DataFrame:
+        """``frame``'s rows of ``variant`` keyed by game and player code (``g``, ``p``)
+        instead of ``session_id``, ``game`` and ``player``."""
+        players = self.named(variant, "player")
+        return frame.filter(pl.col("variant") == variant).join(
+            self.every[variant], on=["session_id", "game"]).with_columns(
+            p=pl.col("player").replace_strict(players, list(range(len(players))),
+                                              default=-1, return_dtype=pl.Int64)).drop(
+            "session_id", "game", "player", "variant")
+
+    def sums(self, rows: stats.Rows, variant: str, rulesets: Sequence[str],
+             players: Sequence[str], columns: Sequence[str]) -> pl.DataFrame:
+        """Per ruleset, game and player code (``r``, ``g``, ``p``: places in ``rulesets``,
+        codes, places in ``players``): ``columns`` summed over the rows."""
+        with rows.registered(_CODES_TABLE, self.codes):
+            return rows.query(_CODED_SUMS, codes=_CODES_TABLE, hand=self.hand,
+                              variant=variant.replace("'", "''"),
+                              rulesets=_listed(rulesets), players=_listed(players),
+                              sums=_sums_sql(columns))
 
 
 def _ratio(numerator: npt.NDArray[np.float64], denominator: npt.NDArray[np.float64]
@@ -276,10 +476,38 @@ def compare(per_game: pl.DataFrame, hands: pl.DataFrame, *, resamples: int = RES
     ``<stat>_ci_low`` / ``<stat>_ci_high`` for every statistic, ``skill_group``
     (:func:`skill_groups`) and, per variant, :func:`tell_apart`."""
     table = stats.ruleset_table(totals(per_game), hands)
+    layouts = ((variant, _Layout.of(per_game.filter(pl.col("variant") == variant),
+                                    _COMPARE_COLUMNS))
+               for variant in sorted(table.get_column("variant").unique().to_list()))
+    return _compared(table, layouts, resamples, seed)
+
+
+def compare_stored(rows: stats.Rows, games: pl.DataFrame, *, resamples: int = RESAMPLES,
+                   seed: int = SEED) -> Comparison:
+    """:func:`compare` of ``game_sums(rows, games)``, the same bytes, without the per-game
+    frame: the point estimates from :func:`ofcstats.stats.sums`, and each variant's
+    arrays summed by DuckDB one ruleset at a time, keyed by integer codes, holding only
+    the columns ``compare`` resamples (memory: per variant, games x players x rulesets x
+    those columns, in the narrowest integer type, rather than every sum of every row of
+    the per-game frame)."""
+    summed = stats.sums(rows)
+    what_if = ["what_if"] if "what_if" in summed.columns else []
+    table = stats.ruleset_table(summed.select(*stats.KEYS, *what_if, *SUM_COLUMNS),
+                                stats.hands_per_ruleset(rows))
+    per_hand = stats.per_player_hand(rows)
+    coded = _Coded.of(per_hand, games)
+    layouts = ((variant, _Layout.stored(per_hand, coded, variant, _COMPARE_COLUMNS)[0])
+               for variant in sorted(table.get_column("variant").unique().to_list()))
+    return _compared(table, layouts, resamples, seed)
+
+
+def _compared(table: pl.DataFrame, layouts: Iterable[tuple[str, _Layout]], resamples: int,
+              seed: int) -> Comparison:
+    """:func:`compare`'s answer from the point estimates (``table``) and each variant's
+    layout, one variant at a time."""
     intervals: list[pl.DataFrame] = []
     apart: list[pl.DataFrame] = []
-    for variant in sorted(table.get_column("variant").unique().to_list()):
-        layout = _Layout.of(per_game.filter(pl.col("variant") == variant), _COMPARE_COLUMNS)
+    for variant, layout in layouts:
         parts = [_compare_replicates(chunk)
                  for chunk in layout.resampled(resamples, _rng(seed, variant))]
         replicates = {name: np.concatenate([part[name] for part in parts])
@@ -302,6 +530,7 @@ def compare(per_game: pl.DataFrame, hands: pl.DataFrame, *, resamples: int = RES
                            on="ruleset", how="left")
         intervals.append(frame.with_columns(pl.col(pl.Float64).fill_nan(None)))
         apart.append(tell_apart(variant, ranked, signal[:, order], mine))
+        del layout, parts, replicates
     ci = pl.concat(intervals) if intervals else pl.DataFrame()
     joined = table.join(ci, on=["variant", "ruleset"], how="left") if intervals else table
     joined = joined.with_columns(
@@ -427,12 +656,52 @@ def player_intervals(per_game: pl.DataFrame, money: pl.DataFrame | None = None, 
         frame = frame.with_columns(money_millionths=pl.lit(0, dtype=pl.Int64),
                                    games=pl.lit(0, dtype=pl.Int64))
     frame = frame.with_columns(pl.col("money_millionths", "games").fill_null(0))
-    columns = sorted({c for pair in PLAYER_RATES.values() for c in pair})
+    observed = frame.group_by(*stats.KEYS).agg(pl.col(c).sum() for c in _PLAYER_COLUMNS)
+    layouts = ((variant, _Layout.of(frame.filter(pl.col("variant") == variant),
+                                    _PLAYER_COLUMNS))
+               for variant in sorted(frame.get_column("variant").unique().to_list()))
+    return _player_table(observed, layouts, money is None, resamples, seed)
+
+
+_PLAYER_COLUMNS = sorted({c for pair in PLAYER_RATES.values() for c in pair})
+
+
+def player_intervals_stored(rows: stats.Rows, games: pl.DataFrame,
+                            money: pl.DataFrame | None = None, *,
+                            resamples: int = RESAMPLES, seed: int = SEED) -> pl.DataFrame:
+    """:func:`player_intervals` of ``game_sums(rows, games)``, the same bytes, without the
+    per-game frame (as :func:`compare_stored` does for :func:`compare`)."""
+    per_hand = stats.per_player_hand(rows)
+    coded = _Coded.of(per_hand, games)
+    if money is not None:
+        money = money.select(
+            "variant", "ruleset", "session_id", "game", "player",
+            money_millionths=(pl.col("money") * _MONEY_SCALE).round(0).cast(pl.Int64),
+            games=pl.lit(1, dtype=pl.Int64))
+    observed: list[pl.DataFrame] = []
+
+    def layouts() -> Iterator[tuple[str, _Layout]]:
+        for variant in sorted(coded.every):
+            beside = coded.coded(variant, money) if money is not None else pl.DataFrame(
+                schema={"ruleset": pl.String, "g": pl.Int64, "p": pl.Int64,
+                        "money_millionths": pl.Int64, "games": pl.Int64})
+            layout, present = _Layout.stored(per_hand, coded, variant, _PLAYER_COLUMNS,
+                                             beside)
+            observed.append(layout.totals(variant, present))
+            yield variant, layout
+
+    return _player_table(None, layouts(), money is None, resamples, seed, observed)
+
+
+def _player_table(observed: pl.DataFrame | None, layouts: Iterable[tuple[str, _Layout]],
+                  no_money: bool, resamples: int, seed: int,
+                  observed_parts: list[pl.DataFrame] | None = None) -> pl.DataFrame:
+    """:func:`player_intervals`' answer from the sums over games (``observed``, or the
+    parts gathered while ``layouts`` run) and each variant's layout."""
+    columns = _PLAYER_COLUMNS
     where = {name: i for i, name in enumerate(columns)}
-    observed = frame.group_by(*stats.KEYS).agg(pl.col(c).sum() for c in columns)
     parts: list[pl.DataFrame] = []
-    for variant in sorted(frame.get_column("variant").unique().to_list()):
-        layout = _Layout.of(frame.filter(pl.col("variant") == variant), columns)
+    for variant, layout in layouts:
         chunks = []
         for summed in layout.resampled(resamples, _rng(seed, variant)):
             chunks.append(np.stack([
@@ -448,6 +717,10 @@ def player_intervals(per_game: pl.DataFrame, money: pl.DataFrame | None = None, 
                for i, name in enumerate(PLAYER_RATES)
                for end, bound in (("low", low), ("high", high))}})
         parts.append(frame_v)
+        del layout, chunks, replicates
+    if observed is None:
+        observed = pl.concat(observed_parts) if observed_parts else pl.DataFrame(
+            schema={**dict.fromkeys(stats.KEYS, pl.String), **dict.fromkeys(columns, pl.Int64)})
     rates = observed.select(*stats.KEYS, *(
         pl.when(pl.col(bottom) > 0).then(
             pl.col(top) / pl.col(bottom) / (_MONEY_SCALE if top == "money_millionths" else 1))
@@ -456,7 +729,7 @@ def player_intervals(per_game: pl.DataFrame, money: pl.DataFrame | None = None, 
     table = table.with_columns(
         (pl.col(f"money_per_game_ci_{end}") / _MONEY_SCALE) for end in ("low", "high")
     ) if parts else table
-    if money is None:
+    if no_money:
         table = table.drop(c for c in table.columns if c.startswith("money_per_game"))
     table = table.with_columns(pl.col(pl.Float64).fill_nan(None)).with_columns(
         pl.when(pl.col(name).is_not_null()).then(pl.col(f"{name}_ci_{end}")).alias(

@@ -63,6 +63,51 @@ def test_the_point_estimates_are_the_ones_compare_shows_today() -> None:
     assert found.select(today.columns).equals(today)
 
 
+@pytest.mark.parametrize("players", [None, ("ann", "cat"), ("bob",)])
+def test_compare_summed_in_the_database_is_compare_of_the_per_game_frame(
+        players: tuple[str, ...] | None) -> None:
+    frame, games = two_sessions()
+    if players is not None:
+        frame = frame.filter(pl.col("player").is_in(players) & (pl.col("hand_id") != "h2"))
+    with stats.frame_rows(frame) as rows:
+        expected = uncertainty.compare(uncertainty.game_sums(rows, games),
+                                       stats.hands_per_ruleset(rows), resamples=60, seed=3)
+        found = uncertainty.compare_stored(rows, games, resamples=60, seed=3)
+    assert found.table.equals(expected.table)
+    assert found.tell_apart.equals(expected.tell_apart)
+
+
+@pytest.mark.parametrize("players", [None, ("ann", "cat"), ("bob",)])
+@pytest.mark.parametrize("with_money", [True, False])
+def test_player_intervals_summed_in_the_database_are_those_of_the_per_game_frame(
+        players: tuple[str, ...] | None, with_money: bool) -> None:
+    frame, games = two_sessions()
+    if players is not None:
+        frame = frame.filter(pl.col("player").is_in(players) & (pl.col("hand_id") != "h2"))
+    with stats.frame_rows(frame) as rows:
+        per_game = uncertainty.game_sums(rows, games)
+        # Money of every seat of every game, one game's settled for one ruleset only.
+        money = per_game.select("variant", "ruleset", "session_id", "game", "player",
+                                money=pl.col("total") * 0.37).filter(
+            (pl.col("game") > 0) | (pl.col("ruleset") == "doubled")) if with_money else None
+        expected = uncertainty.player_intervals(per_game, money, resamples=60, seed=3)
+        found = uncertainty.player_intervals_stored(rows, games, money, resamples=60, seed=3)
+    assert found.equals(expected)
+
+
+def test_the_compiled_weights_are_numpys_counts() -> None:
+    from ofcstats._bootstrap_kernel import weights  # noqa: PLC0415 - loads the compiler
+
+    rng = np.random.default_rng(5)
+    for games in (1, 7, 5_000):
+        drawn = rng.integers(0, games, size=(13, games))
+        expected = np.stack([np.bincount(row, minlength=games) for row in drawn])
+        found = weights(drawn, games)
+        assert found.dtype == np.float64
+        assert np.array_equal(found, expected)
+        assert np.array_equal(uncertainty._weights(drawn.copy(), games), expected)
+
+
 def test_a_ruleset_against_itself_with_doubled_points_is_one_group() -> None:
     frame = per_game(300, rulesets={"base": (1.0, 0.0), "doubled": (2.0, 0.0)}, skills=SKILLS)
     comparison = uncertainty.compare(frame, hands_of(frame), resamples=200)
