@@ -12,7 +12,10 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
+from matplotlib.layout_engine import ConstrainedLayoutEngine
 from typer.testing import CliRunner
 
 from ofcstats.analysis import Filters
@@ -284,8 +287,14 @@ def test_many_rulesets_are_small_multiples_one_in_colour_over_the_rest_in_grey()
     assert [a.get_title() for a in panels[:2]] == ["r8 (+80)", "r7 (+70)"]
     for axes in panels:
         colours = [line.get_color() for line in axes.get_lines()[:-1]]  # less the zero line
-        assert colours.count("#c8c8c8") == 8
-        assert len(colours) == 9
+        assert colours == [charts.PALETTE[0]]
+        # The other eight in grey, one collection behind it, drawn raster (text stays text).
+        (grey,) = axes.collections
+        assert len(grey.get_segments()) == 8
+        assert grey.get_rasterized()
+        assert grey.get_zorder() < axes.get_lines()[0].get_zorder()
+        assert to_hex(grey.get_colors()[0]) == "#c8c8c8"
+        assert axes.get_ylim() == panels[0].get_ylim()  # every panel on the same scale
     few = charts.player_under_rulesets(running.filter(pl.col("ruleset") < "r3"), "ann")
     assert len(few.axes) == 1
     assert len(few.axes[0].get_legend().get_texts()) == 3

@@ -15,11 +15,14 @@ from typing import Any
 
 import matplotlib as mpl
 import numpy as np
+import PIL.Image
 import polars as pl
 from adjustText import adjust_text
 from cycler import cycler
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
+from matplotlib.transforms import Bbox
 
 from ofcstats.rows import ROW_NAMES
 from ofcstats.sanitize import visible
@@ -105,24 +108,70 @@ def _empty(title: str, why: str) -> Figure:
     return NoChart(title, why)
 
 
+def laid_out(figure: Figure) -> Bbox:
+    """Lay ``figure`` out once and keep it so: its layout engine run (one dry drawing, no
+    pixels), then switched off, and the box its ink fills (with the usual 0.1 inch of
+    margin), in inches, remembered. Every later drawing (:func:`svg`, :func:`pixels`)
+    reuses both instead of laying the chart out again and measuring it by a dry drawing
+    of its own: a chart written as SVG and for the PDF is laid out once, not four times."""
+    box = getattr(figure, "_ofcstats_box", None)
+    if box is None:
+        with style():
+            renderer = FigureCanvasAgg(figure).get_renderer()
+            figure.draw_without_rendering()
+            box = figure.get_tightbbox(renderer).padded(mpl.rcParams["savefig.pad_inches"])
+        figure.set_layout_engine("none")
+        figure._ofcstats_box = box  # type: ignore[attr-defined]
+    return box
+
+
 def svg(figure: Figure) -> str:
     """The figure as an SVG document (text kept as text, no timestamp): the report's
-    charts, sharp at any zoom on any screen."""
+    charts, sharp at any zoom on any screen. Laid out once (:func:`laid_out`); what
+    draws raster (the grey lines of small multiples) at :data:`SVG_RASTER_DPI`."""
+    box = laid_out(figure)
     buffer = io.StringIO()
     with style():
-        figure.savefig(buffer, format="svg", bbox_inches="tight",
+        figure.savefig(buffer, format="svg", bbox_inches=box, dpi=SVG_RASTER_DPI,
                        metadata={"Date": None, "Creator": None})
     return buffer.getvalue()
 
 
-def _grid(count: int, panel_height: float) -> tuple[Figure, Any]:
-    """A figure of ``count`` small panels, three to a line (small multiples)."""
+SVG_RASTER_DPI = 110
+"""The resolution of what a chart's SVG draws raster (the small multiples' grey lines,
+behind): about a pixel a dot where the page shows the chart, on a desktop's screen as
+on a phone's of three pixels a CSS pixel (the chart about 390 px wide there)."""
+PDF_DPI = 200
+"""The resolution of a chart in the PDF (:func:`pixels`): about 240 dots an inch at the
+width of an A4 page."""
+
+
+def pixels(figure: Figure, dpi: int = PDF_DPI) -> np.ndarray:
+    """The figure drawn as pixels (rows, columns, RGBA in ``uint8``), cropped as
+    :func:`svg` crops it: what the PDF places on its pages."""
+    box = laid_out(figure)
+    buffer = io.BytesIO()
+    with style():
+        # The least compression: the PNG is read back at once, never stored.
+        figure.savefig(buffer, format="png", dpi=dpi, bbox_inches=box,
+                       pil_kwargs={"compress_level": 0})
+    with PIL.Image.open(buffer) as image:
+        return np.asarray(image.convert("RGBA"))
+
+
+def _grid(count: int, panel_height: float, shared: bool = False) -> tuple[Figure, Any]:
+    """A figure of ``count`` small panels, three to a line (small multiples); ``shared``:
+    on the same scales, the numbers on the outer axes only (a panel with none below it
+    keeps its own)."""
     columns = min(3, count)
     lines = -(-count // columns)
     figure = Figure(figsize=(WIDTH, panel_height * lines + 0.8), layout="constrained")
-    grid = figure.subplots(lines, columns, squeeze=False)
+    grid = figure.subplots(lines, columns, squeeze=False, sharex=shared, sharey=shared)
     for axes in grid.flat[count:]:
         axes.set_axis_off()
+    if shared:
+        for axes in grid.flat[max(count - columns, 0):count]:
+            axes.xaxis.set_tick_params(labelbottom=True)
     return figure, grid
 
 
@@ -248,16 +297,19 @@ PANEL_POINTS = 150
 def _highlighted(title: str, order: list[str],
                  curves: dict[str, tuple[np.ndarray, np.ndarray]]) -> Figure:
     """One panel per curve of ``curves`` (in ``order``): it in colour, the rest in grey."""
-    figure, grid = _grid(len(order), 1.6)
+    figure, grid = _grid(len(order), 1.6, shared=True)
     low = min(float(c[1].min()) for c in curves.values())
     high = max(float(c[1].max()) for c in curves.values())
     pad = 0.05 * (high - low or 1.0)
     # A panel is a third of the width: fewer points draw it as well (a smaller SVG).
-    grey = {name: _thin(*curves[name], PANEL_POINTS // 2) for name in order}
+    grey = {name: np.column_stack(_thin(*curves[name], PANEL_POINTS // 2)) for name in order}
     for index, (axes, name) in enumerate(zip(grid.flat, order, strict=False)):
-        for other in order:
-            if other != name:
-                axes.plot(*grey[other], color="#c8c8c8", linewidth=0.8)
+        # The others in grey, behind: one collection drawn raster (in the SVG, an image
+        # per panel instead of a path per curve; the text and the coloured curve stay
+        # vector).
+        axes.add_collection(LineCollection([grey[other] for other in order if other != name],
+                                           colors="#c8c8c8", linewidths=0.8, zorder=1.5,
+                                           rasterized=True))
         hands, points = _thin(*curves[name], PANEL_POINTS)
         axes.plot(hands, points, color=_colour(0), linewidth=1.6)
         axes.axhline(0, color="#666666", linewidth=0.6)
