@@ -345,6 +345,48 @@ def test_the_interval_chart_shades_one_band_per_skill_group() -> None:
     assert not nothing.axes[0].axison
 
 
+def test_the_interval_chart_says_beside_each_ruleset_the_hands_to_tell_players_apart() -> None:
+    compared = pl.DataFrame({
+        "ruleset": ["a", "b", "c"], "skill_rank": [1, 2, 3],
+        "skill_signal": [0.30, 0.2, 0.01], "skill_signal_ci_low": [0.25, 0.15, None],
+        "skill_signal_ci_high": [0.35, 0.25, None], "skill_group": [1, 2, 2],
+        "hands_to_tell_apart": [43, 97, 38_416]})
+    figure = charts.skill_intervals(compared)
+    axes = figure.axes[0]
+    labels = {t.get_text().strip(): t for t in axes.texts if "hands" in t.get_text()}
+    assert set(labels) == {"43 hands", "97 hands", "38,416 hands"}
+    assert labels["43 hands"].xy == (0.35, 2)  # at the whisker's end, on top
+    assert labels["38,416 hands"].xy == (0.01, 0)  # no interval: at the dot
+    # Each inside the frame, clear of the group names beside it.
+    renderer = FigureCanvasAgg(figure).get_renderer()
+    figure.draw_without_rendering()
+    frame = axes.get_window_extent(renderer)
+    assert all(t.get_window_extent(renderer).x1 < frame.x1 for t in labels.values())
+
+
+def test_a_chart_is_laid_out_once_and_the_page_and_the_pdf_crop_it_alike() -> None:
+    hands = list(range(1, 11))
+    running = pl.DataFrame({"player": "ann", "ruleset": [f"r{i}" for i in range(9)
+                                                         for _ in hands],
+                            "hands": hands * 9, "points": [i * h for i in range(9)
+                                                           for h in hands]})
+    figure = charts.player_under_rulesets(running, "ann")
+    box = charts.laid_out(figure)
+    assert charts.laid_out(figure) is box
+    assert not isinstance(figure.get_layout_engine(), ConstrainedLayoutEngine)
+    page = charts.svg(figure)
+    width = float(re.search(r'<svg[^>]* width="([0-9.]+)pt"', page).group(1))  # type: ignore[union-attr]
+    assert width == pytest.approx(box.width * 72, abs=1)
+    image = charts.pixels(figure)
+    assert image.dtype == "uint8"
+    assert image.shape[2] == 4
+    assert image.shape[1] == pytest.approx(box.width * charts.PDF_DPI, abs=2)
+    assert image.shape[0] == pytest.approx(box.height * charts.PDF_DPI, abs=2)
+    # The grey curves as images, the titles and numbers as text.
+    assert page.count("<image") == 9
+    assert ">r8 (+80)</text>" in page
+
+
 def test_one_ruleset_has_nothing_to_rank_and_the_page_says_so() -> None:
     data = ReportData(rulesets_shown={"pineapple": "a"}, players=pl.DataFrame(),
                       rulesets=pl.DataFrame({"variant": ["pineapple"], "ruleset": ["a"],

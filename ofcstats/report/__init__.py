@@ -233,7 +233,6 @@ def chart_plan(data: ReportData) -> list[Chart]:
                  for key, draw, args in (
             ("cumulative", charts.cumulative_points, (running, main, sigma)),
             ("distribution", charts.points_distribution, (histogram, compared)),
-            ("skill", charts.skill_signal, (compared,)),
             ("intervals", charts.skill_intervals, (compared,)),
             ("styles", charts.style_map, (players, main)),
             ("royalties", charts.royalties_by_row, (players, main)),
@@ -421,7 +420,6 @@ def _variant_section(data: ReportData, variant: str, images: dict[str, str]) -> 
         "better player shows.</p>",
         _table(compared, RULESET_COLUMNS),
         _image(images[key + "distribution"], f"{variant}: points per hand under each ruleset"),
-        _image(images[key + "skill"], f"{variant}: rulesets ranked by skill signal"),
         "<h3>Can these hands rank them?</h3>",
         f"<p>{esc(ranking_text(data, variant))}</p>",
         _image(images[key + "intervals"], f"{variant}: skill signal of each ruleset with its "
@@ -510,9 +508,9 @@ def _caption(key: str) -> str:
     if chart.startswith("player:"):
         return f"{variant}: {chart.removeprefix('player:')} under each ruleset"
     names = {"cumulative": "cumulative points per player", "distribution": "points per hand "
-             "by ruleset", "skill": "skill signal by ruleset",
-             "intervals": "skill signal with 95% intervals", "styles": "player styles",
-             "royalties": "royalties by row", "decisions": "EV loss by street"}
+             "by ruleset", "intervals": "skill signal with 95% intervals",
+             "styles": "player styles", "royalties": "royalties by row",
+             "decisions": "EV loss by street"}
     return f"{variant}: {names.get(chart, chart)}"
 
 

@@ -528,32 +528,12 @@ def royalties_by_row(player_stats: pl.DataFrame, ruleset: str) -> Figure:
     return figure
 
 
-def skill_signal(ruleset_stats: pl.DataFrame) -> Figure:
-    """Rulesets ranked by how fast skill shows: players' spread over the noise."""
-    title = "How fast skill shows: skill signal by ruleset (higher is faster)"
-    rows = ruleset_stats.filter(pl.col("skill_signal").is_not_null()).sort("skill_signal")
-    if rows.is_empty():
-        return _empty(title, f"needs at least two players with {30}+ hands under a ruleset")
-    with style():
-        figure = Figure(figsize=(8, 0.42 * rows.height + 1.6))
-        axes = figure.subplots()
-        values = rows.get_column("skill_signal").to_numpy()
-        names = rows.get_column("ruleset").to_list()
-        bars = axes.barh(names, values, color=[_colour(0)] * (len(names) - 1) + [_colour(3)])
-        for bar, hands in zip(bars, rows.get_column("hands_to_tell_apart"), strict=True):
-            axes.text(bar.get_width(), bar.get_y() + bar.get_height() / 2,
-                      f"  {int(hands):,} hands" if hands is not None else "", va="center",
-                      fontsize=NOTE)
-        axes.set_title(title)
-        axes.set_xlabel("spread of players' means / SD within players")
-        axes.margins(x=0.25)
-    return figure
-
-
 def skill_intervals(compared: pl.DataFrame) -> Figure:
     """Each ruleset's skill signal with its 95% interval (dot and whisker), in rank order,
     the skill groups shaded: rulesets in one band cannot be ranked by these hands
-    (:func:`ofcstats.uncertainty.compare`)."""
+    (:func:`ofcstats.uncertainty.compare`); beside each whisker, the hands it takes to
+    tell players one spread apart under the ruleset (``hands_to_tell_apart``, when
+    ``compared`` has it). The report's one chart of the skill signal."""
     title = "Skill signal with its 95% interval; shaded bands: rulesets the hands cannot rank"
     rows = compared.filter(pl.col("skill_signal").is_not_null()
                            & pl.col("skill_group").is_not_null()).sort("skill_rank")
@@ -577,10 +557,22 @@ def skill_intervals(compared: pl.DataFrame) -> Figure:
         axes.errorbar(values, place, xerr=np.nan_to_num(errors), fmt="o", color=_colour(0),
                       ecolor="#333333", capsize=3)
         axes.set_yticks(place, [visible(name) for name in rows.get_column("ruleset").to_list()])
+        ends = np.where(np.isnan(high), values, high)
+        starts = np.where(np.isnan(low), values, low)
+        span = float(ends.max() - starts.min()) or 1.0
+        hands = (rows.get_column("hands_to_tell_apart").to_list()
+                 if "hands_to_tell_apart" in rows.columns else [None] * rows.height)
+        for end, at, count in zip(ends, place, hands, strict=True):
+            if count is not None:
+                axes.annotate(f"{int(count):,} hands", (end, at), xytext=(6, 0),
+                              textcoords="offset points", va="center", fontsize=NOTE)
+        # Room on the right for the labels: the longest, "123,456 hands", inside.
+        axes.set_xlim(float(starts.min()) - 0.05 * span, float(ends.max()) + 0.4 * span)
         axes.set_title(title)
         # The groups come from paired differences (the same games under every ruleset),
         # far narrower than each ruleset's own interval drawn here.
         axes.set_xlabel("spread of players' means / SD within players (95% interval: "
                         "bootstrap over games)\ngroups: paired differences on the same "
-                        "games, narrower than each ruleset's own interval")
+                        "games, narrower than each ruleset's own interval\nbeside each: "
+                        "the hands it takes to tell players apart (higher signal: fewer)")
     return figure
