@@ -12,7 +12,10 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
+from matplotlib.layout_engine import ConstrainedLayoutEngine
 from typer.testing import CliRunner
 
 from ofcstats.analysis import Filters
@@ -286,8 +289,14 @@ def test_many_rulesets_are_small_multiples_one_in_colour_over_the_rest_in_grey()
     assert [a.get_title() for a in panels[:2]] == ["r8 (+80)", "r7 (+70)"]
     for axes in panels:
         colours = [line.get_color() for line in axes.get_lines()[:-1]]  # less the zero line
-        assert colours.count("#c8c8c8") == 8
-        assert len(colours) == 9
+        assert colours == [charts.PALETTE[0]]
+        # The other eight in grey, one collection behind it, drawn raster (text stays text).
+        (grey,) = axes.collections
+        assert len(grey.get_segments()) == 8
+        assert grey.get_rasterized()
+        assert grey.get_zorder() < axes.get_lines()[0].get_zorder()
+        assert to_hex(grey.get_colors()[0]) == "#c8c8c8"
+        assert axes.get_ylim() == panels[0].get_ylim()  # every panel on the same scale
     few = charts.player_under_rulesets(running.filter(pl.col("ruleset") < "r3"), "ann")
     assert len(few.axes) == 1
     assert len(few.axes[0].get_legend().get_texts()) == 3
@@ -340,6 +349,48 @@ def test_the_interval_chart_shades_one_band_per_skill_group() -> None:
     assert {t.get_text().strip() for t in axes.texts} == {"group 1", "group 2"}
     nothing = charts.skill_intervals(compared.with_columns(skill_group=None))
     assert not nothing.axes[0].axison
+
+
+def test_the_interval_chart_says_beside_each_ruleset_the_hands_to_tell_players_apart() -> None:
+    compared = pl.DataFrame({
+        "ruleset": ["a", "b", "c"], "skill_rank": [1, 2, 3],
+        "skill_signal": [0.30, 0.2, 0.01], "skill_signal_ci_low": [0.25, 0.15, None],
+        "skill_signal_ci_high": [0.35, 0.25, None], "skill_group": [1, 2, 2],
+        "hands_to_tell_apart": [43, 97, 38_416]})
+    figure = charts.skill_intervals(compared)
+    axes = figure.axes[0]
+    labels = {t.get_text().strip(): t for t in axes.texts if "hands" in t.get_text()}
+    assert set(labels) == {"43 hands", "97 hands", "38,416 hands"}
+    assert labels["43 hands"].xy == (0.35, 2)  # at the whisker's end, on top
+    assert labels["38,416 hands"].xy == (0.01, 0)  # no interval: at the dot
+    # Each inside the frame, clear of the group names beside it.
+    renderer = FigureCanvasAgg(figure).get_renderer()
+    figure.draw_without_rendering()
+    frame = axes.get_window_extent(renderer)
+    assert all(t.get_window_extent(renderer).x1 < frame.x1 for t in labels.values())
+
+
+def test_a_chart_is_laid_out_once_and_the_page_and_the_pdf_crop_it_alike() -> None:
+    hands = list(range(1, 11))
+    running = pl.DataFrame({"player": "ann", "ruleset": [f"r{i}" for i in range(9)
+                                                         for _ in hands],
+                            "hands": hands * 9, "points": [i * h for i in range(9)
+                                                           for h in hands]})
+    figure = charts.player_under_rulesets(running, "ann")
+    box = charts.laid_out(figure)
+    assert charts.laid_out(figure) is box
+    assert not isinstance(figure.get_layout_engine(), ConstrainedLayoutEngine)
+    page = charts.svg(figure)
+    width = float(re.search(r'<svg[^>]* width="([0-9.]+)pt"', page).group(1))  # type: ignore[union-attr]
+    assert width == pytest.approx(box.width * 72, abs=1)
+    image = charts.pixels(figure)
+    assert image.dtype == "uint8"
+    assert image.shape[2] == 4
+    assert image.shape[1] == pytest.approx(box.width * charts.PDF_DPI, abs=2)
+    assert image.shape[0] == pytest.approx(box.height * charts.PDF_DPI, abs=2)
+    # The grey curves as images, the titles and numbers as text.
+    assert page.count("<image") == 9
+    assert ">r8 (+80)</text>" in page
 
 
 def test_one_ruleset_has_nothing_to_rank_and_the_page_says_so() -> None:

@@ -10,7 +10,6 @@ draws the charts; :func:`render_html` writes the page, every name and value esca
 from __future__ import annotations
 
 import base64
-import io
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -20,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
-from matplotlib import image as mpl_image
 from matplotlib.backends.backend_pdf import PdfPages
 from matplotlib.figure import Figure
 
@@ -235,7 +233,6 @@ def chart_plan(data: ReportData) -> list[Chart]:
                  for key, draw, args in (
             ("cumulative", charts.cumulative_points, (running, main, sigma)),
             ("distribution", charts.points_distribution, (histogram, compared)),
-            ("skill", charts.skill_signal, (compared,)),
             ("intervals", charts.skill_intervals, (compared,)),
             ("styles", charts.style_map, (players, main)),
             ("royalties", charts.royalties_by_row, (players, main)),
@@ -427,7 +424,6 @@ def _variant_section(data: ReportData, variant: str, images: dict[str, str]) -> 
         "better player shows.</p>",
         _table(compared, RULESET_COLUMNS),
         _image(images[key + "distribution"], f"{variant}: points per hand under each ruleset"),
-        _image(images[key + "skill"], f"{variant}: rulesets ranked by skill signal"),
         "<h3>Can these hands rank them?</h3>",
         f"<p>{esc(ranking_text(data, variant))}</p>",
         _image(images[key + "intervals"], f"{variant}: skill signal of each ruleset with its "
@@ -517,9 +513,9 @@ def _caption(key: str) -> str:
     if chart.startswith("player:"):
         return f"{variant}: {chart.removeprefix('player:')} under each ruleset"
     names = {"cumulative": "cumulative points per player", "distribution": "points per hand "
-             "by ruleset", "skill": "skill signal by ruleset",
-             "intervals": "skill signal with 95% intervals", "styles": "player styles",
-             "royalties": "royalties by row", "decisions": "EV loss by street"}
+             "by ruleset", "intervals": "skill signal with 95% intervals",
+             "styles": "player styles", "royalties": "royalties by row",
+             "decisions": "EV loss by street"}
     return f"{variant}: {names.get(chart, chart)}"
 
 
@@ -548,9 +544,7 @@ def _pages(drawn: Sequence[tuple[str, Figure]]) -> list[tuple[tuple[float, float
     pages: list[tuple[tuple[float, float], list[_Placed]]] = []
     room = 0.0
     for key, figure in drawn:
-        buffer = io.BytesIO()
-        figure.savefig(buffer, format="png", dpi=200, bbox_inches="tight")
-        image = mpl_image.imread(io.BytesIO(buffer.getvalue()), format="png")
+        image = charts.pixels(figure)
         height, width = image.shape[:2]
         size = (A4[1], A4[0]) if width / height > LANDSCAPE else A4
         # At most half the page's height: two charts or more to every page.
@@ -632,9 +626,8 @@ def write_report(data: ReportData, html_path: Path, pdf_path: Path | None = None
         tell(f"chart {number + 1} of {len(plan)}: {_caption(key)}", number, steps)
         figure = draw()
         drawn.append((key, figure))
+        # Laid out once (charts.laid_out): the page's SVG and the PDF draw it where it is.
         images[key] = _embedded(figure)
-        # Laid out once: the PDF draws it again where it is (small multiples: 40% less).
-        figure.set_layout_engine("none")
     tell("writing the page", len(plan), steps)
     html_path.parent.mkdir(parents=True, exist_ok=True)
     with written_whole(html_path) as partial_file:  # never a half-written report

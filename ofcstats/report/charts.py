@@ -15,11 +15,14 @@ from typing import Any
 
 import matplotlib as mpl
 import numpy as np
+import PIL.Image
 import polars as pl
 from adjustText import adjust_text
 from cycler import cycler
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.collections import LineCollection
 from matplotlib.figure import Figure
+from matplotlib.transforms import Bbox
 
 from ofcstats.rows import ROW_NAMES
 from ofcstats.sanitize import visible
@@ -105,24 +108,85 @@ def _empty(title: str, why: str) -> Figure:
     return NoChart(title, why)
 
 
+def laid_out(figure: Figure) -> Bbox:
+    """Lay ``figure`` out once and keep it so: its layout engine run (one dry drawing, no
+    pixels), then switched off, and the box its ink fills (with the usual 0.1 inch of
+    margin), in inches, remembered. Every later drawing (:func:`svg`, :func:`pixels`)
+    reuses both instead of laying the chart out again and measuring it by a dry drawing
+    of its own: a chart written as SVG and for the PDF is laid out once, not four times."""
+    box = getattr(figure, "_ofcstats_box", None)
+    if box is None:
+        with style():
+            renderer = FigureCanvasAgg(figure).get_renderer()
+            figure.draw_without_rendering()
+            box = figure.get_tightbbox(renderer).padded(mpl.rcParams["savefig.pad_inches"])
+        figure.set_layout_engine("none")
+        figure._ofcstats_box = box  # type: ignore[attr-defined]
+    return box
+
+
 def svg(figure: Figure) -> str:
     """The figure as an SVG document (text kept as text, no timestamp): the report's
-    charts, sharp at any zoom on any screen."""
+    charts, sharp at any zoom on any screen. Laid out once (:func:`laid_out`); what
+    draws raster (the grey lines of small multiples) at :data:`SVG_RASTER_DPI`."""
+    box = laid_out(figure)
     buffer = io.StringIO()
     with style():
-        figure.savefig(buffer, format="svg", bbox_inches="tight",
+        figure.savefig(buffer, format="svg", bbox_inches=box, dpi=SVG_RASTER_DPI,
                        metadata={"Date": None, "Creator": None})
     return buffer.getvalue()
 
 
-def _grid(count: int, panel_height: float) -> tuple[Figure, Any]:
-    """A figure of ``count`` small panels, three to a line (small multiples)."""
+SVG_RASTER_DPI = 110
+"""The resolution of what a chart's SVG draws raster (the small multiples' grey lines,
+behind): about a pixel a dot where the page shows the chart, on a desktop's screen as
+on a phone's of three pixels a CSS pixel (the chart about 390 px wide there)."""
+PDF_DPI = 200
+"""The resolution of a chart in the PDF (:func:`pixels`): about 240 dots an inch at the
+width of an A4 page."""
+
+
+def pixels(figure: Figure, dpi: int = PDF_DPI) -> np.ndarray:
+    """The figure drawn as pixels (rows, columns, RGBA in ``uint8``), cropped as
+    :func:`svg` crops it: what the PDF places on its pages."""
+    box = laid_out(figure)
+    buffer = io.BytesIO()
+    with style():
+        # The least compression: the PNG is read back at once, never stored.
+        figure.savefig(buffer, format="png", dpi=dpi, bbox_inches=box,
+                       pil_kwargs={"compress_level": 0})
+    with PIL.Image.open(buffer) as image:
+        return np.asarray(image.convert("RGBA"))
+
+
+def _grid(count: int, panel_height: float, shared: bool = False) -> tuple[Figure, Any]:
+    """A figure of ``count`` small panels, three to a line (small multiples); ``shared``:
+    on the same scales, the numbers on the outer axes only (a panel with none below it
+    keeps its own)."""
     columns = min(3, count)
     lines = -(-count // columns)
-    figure = Figure(figsize=(WIDTH, panel_height * lines + 0.8), layout="constrained")
-    grid = figure.subplots(lines, columns, squeeze=False)
+    height = panel_height * lines + 0.8
+    if shared:
+        # Margins set, not solved for: with the numbers on the outer axes only, what lies
+        # between two panels is a panel's title (or, below one with none under it, its
+        # numbers); the margins outside are cropped to the ink. Constrained layout would
+        # measure every label of every panel twice (half the time of such a chart).
+        inch_w, inch_h = 1 / WIDTH, 1 / height
+        panel = (height - 1.3 - 0.45 * (lines - 1)) / lines
+        grid_kw = {"left": 1.0 * inch_w, "right": 1 - 0.15 * inch_w, "top": 1 - 0.75 * inch_h,
+                   "bottom": 0.55 * inch_h, "hspace": 0.45 / panel,
+                   "wspace": 0.4 / ((WIDTH - 1.15 - 0.4 * (columns - 1)) / columns)}
+        figure = Figure(figsize=(WIDTH, height))
+        grid = figure.subplots(lines, columns, squeeze=False, sharex=True, sharey=True,
+                               gridspec_kw=grid_kw)
+    else:
+        figure = Figure(figsize=(WIDTH, height), layout="constrained")
+        grid = figure.subplots(lines, columns, squeeze=False)
     for axes in grid.flat[count:]:
         axes.set_axis_off()
+    if shared:
+        for axes in grid.flat[max(count - columns, 0):count]:
+            axes.xaxis.set_tick_params(labelbottom=True)
     return figure, grid
 
 
@@ -248,16 +312,19 @@ PANEL_POINTS = 150
 def _highlighted(title: str, order: list[str],
                  curves: dict[str, tuple[np.ndarray, np.ndarray]]) -> Figure:
     """One panel per curve of ``curves`` (in ``order``): it in colour, the rest in grey."""
-    figure, grid = _grid(len(order), 1.6)
+    figure, grid = _grid(len(order), 1.6, shared=True)
     low = min(float(c[1].min()) for c in curves.values())
     high = max(float(c[1].max()) for c in curves.values())
     pad = 0.05 * (high - low or 1.0)
     # A panel is a third of the width: fewer points draw it as well (a smaller SVG).
-    grey = {name: _thin(*curves[name], PANEL_POINTS // 2) for name in order}
+    grey = {name: np.column_stack(_thin(*curves[name], PANEL_POINTS // 2)) for name in order}
     for index, (axes, name) in enumerate(zip(grid.flat, order, strict=False)):
-        for other in order:
-            if other != name:
-                axes.plot(*grey[other], color="#c8c8c8", linewidth=0.8)
+        # The others in grey, behind: one collection drawn raster (in the SVG, an image
+        # per panel instead of a path per curve; the text and the coloured curve stay
+        # vector).
+        axes.add_collection(LineCollection([grey[other] for other in order if other != name],
+                                           colors="#c8c8c8", linewidths=0.8, zorder=1.5,
+                                           rasterized=True))
         hands, points = _thin(*curves[name], PANEL_POINTS)
         axes.plot(hands, points, color=_colour(0), linewidth=1.6)
         axes.axhline(0, color="#666666", linewidth=0.6)
@@ -476,32 +543,12 @@ def royalties_by_row(player_stats: pl.DataFrame, ruleset: str) -> Figure:
     return figure
 
 
-def skill_signal(ruleset_stats: pl.DataFrame) -> Figure:
-    """Rulesets ranked by how fast skill shows: players' spread over the noise."""
-    title = "How fast skill shows: skill signal by ruleset (higher is faster)"
-    rows = ruleset_stats.filter(pl.col("skill_signal").is_not_null()).sort("skill_signal")
-    if rows.is_empty():
-        return _empty(title, f"needs at least two players with {30}+ hands under a ruleset")
-    with style():
-        figure = Figure(figsize=(8, 0.42 * rows.height + 1.6))
-        axes = figure.subplots()
-        values = rows.get_column("skill_signal").to_numpy()
-        names = rows.get_column("ruleset").to_list()
-        bars = axes.barh(names, values, color=[_colour(0)] * (len(names) - 1) + [_colour(3)])
-        for bar, hands in zip(bars, rows.get_column("hands_to_tell_apart"), strict=True):
-            axes.text(bar.get_width(), bar.get_y() + bar.get_height() / 2,
-                      f"  {int(hands):,} hands" if hands is not None else "", va="center",
-                      fontsize=NOTE)
-        axes.set_title(title)
-        axes.set_xlabel("spread of players' means / SD within players")
-        axes.margins(x=0.25)
-    return figure
-
-
 def skill_intervals(compared: pl.DataFrame) -> Figure:
     """Each ruleset's skill signal with its 95% interval (dot and whisker), in rank order,
     the skill groups shaded: rulesets in one band cannot be ranked by these hands
-    (:func:`ofcstats.uncertainty.compare`)."""
+    (:func:`ofcstats.uncertainty.compare`); beside each whisker, the hands it takes to
+    tell players one spread apart under the ruleset (``hands_to_tell_apart``, when
+    ``compared`` has it). The report's one chart of the skill signal."""
     title = "Skill signal with its 95% interval; shaded bands: rulesets the hands cannot rank"
     rows = compared.filter(pl.col("skill_signal").is_not_null()
                            & pl.col("skill_group").is_not_null()).sort("skill_rank")
@@ -525,10 +572,22 @@ def skill_intervals(compared: pl.DataFrame) -> Figure:
         axes.errorbar(values, place, xerr=np.nan_to_num(errors), fmt="o", color=_colour(0),
                       ecolor="#333333", capsize=3)
         axes.set_yticks(place, [visible(name) for name in rows.get_column("ruleset").to_list()])
+        ends = np.where(np.isnan(high), values, high)
+        starts = np.where(np.isnan(low), values, low)
+        span = float(ends.max() - starts.min()) or 1.0
+        hands = (rows.get_column("hands_to_tell_apart").to_list()
+                 if "hands_to_tell_apart" in rows.columns else [None] * rows.height)
+        for end, at, count in zip(ends, place, hands, strict=True):
+            if count is not None:
+                axes.annotate(f"{int(count):,} hands", (end, at), xytext=(6, 0),
+                              textcoords="offset points", va="center", fontsize=NOTE)
+        # Room on the right for the labels: the longest, "123,456 hands", inside.
+        axes.set_xlim(float(starts.min()) - 0.05 * span, float(ends.max()) + 0.4 * span)
         axes.set_title(title)
         # The groups come from paired differences (the same games under every ruleset),
         # far narrower than each ruleset's own interval drawn here.
         axes.set_xlabel("spread of players' means / SD within players (95% interval: "
                         "bootstrap over games)\ngroups: paired differences on the same "
-                        "games, narrower than each ruleset's own interval")
+                        "games, narrower than each ruleset's own interval\nbeside each: "
+                        "the hands it takes to tell players apart (higher signal: fewer)")
     return figure
