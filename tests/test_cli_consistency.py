@@ -8,10 +8,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
+import typer.main
 from test_cli_terminal import run_in_pipe, run_on_terminal
 from test_cli_usage import one_line_error
 from typer.testing import CliRunner
@@ -248,3 +251,21 @@ def test_the_review_table_shows_every_street_a_variant_has_and_no_other() -> Non
     assert "st5" in pineapple, pineapple
     wide = by_variant_text(frame, TableFormat.table, "review", wide=True)
     assert wide.splitlines()[1].index("street_9") < wide.splitlines()[1].index("total_ev_loss")
+
+
+def test_every_command_on_a_database_takes_quiet() -> None:
+    # --quiet means the same everywhere (README): every command that opens a database
+    # may wait for a writer, and the note it draws then is what --quiet silences.
+    command = typer.main.get_command(app)
+
+    def commands(group: Any, name: str = "") -> Iterator[tuple[str, Any]]:
+        for sub_name, sub in getattr(group, "commands", {}).items():
+            yield from commands(sub, f"{name} {sub_name}".strip())
+        if not hasattr(group, "commands"):
+            yield name, group
+
+    options = {name: {o for p in c.params for o in getattr(p, "opts", [])}
+               for name, c in commands(command)}
+    with_db = [name for name, opts in options.items() if "--db" in opts]
+    assert {"ingest", "review", "replay", "db info"} <= set(with_db)
+    assert [name for name in with_db if "--quiet" not in options[name]] == []

@@ -199,6 +199,7 @@ def db_info(
         "--format", "-f", help="Output format.")] = SummaryFormat.table,
     wait: WaitOption = None,
     as_json: JsonFlag = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Show the database's tables with their row counts, sessions, players and dates,
     and check that every stored hand is scored under every ruleset of its variant
@@ -207,7 +208,7 @@ def db_info(
 
     Example: ofcstats db info --db club.duckdb
     """
-    with _open_existing(db, wait=wait) as store:
+    with _open_existing(db, wait=wait, quiet=quiet) as store:
         info = store.info()
     if as_json or output is SummaryFormat.json:
         typer.echo(json.dumps(info, indent=2))

@@ -26,6 +26,7 @@ from ofcstats.cli.options import (
     FormatOption,
     FromOption,
     PlayerOption,
+    QuietOption,
     SessionOption,
     SinceOption,
     TableFormat,
@@ -254,6 +255,7 @@ def replay(
     fantasyland_value: FantasylandValueOption = 14.0,
     screen: ScreenOption = 6,
     wait: WaitOption = None,
+    quiet: QuietOption = False,
 ) -> None:
     """Write one hand as an HTML page: each street of each seat on its board, the play
     made and the best candidate side by side with their expected points. Streets not
@@ -266,7 +268,7 @@ def replay(
 
     settings = _review_settings(ruleset, rollouts, seed, fantasyland_value, screen, opponents)
     writable_file(output, "page")
-    with _open_existing(db, wait=wait) as store:
+    with _open_existing(db, wait=wait, quiet=quiet) as store:
         try:
             text = replaying.page(store, hand_id, settings)  # type: ignore[arg-type]
         except OfcstatsError as error:
