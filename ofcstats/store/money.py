@@ -7,7 +7,7 @@ and gets frames back. The settlement itself (the loss cap over the table) is
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
@@ -117,6 +117,21 @@ def money_rows(store: Store, query: str, params: list[object], decimals: int
     whole units of ``10 ** -decimals``."""
     return store.con.sql(f"WITH settled AS ({query}) "
                          + _MONEY.format(scale=10 ** decimals), params=params).pl()
+
+
+def money_and_games(store: Store, query: str, params: list[object], decimals: int,
+                    columns: Sequence[str]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """:func:`money_rows` and ``columns`` of the settled games of ``query`` (unsorted),
+    settled once: the games are read, and summed from what was read."""
+    games = store.con.sql(f"SELECT {', '.join(columns)}, capped, stake_source "
+                          f"FROM ({query})", params=params).pl()
+    store.con.register("money_settled", games)
+    try:
+        summed = store.con.sql("WITH settled AS (SELECT * FROM money_settled) "
+                               + _MONEY.format(scale=10 ** decimals)).pl()
+    finally:
+        store.con.unregister("money_settled")
+    return summed, games.drop("capped", "stake_source")
 
 
 def seated_players(store: Store, filters: Filters) -> pl.DataFrame:
