@@ -295,8 +295,8 @@ def _beside(beside: pl.DataFrame, rulesets: list[str], r: npt.NDArray[np.signedi
     (``r``, ``g``, ``p``) of the summed rows, 0 where it has no row: a left join of the
     rows to it, on sorted integer keys."""
     codes = beside.select(
-        r=pl.col("ruleset").replace_strict(rulesets, list(range(len(rulesets))), default=-1,
-                                           return_dtype=pl.Int64),
+        r=pl.col("ruleset").cast(pl.String).replace_strict(
+            rulesets, list(range(len(rulesets))), default=-1, return_dtype=pl.Int64),
         g=pl.col("g").cast(pl.Int64), p=pl.col("p").cast(pl.Int64))
     keep = ((codes.get_column("r") >= 0) & (codes.get_column("p") >= 0)).to_numpy()
     games = int(max(g.max(initial=0), codes.get_column("g").max() or 0)) + 1
@@ -403,10 +403,12 @@ class _Coded:
         """``frame``'s rows of ``variant`` keyed by game and player code (``g``, ``p``)
         instead of ``session_id``, ``game`` and ``player``."""
         players = self.named(variant, "player")
-        return frame.filter(pl.col("variant") == variant).join(
-            self.every[variant], on=["session_id", "game"]).with_columns(
-            p=pl.col("player").replace_strict(players, list(range(len(players))),
-                                              default=-1, return_dtype=pl.Int64)).drop(
+        mine = frame.filter(pl.col("variant") == variant)
+        every = self.every[variant].with_columns(
+            pl.col("session_id").cast(mine.schema["session_id"]))
+        return mine.join(every, on=["session_id", "game"]).with_columns(
+            p=pl.col("player").cast(pl.String).replace_strict(
+                players, list(range(len(players))), default=-1, return_dtype=pl.Int64)).drop(
             "session_id", "game", "player", "variant")
 
     def sums(self, rows: stats.Rows, variant: str, rulesets: Sequence[str],
