@@ -403,13 +403,13 @@ class _Coded:
         """``frame``'s rows of ``variant`` keyed by game and player code (``g``, ``p``)
         instead of ``session_id``, ``game`` and ``player``."""
         players = self.named(variant, "player")
-        mine = frame.filter(pl.col("variant") == variant)
         every = self.every[variant].with_columns(
-            pl.col("session_id").cast(mine.schema["session_id"]))
-        return mine.join(every, on=["session_id", "game"]).with_columns(
+            pl.col("session_id").cast(frame.schema["session_id"]))
+        return frame.lazy().filter(pl.col("variant") == variant).join(
+            every.lazy(), on=["session_id", "game"]).with_columns(
             p=pl.col("player").cast(pl.String).replace_strict(
                 players, list(range(len(players))), default=-1, return_dtype=pl.Int64)).drop(
-            "session_id", "game", "player", "variant")
+            "session_id", "game", "player", "variant").collect()
 
     def sums(self, rows: stats.Rows, variant: str, rulesets: Sequence[str],
              players: Sequence[str], columns: Sequence[str]) -> pl.DataFrame:
@@ -710,7 +710,7 @@ def player_intervals_stored(rows: stats.Rows, games: pl.DataFrame,
         money = money.select(
             "variant", "ruleset", "session_id", "game", "player",
             money_millionths=(pl.col("money") * _MONEY_SCALE).round(0).cast(pl.Int64),
-            games=pl.lit(1, dtype=pl.Int64))
+            games=pl.lit(1, dtype=pl.Int8))
     observed: list[pl.DataFrame] = []
 
     def layouts() -> Iterator[tuple[str, _Layout]]:
