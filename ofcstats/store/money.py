@@ -131,10 +131,10 @@ def money_and_games(store: Store, query: str, params: list[object], decimals: in
     text = ("variant", "ruleset", "session_id", "player", "stake_source")
     reader = store.con.sql(f"SELECT {', '.join(columns)}, capped, stake_source "
                            f"FROM ({query})", params=params).to_arrow_reader(_BATCH)
-    parts = [pl.from_arrow(batch).with_columns(pl.col(*text).cast(pl.Categorical))
+    parts = [pl.DataFrame(batch).with_columns(pl.col(*text).cast(pl.Categorical))
              for batch in reader]
     games = pl.concat(parts) if parts else pl.DataFrame(schema={
-        **{c: pl.Categorical for c in text}, "game": pl.Int64, "money": pl.Float64,
+        **dict.fromkeys(text, pl.Categorical), "game": pl.Int64, "money": pl.Float64,
         "capped": pl.Boolean})
     del parts
     store.con.register("money_settled", games)
