@@ -35,12 +35,14 @@ def hand_games(store: Store, filters: Filters) -> pl.DataFrame:
 
 
 @contextmanager
-def _settled(store: Store, filters: Filters, rulesets: Sequence[Ruleset]
+def _settled(store: Store, filters: Filters, rulesets: Sequence[Ruleset],
+             hands: pl.DataFrame | None = None
              ) -> Iterator[tuple[str, list[object]] | None]:
     """A query of the settled games (:func:`game_results`' rows, unsorted) and its
-    parameters, while the games are registered with the store's connection; None when
-    there are none."""
-    hands = hand_games(store, filters)
+    parameters, while the games (``hands``: :func:`hand_games`, when already read) are
+    registered with the store's connection; None when there are none."""
+    if hands is None:
+        hands = hand_games(store, filters)
     if hands.is_empty() or not rulesets:
         yield None
         return
@@ -82,6 +84,24 @@ def _empty_games() -> pl.DataFrame:
         "capped": pl.Boolean, "money": pl.Float64})
 
 
+_EMPTY_MONEY = {"variant": pl.String, "ruleset": pl.String, "player": pl.String,
+                "money": pl.Float64, "games": pl.UInt32, "capped_games": pl.Int64,
+                "stake": pl.String}
+_GAME_MONEY = ("variant", "ruleset", "session_id", "game", "player", "money")
+"""The columns of :func:`game_results` the money intervals resample."""
+
+
+def money_and_games(store: Store, filters: Filters, rulesets: Sequence[Ruleset],
+                    hands: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """:func:`money` and :func:`game_results`' :data:`_GAME_MONEY` columns (unsorted) from
+    one settling of the games; ``hands`` is :func:`hand_games`."""
+    with _settled(store, filters, rulesets, hands) as settled:
+        if settled is None:
+            return (pl.DataFrame(schema=_EMPTY_MONEY),
+                    _empty_games().select(_GAME_MONEY))
+        return stored.money_and_games(store, *settled, MONEY_DECIMALS, _GAME_MONEY)
+
+
 def money(store: Store, filters: Filters, rulesets: Sequence[Ruleset]
           ) -> pl.DataFrame:
     """Per variant, ruleset and player: ``money`` (settled, in the table's stake units),
@@ -90,10 +110,7 @@ def money(store: Store, filters: Filters, rulesets: Sequence[Ruleset]
     ``default`` (1 a point), or a mixture). Summed in the database, in whole millionths."""
     with _settled(store, filters, rulesets) as settled:
         if settled is None:
-            return pl.DataFrame(schema={
-                "variant": pl.String, "ruleset": pl.String, "player": pl.String,
-                "money": pl.Float64, "games": pl.UInt32, "capped_games": pl.Int64,
-                "stake": pl.String})
+            return pl.DataFrame(schema=_EMPTY_MONEY)
         return stored.money_rows(store, *settled, MONEY_DECIMALS)
 
 
@@ -167,11 +184,9 @@ def player_table(store: Store, filters: Filters, *, seed: int = 7,
     table = stats.player_table(*summed, seed=seed)
     names = sorted(table.get_column("ruleset").unique().to_list())
     rulesets = store.scored_rulesets(names)
-    settled = money(store, filters, rulesets)
-    games = game_results(store, filters, rulesets).select(
-        "variant", "ruleset", "session_id", "game", "player", "money")
-    intervals = uncertainty.player_intervals_stored(rows, hand_games(store, filters), games,
-                                                    seed=seed)
+    hands = hand_games(store, filters)
+    settled, games = money_and_games(store, filters, rulesets, hands)
+    intervals = uncertainty.player_intervals_stored(rows, hands, games, seed=seed)
     shared = [c for c in intervals.columns if c in table.columns and c not in stats.KEYS]
     return table.join(settled, on=["player", "variant", "ruleset"], how="left").join(
         intervals.drop(shared), on=list(stats.KEYS), how="left").sort(

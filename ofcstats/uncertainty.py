@@ -210,25 +210,24 @@ class _Layout:
         rulesets = coded.named(variant, "ruleset")
         players = coded.named(variant, "player")
         summed = [c for c in columns if c in SUM_COLUMNS]
-        if beside is not None:
-            beside = beside.with_columns(r=pl.col("ruleset").replace_strict(
-                rulesets, list(range(len(rulesets))), default=-1, return_dtype=pl.Int64))
         step = max(1, _GROUPS // max(1, coded.every[variant].height * len(players)))
         parts: list[list[npt.NDArray[np.signedinteger]]] = []
         for start in range(0, len(rulesets), step):
             found = coded.sums(rows, variant, rulesets[start:start + step], players, summed)
             found = found.with_columns(pl.col("r") + start)
-            if beside is not None:
-                found = found.join(beside.drop("ruleset"), on=["r", "g", "p"], how="left")
-                found = found.with_columns(
-                    pl.col(c).fill_null(0) for c in columns if c not in SUM_COLUMNS)
             parts.append([_narrowed(found.get_column(c).to_numpy())
-                          for c in ("r", "g", "p", *columns)])
+                          for c in ("r", "g", "p", *summed)])
             del found
         joined = [np.concatenate([part[i] for part in parts]) if parts else
-                  np.zeros(0, dtype=np.int8) for i in range(3 + len(columns))]
+                  np.zeros(0, dtype=np.int8) for i in range(3 + len(summed))]
         del parts
-        r, g, p, values = joined[0], joined[1], joined[2], joined[3:]
+        r, g, p = joined[0], joined[1], joined[2]
+        found_columns = dict(zip(summed, joined[3:], strict=True))
+        del joined
+        if beside is not None:
+            found_columns.update(_beside(beside, rulesets, r, g, p,
+                                         [c for c in columns if c not in SUM_COLUMNS]))
+        values = [found_columns[c] for c in columns]
         every = np.unique(g)
         g = np.searchsorted(every, g)
         present = sorted({(rulesets[i], players[j]) for i, j in
@@ -287,6 +286,38 @@ class _Layout:
                 out[:, start:stop, index, :] = (mine @ block.reshape(games.size, -1)).reshape(
                     b, stop - start, width)
         return out
+
+
+def _beside(beside: pl.DataFrame, rulesets: list[str], r: npt.NDArray[np.signedinteger],
+            g: npt.NDArray[np.signedinteger], p: npt.NDArray[np.signedinteger],
+            columns: Sequence[str]) -> dict[str, npt.NDArray[np.signedinteger]]:
+    """``columns`` of ``beside`` (keyed by ``ruleset``, ``g`` and ``p``) at the keys
+    (``r``, ``g``, ``p``) of the summed rows, 0 where it has no row: a left join of the
+    rows to it, on sorted integer keys."""
+    codes = beside.select(
+        r=pl.col("ruleset").cast(pl.String).replace_strict(
+            rulesets, list(range(len(rulesets))), default=-1, return_dtype=pl.Int64),
+        g=pl.col("g").cast(pl.Int64), p=pl.col("p").cast(pl.Int64))
+    keep = ((codes.get_column("r") >= 0) & (codes.get_column("p") >= 0)).to_numpy()
+    games = int(max(g.max(initial=0), codes.get_column("g").max() or 0)) + 1
+    people = int(max(p.max(initial=0), codes.get_column("p").max() or 0)) + 1
+
+    def key(rr: npt.NDArray[np.integer], gg: npt.NDArray[np.integer],
+            pp: npt.NDArray[np.integer]) -> npt.NDArray[np.int64]:
+        return (rr.astype(np.int64) * games + gg) * people + pp
+
+    theirs = key(*(codes.get_column(c).to_numpy()[keep] for c in ("r", "g", "p")))
+    order = np.argsort(theirs, kind="stable")
+    theirs = theirs[order]
+    mine = key(r, g, p)
+    at = np.minimum(np.searchsorted(theirs, mine), max(0, theirs.size - 1))
+    found = (theirs[at] == mine) if theirs.size else np.zeros(mine.size, dtype=bool)
+    out = {}
+    for column in columns:
+        values = beside.get_column(column).to_numpy()[keep][order]
+        out[column] = _narrowed(np.where(found, values[at] if values.size else 0, 0)
+                                .astype(np.int64))
+    return out
 
 
 _COMPILED_FROM = 20_000
@@ -372,11 +403,13 @@ class _Coded:
         """``frame``'s rows of ``variant`` keyed by game and player code (``g``, ``p``)
         instead of ``session_id``, ``game`` and ``player``."""
         players = self.named(variant, "player")
-        return frame.filter(pl.col("variant") == variant).join(
-            self.every[variant], on=["session_id", "game"]).with_columns(
-            p=pl.col("player").replace_strict(players, list(range(len(players))),
-                                              default=-1, return_dtype=pl.Int64)).drop(
-            "session_id", "game", "player", "variant")
+        every = self.every[variant].with_columns(
+            pl.col("session_id").cast(frame.schema["session_id"]))
+        return frame.lazy().filter(pl.col("variant") == variant).join(
+            every.lazy(), on=["session_id", "game"]).with_columns(
+            p=pl.col("player").cast(pl.String).replace_strict(
+                players, list(range(len(players))), default=-1, return_dtype=pl.Int64)).drop(
+            "session_id", "game", "player", "variant").collect()
 
     def sums(self, rows: stats.Rows, variant: str, rulesets: Sequence[str],
              players: Sequence[str], columns: Sequence[str]) -> pl.DataFrame:
@@ -677,7 +710,7 @@ def player_intervals_stored(rows: stats.Rows, games: pl.DataFrame,
         money = money.select(
             "variant", "ruleset", "session_id", "game", "player",
             money_millionths=(pl.col("money") * _MONEY_SCALE).round(0).cast(pl.Int64),
-            games=pl.lit(1, dtype=pl.Int64))
+            games=pl.lit(1, dtype=pl.Int8))
     observed: list[pl.DataFrame] = []
 
     def layouts() -> Iterator[tuple[str, _Layout]]:

@@ -7,7 +7,7 @@ and gets frames back. The settlement itself (the loss cap over the table) is
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
@@ -117,6 +117,35 @@ def money_rows(store: Store, query: str, params: list[object], decimals: int
     whole units of ``10 ** -decimals``."""
     return store.con.sql(f"WITH settled AS ({query}) "
                          + _MONEY.format(scale=10 ** decimals), params=params).pl()
+
+
+_BATCH = 1_000_000
+"""Settled games read at a time by :func:`money_and_games`."""
+
+
+def money_and_games(store: Store, query: str, params: list[object], decimals: int,
+                    columns: Sequence[str]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """:func:`money_rows` and ``columns`` of the settled games of ``query`` (unsorted,
+    text as categoricals: millions of rows at a million hands), settled once: the games
+    are read a batch at a time, and summed from what was read."""
+    text = ("variant", "ruleset", "session_id", "player", "stake_source")
+    reader = store.con.sql(f"SELECT {', '.join(columns)}, capped, stake_source "
+                           f"FROM ({query})", params=params).to_arrow_reader(_BATCH)
+    parts = [pl.DataFrame(batch).with_columns(pl.col(*text).cast(pl.Categorical))
+             for batch in reader]
+    games = pl.concat(parts) if parts else pl.DataFrame(schema={
+        **dict.fromkeys(text, pl.Categorical), "game": pl.Int64, "money": pl.Float64,
+        "capped": pl.Boolean})
+    del parts
+    store.con.register("money_settled", games)
+    try:
+        summed = store.con.sql(
+            "WITH settled AS (SELECT variant::VARCHAR AS variant, ruleset::VARCHAR AS ruleset, "
+            "player::VARCHAR AS player, money, capped, stake_source::VARCHAR AS stake_source "
+            "FROM money_settled) " + _MONEY.format(scale=10 ** decimals)).pl()
+    finally:
+        store.con.unregister("money_settled")
+    return summed, games.drop("capped", "stake_source")
 
 
 def seated_players(store: Store, filters: Filters) -> pl.DataFrame:
