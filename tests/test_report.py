@@ -277,12 +277,15 @@ def test_the_interval_note_is_the_legends_title_not_a_text_over_the_bars() -> No
     assert len(axes.texts) == 0
 
 
-def test_many_rulesets_are_small_multiples_one_in_colour_over_the_rest_in_grey() -> None:
+def _nine_rulesets() -> pl.DataFrame:
+    """One player's running points under nine rulesets, r0 to r8 (ri: i points a hand)."""
     hands = list(range(1, 11))
-    running = pl.DataFrame({"player": "ann", "ruleset": [f"r{i}" for i in range(9)
-                                                         for _ in hands],
-                            "hands": hands * 9, "points": [i * h for i in range(9)
-                                                           for h in hands]})
+    return pl.DataFrame({"player": "ann", "ruleset": [f"r{i}" for i in range(9) for _ in hands],
+                         "hands": hands * 9, "points": [i * h for i in range(9) for h in hands]})
+
+
+def test_many_rulesets_are_small_multiples_one_in_colour_over_the_rest_in_grey() -> None:
+    running = _nine_rulesets()
     figure = charts.player_under_rulesets(running, "ann")
     panels = [a for a in figure.axes if a.axison]
     assert len(panels) == 9
@@ -371,11 +374,7 @@ def test_the_interval_chart_says_beside_each_ruleset_the_hands_to_tell_players_a
 
 
 def test_a_chart_is_laid_out_once_and_the_page_and_the_pdf_crop_it_alike() -> None:
-    hands = list(range(1, 11))
-    running = pl.DataFrame({"player": "ann", "ruleset": [f"r{i}" for i in range(9)
-                                                         for _ in hands],
-                            "hands": hands * 9, "points": [i * h for i in range(9)
-                                                           for h in hands]})
+    running = _nine_rulesets()
     figure = charts.player_under_rulesets(running, "ann")
     box = charts.laid_out(figure)
     assert charts.laid_out(figure) is box

@@ -26,6 +26,7 @@ from ofcstats.cli.options import (
     OutputFormat,
     QuietOption,
     SummaryFormat,
+    SummaryFormatOption,
     WaitOption,
 )
 from ofcstats.cli.output import (
@@ -195,8 +196,7 @@ def _score_loaded(database: Path, wait: float | None, quiet: bool
 @db_app.command("info")
 def db_info(
     db: DbOption = None,
-    output: Annotated[SummaryFormat, typer.Option(
-        "--format", "-f", help="Output format.")] = SummaryFormat.table,
+    output: SummaryFormatOption = SummaryFormat.table,
     wait: WaitOption = None,
     as_json: JsonFlag = False,
     quiet: QuietOption = False,

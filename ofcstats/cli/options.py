@@ -87,6 +87,11 @@ OutputPathOption = Annotated[Path | None, typer.Option(
 
 
 FormatOption = Annotated[TableFormat, typer.Option("--format", "-f", help="Output format.")]
+SummaryFormatOption = Annotated[SummaryFormat, typer.Option(
+    "--format", "-f", help="Output format: a table to read, or JSON.")]
+RulesetsOption = Annotated[list[str] | None, typer.Option(
+    "--ruleset", "-r", help="Only these rulesets (repeat). Default: all scored.",
+    show_default=False)]
 
 
 WideOption = Annotated[bool, typer.Option(

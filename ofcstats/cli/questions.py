@@ -23,6 +23,7 @@ from ofcstats.cli.options import (
     PlayerOption,
     QuietOption,
     ResamplesOption,
+    RulesetsOption,
     SeedOption,
     SessionOption,
     SinceOption,
@@ -54,9 +55,7 @@ _SEED_HELP = ("Seed of the bootstraps: over sessions for the mean, over games fo
 @app.command()
 def compare(
     db: DbOption = None,
-    ruleset: Annotated[list[str] | None, typer.Option(
-        "--ruleset", "-r", help="Only these rulesets (repeat). Default: all scored.",
-        show_default=False)] = None,
+    ruleset: RulesetsOption = None,
     output: FormatOption = TableFormat.table, wide: WideOption = False,
     session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
     variant: VariantOption = None, player: PlayerOption = None, quiet: QuietOption = False,
@@ -153,9 +152,7 @@ def players(
 def player(
     name: Annotated[str, typer.Argument(help="The player's name.", show_default=False)],
     db: DbOption = None,
-    ruleset: Annotated[list[str] | None, typer.Option(
-        "--ruleset", "-r", help="Only these rulesets (repeat). Default: all scored.",
-        show_default=False)] = None,
+    ruleset: RulesetsOption = None,
     output: FormatOption = TableFormat.table, wide: WideOption = False,
     session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
     variant: VariantOption = None, quiet: QuietOption = False,

@@ -28,6 +28,7 @@ from ofcstats.cli.options import (
     OutputFormat,
     QuietOption,
     SummaryFormat,
+    SummaryFormatOption,
     TableFormat,
     WaitOption,
     split_list,
@@ -237,8 +238,7 @@ def rescore(
     address: AddressOption = None,
     source: FromOption = None,
     config: ConfigOption = None,
-    output: Annotated[SummaryFormat, typer.Option(
-        "--format", "-f", help="How to print the summary.")] = SummaryFormat.table,
+    output: SummaryFormatOption = SummaryFormat.table,
     quiet: QuietOption = False,
     wait: WaitOption = None,
     as_json: JsonFlag = False,
