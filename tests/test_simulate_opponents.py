@@ -2,9 +2,9 @@
 
 An opponent's play-out takes every street by the quick rule, the last one included, so
 no list of ways to place the last street is built for it (for a seat in fantasyland,
-setting 13 cards in one street, that list has a million rows and took seconds to
-build). Here the play-outs, and whole seeded runs, are held to the compiled kernel fed
-the full list, as it was.
+setting 13 cards in one street, that list has 514,048 rows picked from 67 million, and
+took seconds to build). Here the play-outs, and whole seeded runs, are held to the
+compiled kernel fed the full list, as it was.
 """
 
 from __future__ import annotations

@@ -212,7 +212,7 @@ def play_out(keys: npt.NDArray[np.int64], filled: npt.NDArray[np.int8],
         pats, counts = patterns(last, last_discards), pattern_counts(last, last_discards)
     else:
         # The last street by the rule too: no placement is enumerated, so none is built
-        # (every way to set 13 cards, for a seat in fantasyland, takes seconds to list).
+        # (every way to set 13 cards, for a seat in fantasyland, took seconds to list).
         pats, counts = np.empty((0, last), dtype=np.int8), np.empty((0, 3), dtype=np.int8)
     _play_out(out, np.ascontiguousarray(filled, dtype=np.int8),
               np.ascontiguousarray(cards, dtype=np.uint8),
