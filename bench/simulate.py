@@ -8,16 +8,33 @@ reported points with ``ofcstats.score``, and writing the JSON Lines file):
   ``montecarlo`` seat among heuristic ones and with ``montecarlo`` in every seat.
 
 The lookup tables are built before the clock starts (they are built once per process).
+
+Then the README tour's run (300 Pineapple hands, aggressive, safe and montecarlo seats,
+seed 7), each in a fresh process whose clock starts after the imports, as a user's run
+pays it: today's against the baseline, the play-out of before, which listed every way to
+place an opponent's last street though it plays it by the rule (for an opponent in
+fantasyland, every way to set 13 cards: seconds, once per process, on the first decision
+that meets one). Each row gives the run's seconds and its slowest decision (a round of
+decisions, all tables at once, as the progress display sees it); both write the same
+hands.
 """
 
 from __future__ import annotations
 
+import hashlib
+import multiprocessing
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 from ofcstats.rules import load_ruleset
-from ofcstats.simulate import Simulation, parse_players, write_jsonl
+from ofcstats.simulate import Simulation, game, montecarlo, parse_players, write_jsonl
+from ofcstats.simulate.state import CARD_KEYS
+from ofcstats.simulate.tables import pattern_counts, patterns, row_tables, transitions
 from ofcstats.variants import Variant
 
 WORKLOADS = [
@@ -36,8 +53,71 @@ def _time(players: str, hands: int, directory: Path) -> float:
     return time.perf_counter() - start
 
 
+TOUR = "alice:aggressive,bob:safe,carol:montecarlo"
+
+
+def _listed_play_out(keys: Any, filled: Any, cards: Any, streets: list[tuple[int, int]],
+                     arrays: Any, fl_value: float, exact_last: bool = True) -> Any:
+    """The baseline: :func:`montecarlo.play_out` as it was, every way to place the last
+    street listed whether it is played exactly or by the rule."""
+    out = np.array(keys, dtype=np.int64, order="C")
+    if not streets or not out.shape[1]:
+        return out
+    t = row_tables()
+    after, made_of, made_after = transitions()
+    last, last_discards = streets[-1]
+    montecarlo._play_out(
+        out, np.ascontiguousarray(filled, dtype=np.int8),
+        np.ascontiguousarray(cards, dtype=np.uint8),
+        np.array([d for d, _ in streets], dtype=np.int64),
+        np.array([x for _, x in streets], dtype=np.int64), exact_last, CARD_KEYS,
+        t.id_of_key, after, made_of, made_after, (t.suited, t.full3, t.full5, t.full5_flush),
+        patterns(last, last_discards), pattern_counts(last, last_discards),
+        tuple(r.astype(np.float32) for r in arrays.royalty),
+        -1 if arrays.entry is None else arrays.entry, float(fl_value))
+    return out
+
+
+def _tour(baseline: bool, folder: str) -> tuple[float, float, str]:
+    """In a fresh process: the tour's seconds, its slowest round of decisions and the
+    digest of the file it wrote."""
+    if baseline:
+        montecarlo.play_out = _listed_play_out
+    slowest = [0.0]
+    place_all = game.place_all
+
+    def timed(*args: Any) -> Any:
+        start = time.perf_counter()
+        out = place_all(*args)
+        slowest[0] = max(slowest[0], time.perf_counter() - start)
+        return out
+
+    game.place_all = timed  # type: ignore[assignment]
+    path = Path(folder) / f"tour-{baseline}.jsonl"
+    sim = Simulation(variant=Variant.PINEAPPLE, ruleset=load_ruleset("american"),
+                     players=parse_players(TOUR), hands=300, seed=7, rollouts=100)
+    start = time.perf_counter()
+    write_jsonl(sim, path)
+    seconds = time.perf_counter() - start
+    return seconds, slowest[0], hashlib.sha256(path.read_bytes()).hexdigest()[:12]
+
+
+def _tours() -> None:
+    """The README tour, today's play-out against the baseline's, in turns."""
+    print(f"\n{'the README tour, 300 hands':40s} {'seconds':>8s} {'slowest decision':>17s} "
+          f"{'file':>13s}")
+    spawn = multiprocessing.get_context("spawn")
+    with tempfile.TemporaryDirectory() as folder:
+        for label, baseline in (("baseline: every placement listed", True),
+                                ("today: the rule lists none", False)):
+            with ProcessPoolExecutor(1, mp_context=spawn) as pool:
+                seconds, slowest, digest = pool.submit(_tour, baseline, folder).result()
+            print(f"{label:40s} {seconds:8.2f} {slowest:16.2f}s {digest:>13s}")
+
+
 def run(quick: bool) -> None:
-    """Print hands per second for each workload next to its target."""
+    """Print hands per second for each workload next to its target, then the README
+    tour against its baseline."""
     with tempfile.TemporaryDirectory() as folder:
         directory = Path(folder)
         _time("a:safe,b:montecarlo", 12, directory)  # build the tables once, untimed
@@ -49,6 +129,7 @@ def run(quick: bool) -> None:
             # A quick run plays a few tables at once, so its rate says nothing of the target.
             verdict = "(quick)" if quick else "ok" if rate >= target else "BELOW"
             print(f"{label:32s} {hands:7d} {seconds:8.2f} {rate:8.0f} {target:7d} {verdict}")
+    _tours()
 
 
 if __name__ == "__main__":

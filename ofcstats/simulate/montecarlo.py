@@ -208,12 +208,18 @@ def play_out(keys: npt.NDArray[np.int64], filled: npt.NDArray[np.int8],
     t = row_tables()
     after, made_of, made_after = transitions()
     last, last_discards = streets[-1]
+    if exact_last:
+        pats, counts = patterns(last, last_discards), pattern_counts(last, last_discards)
+    else:
+        # The last street by the rule too: no placement is enumerated, so none is built
+        # (every way to set 13 cards, for a seat in fantasyland, took seconds to list).
+        pats, counts = np.empty((0, last), dtype=np.int8), np.empty((0, 3), dtype=np.int8)
     _play_out(out, np.ascontiguousarray(filled, dtype=np.int8),
               np.ascontiguousarray(cards, dtype=np.uint8),
               np.array([d for d, _ in streets], dtype=np.int64),
               np.array([x for _, x in streets], dtype=np.int64), exact_last, CARD_KEYS,
               t.id_of_key, after, made_of, made_after, (t.suited, t.full3, t.full5, t.full5_flush),
-              patterns(last, last_discards), pattern_counts(last, last_discards),
+              pats, counts,
               tuple(r.astype(np.float32) for r in arrays.royalty),
               -1 if arrays.entry is None else arrays.entry, float(fl_value))
     return out
