@@ -157,6 +157,50 @@ def test_every_output_makes_its_missing_folders(work: Path) -> None:
         assert (work / path).is_file(), path
 
 
+IN_FOLDER = {  # each command writing a file: its arguments, and its file's name in a folder
+    "report": (["report", "-o", "{out}"], "report.html"),
+    "report --pdf": (["report", "-o", "{out}", "--pdf", "{out}"], "report.html report.pdf"),
+    "replay": (["replay", "pineapple-american-00001-01", "--rollouts", "4", "-o", "{out}"],
+               "hand.html"),
+    "compare": (["compare", "-o", "{out}"], "compare.txt"),
+    "players": (["players", "-f", "csv", "-o", "{out}"], "players.csv"),
+    "player": (["player", "alice", "-f", "json", "-o", "{out}"], "player.json"),
+    "sql": (["sql", "SELECT 1 AS one", "-f", "jsonl", "-o", "{out}"], "query.jsonl"),
+    "simulate": (["simulate", "-p", "a:safe,b:safe", "-n", "4", "-o", "{out}"], "hands.jsonl"),
+    "score": (["score", str(SAMPLE / "criss-cross.jsonl"), "-o", "{out}"], "scores.txt"),
+}
+
+
+@pytest.mark.parametrize("name", list(IN_FOLDER))
+@pytest.mark.parametrize("given", ["a path ending in a slash", "an existing folder"])
+def test_an_output_naming_a_folder_is_written_in_it_under_the_commands_name(
+        work: Path, name: str, given: str) -> None:
+    args, file_name = IN_FOLDER[name]
+    folder = work / f"in-{name.replace(' ', '')}-{given.split()[1]}"
+    if given == "an existing folder":
+        folder.mkdir()
+    out = f"{folder}/" if given == "a path ending in a slash" else str(folder)
+    db = [] if name in ("simulate", "score") else ["--db", str(work / "club.duckdb")]
+    done = run_in_pipe([*(arg.replace("{out}", out) for arg in args), *db], work)
+    assert done.returncode == 0, done.stderr
+    assert folder.is_dir()
+    assert sorted(p.name for p in folder.iterdir()) == file_name.split()
+    assert all((folder / each).stat().st_size > 0 for each in file_name.split())
+    if name in ("report", "replay", "simulate"):  # the file written is named as usual
+        assert str((folder / file_name).resolve()) in done.stdout.decode() \
+            or str(folder / file_name) in done.stdout.decode(), done.stdout
+
+
+def test_a_report_into_a_folder_on_a_terminal_names_the_file_written(work: Path) -> None:
+    code, shown = run_on_terminal(["report", "-o", "tty-report/", "--db", "club.duckdb"],
+                                  work)
+    assert code == 0
+    assert (work / "tty-report" / "report.html").is_file()
+    lines = [line for line in screen_lines(shown) if line.startswith("report (")]
+    assert lines, screen_lines(shown)
+    assert lines[-1].endswith(f"-> {(work / 'tty-report' / 'report.html').resolve()}"), lines
+
+
 def test_an_output_folder_is_not_made_on_the_way_to_an_error(work: Path) -> None:
     result = runner.invoke(app, ["replay", "no-such-hand", "-o", str(work / "new5/h.html"),
                                  "--db", str(work / "club.duckdb")])

@@ -30,19 +30,21 @@ from ofcstats.cli.options import (
     WaitOption,
 )
 from ofcstats.cli.output import (
+    SUFFIXES,
     Update,
     _on_terminal,
     _print_summary,
     _rescore_text,
     _summary_format,
     fail_with,
+    output_file,
     plural,
     print_frame,
     progress_bar,
     warn,
 )
 from ofcstats.errors import OfcstatsError, StoreError, UsageError
-from ofcstats.paths import no_loop, replace_directory_files, writable_directory, writable_file
+from ofcstats.paths import no_loop, replace_directory_files, writable_directory
 from ofcstats.rules import load_ruleset
 from ofcstats.store import SHARD_HANDS, Store
 from ofcstats.store.results import RESCORE
@@ -54,8 +56,8 @@ def simulate(
     players: Annotated[str, typer.Option(
         "--players", "-p", help="Seats in order as name:style, comma-separated; styles: "
         "random, safe, balanced, aggressive, montecarlo.", show_default=False)],
-    output: Annotated[Path, typer.Option("--output", "-o", help="The .jsonl file to write.",
-                                         show_default=False)],
+    output: Annotated[str, typer.Option("--output", "-o", help="The .jsonl file to write.",
+                                        show_default=False, metavar="<path>")],
     variant: Annotated[str, typer.Option(
         "--variant", help=f"{', '.join(VARIANT_NAMES[:-1])} or {VARIANT_NAMES[-1]}.")
     ] = Variant.PINEAPPLE.value,
@@ -94,15 +96,15 @@ def simulate(
                          players=parse_players(players), hands=hands, seed=seed,
                          rollouts=rollouts, timeout_rate=timeout_rate, prefix=prefix)
         sim.check()
-        writable_file(output, "hands")
+        path = output_file(output, "hands.jsonl", "hands")
         with progress_bar("simulate", _on_terminal(quiet)) as update:
-            written = write_jsonl(sim, output, update, append=append)
+            written = write_jsonl(sim, path, update, append=append)
     except (OfcstatsError, OSError) as error:
         raise fail_with(error) from None
     resumed = "" if written.resumed_after is None else \
         f" (resumed after {written.resumed_after:,})"
     typer.echo(f"{plural(written.hands, 'hand')} of {sim.variant.value} under {sim.ruleset.name} "
-               f"(seed {seed}){resumed} -> {output}")
+               f"(seed {seed}){resumed} -> {path}")
 
 
 @app.command()
@@ -271,9 +273,9 @@ def sql(
     db: DbOption = None,
     output: Annotated[OutputFormat, typer.Option("--format", "-f",
                                                  help="Output format.")] = OutputFormat.table,
-    output_path: Annotated[Path | None, typer.Option(
+    output_path: Annotated[str | None, typer.Option(
         "--output", "-o", help="Write the rows to this file. Default: stdout.",
-        show_default=False)] = None,
+        show_default=False, metavar="<path>")] = None,
     quiet: QuietOption = False,
     wait: WaitOption = None,
 ) -> None:
@@ -284,13 +286,12 @@ def sql(
 
     Example: ofcstats sql "SELECT player, count(*) AS hands FROM seats GROUP BY 1 ORDER BY 2 DESC"
     """
-    if output_path is not None:
-        writable_file(output_path, "rows")
+    path = output_file(output_path, f"query{SUFFIXES[output]}", "rows")
     with _open_existing(db, wait=wait, quiet=quiet) as store, \
             progress_bar("sql", _on_terminal(quiet), unit="rows") as update:
         frame = run_query(store, query, update)
     if frame is not None:
-        print_frame(frame, output, output_path)
+        print_frame(frame, output, path)
 
 
 def run_query(store: Store, query: str, progress: Update | None = None) -> pl.DataFrame | None:

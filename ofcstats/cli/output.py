@@ -5,6 +5,7 @@ the one-line failures.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 import textwrap
@@ -13,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import TextIO, overload
 
 import polars as pl
 import polars.selectors
@@ -40,7 +41,7 @@ from ofcstats.cli.app import _one_line, exit_code
 from ofcstats.cli.options import OutputFormat, SummaryFormat, TableFormat
 from ofcstats.errors import UsageError
 from ofcstats.logscore import ScoredBatch
-from ofcstats.paths import written_whole
+from ofcstats.paths import writable_file, written_whole
 from ofcstats.records import REJECTS_SCHEMA
 
 _LIVE: list[Progress] = []  # the progress bars on the terminal now
@@ -79,6 +80,37 @@ def emit(text: str, path: Path | None = None) -> None:
         return
     with written_whole(path) as partial:
         partial.write_text(text, encoding="utf-8")
+
+
+SUFFIXES = {"table": ".txt", "csv": ".csv", "json": ".json", "jsonl": ".jsonl"}
+"""The file name's ending of each output format, for an output named by its folder."""
+
+
+def in_folder(given: str, name: str) -> Path:
+    """The file an ``--output`` names: ``given``, or ``name`` in it when ``given`` names a
+    folder (it ends in ``/`` or is an existing directory).
+
+    >>> in_folder("out/", "report.html"), in_folder("out/mine.html", "report.html")
+    (PosixPath('out/report.html'), PosixPath('out/mine.html'))
+    """
+    path = Path(given)
+    folder = given.endswith(("/", os.sep)) or path.is_dir()
+    return path / name if folder else path
+
+
+@overload
+def output_file(given: str, name: str, what: str) -> Path: ...
+@overload
+def output_file(given: str | None, name: str, what: str) -> Path | None: ...
+def output_file(given: str | None, name: str, what: str) -> Path | None:
+    """The file to write an output to (:func:`in_folder`; None for stdout), checked to be
+    writable before anything is done (:func:`ofcstats.paths.writable_file`): nothing is
+    created, its folders are made when it is written."""
+    if given is None:
+        return None
+    path = in_folder(given, name)
+    writable_file(path, what)
+    return path
 
 
 def _json(frame: pl.DataFrame) -> str:
