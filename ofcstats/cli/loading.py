@@ -146,7 +146,8 @@ def ingest(
     that grew) are scored under every ruleset the database holds and every preset played
     under their variants, in batches each written in its own transaction (--no-rescore:
     load only). Exit code 1 when anything was rejected or left out, or the scoring
-    failed; 2, with nothing created, when an input is missing.
+    failed (when every hand is rejected, a database that did not exist is not created);
+    2, with nothing created, when an input is missing.
 
     Example: ofcstats ingest logs/ --db club.duckdb
     """
