@@ -45,7 +45,7 @@ from ofcstats.cli.output import (
 )
 from ofcstats.errors import OfcstatsError, StoreError, UsageError
 from ofcstats.paths import no_loop, replace_directory_files, writable_directory
-from ofcstats.rules import load_ruleset
+from ofcstats.rules import Ruleset, load_ruleset, presets_played_in
 from ofcstats.store import SHARD_HANDS, Store
 from ofcstats.store.results import RESCORE
 from ofcstats.variants import VARIANT_NAMES, Variant
@@ -62,9 +62,10 @@ def simulate(
         "--variant", help=f"{', '.join(VARIANT_NAMES[:-1])} or {VARIANT_NAMES[-1]}.")
     ] = Variant.PINEAPPLE.value,
     hands: Annotated[int, typer.Option("--hands", "-n", help="Hands to play.")] = 1000,
-    ruleset: Annotated[str, typer.Option(
-        "--ruleset", "-r", help="A preset name or a TOML file: scoring and fantasyland.")]
-        = "american",
+    ruleset: Annotated[str | None, typer.Option(
+        "--ruleset", "-r", help="A preset name or a TOML file (played under the variant): "
+        "scoring and fantasyland. Default: american, or for a variant it is not played "
+        "under, the first preset played under it.", show_default=False)] = None,
     seed: Annotated[int, typer.Option(
         "--seed", min=0, help="The same seed writes the same file.")]
         = 0,
@@ -92,7 +93,8 @@ def simulate(
     from ofcstats.simulate import Simulation, parse_players, write_jsonl  # noqa: PLC0415
 
     try:
-        sim = Simulation(variant=Variant.parse(variant), ruleset=load_ruleset(ruleset),
+        sim = Simulation(variant=Variant.parse(variant), ruleset=_played_ruleset(
+                             Variant.parse(variant), ruleset),
                          players=parse_players(players), hands=hands, seed=seed,
                          rollouts=rollouts, timeout_rate=timeout_rate, prefix=prefix)
         sim.check()
@@ -105,6 +107,20 @@ def simulate(
         f" (resumed after {written.resumed_after:,})"
     typer.echo(f"{plural(written.hands, 'hand')} of {sim.variant.value} under {sim.ruleset.name} "
                f"(seed {seed}){resumed} -> {path}")
+
+
+def _played_ruleset(variant: Variant, name: str | None) -> Ruleset:
+    """The ruleset to simulate ``variant`` under: ``name``, which must be played under it
+    (a :class:`UsageError` lists those that are), else american or, where american is not
+    played, the first preset that is."""
+    played = presets_played_in(variant)
+    ruleset = load_ruleset(name or ("american" if "american" in played else played[0]))
+    if variant not in ruleset.variants:
+        raise UsageError(
+            f"--ruleset {name}: not played under {variant.value} (only under "
+            f"{', '.join(v.value for v in ruleset.variants)}); rulesets played under "
+            f"{variant.value}: {', '.join(played)}")
+    return ruleset
 
 
 @app.command()
