@@ -313,3 +313,42 @@ def test_every_command_on_a_database_takes_quiet() -> None:
     with_db = [name for name, opts in options.items() if "--db" in opts]
     assert {"ingest", "review", "replay", "db info"} <= set(with_db)
     assert [name for name in with_db if "--quiet" not in options[name]] == []
+
+
+@pytest.mark.parametrize("table", list(TABLES))
+def test_every_count_in_a_table_has_thousands_separators_and_csv_json_keep_the_number(
+        table: str) -> None:
+    declared = TABLES[table].columns
+    frame = pl.DataFrame({"variant": ["pineapple"], **{
+        name: [1_000_000] if name in ("hands", "decisions", "seat", "street", "skill_rank")
+        else [0.5] for name in declared}, "games": [2_500]})
+    text = by_variant_text(frame, TableFormat.table, table, wide=True)
+    row = [cell.strip() for cell in text.splitlines()[3].strip("|").split("|")]
+    cells = dict(zip([c.strip() for c in text.splitlines()[1].strip("|").split("|")], row,
+                     strict=True))
+    for name in ("hands", "decisions", "games"):  # counts, a new one (games) as well
+        if name in cells:
+            assert cells[name] == ("2,500" if name == "games" else "1,000,000"), cells
+    for name in ("seat", "street", "skill_rank"):  # numbers that count nothing
+        if name in cells:
+            assert cells[name] == "1000000", cells
+    assert by_variant_text(frame, TableFormat.csv, table) == frame.write_csv()
+    assert json.loads(by_variant_text(frame, TableFormat.json, table)) == frame.to_dicts()
+
+
+@pytest.mark.parametrize("where", ["pipe", "terminal"])
+def test_a_players_table_shows_its_hands_with_separators(work: Path, where: str) -> None:
+    args = ["players", "--variant", "pineapple", "--db", "club.duckdb"]
+    if where == "pipe":
+        done = run_in_pipe(args, work)
+        assert done.returncode == 0, done.stderr
+        lines = done.stdout.decode().splitlines()
+    else:
+        code, shown = run_on_terminal(args, work)
+        assert code == 0
+        lines = screen_lines(shown)
+    rows = [line for line in lines if line.startswith("| ") and "player" not in line]
+    assert rows, lines
+    assert all(row.split("|")[2].strip() == "1,000" for row in rows), rows
+    csv = run_in_pipe([*args, "-f", "csv"], work).stdout.decode().splitlines()
+    assert all(",1000," in line for line in csv[1:]), csv

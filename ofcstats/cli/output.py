@@ -224,6 +224,24 @@ HEADERS = {"skill_rank": "rank", "skill_group": "group", "skill_signal": "skill 
 """Short headers of a table that is not ``--wide`` (docs/cli.md lists them)."""
 
 
+NOT_COUNTS = frozenset({"skill_rank", "seat", "street", "total", "points"})
+"""Whole-number columns of a table that count nothing (a rank, a seat, a street, points).
+Every other whole-number column of a :data:`TABLES` table is a count (hands, seats, games,
+players, decisions, ...), shown with thousands separators: ``1,000,000`` (CSV and JSON
+keep the number)."""
+
+
+def counts_separated(frame: pl.DataFrame) -> pl.DataFrame:
+    """The counts of a table (:data:`NOT_COUNTS`) with thousands separators.
+
+    >>> counts_separated(pl.DataFrame({"hands": [1_000_000], "seat": [1234]})).row(0)
+    ('1,000,000', 1234)
+    """
+    return frame.with_columns(
+        pl.col(name).map_elements(lambda n: f"{n:,}", return_dtype=pl.String)
+        for name, dtype in frame.schema.items() if dtype.is_integer() and name not in NOT_COUNTS)
+
+
 def terminal_width(path: Path | None = None) -> int | None:
     """The columns of the terminal a table goes to, or None (a file, a pipe)."""
     return shutil.get_terminal_size().columns if path is None and sys.stdout.isatty() \
@@ -239,6 +257,7 @@ def table_text(frame: pl.DataFrame, table: str, *, wide: bool = False,
     frame = frame.drop([c for c in declared.when_any
                         if c in frame.columns and frame[c].null_count() == frame.height])
     columns = declared.shown(frame.columns, wide)
+    frame = counts_separated(frame)
     if wide:
         return frame_text(frame, TableFormat.table, columns)
     shown = frame.select(columns).rename({c: HEADERS[c] for c in columns if c in HEADERS})
