@@ -321,7 +321,8 @@ def test_every_count_in_a_table_has_thousands_separators_and_csv_json_keep_the_n
     declared = TABLES[table].columns
     frame = pl.DataFrame({"variant": ["pineapple"], **{
         name: [1_000_000] if name in ("hands", "decisions", "seat", "street", "skill_rank")
-        else [0.5] for name in declared}, "games": [2_500]})
+        else ["x"] if name in ("ruleset", "player", "hand_id") else [False]
+        if name == "what_if" else [0.5] for name in declared}, "games": [2_500]})
     text = by_variant_text(frame, TableFormat.table, table, wide=True)
     row = [cell.strip() for cell in text.splitlines()[3].strip("|").split("|")]
     cells = dict(zip([c.strip() for c in text.splitlines()[1].strip("|").split("|")], row,
@@ -352,3 +353,39 @@ def test_a_players_table_shows_its_hands_with_separators(work: Path, where: str)
     assert all(row.split("|")[2].strip() == "1,000" for row in rows), rows
     csv = run_in_pipe([*args, "-f", "csv"], work).stdout.decode().splitlines()
     assert all(",1000," in line for line in csv[1:]), csv
+
+
+SCORED = ["score", str(SAMPLE / "pineapple-american.jsonl"), "-r", "american,russian"]
+
+
+def test_score_on_a_terminal_fits_its_main_columns_and_says_what_is_left_out(
+        work: Path) -> None:
+    code, shown = run_on_terminal(SCORED, work, env={"COLUMNS": "80"})
+    assert code == 0
+    lines = [line[line.index("|"):] if "|" in line else line for line in screen_lines(shown)
+             if "|" in line or line.startswith("(")]  # (after the progress bar, if any)
+    header = [c.strip() for c in lines[0].strip("|").split("|")]
+    assert header[:6] == ["ruleset", "hand_id", "seat", "player", "points", "royalties"]
+    assert all(len(line) <= 80 for line in lines), max(len(line) for line in lines)
+    left = len(TABLES["score"].columns) - len(TABLES["score"].wide_only) - len(header)
+    assert left > 0
+    assert lines[-1] == f"({plural(left, 'more column')} with --wide)"
+    assert sum("| russian" in line for line in lines) == 3_000  # every seat of every hand
+
+
+def test_score_wide_on_a_terminal_has_every_column(work: Path) -> None:
+    code, shown = run_on_terminal([*SCORED, "--wide"], work)
+    assert code == 0
+    lines = [line[line.index("|"):] for line in screen_lines(shown) if "|" in line]
+    header = [c.strip() for c in lines[0].strip("|").split("|")]
+    assert header == list(TABLES["score"].columns)
+
+
+def test_score_in_a_pipe_is_the_whole_table_as_before(work: Path) -> None:
+    done = run_in_pipe([*SCORED, "--wide"], work)
+    plain = run_in_pipe(SCORED, work)
+    assert done.returncode == plain.returncode == 0
+    assert done.stdout == plain.stdout  # (--wide changes nothing outside a terminal)
+    header = [c.strip() for c in plain.stdout.decode().splitlines()[0].strip("|").split("|")]
+    assert header == list(TABLES["score"].columns)
+    assert "more column" not in plain.stdout.decode()

@@ -31,6 +31,7 @@ from ofcstats.cli.options import (
     SummaryFormatOption,
     TableFormat,
     WaitOption,
+    WideOption,
     split_list,
 )
 from ofcstats.cli.output import (
@@ -81,6 +82,7 @@ def score(
         "--input-format", help="Input format, when detection from content is not wanted.")]
         = None,
     quiet: QuietOption = False,
+    wide: WideOption = False,
 ) -> None:
     """Score hands: one record per hand, seat and ruleset.
 
@@ -103,7 +105,7 @@ def score(
                 _records_out(written) as out:
             parts = score_files(files, chosen, own_variants=all_rulesets,
                                 format_name=format_name, progress=update, warn=warn)
-            rejects = write_records(parts, output, out)
+            rejects = write_records(parts, output, out, "score", wide=wide)
     except OfcstatsError as error:
         raise fail_with(error) from None
     report_rejects(rejects)
