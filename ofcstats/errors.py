@@ -28,6 +28,11 @@ class StoreError(OfcstatsError):
     """The database cannot be opened, is from a newer version, or an operation on it failed."""
 
 
+class NothingLoadedError(StoreError):
+    """Every hand an ingest read into a new database was rejected: the database is not
+    created (one that existed keeps the rejects, in its rejects table)."""
+
+
 class DatabaseInUseError(StoreError):
     """Another program held the database for longer than the wait allowed. The message
     names the program; :meth:`advice` words it for the way a longer wait is asked for (a

@@ -40,7 +40,7 @@ import duckdb
 import polars as pl
 
 from ofcstats import formats, reading
-from ofcstats.errors import HandError, OfcstatsError, StoreError, UsageError
+from ofcstats.errors import HandError, NothingLoadedError, OfcstatsError, StoreError, UsageError
 from ofcstats.formats.lines import Tally, is_stream, open_stream
 from ofcstats.paths import writable_file
 from ofcstats.records import HandBatch, reject_rows
@@ -265,7 +265,10 @@ def ingest(paths: Iterable[Path], database: Path | str | None = None,
 
     Inputs are checked before the database is opened: a path that does not exist, a
     directory without logs or a database that cannot be created is a
-    :class:`~ofcstats.errors.UsageError`, and nothing is created. ``load_changed`` loads
+    :class:`~ofcstats.errors.UsageError`, and nothing is created. A database that did not
+    exist is not left behind when every hand read is rejected
+    (:class:`~ofcstats.errors.NothingLoadedError`, naming the first reject); one that existed
+    keeps the rejects, as any load's. ``load_changed`` loads
     a file that changed since it was loaded at the same path (its hands then meet the
     stored ones as any file's do); by default it is only reported. ``update``: a stored
     hand loaded again with other values of the fields its fingerprint leaves out
@@ -285,6 +288,7 @@ def ingest(paths: Iterable[Path], database: Path | str | None = None,
     sizes = [_size(p) for p in files]
     summary = IngestSummary(database=str(db))
     report = _Progress(progress, sum(sizes))
+    existed = db.exists()
     with Store(db, wait=wait, on_wait=on_wait) as store, contextlib.ExitStack() as readers:
         check_whole(store)
         # (:meth:`Store.bulk_loading`: DuckDB's threads and write buffer set for a load)
@@ -311,8 +315,27 @@ def ingest(paths: Iterable[Path], database: Path | str | None = None,
         readers.close()  # (the parsing is over: DuckDB may use every core again)
         if summary.hands:
             _guarded(store.compact, db, None)
+    if not existed and _all_rejected(summary):
+        # Nothing created on the way to an error: the new database holds only rejects.
+        for made in (db, db.with_name(db.name + ".wal")):
+            made.unlink(missing_ok=True)
+        raise NothingLoadedError(_all_rejected_text(summary, db))
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+def _all_rejected(summary: IngestSummary) -> bool:
+    """Whether every hand the files held was rejected: some rejected, none stored."""
+    return bool(summary.rejected and summary.first_rejects) and not (
+        summary.hands or summary.duplicates or summary.updated)
+
+
+def _all_rejected_text(summary: IngestSummary, db: Path) -> str:
+    """``log.jsonl:1: <reason>; nothing loaded (2 rejected), x.duckdb not created: ...``."""
+    first = summary.first_rejects[0]
+    where = first.path if first.line is None else f"{first.path}:{first.line}"
+    return (f"{where}: {first.reason}; nothing loaded ({summary.rejected:,} rejected), "
+            f"{db} not created: fix the log (its format: docs/format.md) and load it again")
 
 
 class _Progress:

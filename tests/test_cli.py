@@ -145,3 +145,26 @@ def test_every_command_has_help_with_an_example(command: tuple[str, ...]) -> Non
     result = runner.invoke(app, [*command, "--help"])
     assert result.exit_code == 0
     assert "Example:" in result.stdout, command
+
+
+@pytest.mark.parametrize("where", ["pipe", "terminal"])
+def test_ingest_of_only_rejected_hands_is_one_line_exit_1_and_no_database(
+        tmp_path: Path, where: str) -> None:
+    from test_cli_consistency import screen_lines  # noqa: PLC0415
+    from test_cli_terminal import run_in_pipe, run_on_terminal  # noqa: PLC0415
+
+    (tmp_path / "bad.jsonl").write_text("garbage\nmore garbage\n", encoding="utf-8")
+    args = ["ingest", "bad.jsonl", "--db", "new.duckdb"]
+    if where == "pipe":
+        done = run_in_pipe(args, tmp_path)
+        code, lines = done.returncode, done.stderr.decode().splitlines()
+        assert done.stdout == b""
+    else:
+        code, shown = run_on_terminal(args, tmp_path)
+        lines = [line for line in screen_lines(shown) if "ofcstats" in line]  # (no bar)
+    assert code == 1
+    assert lines == [
+        "ofcstats: bad.jsonl: cannot tell the format from the first line; name it with "
+        "--input-format (ofc-hand, chipzen, boards-csv); nothing loaded (1 rejected), "
+        "new.duckdb not created: fix the log (its format: docs/format.md) and load it again"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl"]

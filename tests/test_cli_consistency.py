@@ -157,6 +157,50 @@ def test_every_output_makes_its_missing_folders(work: Path) -> None:
         assert (work / path).is_file(), path
 
 
+IN_FOLDER = {  # each command writing a file: its arguments, and its file's name in a folder
+    "report": (["report", "-o", "{out}"], "report.html"),
+    "report --pdf": (["report", "-o", "{out}", "--pdf", "{out}"], "report.html report.pdf"),
+    "replay": (["replay", "pineapple-american-00001-01", "--rollouts", "4", "-o", "{out}"],
+               "hand.html"),
+    "compare": (["compare", "-o", "{out}"], "compare.txt"),
+    "players": (["players", "-f", "csv", "-o", "{out}"], "players.csv"),
+    "player": (["player", "alice", "-f", "json", "-o", "{out}"], "player.json"),
+    "sql": (["sql", "SELECT 1 AS one", "-f", "jsonl", "-o", "{out}"], "query.jsonl"),
+    "simulate": (["simulate", "-p", "a:safe,b:safe", "-n", "4", "-o", "{out}"], "hands.jsonl"),
+    "score": (["score", str(SAMPLE / "criss-cross.jsonl"), "-o", "{out}"], "scores.txt"),
+}
+
+
+@pytest.mark.parametrize("name", list(IN_FOLDER))
+@pytest.mark.parametrize("given", ["a path ending in a slash", "an existing folder"])
+def test_an_output_naming_a_folder_is_written_in_it_under_the_commands_name(
+        work: Path, name: str, given: str) -> None:
+    args, file_name = IN_FOLDER[name]
+    folder = work / f"in-{name.replace(' ', '')}-{given.split()[1]}"
+    if given == "an existing folder":
+        folder.mkdir()
+    out = f"{folder}/" if given == "a path ending in a slash" else str(folder)
+    db = [] if name in ("simulate", "score") else ["--db", str(work / "club.duckdb")]
+    done = run_in_pipe([*(arg.replace("{out}", out) for arg in args), *db], work)
+    assert done.returncode == 0, done.stderr
+    assert folder.is_dir()
+    assert sorted(p.name for p in folder.iterdir()) == file_name.split()
+    assert all((folder / each).stat().st_size > 0 for each in file_name.split())
+    if name in ("report", "replay", "simulate"):  # the file written is named as usual
+        assert str((folder / file_name).resolve()) in done.stdout.decode() \
+            or str(folder / file_name) in done.stdout.decode(), done.stdout
+
+
+def test_a_report_into_a_folder_on_a_terminal_names_the_file_written(work: Path) -> None:
+    code, shown = run_on_terminal(["report", "-o", "tty-report/", "--db", "club.duckdb"],
+                                  work)
+    assert code == 0
+    assert (work / "tty-report" / "report.html").is_file()
+    lines = [line for line in screen_lines(shown) if line.startswith("report (")]
+    assert lines, screen_lines(shown)
+    assert lines[-1].endswith(f"-> {(work / 'tty-report' / 'report.html').resolve()}"), lines
+
+
 def test_an_output_folder_is_not_made_on_the_way_to_an_error(work: Path) -> None:
     result = runner.invoke(app, ["replay", "no-such-hand", "-o", str(work / "new5/h.html"),
                                  "--db", str(work / "club.duckdb")])
@@ -269,3 +313,79 @@ def test_every_command_on_a_database_takes_quiet() -> None:
     with_db = [name for name, opts in options.items() if "--db" in opts]
     assert {"ingest", "review", "replay", "db info"} <= set(with_db)
     assert [name for name in with_db if "--quiet" not in options[name]] == []
+
+
+@pytest.mark.parametrize("table", list(TABLES))
+def test_every_count_in_a_table_has_thousands_separators_and_csv_json_keep_the_number(
+        table: str) -> None:
+    declared = TABLES[table].columns
+    frame = pl.DataFrame({"variant": ["pineapple"], **{
+        name: [1_000_000] if name in ("hands", "decisions", "seat", "street", "skill_rank")
+        else ["x"] if name in ("ruleset", "player", "hand_id") else [False]
+        if name == "what_if" else [0.5] for name in declared}, "games": [2_500]})
+    text = by_variant_text(frame, TableFormat.table, table, wide=True)
+    row = [cell.strip() for cell in text.splitlines()[3].strip("|").split("|")]
+    cells = dict(zip([c.strip() for c in text.splitlines()[1].strip("|").split("|")], row,
+                     strict=True))
+    for name in ("hands", "decisions", "games"):  # counts, a new one (games) as well
+        if name in cells:
+            assert cells[name] == ("2,500" if name == "games" else "1,000,000"), cells
+    for name in ("seat", "street", "skill_rank"):  # numbers that count nothing
+        if name in cells:
+            assert cells[name] == "1000000", cells
+    assert by_variant_text(frame, TableFormat.csv, table) == frame.write_csv()
+    assert json.loads(by_variant_text(frame, TableFormat.json, table)) == frame.to_dicts()
+
+
+@pytest.mark.parametrize("where", ["pipe", "terminal"])
+def test_a_players_table_shows_its_hands_with_separators(work: Path, where: str) -> None:
+    args = ["players", "--variant", "pineapple", "--db", "club.duckdb"]
+    if where == "pipe":
+        done = run_in_pipe(args, work)
+        assert done.returncode == 0, done.stderr
+        lines = done.stdout.decode().splitlines()
+    else:
+        code, shown = run_on_terminal(args, work)
+        assert code == 0
+        lines = screen_lines(shown)
+    rows = [line for line in lines if line.startswith("| ") and "player" not in line]
+    assert rows, lines
+    assert all(row.split("|")[2].strip() == "1,000" for row in rows), rows
+    csv = run_in_pipe([*args, "-f", "csv"], work).stdout.decode().splitlines()
+    assert all(",1000," in line for line in csv[1:]), csv
+
+
+SCORED = ["score", str(SAMPLE / "pineapple-american.jsonl"), "-r", "american,russian"]
+
+
+def test_score_on_a_terminal_fits_its_main_columns_and_says_what_is_left_out(
+        work: Path) -> None:
+    code, shown = run_on_terminal(SCORED, work, env={"COLUMNS": "80"})
+    assert code == 0
+    lines = [line[line.index("|"):] if "|" in line else line for line in screen_lines(shown)
+             if "|" in line or line.startswith("(")]  # (after the progress bar, if any)
+    header = [c.strip() for c in lines[0].strip("|").split("|")]
+    assert header[:6] == ["ruleset", "hand_id", "seat", "player", "points", "royalties"]
+    assert all(len(line) <= 80 for line in lines), max(len(line) for line in lines)
+    left = len(TABLES["score"].columns) - len(TABLES["score"].wide_only) - len(header)
+    assert left > 0
+    assert lines[-1] == f"({plural(left, 'more column')} with --wide)"
+    assert sum("| russian" in line for line in lines) == 3_000  # every seat of every hand
+
+
+def test_score_wide_on_a_terminal_has_every_column(work: Path) -> None:
+    code, shown = run_on_terminal([*SCORED, "--wide"], work)
+    assert code == 0
+    lines = [line[line.index("|"):] for line in screen_lines(shown) if "|" in line]
+    header = [c.strip() for c in lines[0].strip("|").split("|")]
+    assert header == list(TABLES["score"].columns)
+
+
+def test_score_in_a_pipe_is_the_whole_table_as_before(work: Path) -> None:
+    done = run_in_pipe([*SCORED, "--wide"], work)
+    plain = run_in_pipe(SCORED, work)
+    assert done.returncode == plain.returncode == 0
+    assert done.stdout == plain.stdout  # (--wide changes nothing outside a terminal)
+    header = [c.strip() for c in plain.stdout.decode().splitlines()[0].strip("|").split("|")]
+    assert header == list(TABLES["score"].columns)
+    assert "more column" not in plain.stdout.decode()

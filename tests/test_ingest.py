@@ -27,7 +27,7 @@ from typer.testing import CliRunner
 from ofcstats import ingest as ingesting
 from ofcstats import pipeline, reading
 from ofcstats.cli import app
-from ofcstats.errors import StoreError
+from ofcstats.errors import NothingLoadedError, StoreError
 from ofcstats.formats import jsonl
 from ofcstats.formats.lines import MAX_LINE_BYTES, LineBatch
 from ofcstats.ingest import collect_paths, ingest
@@ -377,6 +377,7 @@ def test_a_changed_file_is_reported_not_merged(tmp_path: Path) -> None:
 
 def test_a_file_that_could_not_be_read_loads_when_replaced_by_a_log(tmp_path: Path) -> None:
     db = tmp_path / "x.duckdb"
+    ingest([write_jsonl(tmp_path / "first.jsonl", hands(3, 40, prefix="f"))], db)
     path = tmp_path / "a.jsonl"
     path.write_bytes(bytes(range(256)))
     assert ingest([path], db).files[0].problem == "a binary file, not a hand log"
@@ -964,3 +965,37 @@ def test_a_file_of_sixteen_large_batches_or_more_is_parsed_in_large_batches(
     ingest([other], tmp_path / "a.duckdb", batch_bytes=4096)
     assert read == [4096]
     assert len(asked) == 2
+
+
+def test_every_hand_rejected_into_a_new_database_leaves_no_file(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("garbage\n{\"not\": \"a hand\"}\n", encoding="utf-8")
+    db = tmp_path / "x.duckdb"
+    with pytest.raises(NothingLoadedError) as raised:
+        ingest([bad], db, "ofc-hand")
+    assert str(raised.value) == (
+        f"{bad}:1: not valid JSON: Expecting value at column 1; nothing loaded (2 rejected), "
+        f"{db} not created: fix the log (its format: docs/format.md) and load it again")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.jsonl"]
+
+
+def test_every_hand_rejected_into_an_existing_database_keeps_its_hands(tmp_path: Path
+                                                                       ) -> None:
+    db = tmp_path / "x.duckdb"
+    ingest([write_jsonl(tmp_path / "a.jsonl", hands(4, 41))], db)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("garbage\n", encoding="utf-8")
+    summary = ingest([bad], db, "ofc-hand")
+    assert (summary.hands, summary.rejected) == (0, 1)
+    with Store(db) as store:
+        assert store.con.sql("SELECT count(*) FROM hands").fetchall() == [(4,)]
+
+
+def test_some_hands_rejected_into_a_new_database_load_the_others(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("garbage\n", encoding="utf-8")
+    db = tmp_path / "x.duckdb"
+    summary = ingest([bad, write_jsonl(tmp_path / "a.jsonl", hands(3, 42))], db, "ofc-hand")
+    assert (summary.hands, summary.rejected) == (3, 1)
+    with Store(db) as store:
+        assert store.con.sql("SELECT count(*) FROM rejects").fetchall() == [(1,)]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import html
 import json
 import os
@@ -18,7 +19,7 @@ from matplotlib.figure import Figure
 from matplotlib.layout_engine import ConstrainedLayoutEngine
 from typer.testing import CliRunner
 
-from ofcstats.analysis import Filters
+from ofcstats.analysis import WHAT_IF, Filters
 from ofcstats.cli import app
 from ofcstats.ingest import ingest
 from ofcstats.pipeline import rescore
@@ -220,6 +221,55 @@ def test_the_report_renders_in_a_real_browser(reviewed: Path, tmp_path: Path,
     # scroll in their own boxes.
     assert seen["width"] <= seen["inner"] == width
     assert (tmp_path / "report.png").stat().st_size > 10_000
+
+
+WHAT_IFS = ("russian", "one-six")  # what-ifs on the Pineapple hands of the fixture
+_NAMED = re.compile(r"\b(russian|one-six|american|pokerstars)\b( \(what-if\))?")
+
+
+def _chart_words(page: str) -> list[str]:
+    """The text of every chart on the page (its SVG's <text> elements)."""
+    words = []
+    for encoded in re.findall(r"data:image/svg\+xml;base64,([A-Za-z0-9+/=]+)", page):
+        svg = base64.b64decode(encoded).decode("utf-8")
+        words += [html.unescape(t) for t in re.findall(r"<text[^>]*>([^<]*)</text>", svg)]
+    return words
+
+
+def test_every_chart_marks_a_what_if_ruleset_as_the_tables_do(
+        written: tuple[Path, Path, int]) -> None:
+    page = written[0].read_text(encoding="utf-8")
+    named = [m for text in _chart_words(page) for m in _NAMED.finditer(text)]
+    for name in WHAT_IFS:
+        marks = {m.group(2) for m in named if m.group(1) == name}
+        assert marks == {WHAT_IF}, (name, marks)  # named in the charts, always marked
+        assert f"{name}{WHAT_IF}" in page  # as in the tables
+    assert {m.group(2) for m in named if m.group(1) == "american"} == {None}
+
+
+@pytest.mark.slow
+def test_the_what_if_mark_shows_in_the_charts_chromium_renders(
+        written: tuple[Path, Path, int]) -> None:
+    playwright = pytest.importorskip("playwright.sync_api")
+    chromium = _chromium()
+    if chromium is None:
+        pytest.skip("no Chromium: not installed, and apt-get could not install it here")
+    page_text = written[0].read_text(encoding="utf-8")
+    sources = re.findall(r'src="(data:image/svg\+xml;base64,[^"]+)"', page_text)
+    assert sources
+    shown: list[str] = []
+    with playwright.sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=chromium, args=[
+            "--no-sandbox", "--disable-gpu", "--no-first-run"])
+        page = browser.new_page()
+        for source in sources:  # each chart as the browser draws it: its texts
+            page.goto(source)
+            shown += page.evaluate(
+                "Array.from(document.querySelectorAll('text')).map(t => t.textContent)")
+        browser.close()
+    named = [m for text in shown for m in _NAMED.finditer(text)]
+    for name in WHAT_IFS:
+        assert {m.group(2) for m in named if m.group(1) == name} == {WHAT_IF}, name
 
 
 @pytest.mark.slow

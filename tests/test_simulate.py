@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from ofcstats import reading, session
 from ofcstats.cards import parse_cards
 from ofcstats.cli import app
-from ofcstats.rules import load_ruleset
+from ofcstats.rules import load_ruleset, preset_names
 from ofcstats.score import score
 from ofcstats.simulate import (
     Simulation,
@@ -320,6 +320,41 @@ def test_simulate_command_rejects_a_bad_player_cleanly(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "'alice' is not a player" in result.output
     assert not (tmp_path / "x.jsonl").exists()
+
+
+@pytest.mark.parametrize("where", ["pipe", "terminal"])
+def test_simulate_under_a_ruleset_not_played_in_the_variant_is_a_usage_error(
+        tmp_path: Path, where: str) -> None:
+    from test_cli_consistency import screen_lines  # noqa: PLC0415
+    from test_cli_terminal import run_in_pipe, run_on_terminal  # noqa: PLC0415
+
+    args = ["simulate", "--variant", "pineapple", "--ruleset", "russian", "-p",
+            "a:safe,b:safe", "-n", "4", "-o", "x.jsonl"]
+    if where == "pipe":
+        done = run_in_pipe(args, tmp_path)
+        code, lines = done.returncode, done.stderr.decode().splitlines()
+    else:
+        code, shown = run_on_terminal(args, tmp_path)
+        lines = [line for line in screen_lines(shown) if line.strip()]
+    assert code == 2
+    played = [name for name in preset_names() if Variant.PINEAPPLE in
+              load_ruleset(name).variants]
+    assert lines == [
+        "ofcstats: --ruleset russian: not played under pineapple (only under chinese-13); "
+        f"rulesets played under pineapple: {', '.join(played)}"]
+    assert "american" in played
+    assert "russian" not in played
+    assert not (tmp_path / "x.jsonl").exists()
+
+
+@pytest.mark.parametrize(("variant", "ruleset"), [
+    ("pineapple", "american"), ("chinese-13", "foreign"), ("criss-cross", "criss-cross")])
+def test_simulate_without_a_ruleset_plays_one_played_in_the_variant(
+        tmp_path: Path, variant: str, ruleset: str) -> None:
+    result = CliRunner().invoke(app, ["simulate", "--variant", variant, "-p", "a:safe,b:safe",
+                                      "-n", "2", "-o", str(tmp_path / "x.jsonl")])
+    assert result.exit_code == 0, result.output
+    assert f"2 hands of {variant} under {ruleset} (seed 0)" in result.stdout
 
 
 def style_rates(variant: str, players: str, hands: int, seed: int,

@@ -30,20 +30,22 @@ from ofcstats.cli.options import (
     WaitOption,
 )
 from ofcstats.cli.output import (
+    SUFFIXES,
     Update,
     _on_terminal,
     _print_summary,
     _rescore_text,
     _summary_format,
     fail_with,
+    output_file,
     plural,
     print_frame,
     progress_bar,
     warn,
 )
 from ofcstats.errors import OfcstatsError, StoreError, UsageError
-from ofcstats.paths import no_loop, replace_directory_files, writable_directory, writable_file
-from ofcstats.rules import load_ruleset
+from ofcstats.paths import no_loop, replace_directory_files, writable_directory
+from ofcstats.rules import Ruleset, load_ruleset, presets_played_in
 from ofcstats.store import SHARD_HANDS, Store
 from ofcstats.store.results import RESCORE
 from ofcstats.variants import VARIANT_NAMES, Variant
@@ -54,15 +56,16 @@ def simulate(
     players: Annotated[str, typer.Option(
         "--players", "-p", help="Seats in order as name:style, comma-separated; styles: "
         "random, safe, balanced, aggressive, montecarlo.", show_default=False)],
-    output: Annotated[Path, typer.Option("--output", "-o", help="The .jsonl file to write.",
-                                         show_default=False)],
+    output: Annotated[str, typer.Option("--output", "-o", help="The .jsonl file to write.",
+                                        show_default=False, metavar="<path>")],
     variant: Annotated[str, typer.Option(
         "--variant", help=f"{', '.join(VARIANT_NAMES[:-1])} or {VARIANT_NAMES[-1]}.")
     ] = Variant.PINEAPPLE.value,
     hands: Annotated[int, typer.Option("--hands", "-n", help="Hands to play.")] = 1000,
-    ruleset: Annotated[str, typer.Option(
-        "--ruleset", "-r", help="A preset name or a TOML file: scoring and fantasyland.")]
-        = "american",
+    ruleset: Annotated[str | None, typer.Option(
+        "--ruleset", "-r", help="A preset name or a TOML file (played under the variant): "
+        "scoring and fantasyland. Default: american, or for a variant it is not played "
+        "under, the first preset played under it.", show_default=False)] = None,
     seed: Annotated[int, typer.Option(
         "--seed", min=0, help="The same seed writes the same file.")]
         = 0,
@@ -90,19 +93,34 @@ def simulate(
     from ofcstats.simulate import Simulation, parse_players, write_jsonl  # noqa: PLC0415
 
     try:
-        sim = Simulation(variant=Variant.parse(variant), ruleset=load_ruleset(ruleset),
+        sim = Simulation(variant=Variant.parse(variant), ruleset=_played_ruleset(
+                             Variant.parse(variant), ruleset),
                          players=parse_players(players), hands=hands, seed=seed,
                          rollouts=rollouts, timeout_rate=timeout_rate, prefix=prefix)
         sim.check()
-        writable_file(output, "hands")
+        path = output_file(output, "hands.jsonl", "hands")
         with progress_bar("simulate", _on_terminal(quiet)) as update:
-            written = write_jsonl(sim, output, update, append=append)
+            written = write_jsonl(sim, path, update, append=append)
     except (OfcstatsError, OSError) as error:
         raise fail_with(error) from None
     resumed = "" if written.resumed_after is None else \
         f" (resumed after {written.resumed_after:,})"
     typer.echo(f"{plural(written.hands, 'hand')} of {sim.variant.value} under {sim.ruleset.name} "
-               f"(seed {seed}){resumed} -> {output}")
+               f"(seed {seed}){resumed} -> {path}")
+
+
+def _played_ruleset(variant: Variant, name: str | None) -> Ruleset:
+    """The ruleset to simulate ``variant`` under: ``name``, which must be played under it
+    (a :class:`UsageError` lists those that are), else american or, where american is not
+    played, the first preset that is."""
+    played = presets_played_in(variant)
+    ruleset = load_ruleset(name or ("american" if "american" in played else played[0]))
+    if variant not in ruleset.variants:
+        raise UsageError(
+            f"--ruleset {name}: not played under {variant.value} (only under "
+            f"{', '.join(v.value for v in ruleset.variants)}); rulesets played under "
+            f"{variant.value}: {', '.join(played)}")
+    return ruleset
 
 
 @app.command()
@@ -144,7 +162,8 @@ def ingest(
     that grew) are scored under every ruleset the database holds and every preset played
     under their variants, in batches each written in its own transaction (--no-rescore:
     load only). Exit code 1 when anything was rejected or left out, or the scoring
-    failed; 2, with nothing created, when an input is missing.
+    failed (when every hand is rejected, a database that did not exist is not created);
+    2, with nothing created, when an input is missing.
 
     Example: ofcstats ingest logs/ --db club.duckdb
     """
@@ -271,9 +290,9 @@ def sql(
     db: DbOption = None,
     output: Annotated[OutputFormat, typer.Option("--format", "-f",
                                                  help="Output format.")] = OutputFormat.table,
-    output_path: Annotated[Path | None, typer.Option(
+    output_path: Annotated[str | None, typer.Option(
         "--output", "-o", help="Write the rows to this file. Default: stdout.",
-        show_default=False)] = None,
+        show_default=False, metavar="<path>")] = None,
     quiet: QuietOption = False,
     wait: WaitOption = None,
 ) -> None:
@@ -284,13 +303,12 @@ def sql(
 
     Example: ofcstats sql "SELECT player, count(*) AS hands FROM seats GROUP BY 1 ORDER BY 2 DESC"
     """
-    if output_path is not None:
-        writable_file(output_path, "rows")
+    path = output_file(output_path, f"query{SUFFIXES[output]}", "rows")
     with _open_existing(db, wait=wait, quiet=quiet) as store, \
             progress_bar("sql", _on_terminal(quiet), unit="rows") as update:
         frame = run_query(store, query, update)
     if frame is not None:
-        print_frame(frame, output, output_path)
+        print_frame(frame, output, path)
 
 
 def run_query(store: Store, query: str, progress: Update | None = None) -> pl.DataFrame | None:

@@ -81,9 +81,9 @@ PlayerOption = Annotated[list[str] | None, typer.Option(
     show_default=False, callback=split_list, metavar="NAMES")]
 
 
-OutputPathOption = Annotated[Path | None, typer.Option(
+OutputPathOption = Annotated[str | None, typer.Option(
     "--output", "-o", help="Write the table to this file. Default: stdout.",
-    show_default=False)]
+    show_default=False, metavar="<path>")]
 
 
 FormatOption = Annotated[TableFormat, typer.Option("--format", "-f", help="Output format.")]

@@ -5,6 +5,7 @@ the one-line failures.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 import textwrap
@@ -13,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import TextIO, overload
 
 import polars as pl
 import polars.selectors
@@ -40,7 +41,7 @@ from ofcstats.cli.app import _one_line, exit_code
 from ofcstats.cli.options import OutputFormat, SummaryFormat, TableFormat
 from ofcstats.errors import UsageError
 from ofcstats.logscore import ScoredBatch
-from ofcstats.paths import written_whole
+from ofcstats.paths import writable_file, written_whole
 from ofcstats.records import REJECTS_SCHEMA
 
 _LIVE: list[Progress] = []  # the progress bars on the terminal now
@@ -79,6 +80,37 @@ def emit(text: str, path: Path | None = None) -> None:
         return
     with written_whole(path) as partial:
         partial.write_text(text, encoding="utf-8")
+
+
+SUFFIXES = {"table": ".txt", "csv": ".csv", "json": ".json", "jsonl": ".jsonl"}
+"""The file name's ending of each output format, for an output named by its folder."""
+
+
+def in_folder(given: str, name: str) -> Path:
+    """The file an ``--output`` names: ``given``, or ``name`` in it when ``given`` names a
+    folder (it ends in ``/`` or is an existing directory).
+
+    >>> in_folder("out/", "report.html"), in_folder("out/mine.html", "report.html")
+    (PosixPath('out/report.html'), PosixPath('out/mine.html'))
+    """
+    path = Path(given)
+    folder = given.endswith(("/", os.sep)) or path.is_dir()
+    return path / name if folder else path
+
+
+@overload
+def output_file(given: str, name: str, what: str) -> Path: ...
+@overload
+def output_file(given: str | None, name: str, what: str) -> Path | None: ...
+def output_file(given: str | None, name: str, what: str) -> Path | None:
+    """The file to write an output to (:func:`in_folder`; None for stdout), checked to be
+    writable before anything is done (:func:`ofcstats.paths.writable_file`): nothing is
+    created, its folders are made when it is written."""
+    if given is None:
+        return None
+    path = in_folder(given, name)
+    writable_file(path, what)
+    return path
 
 
 def _json(frame: pl.DataFrame) -> str:
@@ -176,6 +208,16 @@ TABLES = {
         ("player", "hand_id", "seat", "street", "mistake", "ev_loss", "ev_loss_se", "chosen",
          "best"),
         frozenset({"seat", "ev_loss_se", "chosen", "best"})),
+    "score": TableColumns(
+        ("ruleset", "hand_id", "seat", "player", "points", "royalties", "royalty_top",
+         "royalty_middle", "royalty_bottom", "royalty_points", "rows_top", "rows_middle",
+         "rows_bottom", "wins_top", "wins_middle", "wins_bottom", "fouled", "scoops", "scooped",
+         "fantasyland_next", "fantasyland_cards", "unit_points", "fantasyland_earned",
+         "fantasyland_entered", "fantasyland_stayed", "what_if"),
+        frozenset({"royalty_top", "royalty_middle", "royalty_bottom", "royalty_points",
+                   "rows_top", "rows_middle", "rows_bottom", "wins_top", "wins_middle",
+                   "wins_bottom", "scooped", "fantasyland_cards", "unit_points",
+                   "fantasyland_earned", "fantasyland_entered", "fantasyland_stayed"})),
     "situations": TableColumns(
         ("player", "situation", "decisions", "mean_ev_loss", "95% interval",
          "table_mean_ev_loss", "vs_table")),
@@ -188,8 +230,30 @@ HEADERS = {"skill_rank": "rank", "skill_group": "group", "skill_signal": "skill 
            "foul_rate": "fouls", "fantasyland_entry_rate": "fl_entry",
            "fantasyland_stay_rate": "fl_stay", "hands_to_tell_apart": "hands_to_tell",
            "mean_ev_loss": "ev_loss", "table_mean_ev_loss": "table_ev_loss",
-           "fantasyland_set": "fl_set", **{f"street_{n}": f"st{n}" for n in range(1, 10)}}
+           "fantasyland_set": "fl_set", "fantasyland_next": "fl_next",
+           **{f"street_{n}": f"st{n}" for n in range(1, 10)}}
 """Short headers of a table that is not ``--wide`` (docs/cli.md lists them)."""
+
+
+NOT_COUNTS = frozenset({"skill_rank", "seat", "street", "total", "points", "royalties",
+                        "royalty_top", "royalty_middle", "royalty_bottom", "royalty_points",
+                        "rows_top", "rows_middle", "rows_bottom", "fantasyland_cards"})
+"""Whole-number columns of a table that count nothing (a rank, a seat, a street, points,
+cards dealt).
+Every other whole-number column of a :data:`TABLES` table is a count (hands, seats, games,
+players, decisions, ...), shown with thousands separators: ``1,000,000`` (CSV and JSON
+keep the number)."""
+
+
+def counts_separated(frame: pl.DataFrame) -> pl.DataFrame:
+    """The counts of a table (:data:`NOT_COUNTS`) with thousands separators.
+
+    >>> counts_separated(pl.DataFrame({"hands": [1_000_000], "seat": [1234]})).row(0)
+    ('1,000,000', 1234)
+    """
+    return frame.with_columns(
+        pl.col(name).map_elements(lambda n: f"{n:,}", return_dtype=pl.String)
+        for name, dtype in frame.schema.items() if dtype.is_integer() and name not in NOT_COUNTS)
 
 
 def terminal_width(path: Path | None = None) -> int | None:
@@ -198,26 +262,45 @@ def terminal_width(path: Path | None = None) -> int | None:
         else None
 
 
+def _shown(frame: pl.DataFrame, table: str, wide: bool) -> pl.DataFrame:
+    """A command's table (:data:`TABLES`) as shown: its counts separated, the default
+    columns under short headers (with ``wide``, every column under its name)."""
+    declared = TABLES[table]
+    frame = frame.drop([c for c in declared.when_any
+                        if c in frame.columns and frame[c].null_count() == frame.height])
+    columns = declared.shown(frame.columns, wide)
+    frame = counts_separated(frame).select(columns)
+    return frame if wide else frame.rename({c: HEADERS[c] for c in columns if c in HEADERS})
+
+
+def _fitted(shown: pl.DataFrame, width: int | None) -> tuple[str, list[str]]:
+    """A table of the columns ``shown``, the last ones left out while a line is wider than
+    ``width``; the text and the columns kept."""
+    names = shown.columns
+    text = frame_text(shown, TableFormat.table, names)
+    while width is not None and len(names) > 2 and \
+            max(len(line) for line in text.splitlines()) > width:
+        names = names[:-1]
+        text = frame_text(shown, TableFormat.table, names)
+    return text, names
+
+
+def _left_out(shown: pl.DataFrame, names: list[str]) -> str:
+    """``(2 more columns with --wide)`` after a table that left columns out."""
+    left = shown.width - len(names)
+    return f"({plural(left, 'more column')} with --wide)\n" if left else ""
+
+
 def table_text(frame: pl.DataFrame, table: str, *, wide: bool = False,
                width: int | None = None) -> str:
     """A command's table (:data:`TABLES`): the default columns under short headers, the
     last ones left out while a line is wider than ``width`` (saying so); with ``wide``
     every column under its name."""
-    declared = TABLES[table]
-    frame = frame.drop([c for c in declared.when_any
-                        if c in frame.columns and frame[c].null_count() == frame.height])
-    columns = declared.shown(frame.columns, wide)
+    shown = _shown(frame, table, wide)
     if wide:
-        return frame_text(frame, TableFormat.table, columns)
-    shown = frame.select(columns).rename({c: HEADERS[c] for c in columns if c in HEADERS})
-    names = shown.columns
-    text = frame_text(shown, TableFormat.table, names)
-    left = 0
-    while width is not None and len(names) > 2 and \
-            max(len(line) for line in text.splitlines()) > width:
-        names, left = names[:-1], left + 1
-        text = frame_text(shown, TableFormat.table, names)
-    return text + (f"({plural(left, 'more column')} with --wide)\n" if left else "")
+        return frame_text(shown, TableFormat.table, shown.columns)
+    text, names = _fitted(shown, width)
+    return text + _left_out(shown, names)
 
 
 def _print_table(frame: pl.DataFrame, output: TableFormat, columns: list[str] | str,
@@ -414,19 +497,33 @@ def _records_out(path: Path | None) -> Iterator[TextIO]:
         yield out
 
 
-def write_records(parts: Iterable[ScoredBatch], output: OutputFormat, out: TextIO
-                  ) -> pl.DataFrame:
+def write_records(parts: Iterable[ScoredBatch], output: OutputFormat, out: TextIO,
+                  table: str | None = None, *, wide: bool = False) -> pl.DataFrame:
     """Write scored records a part at a time, the bytes :func:`frame_text` gives for them
     all (a table's header is written once, its rows part by part); give back the parts'
-    rejects."""
+    rejects. A table to a terminal is a command's ``table`` (:data:`TABLES`): its default
+    columns, as many as the terminal's width holds (every column with ``wide``)."""
     rejects, written, last = [], 0, None
     terminal = to_terminal(out)
+    fitted = table is not None and output == "table" and terminal
+    kept: list[str] | None = None
+    left_out = ""
     for part in parts:
         rejects.append(part.rejects)
         frame = last = part.results
         if frame.is_empty():
             continue
-        if output == "csv":
+        if fitted:
+            assert table is not None
+            shown = _shown(frame, table, wide)
+            if kept is None:  # the first part's columns, for every part after it
+                text, kept = _fitted(shown, None if wide else shutil.get_terminal_size(
+                    ).columns)
+                out.write(text)
+                left_out = _left_out(shown, kept)
+            else:
+                out.write(frame_text(shown, output, kept).split("\n", 2)[2])
+        elif output == "csv":
             out.write(sanitize.csv_frame(frame, terminal=terminal).write_csv(
                 include_header=not written))
         elif output == "json":
@@ -440,7 +537,9 @@ def write_records(parts: Iterable[ScoredBatch], output: OutputFormat, out: TextI
         else:
             out.write(frame_text(frame, output))
         written += frame.height
-    if output == "json" and written:
+    if kept is not None:
+        out.write(left_out)
+    elif output == "json" and written:
         out.write("\n]\n")
     elif not written and last is not None:
         # No records: the empty table, the header, or [].

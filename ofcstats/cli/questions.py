@@ -34,19 +34,20 @@ from ofcstats.cli.options import (
     WideOption,
 )
 from ofcstats.cli.output import (
+    SUFFIXES,
     _on_terminal,
     by_variant_text,
     emit,
     fail,
     fail_with,
     frame_text,
+    output_file,
     plural,
     steps_bar,
     terminal_width,
     to_terminal,
 )
 from ofcstats.errors import OfcstatsError, StoreError
-from ofcstats.paths import writable_file
 
 _SEED_HELP = ("Seed of the bootstraps: over sessions for the mean, over games for every other "
               "interval.")
@@ -74,8 +75,7 @@ def compare(
 
     Example: ofcstats compare --db club.duckdb --variant pineapple
     """
-    if output_path is not None:
-        writable_file(output_path, "table")
+    path = output_file(output_path, f"compare{SUFFIXES[output]}", "table")
     filters = _filters(ruleset, session, since, until, variant, player)
     with reading(db, filters, wait=wait, quiet=quiet) as store, _summing(quiet):
         try:
@@ -93,9 +93,9 @@ def compare(
     if output is TableFormat.table:
         table = table.with_columns(_with_interval(table, "skill_signal"),
                                    pl.col("skill_group").cast(pl.String).fill_null("-"))
-    emit(by_variant_text(table, output, "compare", hands, terminal=to_terminal(output_path),
-                         wide=wide, width=terminal_width(output_path), notes=notes),
-         output_path)
+    emit(by_variant_text(table, output, "compare", hands, terminal=to_terminal(path),
+                         wide=wide, width=terminal_width(path), notes=notes),
+         path)
 
 
 def _with_interval(frame: pl.DataFrame, stat: str) -> pl.Series:
@@ -125,8 +125,7 @@ def players(
 
     Example: ofcstats players --ruleset pokerstars --db club.duckdb
     """
-    if output_path is not None:
-        writable_file(output_path, "table")
+    path = output_file(output_path, f"players{SUFFIXES[output]}", "table")
     filters = _filters([ruleset] if ruleset else None, session, since, until, variant, player)
     with reading(db, filters, wait=wait, quiet=quiet) as store, _summing(quiet):
         # Only the rulesets shown are read: one per variant.
@@ -144,8 +143,8 @@ def players(
         table = _player_table(store, filters, seed, shown)
     emit(by_variant_text(
         table.sort(["variant", "total", "player"], descending=[False, True, False]), output,
-        "players", terminal=to_terminal(output_path), wide=wide,
-        width=terminal_width(output_path)), output_path)
+        "players", terminal=to_terminal(path), wide=wide,
+        width=terminal_width(path)), path)
 
 
 @app.command()
@@ -166,33 +165,33 @@ def player(
 
     Example: ofcstats player alice --db club.duckdb
     """
-    if output_path is not None:
-        writable_file(output_path, "table")
+    path = output_file(output_path, f"player{SUFFIXES[output]}", "table")
     filters = _filters(ruleset, session, since, until, variant, [name])
     with reading(db, filters, wait=wait, quiet=quiet) as store, _summing(quiet):
         table = _player_table(store, filters, seed)
         differences = stats.reported_differences_of(analysis.stored_rows(store, filters))
     text = by_variant_text(
         table.sort(["variant", "mean", "ruleset"], descending=[False, True, False]), output,
-        "player", terminal=to_terminal(output_path), wide=wide,
-        width=terminal_width(output_path))
+        "player", terminal=to_terminal(path), wide=wide,
+        width=terminal_width(path))
     if output is TableFormat.table and not differences.is_empty():
         text += (f"\n{plural(differences.height, 'seat')} where the logged points differ from the "
                  "re-score under the ruleset played:\n"
                  + frame_text(differences, output, differences.columns))
-    emit(text, output_path)
+    emit(text, path)
 
 
 @app.command()
 def report(
-    output: Annotated[Path, typer.Option("--output", "-o", help="The HTML file to write.")]
-        = Path("report.html"),
+    output: Annotated[str, typer.Option("--output", "-o", help="The HTML file to write.",
+                                        metavar="<path>")] = "report.html",
     db: DbOption = None,
     ruleset: Annotated[str | None, typer.Option(
         "--ruleset", "-r", help="The ruleset of the summary and style charts. Default: the "
         "one most hands were played under.", show_default=False)] = None,
-    pdf: Annotated[Path | None, typer.Option(
-        "--pdf", help="Also write the charts as a multi-page PDF.", show_default=False)] = None,
+    pdf: Annotated[str | None, typer.Option(
+        "--pdf", help="Also write the charts as a multi-page PDF.", show_default=False,
+        metavar="<path>")] = None,
     session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
     variant: VariantOption = None, player: PlayerOption = None,
     seed: Annotated[int, typer.Option("--seed", min=0, help=_SEED_HELP)] = 7,
@@ -208,11 +207,10 @@ def report(
     from ofcstats import report as reporting  # noqa: PLC0415
 
     filters = _filters(None, session, since, until, variant, player)
-    if output.suffix.lower() == ".pdf":
+    if Path(output).suffix.lower() == ".pdf":
         raise fail(f"{output}: -o writes the HTML report; write the PDF with --pdf {output}", 2)
-    for path, what in ((output, "report"), (pdf, "PDF")):
-        if path is not None:
-            writable_file(path, what)
+    html = output_file(output, "report.html", "report")
+    charts = output_file(pdf, "report.pdf", "PDF")
     with steps_bar("report", _on_terminal(quiet)) as update, \
             reading(db, filters, [ruleset] if ruleset else [], wait=wait, quiet=quiet) as store:
         if update is not None:
@@ -222,7 +220,7 @@ def report(
         except OfcstatsError as error:
             raise fail_with(error) from None
         # Then a step a chart, counted and named as it is drawn, and a step a file.
-        written = reporting.write_report(data, output, pdf, progress=update)
+        written = reporting.write_report(data, html, charts, progress=update)
     typer.echo(f"report ({plural(written.charts, 'chart')}, "
                f"{plural(len(data.variants), 'variant')}) -> "
                f"{written.html.resolve()}")

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -11,8 +10,7 @@ import typer.core
 import typer.main
 
 from ofcstats.cli.app import app
-from ofcstats.cli.output import emit
-from ofcstats.paths import writable_file
+from ofcstats.cli.output import emit, output_file
 
 REFERENCE_WIDTH = 92  # columns of the help text in docs/cli.md
 
@@ -27,9 +25,15 @@ def cli_reference() -> str:
              "skip on stderr as `FILE:LINE: reason`) or the command failed; 2 a usage error "
              "(a missing input, an unknown option or filter value, a bad option value, an output "
              "that cannot be written), found before anything is created, in one line. "
-             "Tables show the main columns under short headers, fitted to the terminal; "
+             "Tables show the main columns under short headers, fitted to the terminal, "
+             "counts with thousands separators (`1,000,000`); "
              "`--wide` shows every column under its full name; CSV and JSON always give "
-             "every column.", ""]
+             "every column. A file to write (`-o`, `--pdf`) named by a folder (a path ending "
+             "in `/`, or an existing directory) is written in that folder under the "
+             "command's name: `report.html`, `report.pdf`, `hand.html`, `hands.jsonl`, or "
+             "`compare`, `players`, `player`, `scores`, `query` (sql) with the format's "
+             "ending (`.txt` for a table, `.csv`, `.json`, `.jsonl`); missing folders are "
+             "made.", ""]
 
     def add(command: Any, name: str, parent: Any = None) -> None:
         ctx = command.context_class(command, parent=parent, info_name=name,
@@ -47,13 +51,12 @@ def cli_reference() -> str:
 
 @app.command("cli-reference", hidden=True)
 def cli_reference_command(
-    output: Annotated[Path | None, typer.Option(
-        "--output", "-o", help="Write it to this file. Default: stdout.")] = None,
+    output: Annotated[str | None, typer.Option(
+        "--output", "-o", help="Write it to this file. Default: stdout.", metavar="<path>")]
+        = None,
 ) -> None:
     """Print docs/cli.md, the reference of every command, from the commands themselves.
 
     Example: ofcstats cli-reference -o docs/cli.md
     """
-    if output is not None:
-        writable_file(output, "reference")
-    emit(cli_reference(), output)
+    emit(cli_reference(), output_file(output, "cli.md", "reference"))

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import sys
 from enum import StrEnum
-from pathlib import Path
 from typing import Annotated
 
 import polars as pl
@@ -40,11 +39,12 @@ from ofcstats.cli.output import (
     fail,
     fail_with,
     frame_text,
+    output_file,
     progress_bar,
     to_terminal,
 )
 from ofcstats.errors import OfcstatsError
-from ofcstats.paths import writable_file, written_whole
+from ofcstats.paths import written_whole
 
 RolloutsOption = Annotated[int, typer.Option(
     "--rollouts", help="Selection rollouts of a decision (the first step's are an eighth, at "
@@ -245,8 +245,8 @@ def _print_review(players: pl.DataFrame, biggest: pl.DataFrame, output: TableFor
 @app.command()
 def replay(
     hand_id: Annotated[str, typer.Argument(help="The hand's id.", show_default=False)],
-    output: Annotated[Path, typer.Option("--output", "-o", help="The HTML file to write.")]
-        = Path("hand.html"),
+    output: Annotated[str, typer.Option("--output", "-o", help="The HTML file to write.",
+                                        metavar="<path>")] = "hand.html",
     db: DbOption = None,
     ruleset: ReviewRulesetOption = None,
     opponents: OpponentsOption = OpponentsMode.drawn,
@@ -267,12 +267,12 @@ def replay(
     from ofcstats.review import replay as replaying  # noqa: PLC0415
 
     settings = _review_settings(ruleset, rollouts, seed, fantasyland_value, screen, opponents)
-    writable_file(output, "page")
+    path = output_file(output, "hand.html", "page")
     with _open_existing(db, wait=wait, quiet=quiet) as store:
         try:
             text = replaying.page(store, hand_id, settings)  # type: ignore[arg-type]
         except OfcstatsError as error:
             raise fail_with(error) from None
-    with written_whole(output) as partial:
+    with written_whole(path) as partial:
         partial.write_text(text, encoding="utf-8")
-    typer.echo(f"hand {hand_id} -> {output.resolve()}")
+    typer.echo(f"hand {hand_id} -> {path.resolve()}")

@@ -31,15 +31,18 @@ from ofcstats.cli.options import (
     SummaryFormatOption,
     TableFormat,
     WaitOption,
+    WideOption,
     split_list,
 )
 from ofcstats.cli.output import (
+    SUFFIXES,
     _on_terminal,
     _print_table,
     _records_out,
     _rescore_text,
     fail,
     fail_with,
+    output_file,
     progress_bar,
     report_rejects,
     warn,
@@ -47,7 +50,7 @@ from ofcstats.cli.output import (
 )
 from ofcstats.errors import OfcstatsError
 from ofcstats.logscore import score_files
-from ofcstats.paths import no_loop, writable_file
+from ofcstats.paths import no_loop
 from ofcstats.rows import ROW_NAMES
 from ofcstats.rules import (
     FantasylandPolicy,
@@ -72,13 +75,14 @@ def score(
         "variant.")] = False,
     output: Annotated[OutputFormat, typer.Option("--format", "-f",
                                                  help="Output format.")] = OutputFormat.table,
-    output_path: Annotated[Path | None, typer.Option(
+    output_path: Annotated[str | None, typer.Option(
         "--output", "-o", help="Write the records to this file. Default: stdout.",
-        show_default=False)] = None,
+        show_default=False, metavar="<path>")] = None,
     format_name: Annotated[str | None, typer.Option(
         "--input-format", help="Input format, when detection from content is not wanted.")]
         = None,
     quiet: QuietOption = False,
+    wide: WideOption = False,
 ) -> None:
     """Score hands: one record per hand, seat and ruleset.
 
@@ -92,17 +96,16 @@ def score(
         no_loop(path, "log")
         if not path.exists():
             raise fail(f"{path}: no such file or directory")
-    if output_path is not None:
-        writable_file(output_path, "records")
+    written = output_file(output_path, f"scores{SUFFIXES[output]}", "records")
     try:
         names = split_list(ruleset)
         chosen = load_rulesets(preset_names()) if all_rulesets else (
             load_rulesets(names) if names else None)
         with progress_bar("read", _on_terminal(quiet), in_bytes=True) as update, \
-                _records_out(output_path) as out:
+                _records_out(written) as out:
             parts = score_files(files, chosen, own_variants=all_rulesets,
                                 format_name=format_name, progress=update, warn=warn)
-            rejects = write_records(parts, output, out)
+            rejects = write_records(parts, output, out, "score", wide=wide)
     except OfcstatsError as error:
         raise fail_with(error) from None
     report_rejects(rejects)

@@ -229,6 +229,12 @@ def chart_plan(data: ReportData) -> list[Chart]:
         histogram = data.of(data.histogram, variant)
         sigma = next(iter(compared.filter(pl.col("ruleset") == main).get_column("sd")
                           .drop_nulls()), 0.0)
+        # Every ruleset a chart names, marked as the tables mark it (a what-if).
+        names = _table_names(compared)
+        running, players, compared, histogram = (
+            frame.with_columns(pl.col("ruleset").replace(names)) if "ruleset" in frame.columns
+            else frame for frame in (running, players, compared, histogram))
+        main = names.get(main, main)
         plan += [(f"{variant}:{key}", partial(_titled, variant, draw, *args))
                  for key, draw, args in (
             ("cumulative", charts.cumulative_points, (running, main, sigma)),
@@ -246,6 +252,16 @@ def chart_plan(data: ReportData) -> list[Chart]:
                 plan.append((f"{variant}:decisions",
                              partial(_titled, str(variant), charts.ev_loss_by_street, part)))
     return plan
+
+
+def _table_names(compared: pl.DataFrame) -> dict[str, str]:
+    """Each ruleset of a variant's comparison, named as its tables name it
+    (:func:`ofcstats.analysis.labelled`: ``russian (what-if)``)."""
+    if "what_if" not in compared.columns:
+        return {}
+    pairs = compared.select("ruleset", "what_if").unique(maintain_order=True)
+    return dict(zip(pairs.get_column("ruleset").to_list(),
+                    analysis.labelled(pairs).get_column("ruleset").to_list(), strict=True))
 
 
 def figures(data: ReportData) -> list[tuple[str, Figure]]:

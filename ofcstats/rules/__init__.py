@@ -7,6 +7,7 @@ from ofcstats.rules.load import (
     load_rulesets,
     policy_names,
     preset_names,
+    presets_played_in,
     royalty_names,
 )
 from ofcstats.rules.model import FantasylandPolicy, HeadToHead, Naturals, RoyaltyTable, Ruleset
@@ -23,5 +24,6 @@ __all__ = [
     "load_rulesets",
     "policy_names",
     "preset_names",
+    "presets_played_in",
     "royalty_names",
 ]

@@ -64,6 +64,15 @@ def preset_names() -> list[str]:
     return _names("presets")
 
 
+def presets_played_in(variant: Variant) -> list[str]:
+    """Names of the built-in rulesets played under ``variant`` (their ``variants``).
+
+    >>> presets_played_in(Variant.CRISS_CROSS)
+    ['criss-cross']
+    """
+    return [name for name in preset_names() if variant in load_ruleset(name).variants]
+
+
 def policy_names() -> list[str]:
     """Names of the built-in fantasyland policies (docs/rules.md §6)."""
     return _names("fantasyland")
