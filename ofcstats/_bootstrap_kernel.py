@@ -87,13 +87,18 @@ def scatter(start, variant_of, game_of, hand_of, ruleset_of, player_of, flags, v
 
     Returns the number of rows done: short of the batch when the pairs are full (grow
     them and go on from there); minus one minus the row whose sum would not fit (sum
-    again in wider types)."""
+    again in wider types); minus one minus the rows minus the row whose ruleset or
+    player is not among the variant's (name them from the rows)."""
     n = variant_of.shape[0]
     for i in range(start, n):
         if variant_of[i] != variant:
             continue
+        if ruleset_of[i] < 0 or player_of[i] < 0:
+            return -1 - n - i  # a name not among those given
         r = rmap[ruleset_of[i]]
         p = pmap[player_of[i]]
+        if r < 0 or p < 0:
+            return -1 - n - i
         g = game_of[i]
         first = slot_start[g]
         k = first

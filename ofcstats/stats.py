@@ -149,6 +149,8 @@ class Database(Protocol):
     def batches(self, sql: str, params: Sequence[object] = (), rows: int = 1 << 20
                 ) -> Iterator[pa.RecordBatch]: ...
 
+    def scored_names(self) -> pl.DataFrame | None: ...
+
 
 @dataclass(frozen=True)
 class Rows:
@@ -172,6 +174,11 @@ class Rows:
         """``data`` (a frame) readable by queries as ``name`` beside the rows, for the block."""
         return self.db.registered(name, data)
 
+    def scored_names(self) -> pl.DataFrame | None:
+        """Every ``variant``, ``ruleset`` and ``player`` the rows can have, as the database
+        knows them without reading the rows (a superset of theirs), or None."""
+        return self.db.scored_names()
+
     def batches(self, template: str, rows: int = 1 << 20, **fields: str
                 ) -> Iterator[pa.RecordBatch]:
         """``template`` filled as :meth:`query` fills it, its rows as Arrow batches of
@@ -192,6 +199,9 @@ class _InMemory:
     def batches(self, sql: str, params: Sequence[object] = (), rows: int = 1 << 20
                 ) -> Iterator[pa.RecordBatch]:
         yield from self.con.sql(sql, params=list(params)).to_arrow_reader(rows)
+
+    def scored_names(self) -> pl.DataFrame | None:
+        return None
 
     @contextmanager
     def registered(self, name: str, data: object) -> Iterator[None]:

@@ -44,18 +44,22 @@ from __future__ import annotations
 
 import math
 import zlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 import polars as pl
+import pyarrow as pa
 from threadpoolctl import threadpool_limits
 
 from ofcstats import stats
 from ofcstats.variants import Variant
+
+_T = TypeVar("_T")
 
 RESAMPLES = 1000
 """Bootstrap resamples of every interval."""
@@ -188,8 +192,9 @@ class _Block:
         return np.concatenate([v.sum(axis=0, dtype=np.int64) for v in self.values]) \
             if self.values else np.zeros(0, dtype=np.int64)
 
-_ROWS = 16_384
-"""Games multiplied at a time: the weights and sums of a block stay in the caches."""
+_ROWS = 4_096
+"""Games multiplied at a time: the weights and sums of a block stay in the caches, and
+sums of counts and points over them mostly stay exact in float32."""
 
 
 @dataclass(frozen=True)
@@ -278,6 +283,7 @@ class _Layout:
         on a second thread while these are multiplied (in order: the same draws
         whatever the timing); the products run on one thread each."""
         sizes = [min(PRODUCT, resamples - start) for start in range(0, resamples, PRODUCT)]
+        plan = self._plan()
         with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(1) as drawing:
             coming = drawing.submit(_drawn_weights, sizes[0], self.games, rng) if sizes \
                 else None
@@ -286,36 +292,59 @@ class _Layout:
                 weights = coming.result()
                 coming = drawing.submit(_drawn_weights, sizes[index + 1], self.games, rng) \
                     if index + 1 < len(sizes) else None
-                yield self._summed(weights)
+                yield self._summed(weights, plan)
                 del weights
 
-    def _summed(self, weights: npt.NDArray[np.uint8] | npt.NDArray[np.float64]
-                ) -> npt.NDArray[np.float64]:
-        """The resamples of ``weights`` (resamples x games): their sums, exact (weights
-        and sums are whole numbers, so every product is exact whatever the blocks or the
-        order of the additions), :data:`_ROWS` games at a time, each block of weights
-        widened to float64 once for every block of sums."""
-        b = weights.shape[0]
-        found = [np.zeros((b, block.width)) for block in self.blocks]
+    def _plan(self) -> list[tuple[int, int, list[tuple[int, int, list[int]]]]]:
+        """Per block of :data:`_ROWS` games (``start``, ``stop``): per block of sums, its
+        rows there (``low``, ``high``) and per matrix the largest sum of a column's
+        absolute values over those rows (a product by weights up to ``w`` is then exact
+        in float32 when ``w`` times it is under 2**24)."""
         edges = np.arange(0, self.games + _ROWS, _ROWS).clip(max=self.games)
         bounds = [None if block.games is None else np.searchsorted(block.games, edges)
                   for block in self.blocks]
+        plan = []
         for k in range(len(edges) - 1):
             start, stop = int(edges[k]), int(edges[k + 1])
-            if stop <= start:
-                continue
-            wide = weights[:, start:stop].astype(np.float64)
-            for block, out, bound in zip(self.blocks, found, bounds, strict=True):
+            rows = []
+            for block, bound in zip(self.blocks, bounds, strict=True):
                 low, high = (start, stop) if bound is None else (int(bound[k]),
                                                                  int(bound[k + 1]))
+                rows.append((low, high, [
+                    int(np.abs(values[low:high], dtype=np.int64).sum(axis=0).max(initial=0))
+                    for values in block.values]))
+            plan.append((start, stop, rows))
+        return plan
+
+    def _summed(self, weights: npt.NDArray[np.uint8] | npt.NDArray[np.float64],
+                plan: list[tuple[int, int, list[tuple[int, int, list[int]]]]]
+                ) -> npt.NDArray[np.float64]:
+        """The resamples of ``weights`` (resamples x games): their sums, exact. Weights
+        and sums are whole numbers: a product whose every partial sum stays under 2**24
+        (:meth:`_plan`) is exact in float32, and is taken there (twice as fast); the
+        others in float64. Every product is then exact whatever the blocks or the order
+        of the additions. :data:`_ROWS` games at a time, each block of weights widened
+        once for every block of sums."""
+        b = weights.shape[0]
+        top = int(weights.max(initial=0))
+        found = [np.zeros((b, block.width)) for block in self.blocks]
+        for start, stop, rows in plan:
+            if stop <= start:
+                continue
+            part = weights[:, start:stop]
+            widened: dict[type, npt.NDArray[np.floating]] = {}
+            for block, out, (low, high, limits) in zip(self.blocks, found, rows, strict=True):
                 if high <= low:
                     continue
-                mine = wide if high - low == stop - start else \
-                    wide[:, block.games[low:high] - start]  # type: ignore[index]
                 column = 0
-                for values in block.values:
+                for values, limit in zip(block.values, limits, strict=True):
+                    kind = np.float32 if top * limit < _EXACT32 else np.float64
+                    if kind not in widened:
+                        widened[kind] = part.astype(kind)
+                    mine = widened[kind] if high - low == stop - start else \
+                        widened[kind][:, block.games[low:high] - start]  # type: ignore[index]
                     width = values.shape[1]
-                    out[:, column:column + width] += mine @ values[low:high].astype(np.float64)
+                    out[:, column:column + width] += mine @ values[low:high].astype(kind)
                     column += width
         out = np.zeros((b, len(self.rulesets), len(self.players), len(self.columns)))
         for block, summed in zip(self.blocks, found, strict=True):
@@ -323,6 +352,10 @@ class _Layout:
             out[:, :, 0 if block.player is None else block.player, :] += summed[:, block.where]
         return out
 
+
+_EXACT32 = 2**24
+"""Whole numbers below this are exact in float32, and so is every sum of them that stays
+below it."""
 
 PRODUCT = 50
 """Resamples multiplied at a time: memory is ``PRODUCT`` x games bytes of weights, twice
@@ -409,6 +442,11 @@ class _Wider(Exception):
     """A per-game sum that does not fit its type: sum again in 64 bits."""
 
 
+class _Unnamed(Exception):
+    """A row whose ruleset or player the database did not foretell: name them from the
+    rows."""
+
+
 @dataclass
 class _Sums:
     """Per-game sums of some columns, split by the type that holds them: ``small``
@@ -430,6 +468,11 @@ class _Sums:
     def rows(self, kept: npt.NDArray[np.bool_] | npt.NDArray[np.int64] | slice) -> _Sums:
         """These sums of the rows ``kept``."""
         return _Sums(self.small[kept], self.small_columns, self.large[kept],
+                     self.large_columns)
+
+    def rulesets(self, kept: npt.NDArray[np.bool_]) -> _Sums:
+        """These sums of the rulesets ``kept``."""
+        return _Sums(self.small[:, kept], self.small_columns, self.large[:, kept],
                      self.large_columns)
 
     def grown(self, rows: int) -> _Sums:
@@ -473,9 +516,11 @@ class _Pass:
     """What one pass over the rows adds up for a variant (:func:`_scan`)."""
 
     def __init__(self, rulesets: list[str], players: list[str], every: pl.DataFrame,
-                 hands: int, pairs: int, columns: tuple[Sequence[str], Sequence[str], int],
+                 hands: int, pairs: int,
+                 columns: tuple[Sequence[str], Sequence[str], Sequence[str]],
                  wide: bool) -> None:
         game_columns, pair_columns, streamed = columns
+        self.streamed = streamed
         self.rulesets, self.players, self.every = rulesets, players, every.select(
             "session_id", "game")
         self.games = _Sums.zeros(every.height, len(rulesets), game_columns, wide)
@@ -490,7 +535,7 @@ class _Pass:
         self.pair_game = np.zeros(pairs, dtype=np.int64)
         self.pair_player = np.zeros(pairs, dtype=np.int64)
         self.used = np.zeros(1, dtype=np.int64)
-        self.totals = np.zeros((len(rulesets), len(players), streamed), dtype=np.int64)
+        self.totals = np.zeros((len(rulesets), len(players), len(streamed)), dtype=np.int64)
         self.flagged = np.zeros((len(rulesets), len(players)), dtype=np.uint8)
         self.seen = np.zeros((len(rulesets), hands), dtype=np.uint8)
         self.hands = np.zeros(len(rulesets), dtype=np.int64)
@@ -511,6 +556,8 @@ class _Pass:
                 self.pairs.small, where["pair_small"], self.pairs.large, where["pair_large"],
                 self.pair_game, self.pair_player, self.used, self.totals, self.flagged,
                 self.seen, self.hands, *high)
+            if done < -rows:
+                raise _Unnamed
             if done < 0:
                 raise _Wider
             if done < rows:  # more pairs than the rows' counts foretold
@@ -519,16 +566,31 @@ class _Pass:
                 self.pair_game = np.resize(self.pair_game, size)
                 self.pair_player = np.resize(self.pair_player, size)
 
-    def scanned(self, beside: npt.NDArray[np.int64] | None) -> _Scanned:
-        """What the pass found, games without rows left out."""
+    def scanned(self, beside: npt.NDArray[np.int64] | None) -> _Scanned | None:
+        """What the pass found: the games, rulesets and players with rows (None: no
+        row)."""
         used = int(self.used[0])
+        hands = self.totals[:, :, self.streamed.index("hands")] > 0
+        rulesets, players = hands.any(axis=1), hands.any(axis=0)
+        if not rulesets.any():
+            return None
         seen = self.game_seen.astype(bool)
         compact = np.cumsum(seen) - 1
-        return _Scanned(self.rulesets, self.players, int(seen.sum()),
-                        self.games if seen.all() else self.games.rows(seen),
-                        compact[self.pair_game[:used]], self.pair_player[:used],
-                        self.pairs.rows(slice(0, used)), beside, self.totals,
-                        self.flagged.astype(bool), self.hands)
+        games = self.games if seen.all() else self.games.rows(seen)
+        pairs = self.pairs.rows(slice(0, used))
+        player = np.cumsum(players) - 1
+        if not rulesets.all():
+            games = games.rulesets(rulesets)
+            pairs = pairs.rulesets(rulesets)
+            beside = None if beside is None else beside[:, rulesets]
+        return _Scanned([name for name, kept in zip(self.rulesets, rulesets, strict=True)
+                         if kept],
+                        [name for name, kept in zip(self.players, players, strict=True)
+                         if kept],
+                        int(seen.sum()), games, compact[self.pair_game[:used]],
+                        player[self.pair_player[:used]], pairs, beside,
+                        self.totals[rulesets][:, players],
+                        self.flagged[rulesets][:, players].astype(bool), self.hands[rulesets])
 
 
 def _scan(rows: stats.Rows, games: pl.DataFrame, game_columns: Sequence[str],
@@ -545,20 +607,29 @@ def _scan(rows: stats.Rows, games: pl.DataFrame, game_columns: Sequence[str],
     ``ruleset``, ``session_id``, ``game``, ``player`` and ``beside_columns``), added to
     the pairs' where that ruleset has rows of that player in that game (a left join of
     the rows to it)."""
-    try:
-        return _scan_into(rows, games, (game_columns, pair_columns), beside, beside_columns,
-                          wide=False)
-    except _Wider:
-        return _scan_into(rows, games, (game_columns, pair_columns), beside, beside_columns,
-                          wide=True)
+    wide, named = False, True
+    while True:
+        try:
+            return _scan_into(rows, games, (game_columns, pair_columns), beside,
+                              beside_columns, wide=wide, named=named)
+        except _Wider:
+            wide = True
+        except _Unnamed:
+            named = False
 
 
 def _scan_into(rows: stats.Rows, games: pl.DataFrame,
                columns: tuple[Sequence[str], Sequence[str]], beside: pl.DataFrame | None,
-               beside_columns: Sequence[str], *, wide: bool) -> dict[str, _Scanned]:
+               beside_columns: Sequence[str], *, wide: bool, named: bool
+               ) -> dict[str, _Scanned]:
     present = rows.columns
     hand = "hand_key" if "hand_key" in present else "hand_id"
-    names = rows.query(_NAMES)
+    # The names the rows can have (the database says, without reading them), else those
+    # they have, with how many rows (the most pairs of a game and a player there can be).
+    names = rows.scored_names() if named else None
+    counted = names is None
+    if names is None:
+        names = rows.query(_NAMES)
     variants = sorted(names.get_column("variant").unique().to_list())
     rulesets = sorted(names.get_column("ruleset").unique().to_list())
     players = sorted(names.get_column("player").unique().to_list())
@@ -582,11 +653,12 @@ def _scan_into(rows: stats.Rows, games: pl.DataFrame,
                                 on=["session_id", "game"]).select(
             hand, v=pl.lit(v, dtype=pl.Int32), g=pl.col("g").cast(pl.Int32),
             h=pl.int_range(pl.len(), dtype=pl.Int32)))
-        # Pairs of a game and a player: at most the rows of the ruleset with most.
+        # Pairs of a game and a player: at most the rows of the ruleset with most; not
+        # counted, a pair a game to start with, and more as they come.
         pairs = int(mine.group_by("ruleset").agg(pl.col("n").sum()).get_column("n").max()
-                    or 1)
+                    or 1) if counted else max(1, every.height)
         passes[variant] = _Pass(local_r, local_p, every, hands.height, pairs,
-                                (game_columns, pair_columns, len(streamed)), wide)
+                                (game_columns, pair_columns, streamed), wide)
         maps[variant] = (_places(rulesets, local_r), _places(players, local_p))
     del games
     coded = pl.concat(codes) if codes else pl.DataFrame(
@@ -603,21 +675,50 @@ def _scan_into(rows: stats.Rows, games: pl.DataFrame,
     values = ",\n       ".join(f"coalesce(({stats.row_value(c, 'r')})::BIGINT, 0) AS {c}"
                                for c in streamed)
     with rows.registered(_CODES_TABLE, coded):
-        for batch in rows.batches(_STREAM, codes=_CODES_TABLE, hand=hand,
-                                  rulesets=_listed(rulesets), players=_listed(players),
-                                  flag=flag, values=values):
-            arrays = tuple(batch.column(i).to_numpy(zero_copy_only=False)
-                           for i in range(batch.num_columns))
+        batches = rows.batches(_STREAM, codes=_CODES_TABLE, hand=hand,
+                               rulesets=_listed(rulesets), players=_listed(players),
+                               flag=flag, values=values)
+        for arrays in _ahead(batches, _arrays):
             for v, variant in enumerate(variants):
                 passes[variant].add(arrays, v, maps[variant], where, high)
-            del arrays, batch
+            del arrays
     found = {}
     for variant in variants:
         done = passes.pop(variant)
         added = _beside(done, variant, beside, beside_columns) \
             if beside is not None and beside_columns else None
-        found[variant] = done.scanned(added)
+        scanned = done.scanned(added)
+        if scanned is not None:
+            found[variant] = scanned
     return found
+
+
+def _arrays(batch: pa.RecordBatch) -> tuple[npt.NDArray[Any], ...]:
+    return tuple(batch.column(i).to_numpy(zero_copy_only=False)
+                 for i in range(batch.num_columns))
+
+
+def _ahead(batches: Iterator[pa.RecordBatch], convert: Callable[[pa.RecordBatch], _T]
+           ) -> Iterator[_T]:
+    """Each batch converted, the next read and converted on a second thread while this
+    one is used (DuckDB and the compiled step each leave the other a processor)."""
+    done = object()
+    with ThreadPoolExecutor(1) as reading:
+        def fetch() -> object:
+            batch = next(batches, done)
+            return done if batch is done else convert(batch)  # type: ignore[arg-type]
+
+        coming = reading.submit(fetch)
+        try:
+            while (item := coming.result()) is not done:
+                coming = reading.submit(fetch)
+                yield item  # type: ignore[misc]
+        finally:
+            with suppress(BaseException):
+                coming.result()
+            close = getattr(batches, "close", None)
+            if close is not None:
+                close()
 
 
 def _places(every: list[str], mine: list[str]) -> npt.NDArray[np.int64]:

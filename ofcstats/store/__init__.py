@@ -355,6 +355,12 @@ class Store(FileLoads, HandLoading):
         """The rows of a query as Arrow batches of ``rows`` rows, one at a time."""
         yield from self.con.sql(sql, params=list(params)).to_arrow_reader(rows)
 
+    def scored_names(self) -> pl.DataFrame:
+        """Every ``variant``, ``ruleset`` and ``player`` a scored row can have: the
+        rulesets each variant was scored under, and the players seated in its hands,
+        read from the small tables (:func:`results.scored_names`), not the results."""
+        return results.scored_names(self.con)
+
     def fetch(self, sql: str, params: Sequence[object] = (), *, rows: int = 1 << 16,
               progress: Callable[[int, int | None], None] | None = None,
               shrink: Callable[[pl.DataFrame], pl.DataFrame] | None = None) -> pl.DataFrame:
