@@ -57,7 +57,6 @@ import pyarrow as pa
 from threadpoolctl import threadpool_limits
 
 from ofcstats import stats
-from ofcstats.variants import Variant
 
 _T = TypeVar("_T")
 
@@ -347,9 +346,9 @@ class _Layout:
                     out[:, column:column + width] += mine @ values[low:high].astype(kind)
                     column += width
         out = np.zeros((b, len(self.rulesets), len(self.players), len(self.columns)))
-        for block, summed in zip(self.blocks, found, strict=True):
-            summed = np.concatenate([summed, np.zeros((b, 1))], axis=1)
-            out[:, :, 0 if block.player is None else block.player, :] += summed[:, block.where]
+        for block, sums in zip(self.blocks, found, strict=True):
+            padded = np.concatenate([sums, np.zeros((b, 1))], axis=1)
+            out[:, :, 0 if block.player is None else block.player, :] += padded[:, block.where]
         return out
 
 
@@ -379,7 +378,7 @@ def _drawn_weights(b: int, games: int, rng: np.random.Generator
         drawn = rng.integers(0, games, size=(min(CHUNK, b - start), games),
                              dtype=np.int32 if games < 2**31 else np.int64)
         if counted(drawn, out, start) > 255:
-            wide[start] = _weights(drawn, games)
+            wide[start] = _weights(drawn.astype(np.int64), games)
     if not wide:
         return out
     exact = out.astype(np.float64)
@@ -419,8 +418,8 @@ GROUP BY ALL
 
 _STREAM = """
 SELECT c.v, c.g, c.h,
-       (list_position([{rulesets}], r.ruleset::VARCHAR) - 1)::INTEGER AS r,
-       (list_position([{players}], r.player::VARCHAR) - 1)::INTEGER AS p,
+       (coalesce(list_position([{rulesets}], r.ruleset::VARCHAR), 0) - 1)::INTEGER AS r,
+       (coalesce(list_position([{players}], r.player::VARCHAR), 0) - 1)::INTEGER AS p,
        {flag} AS flag,
        {values}
 FROM ({source}) r JOIN {codes} c ON c.{hand} = r.{hand}
@@ -438,11 +437,15 @@ _SMALL = frozenset({"hands", "fouls", "eligible", "entered", "stayed", "fantasyl
 in 32), and sums again in 64 should one not fit."""
 
 
-class _Wider(Exception):
+_SMALL_HIGH = int(np.iinfo(np.int16).max)
+"""The largest sum a pass holds in 16 bits."""
+
+
+class _TooWideError(Exception):
     """A per-game sum that does not fit its type: sum again in 64 bits."""
 
 
-class _Unnamed(Exception):
+class _UnnamedError(Exception):
     """A row whose ruleset or player the database did not foretell: name them from the
     rows."""
 
@@ -549,7 +552,7 @@ class _Pass:
         rows = len(batch[0])
         done = 0
         while done < rows:
-            done = scatter(
+            done = scatter(  # type: ignore[call-arg]
                 done, *batch[:6], batch[6:], variant, *codes, self.games.small,
                 where["game_small"], self.games.large, where["game_large"], self.game_seen,
                 self.slot_start, self.slot_used, self.slot_player, self.slot_pair,
@@ -557,9 +560,9 @@ class _Pass:
                 self.pair_game, self.pair_player, self.used, self.totals, self.flagged,
                 self.seen, self.hands, *high)
             if done < -rows:
-                raise _Unnamed
+                raise _UnnamedError
             if done < 0:
-                raise _Wider
+                raise _TooWideError
             if done < rows:  # more pairs than the rows' counts foretold
                 size = max(len(self.pair_game) * 3 // 2, int(self.used[0]) + rows - done)
                 self.pairs = self.pairs.grown(size)
@@ -571,7 +574,8 @@ class _Pass:
         row)."""
         used = int(self.used[0])
         hands = self.totals[:, :, self.streamed.index("hands")] > 0
-        rulesets, players = hands.any(axis=1), hands.any(axis=0)
+        rulesets: npt.NDArray[np.bool_] = np.asarray(hands.any(axis=1))
+        players: npt.NDArray[np.bool_] = np.asarray(hands.any(axis=0))
         if not rulesets.any():
             return None
         seen = self.game_seen.astype(bool)
@@ -612,9 +616,9 @@ def _scan(rows: stats.Rows, games: pl.DataFrame, game_columns: Sequence[str],
         try:
             return _scan_into(rows, games, (game_columns, pair_columns), beside,
                               beside_columns, wide=wide, named=named)
-        except _Wider:
+        except _TooWideError:
             wide = True
-        except _Unnamed:
+        except _UnnamedError:
             named = False
 
 
@@ -655,8 +659,8 @@ def _scan_into(rows: stats.Rows, games: pl.DataFrame,
             h=pl.int_range(pl.len(), dtype=pl.Int32)))
         # Pairs of a game and a player: at most the rows of the ruleset with most; not
         # counted, a pair a game to start with, and more as they come.
-        pairs = int(mine.group_by("ruleset").agg(pl.col("n").sum()).get_column("n").max()
-                    or 1) if counted else max(1, every.height)
+        most = mine.group_by("ruleset").agg(pl.col("n").sum()).get_column("n").max()
+        pairs = int(most or 1) if counted else max(1, every.height)  # type: ignore[arg-type]
         passes[variant] = _Pass(local_r, local_p, every, hands.height, pairs,
                                 (game_columns, pair_columns, streamed), wide)
         maps[variant] = (_places(rulesets, local_r), _places(players, local_p))
@@ -670,7 +674,7 @@ def _scan_into(rows: stats.Rows, games: pl.DataFrame,
             getattr(any_pass, level + "s" if level == "game" else "pairs"),
             f"{size}_columns")], dtype=np.int64)
         for level in ("game", "pair") for size in ("small", "large")}
-    high = (np.iinfo(np.int16).max, np.iinfo(np.int64 if wide else np.int32).max - 1)
+    high = (_SMALL_HIGH, np.iinfo(np.int64 if wide else np.int32).max - 1)
     flag = "r.what_if" if "what_if" in present else "false"
     values = ",\n       ".join(f"coalesce(({stats.row_value(c, 'r')})::BIGINT, 0) AS {c}"
                                for c in streamed)
@@ -706,7 +710,7 @@ def _ahead(batches: Iterator[pa.RecordBatch], convert: Callable[[pa.RecordBatch]
     with ThreadPoolExecutor(1) as reading:
         def fetch() -> object:
             batch = next(batches, done)
-            return done if batch is done else convert(batch)  # type: ignore[arg-type]
+            return done if batch is done else convert(batch)
 
         coming = reading.submit(fetch)
         try:
@@ -751,7 +755,7 @@ def _beside(done: _Pass, variant: str, beside: pl.DataFrame, columns: Sequence[s
     sessions = sorted(done.every.get_column("session_id").unique().to_list())
     every_game = done.every.get_column("game").cast(pl.Int64).to_numpy()
     scale = int(max(every_game.max(initial=0),
-                    beside.get_column("game").max() or 0)) + 1  # type: ignore[call-overload]
+                    beside.get_column("game").max() or 0)) + 1
     keys = _codes_of(done.every.get_column("session_id"), sessions) * scale + every_game
     small = "hands" in done.pairs.small_columns
     hands = (done.pairs.small if small else done.pairs.large)[
@@ -774,7 +778,7 @@ def _beside(done: _Pass, variant: str, beside: pl.DataFrame, columns: Sequence[s
         ok = pair >= 0
         ok[ok] = hands[pair[ok], r[ok]] > 0
         for c, column in enumerate(columns):
-            np.add.at(out, (pair[ok], r[ok], c),
+            np.add.at(out, (pair[ok], r[ok], c),  # type: ignore[arg-type]
                       part.get_column(column).to_numpy()[ok].astype(np.int64))
     return out
 
