@@ -659,8 +659,10 @@ def _scan_into(rows: stats.Rows, games: pl.DataFrame,
             h=pl.int_range(pl.len(), dtype=pl.Int32)))
         # Pairs of a game and a player: at most the rows of the ruleset with most; not
         # counted, a pair a game to start with, and more as they come.
-        most = mine.group_by("ruleset").agg(pl.col("n").sum()).get_column("n").max()
-        pairs = int(most or 1) if counted else max(1, every.height)  # type: ignore[arg-type]
+        pairs = max(1, every.height)
+        if counted:
+            most = mine.group_by("ruleset").agg(pl.col("n").sum()).get_column("n").max()
+            pairs = int(most or 1)  # type: ignore[arg-type]
         passes[variant] = _Pass(local_r, local_p, every, hands.height, pairs,
                                 (game_columns, pair_columns, streamed), wide)
         maps[variant] = (_places(rulesets, local_r), _places(players, local_p))
