@@ -102,13 +102,14 @@ def money_and_games(store: Store, filters: Filters, rulesets: Sequence[Ruleset],
         return stored.money_and_games(store, *settled, MONEY_DECIMALS, _GAME_MONEY)
 
 
-def money(store: Store, filters: Filters, rulesets: Sequence[Ruleset]
-          ) -> pl.DataFrame:
+def money(store: Store, filters: Filters, rulesets: Sequence[Ruleset],
+          hands: pl.DataFrame | None = None) -> pl.DataFrame:
     """Per variant, ruleset and player: ``money`` (settled, in the table's stake units),
     ``games``, ``capped_games`` (games in which the loss cap limited the player's loss)
     and ``stake`` (where the point value came from: ``ruleset``, ``logged``,
-    ``default`` (1 a point), or a mixture). Summed in the database, in whole millionths."""
-    with _settled(store, filters, rulesets) as settled:
+    ``default`` (1 a point), or a mixture). Summed in the database, in whole millionths;
+    ``hands``: :func:`hand_games`, when already read."""
+    with _settled(store, filters, rulesets, hands) as settled:
         if settled is None:
             return pl.DataFrame(schema=_EMPTY_MONEY)
         return stored.money_rows(store, *settled, MONEY_DECIMALS)
@@ -167,14 +168,16 @@ def stored_rows(store: Store, filters: Filters,
 
 def player_table(store: Store, filters: Filters, *, seed: int = 7,
                  pairs: dict[str, str] | None = None, rows: stats.Rows | None = None,
-                 summed: tuple[pl.DataFrame, pl.DataFrame] | None = None) -> pl.DataFrame:
+                 summed: tuple[pl.DataFrame, pl.DataFrame] | None = None,
+                 intervals: dict[str, str] | None = None) -> pl.DataFrame:
     """Per player, variant and ruleset: :func:`ofcstats.stats.player_stats` with the
     settled ``money`` beside it (the games of the filtered hands, settled whole), and
     every rate and the money per game with its 95% interval
     (:func:`ofcstats.uncertainty.player_intervals`, seeded with ``seed``). ``pairs`` as
     for :func:`stored_rows`; ``rows`` (those rows) and ``summed``
     (:func:`ofcstats.stats.sums` and :func:`ofcstats.stats.session_sums` of them) when
-    already read."""
+    already read; ``intervals`` (variant to ruleset, as ``pairs``): only those rulesets'
+    rows get intervals (the others' are null), where only they are shown."""
     if rows is None:
         rows = stored_rows(store, filters, pairs)
     if summed is None:
@@ -185,11 +188,19 @@ def player_table(store: Store, filters: Filters, *, seed: int = 7,
     names = sorted(table.get_column("ruleset").unique().to_list())
     rulesets = store.scored_rulesets(names)
     hands = hand_games(store, filters)
-    settled, games = money_and_games(store, filters, rulesets, hands)
-    intervals = uncertainty.player_intervals_stored(rows, hands, games, seed=seed)
-    shared = [c for c in intervals.columns if c in table.columns and c not in stats.KEYS]
+    if intervals is None:
+        settled, games = money_and_games(store, filters, rulesets, hands)
+    else:
+        # The money of every ruleset summed in the database; per game only the shown.
+        settled = money(store, filters, rulesets, hands)
+        shown = sorted(set(intervals.values()) & set(names))
+        rows = stored_rows(store, filters, {v: r for v, r in intervals.items() if r in shown})
+        _, games = money_and_games(store, filters, store.scored_rulesets(shown), hands)
+    result = uncertainty.player_intervals_stored(rows, hands, games, seed=seed)
+    del hands, games
+    shared = [c for c in result.columns if c in table.columns and c not in stats.KEYS]
     return table.join(settled, on=["player", "variant", "ruleset"], how="left").join(
-        intervals.drop(shared), on=list(stats.KEYS), how="left").sort(
+        result.drop(shared), on=list(stats.KEYS), how="left").sort(
         "variant", "ruleset", "player")
 
 

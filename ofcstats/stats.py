@@ -47,6 +47,7 @@ from typing import Protocol
 import duckdb
 import numpy as np
 import polars as pl
+import pyarrow as pa
 
 from ofcstats.variants import Variant
 
@@ -71,30 +72,53 @@ def _stable(frame: pl.DataFrame) -> pl.DataFrame:
 # Every statistic comes from exact integer sums per player, variant and ruleset (and per
 # session for the bootstrap): DuckDB adds them up over the store's rows, or over a frame,
 # and the few rows that come back are all the memory a statistic needs.
+_THIRTEEN = ", ".join(f"'{v.value}'" for v in Variant if v.thirteen_card)
+
+ROW_VALUES = {
+    "hands": "1",
+    "total": "{r}points",
+    "squares": "{r}points::BIGINT * {r}points",
+    "abs_points": "abs({r}points)",
+    "abs_royalty": "abs({r}royalty_points)",
+    "abs_other": "abs({r}points - {r}royalty_points)",
+    "fouls": "({r}fouled IS TRUE)::INTEGER",
+    "eligible": f"((NOT {{r}}fantasyland AND {{r}}variant::VARCHAR NOT IN ({_THIRTEEN}))"
+                " IS TRUE)::INTEGER",
+    "entered": "({r}fantasyland_entered IS TRUE)::INTEGER",
+    "stayed": "({r}fantasyland_stayed IS TRUE)::INTEGER",
+    "fantasyland_hands": "({r}fantasyland IS TRUE)::INTEGER",
+    "royalty_top": "coalesce({r}royalty_top, 0)",
+    "royalty_middle": "coalesce({r}royalty_middle, 0)",
+    "royalty_bottom": "coalesce({r}royalty_bottom, 0)",
+    "royalty_points": "coalesce({r}royalty_points, 0)",
+    "opponents": "coalesce({r}n_seats - 1, 0)",
+    "scoops": "coalesce({r}scoops, 0)",
+    "scooped": "coalesce({r}scooped, 0)",
+    "wins_top": "coalesce({r}wins_top, 0)",
+    "wins_middle": "coalesce({r}wins_middle, 0)",
+    "wins_bottom": "coalesce({r}wins_bottom, 0)",
+}
+"""What each row adds to each sum every statistic comes from, as DuckDB reads it off a
+scored row (``{r}``: the rows' name and a dot, or nothing): the one definition of the
+sums (:func:`sums`, and the per-game sums of :mod:`ofcstats.uncertainty`)."""
+
+
+def row_value(name: str, alias: str = "") -> str:
+    """:data:`ROW_VALUES`' ``name`` off the rows called ``alias`` (none: unqualified)."""
+    return ROW_VALUES[name].format(r=f"{alias}." if alias else "")
+
+
+def sums_sql(alias: str = "") -> str:
+    """Every sum of :data:`ROW_VALUES` over a group of rows (called ``alias``), as
+    ``<expression> AS <name>`` lines of a SELECT."""
+    return ",\n       ".join(f"coalesce(sum({row_value(name, alias)}), 0)::BIGINT AS {name}"
+                              for name in ROW_VALUES)
+
+
 _SUMS = """
 SELECT player::VARCHAR AS player, variant::VARCHAR AS variant, ruleset::VARCHAR AS ruleset,
        {what_if}
-       count(*) AS hands,
-       coalesce(sum(points), 0)::BIGINT AS total,
-       coalesce(sum(points::BIGINT * points), 0)::BIGINT AS squares,
-       coalesce(sum(abs(points)), 0)::BIGINT AS abs_points,
-       coalesce(sum(abs(royalty_points)), 0)::BIGINT AS abs_royalty,
-       coalesce(sum(abs(points - royalty_points)), 0)::BIGINT AS abs_other,
-       count(*) FILTER (fouled) AS fouls,
-       count(*) FILTER (NOT fantasyland AND variant::VARCHAR NOT IN ({thirteen})) AS eligible,
-       count(*) FILTER (fantasyland_entered) AS entered,
-       count(*) FILTER (fantasyland_stayed) AS stayed,
-       count(*) FILTER (fantasyland) AS fantasyland_hands,
-       coalesce(sum(royalty_top), 0)::BIGINT AS royalty_top,
-       coalesce(sum(royalty_middle), 0)::BIGINT AS royalty_middle,
-       coalesce(sum(royalty_bottom), 0)::BIGINT AS royalty_bottom,
-       coalesce(sum(royalty_points), 0)::BIGINT AS royalty_points,
-       coalesce(sum(n_seats - 1), 0)::BIGINT AS opponents,
-       coalesce(sum(scoops), 0)::BIGINT AS scoops,
-       coalesce(sum(scooped), 0)::BIGINT AS scooped,
-       coalesce(sum(wins_top), 0)::BIGINT AS wins_top,
-       coalesce(sum(wins_middle), 0)::BIGINT AS wins_middle,
-       coalesce(sum(wins_bottom), 0)::BIGINT AS wins_bottom
+       {sums}
 FROM ({source})
 GROUP BY ALL
 """
@@ -122,6 +146,11 @@ class Database(Protocol):
     def registered(self, name: str, data: object
                    ) -> AbstractContextManager[None]: ...
 
+    def batches(self, sql: str, params: Sequence[object] = (), rows: int = 1 << 20
+                ) -> Iterator[pa.RecordBatch]: ...
+
+    def scored_names(self) -> pl.DataFrame | None: ...
+
 
 @dataclass(frozen=True)
 class Rows:
@@ -145,6 +174,18 @@ class Rows:
         """``data`` (a frame) readable by queries as ``name`` beside the rows, for the block."""
         return self.db.registered(name, data)
 
+    def scored_names(self) -> pl.DataFrame | None:
+        """Every ``variant``, ``ruleset`` and ``player`` the rows can have, as the database
+        knows them without reading the rows (a superset of theirs), or None."""
+        return self.db.scored_names()
+
+    def batches(self, template: str, rows: int = 1 << 20, **fields: str
+                ) -> Iterator[pa.RecordBatch]:
+        """``template`` filled as :meth:`query` fills it, its rows as Arrow batches of
+        ``rows`` rows, one at a time: rows too many to hold at once."""
+        return self.db.batches(template.format(source=self.source, **fields), self.params,
+                               rows)
+
 
 class _InMemory:
     """A frame's own DuckDB in memory, as :class:`Database`."""
@@ -154,6 +195,13 @@ class _InMemory:
 
     def query(self, sql: str, params: Sequence[object] = ()) -> pl.DataFrame:
         return self.con.sql(sql, params=list(params)).pl()
+
+    def batches(self, sql: str, params: Sequence[object] = (), rows: int = 1 << 20
+                ) -> Iterator[pa.RecordBatch]:
+        yield from self.con.sql(sql, params=list(params)).to_arrow_reader(rows)
+
+    def scored_names(self) -> pl.DataFrame | None:
+        return None
 
     @contextmanager
     def registered(self, name: str, data: object) -> Iterator[None]:
@@ -214,8 +262,7 @@ def sums(rows: Rows) -> pl.DataFrame:
     """Per player, variant and ruleset: the integer sums every statistic comes from."""
     rows = per_player_hand(rows)
     what_if = "bool_or(what_if) AS what_if," if "what_if" in rows.columns else ""
-    thirteen = ", ".join(f"'{v.value}'" for v in Variant if v.thirteen_card)
-    return rows.query(_SUMS, what_if=what_if, thirteen=thirteen).sort(*KEYS)
+    return rows.query(_SUMS, what_if=what_if, sums=sums_sql()).sort(*KEYS)
 
 
 def session_sums(rows: Rows) -> pl.DataFrame:

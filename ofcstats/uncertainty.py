@@ -44,16 +44,21 @@ from __future__ import annotations
 
 import math
 import zlib
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import suppress
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 import polars as pl
+import pyarrow as pa
 from threadpoolctl import threadpool_limits
 
 from ofcstats import stats
-from ofcstats.variants import Variant
+
+_T = TypeVar("_T")
 
 RESAMPLES = 1000
 """Bootstrap resamples of every interval."""
@@ -64,42 +69,14 @@ LEVEL = 0.95
 CHUNK = 25
 """Resamples drawn and multiplied at a time: memory is ``CHUNK`` x games weights."""
 
-SUM_COLUMNS = ("hands", "total", "squares", "abs_points", "abs_royalty", "abs_other",
-               "fouls", "eligible", "entered", "stayed", "fantasyland_hands", "royalty_top",
-               "royalty_middle", "royalty_bottom", "royalty_points", "opponents", "scoops",
-               "scooped", "wins_top", "wins_middle", "wins_bottom")
+SUM_COLUMNS = tuple(stats.ROW_VALUES)
 """The integer sums per game and player (:func:`game_sums`), named as in
-:func:`ofcstats.stats.sums`."""
-
-_SUM_SQL = {
-    "hands": "count(*)",
-    "total": "coalesce(sum(r.points), 0)::BIGINT",
-    "squares": "coalesce(sum(r.points::BIGINT * r.points), 0)::BIGINT",
-    "abs_points": "coalesce(sum(abs(r.points)), 0)::BIGINT",
-    "abs_royalty": "coalesce(sum(abs(r.royalty_points)), 0)::BIGINT",
-    "abs_other": "coalesce(sum(abs(r.points - r.royalty_points)), 0)::BIGINT",
-    "fouls": "count(*) FILTER (r.fouled)",
-    "eligible": "count(*) FILTER (NOT r.fantasyland AND r.variant::VARCHAR NOT IN ({thirteen}))",
-    "entered": "count(*) FILTER (r.fantasyland_entered)",
-    "stayed": "count(*) FILTER (r.fantasyland_stayed)",
-    "fantasyland_hands": "count(*) FILTER (r.fantasyland)",
-    "royalty_top": "coalesce(sum(r.royalty_top), 0)::BIGINT",
-    "royalty_middle": "coalesce(sum(r.royalty_middle), 0)::BIGINT",
-    "royalty_bottom": "coalesce(sum(r.royalty_bottom), 0)::BIGINT",
-    "royalty_points": "coalesce(sum(r.royalty_points), 0)::BIGINT",
-    "opponents": "coalesce(sum(r.n_seats - 1), 0)::BIGINT",
-    "scoops": "coalesce(sum(r.scoops), 0)::BIGINT",
-    "scooped": "coalesce(sum(r.scooped), 0)::BIGINT",
-    "wins_top": "coalesce(sum(r.wins_top), 0)::BIGINT",
-    "wins_middle": "coalesce(sum(r.wins_middle), 0)::BIGINT",
-    "wins_bottom": "coalesce(sum(r.wins_bottom), 0)::BIGINT",
-}
-"""Each of :data:`SUM_COLUMNS` as DuckDB sums it over a group of rows ``r``."""
+:func:`ofcstats.stats.sums` (:data:`ofcstats.stats.ROW_VALUES`)."""
 
 
 def _sums_sql(columns: Sequence[str]) -> str:
-    thirteen = ", ".join(f"'{v.value}'" for v in Variant if v.thirteen_card)
-    return ",\n       ".join(f"{_SUM_SQL[c].format(thirteen=thirteen)} AS {c}" for c in columns)
+    return ",\n       ".join(f"coalesce(sum({stats.row_value(c, 'r')}), 0)::BIGINT AS {c}"
+                             for c in columns)
 
 
 _GAME_SUMS = """
@@ -144,37 +121,96 @@ def _rng(seed: int, variant: str) -> np.random.Generator:
     return np.random.default_rng([seed, zlib.crc32(variant.encode())])
 
 
-_BLOCK_VALUES = 4_000_000
-"""Sums widened to float64 at a time for one product (32 MB): the sums are kept in the
-narrowest integer type that holds them, and only a block of rulesets is widened."""
-
 _NARROW = (np.int8, np.int16, np.int32, np.int64)
 
 
-def _narrowest(values: npt.NDArray[np.int64]) -> type[np.signedinteger]:
-    low = int(values.min()) if values.size else 0
-    high = int(values.max()) if values.size else 0
+def _narrowest(low: int, high: int) -> type[np.signedinteger]:
     return next(t for t in _NARROW if np.iinfo(t).min <= low and high <= np.iinfo(t).max)
 
 
-def _narrowed(values: npt.NDArray[np.int64]) -> npt.NDArray[np.signedinteger]:
-    return values.astype(_narrowest(values))
+@dataclass(frozen=True)
+class _Block:
+    """Sums resampled together. A row per game (``games``: its index among the
+    variant's games, in order; None: every game); ``values``: the distinct columns of
+    sums, in matrices of the narrowest integer type that holds each; ``where``
+    (rulesets x the layout's columns): which of those columns (numbered across the
+    matrices) holds each ruleset's sums of each column, -1 where they are 0 in every
+    game. ``player``: whose sums they are (None: the game's, every player's, counted as
+    the first player's: only sums over players are taken of them)."""
+
+    games: npt.NDArray[np.int64] | None
+    values: tuple[npt.NDArray[np.signedinteger], ...]
+    where: npt.NDArray[np.int64]
+    player: int | None
+
+    @classmethod
+    def of(cls, games: npt.NDArray[np.int64] | None,
+           parts: Sequence[tuple[npt.NDArray[np.integer], Sequence[int]]], width: int,
+           player: int | None) -> _Block:
+        """The block of ``parts``: per part, sums (rows x rulesets x columns) and the
+        place of each of its columns among the layout's ``width``. A column equal to one
+        before it (a sum no ruleset changes, such as the hands played) or 0 in every row
+        is held, and multiplied, once or not at all."""
+        rulesets = parts[0][0].shape[1] if parts else 0
+        rows = parts[0][0].shape[0] if parts else 0
+        where = np.full((rulesets, width), -1, dtype=np.int64)
+        kept: list[npt.NDArray[np.integer]] = []
+        seen: dict[tuple[int, int, int], list[int]] = {}
+        probe = np.random.default_rng(0).integers(-(2**20), 2**20, size=rows)
+        for sums, places in parts:
+            for c, place in enumerate(places):
+                for r in range(rulesets):
+                    column = sums[:, r, c]
+                    low, high = (int(column.min()), int(column.max())) if rows else (0, 0)
+                    if low == 0 == high:
+                        continue
+                    key = (low, high, int(probe @ column.astype(np.int64)))
+                    twin = next((i for i in seen.get(key, ())
+                                 if np.array_equal(kept[i], column)), None)
+                    if twin is None:
+                        twin = len(kept)
+                        kept.append(column)
+                        seen.setdefault(key, []).append(twin)
+                    where[r, place] = twin
+        # One matrix per integer type, in the order the columns were kept.
+        kinds = [_narrowest(int(k.min()), int(k.max())) for k in kept]
+        order = sorted(range(len(kept)), key=lambda i: _NARROW.index(kinds[i]))
+        renumber = np.full(len(kept) + 1, -1, dtype=np.int64)
+        renumber[order] = np.arange(len(kept))
+        values = tuple(np.stack([kept[i] for i in order if kinds[i] is kind], axis=1)
+                       .astype(kind) for kind in _NARROW if kind in kinds)
+        return cls(games, values, renumber[where], player)
+
+    @property
+    def width(self) -> int:
+        """How many distinct columns."""
+        return sum(v.shape[1] for v in self.values)
+
+    def total(self) -> npt.NDArray[np.int64]:
+        """The sum over every game of each distinct column."""
+        return np.concatenate([v.sum(axis=0, dtype=np.int64) for v in self.values]) \
+            if self.values else np.zeros(0, dtype=np.int64)
+
+_ROWS = 4_096
+"""Games multiplied at a time: the weights and sums of a block stay in the caches, and
+sums of counts and points over them mostly stay exact in float32."""
 
 
 @dataclass(frozen=True)
 class _Layout:
-    """One variant's per-game sums as arrays: per player, the games it played (indices
-    into the variant's games, sorted) and, per column, its sums there (games x rulesets)
-    in the narrowest integer type that holds them."""
+    """One variant's per-game sums as blocks: ``columns`` summed per game for every
+    player (:class:`_Block`), per ruleset."""
 
     rulesets: list[str]
     players: list[str]
     games: int
     columns: tuple[str, ...]
-    played: list[tuple[npt.NDArray[np.int64], list[npt.NDArray[np.signedinteger]]]]
+    blocks: list[_Block]
 
     @classmethod
     def of(cls, frame: pl.DataFrame, columns: Sequence[str]) -> _Layout:
+        """The layout of a per-game frame (:func:`game_sums`' rows of one variant): every
+        column per player."""
         rulesets = sorted(frame.get_column("ruleset").unique().to_list())
         players = sorted(frame.get_column("player").unique().to_list())
         every = frame.select("session_id", "game").unique().sort("session_id", "game")
@@ -185,139 +221,170 @@ class _Layout:
             p=pl.col("player").replace_strict(players, list(range(len(players))),
                                               return_dtype=pl.Int64),
         )
-        played = []
+        blocks = []
         for index in range(len(players)):
             mine = keyed.filter(pl.col("p") == index)
             games, inverse = np.unique(mine.get_column("g").to_numpy(), return_inverse=True)
             ruleset = mine.get_column("r").to_numpy()
-            sums = []
-            for column in columns:
-                values = mine.get_column(column).to_numpy().astype(np.int64)
-                array = np.zeros((len(games), len(rulesets)), dtype=_narrowest(values))
-                array[inverse, ruleset] = values
-                sums.append(array)
-            played.append((games.astype(np.int64), sums))
-        return cls(rulesets, players, every.height, tuple(columns), played)
+            sums = np.zeros((len(games), len(rulesets), len(columns)), dtype=np.int64)
+            for c, column in enumerate(columns):
+                sums[inverse, ruleset, c] = mine.get_column(column).to_numpy()
+            blocks.append(_Block.of(games.astype(np.int64), [(sums, range(len(columns)))],
+                                    len(columns), index))
+        return cls(rulesets, players, every.height, tuple(columns), blocks)
 
     @classmethod
-    def stored(cls, rows: stats.Rows, coded: _Coded, variant: str, columns: Sequence[str],
-               beside: pl.DataFrame | None = None) -> tuple[_Layout, list[tuple[str, str]]]:
-        """The variant's layout summed by DuckDB a few rulesets at a time, keyed by
-        integer codes (:class:`_Coded`): only ``columns`` leave it; and the (ruleset,
-        player) pairs with rows. Columns not among :data:`SUM_COLUMNS` come from
-        ``beside`` (keyed by ``ruleset``, ``g`` and ``p``, joined to the rows' games as a
-        left join: 0 where it has no row)."""
-        rulesets = coded.named(variant, "ruleset")
-        players = coded.named(variant, "player")
-        summed = [c for c in columns if c in SUM_COLUMNS]
-        step = max(1, _GROUPS // max(1, coded.every[variant].height * len(players)))
-        parts: list[list[npt.NDArray[np.signedinteger]]] = []
-        for start in range(0, len(rulesets), step):
-            found = coded.sums(rows, variant, rulesets[start:start + step], players, summed)
-            found = found.with_columns(pl.col("r") + start)
-            parts.append([_narrowed(found.get_column(c).to_numpy())
-                          for c in ("r", "g", "p", *summed)])
-            del found
-        joined = [np.concatenate([part[i] for part in parts]) if parts else
-                  np.zeros(0, dtype=np.int8) for i in range(3 + len(summed))]
-        del parts
-        r, g, p = joined[0], joined[1], joined[2]
-        found_columns = dict(zip(summed, joined[3:], strict=True))
-        del joined
-        if beside is not None:
-            found_columns.update(_beside(beside, rulesets, r, g, p,
-                                         [c for c in columns if c not in SUM_COLUMNS]))
-        values = [found_columns[c] for c in columns]
-        every = np.unique(g)
-        g = np.searchsorted(every, g)
-        present = sorted({(rulesets[i], players[j]) for i, j in
-                          np.unique(np.stack([r, p]), axis=1).T.tolist()})
-        played = []
-        for index in range(len(players)):
-            mine = p == index
-            games, inverse = np.unique(g[mine], return_inverse=True)
-            sums = []
-            for column in values:
-                array = np.zeros((len(games), len(rulesets)), dtype=column.dtype)
-                array[inverse, r[mine]] = column[mine]
-                sums.append(array)
-            played.append((games.astype(np.int64), sums))
-        return cls(rulesets, players, len(every), tuple(columns), played), present
+    def scanned(cls, scan: _Scanned, columns: Sequence[str],
+                beside_columns: Sequence[str] = ()) -> _Layout:
+        """The layout of a variant's pass (:func:`_scan`): its game sums as one block,
+        each player's sums per game as a block."""
+        place = {name: i for i, name in enumerate(columns)}
+        blocks = []
+        if scan.game_sums.small_columns or scan.game_sums.large_columns:
+            blocks.append(_Block.of(None, scan.game_sums.parts(place), len(columns), None))
+        order = np.lexsort((scan.pair_game, scan.pair_player))
+        bounds = np.searchsorted(scan.pair_player[order], np.arange(len(scan.players) + 1))
+        for index in range(len(scan.players)):
+            mine = order[bounds[index]:bounds[index + 1]]
+            parts = scan.pair_sums.rows(mine).parts(place)
+            if scan.pair_beside is not None:
+                parts.append((scan.pair_beside[mine], [place[c] for c in beside_columns]))
+            blocks.append(_Block.of(scan.pair_game[mine], parts, len(columns), index))
+        return cls(scan.rulesets, scan.players, scan.games, tuple(columns), blocks)
 
     def totals(self, variant: str, present: list[tuple[str, str]]) -> pl.DataFrame:
-        """Per player and ruleset of ``present``: its sums over every game."""
+        """Per player and ruleset of ``present``: its sums over every game (of the
+        blocks per player)."""
         r = {name: i for i, name in enumerate(self.rulesets)}
+        found: dict[tuple[int, int], list[int]] = {}
+        for block in self.blocks:
+            if block.player is None:
+                continue
+            summed = np.append(block.total(), 0)
+            for ruleset in range(len(self.rulesets)):
+                found[ruleset, block.player] = summed[block.where[ruleset]].tolist()
         p = {name: i for i, name in enumerate(self.players)}
+        rows = [found[r[ruleset], p[player]] for ruleset, player in present]
         return pl.DataFrame({
             "player": [player for _, player in present],
             "variant": [variant] * len(present),
             "ruleset": [ruleset for ruleset, _ in present],
-            **{column: [int(self.played[p[player]][1][c][:, r[ruleset]].sum(dtype=np.int64))
-                        for ruleset, player in present]
-               for c, column in enumerate(self.columns)}},
+            **{column: [row[c] for row in rows] for c, column in enumerate(self.columns)}},
             schema={"player": pl.String, "variant": pl.String, "ruleset": pl.String,
                     **dict.fromkeys(self.columns, pl.Int64)})
 
     def resampled(self, resamples: int, rng: np.random.Generator
                   ) -> Iterator[npt.NDArray[np.float64]]:
-        """The sums of each resample, :data:`CHUNK` resamples at a time: arrays of shape
-        (resamples, rulesets, players, columns). The products run on one thread: they are
-        many and small, and a shared machine makes threads wait on each other."""
-        with threadpool_limits(limits=1, user_api="blas"):
-            for start in range(0, resamples, CHUNK):
-                yield self._chunk(min(CHUNK, resamples - start), rng)
+        """The sums of each resample, :data:`PRODUCT` resamples at a time: arrays of
+        shape (resamples, rulesets, players, columns); a game block's sums at the first
+        player. Each resample draws as many games as there are, with replacement,
+        :data:`CHUNK` resamples to a draw of the generator. The next resamples are drawn
+        on a second thread while these are multiplied (in order: the same draws
+        whatever the timing); the products run on one thread each."""
+        sizes = [min(PRODUCT, resamples - start) for start in range(0, resamples, PRODUCT)]
+        plan = self._plan()
+        with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(1) as drawing:
+            coming = drawing.submit(_drawn_weights, sizes[0], self.games, rng) if sizes \
+                else None
+            for index in range(len(sizes)):
+                assert coming is not None
+                weights = coming.result()
+                coming = drawing.submit(_drawn_weights, sizes[index + 1], self.games, rng) \
+                    if index + 1 < len(sizes) else None
+                yield self._summed(weights, plan)
+                del weights
 
-    def _chunk(self, b: int, rng: np.random.Generator) -> npt.NDArray[np.float64]:
-        """``b`` resamples: each draws as many games as there are, with replacement.
-        Weights and sums are whole numbers, so every product is exact whatever the
-        blocks or the order of the additions."""
-        g = self.games
-        weights = _weights(rng.integers(0, g, size=(b, g)), g)
-        width = len(self.columns)
-        out = np.empty((b, len(self.rulesets), len(self.players), width))
-        for index, (games, sums) in enumerate(self.played):
-            mine = weights if games.size == g else weights[:, games]
-            step = max(1, _BLOCK_VALUES // max(1, games.size * width))
-            for start in range(0, len(self.rulesets), step):
-                stop = min(len(self.rulesets), start + step)
-                block = np.empty((games.size, stop - start, width))
-                for c, column in enumerate(sums):
-                    block[:, :, c] = column[:, start:stop]
-                out[:, start:stop, index, :] = (mine @ block.reshape(games.size, -1)).reshape(
-                    b, stop - start, width)
+    def _plan(self) -> list[tuple[int, int, list[tuple[int, int, list[int]]]]]:
+        """Per block of :data:`_ROWS` games (``start``, ``stop``): per block of sums, its
+        rows there (``low``, ``high``) and per matrix the largest sum of a column's
+        absolute values over those rows (a product by weights up to ``w`` is then exact
+        in float32 when ``w`` times it is under 2**24)."""
+        edges = np.arange(0, self.games + _ROWS, _ROWS).clip(max=self.games)
+        bounds = [None if block.games is None else np.searchsorted(block.games, edges)
+                  for block in self.blocks]
+        plan = []
+        for k in range(len(edges) - 1):
+            start, stop = int(edges[k]), int(edges[k + 1])
+            rows = []
+            for block, bound in zip(self.blocks, bounds, strict=True):
+                low, high = (start, stop) if bound is None else (int(bound[k]),
+                                                                 int(bound[k + 1]))
+                rows.append((low, high, [
+                    int(np.abs(values[low:high], dtype=np.int64).sum(axis=0).max(initial=0))
+                    for values in block.values]))
+            plan.append((start, stop, rows))
+        return plan
+
+    def _summed(self, weights: npt.NDArray[np.uint8] | npt.NDArray[np.float64],
+                plan: list[tuple[int, int, list[tuple[int, int, list[int]]]]]
+                ) -> npt.NDArray[np.float64]:
+        """The resamples of ``weights`` (resamples x games): their sums, exact. Weights
+        and sums are whole numbers: a product whose every partial sum stays under 2**24
+        (:meth:`_plan`) is exact in float32, and is taken there (twice as fast); the
+        others in float64. Every product is then exact whatever the blocks or the order
+        of the additions. :data:`_ROWS` games at a time, each block of weights widened
+        once for every block of sums."""
+        b = weights.shape[0]
+        top = int(weights.max(initial=0))
+        found = [np.zeros((b, block.width)) for block in self.blocks]
+        for start, stop, rows in plan:
+            if stop <= start:
+                continue
+            part = weights[:, start:stop]
+            widened: dict[type, npt.NDArray[np.floating]] = {}
+            for block, out, (low, high, limits) in zip(self.blocks, found, rows, strict=True):
+                if high <= low:
+                    continue
+                column = 0
+                for values, limit in zip(block.values, limits, strict=True):
+                    kind = np.float32 if top * limit < _EXACT32 else np.float64
+                    if kind not in widened:
+                        widened[kind] = part.astype(kind)
+                    mine = widened[kind] if high - low == stop - start else \
+                        widened[kind][:, block.games[low:high] - start]  # type: ignore[index]
+                    width = values.shape[1]
+                    out[:, column:column + width] += mine @ values[low:high].astype(kind)
+                    column += width
+        out = np.zeros((b, len(self.rulesets), len(self.players), len(self.columns)))
+        for block, sums in zip(self.blocks, found, strict=True):
+            padded = np.concatenate([sums, np.zeros((b, 1))], axis=1)
+            out[:, :, 0 if block.player is None else block.player, :] += padded[:, block.where]
         return out
 
 
-def _beside(beside: pl.DataFrame, rulesets: list[str], r: npt.NDArray[np.signedinteger],
-            g: npt.NDArray[np.signedinteger], p: npt.NDArray[np.signedinteger],
-            columns: Sequence[str]) -> dict[str, npt.NDArray[np.signedinteger]]:
-    """``columns`` of ``beside`` (keyed by ``ruleset``, ``g`` and ``p``) at the keys
-    (``r``, ``g``, ``p``) of the summed rows, 0 where it has no row: a left join of the
-    rows to it, on sorted integer keys."""
-    codes = beside.select(
-        r=pl.col("ruleset").cast(pl.String).replace_strict(
-            rulesets, list(range(len(rulesets))), default=-1, return_dtype=pl.Int64),
-        g=pl.col("g").cast(pl.Int64), p=pl.col("p").cast(pl.Int64))
-    keep = ((codes.get_column("r") >= 0) & (codes.get_column("p") >= 0)).to_numpy()
-    games = int(max(g.max(initial=0), codes.get_column("g").max() or 0)) + 1
-    people = int(max(p.max(initial=0), codes.get_column("p").max() or 0)) + 1
+_EXACT32 = 2**24
+"""Whole numbers below this are exact in float32, and so is every sum of them that stays
+below it."""
 
-    def key(rr: npt.NDArray[np.integer], gg: npt.NDArray[np.integer],
-            pp: npt.NDArray[np.integer]) -> npt.NDArray[np.int64]:
-        return (rr.astype(np.int64) * games + gg) * people + pp
+PRODUCT = 50
+"""Resamples multiplied at a time: memory is ``PRODUCT`` x games bytes of weights, twice
+(those multiplied and those drawn meanwhile)."""
 
-    theirs = key(*(codes.get_column(c).to_numpy()[keep] for c in ("r", "g", "p")))
-    order = np.argsort(theirs, kind="stable")
-    theirs = theirs[order]
-    mine = key(r, g, p)
-    at = np.minimum(np.searchsorted(theirs, mine), max(0, theirs.size - 1))
-    found = (theirs[at] == mine) if theirs.size else np.zeros(mine.size, dtype=bool)
-    out = {}
-    for column in columns:
-        values = beside.get_column(column).to_numpy()[keep][order]
-        out[column] = _narrowed(np.where(found, values[at] if values.size else 0, 0)
-                                .astype(np.int64))
-    return out
+
+def _drawn_weights(b: int, games: int, rng: np.random.Generator
+                   ) -> npt.NDArray[np.uint8] | npt.NDArray[np.float64]:
+    """``b`` resamples' weights (how many times each drew each game), drawn
+    :data:`CHUNK` resamples at a time: bytes, or float64 should a count pass 255."""
+    if games < _COMPILED_FROM:
+        return np.concatenate([_weights(rng.integers(0, games, size=(min(CHUNK, b - s),
+                                                                    games)), games)
+                               for s in range(0, b, CHUNK)])
+    # int32 draws are the int64 draws, in half the memory.
+    from ofcstats._bootstrap_kernel import counted  # noqa: PLC0415 - loads the compiler
+
+    out = np.empty((b, games), dtype=np.uint8)
+    wide: dict[int, npt.NDArray[np.float64]] = {}
+    for start in range(0, b, CHUNK):
+        drawn = rng.integers(0, games, size=(min(CHUNK, b - start), games),
+                             dtype=np.int32 if games < 2**31 else np.int64)
+        if counted(drawn, out, start) > 255:
+            wide[start] = _weights(drawn.astype(np.int64), games)
+    if not wide:
+        return out
+    exact = out.astype(np.float64)
+    for start, counts in wide.items():
+        exact[start:start + len(counts)] = counts
+    return exact
 
 
 _COMPILED_FROM = 20_000
@@ -336,9 +403,6 @@ def _weights(drawn: npt.NDArray[np.int64], games: int) -> npt.NDArray[np.float64
 
 
 _CODES_TABLE = "uncertainty_codes"
-_GROUPS = 2_000_000
-"""Games x players x rulesets summed by one query at most: DuckDB holds its groups within
-the memory the commands allow it."""
 
 _HANDS_SEEN = """
 SELECT DISTINCT r.{hand}, r.session_id::VARCHAR AS session_id, r.variant::VARCHAR AS variant
@@ -346,18 +410,19 @@ FROM ({source}) r
 """
 
 _NAMES = """
-SELECT DISTINCT variant::VARCHAR AS variant, ruleset::VARCHAR AS ruleset,
-       player::VARCHAR AS player
+SELECT variant::VARCHAR AS variant, ruleset::VARCHAR AS ruleset, player::VARCHAR AS player,
+       count(*) AS n
 FROM ({source})
+GROUP BY ALL
 """
 
-_CODED_SUMS = """
-SELECT (list_position([{rulesets}], r.ruleset::VARCHAR) - 1)::BIGINT AS r, c.g,
-       (list_position([{players}], r.player::VARCHAR) - 1)::BIGINT AS p,
-       {sums}
+_STREAM = """
+SELECT c.v, c.g, c.h,
+       (coalesce(list_position([{rulesets}], r.ruleset::VARCHAR), 0) - 1)::INTEGER AS r,
+       (coalesce(list_position([{players}], r.player::VARCHAR), 0) - 1)::INTEGER AS p,
+       {flag} AS flag,
+       {values}
 FROM ({source}) r JOIN {codes} c ON c.{hand} = r.{hand}
-WHERE r.variant::VARCHAR = '{variant}' AND r.ruleset::VARCHAR IN ({rulesets})
-GROUP BY ALL
 """
 
 
@@ -365,61 +430,371 @@ def _listed(names: Sequence[str]) -> str:
     return ", ".join("'" + name.replace("'", "''") + "'" for name in names)
 
 
-@dataclass(frozen=True)
-class _Coded:
-    """The rows' games as integer codes: ``codes`` gives every hand its game's code
-    ``g``, per variant the games of ``games`` numbered by session and game (as
-    :meth:`_Layout.of` numbers a per-game frame's, among which are the games with rows);
-    ``names`` the variant, ruleset and player of every group of rows."""
+_SMALL = frozenset({"hands", "fouls", "eligible", "entered", "stayed", "fantasyland_hands",
+                    "opponents", "scoops", "scooped", "wins_top", "wins_middle",
+                    "wins_bottom"})
+"""Sums that are counts of a game's hands: a pass holds them in 16 bits (sums of points
+in 32), and sums again in 64 should one not fit."""
 
-    hand: str
-    codes: pl.DataFrame
-    every: dict[str, pl.DataFrame]
-    names: pl.DataFrame
+
+_SMALL_HIGH = int(np.iinfo(np.int16).max)
+"""The largest sum a pass holds in 16 bits."""
+
+
+class _TooWideError(Exception):
+    """A per-game sum that does not fit its type: sum again in 64 bits."""
+
+
+class _UnnamedError(Exception):
+    """A row whose ruleset or player the database did not foretell: name them from the
+    rows."""
+
+
+@dataclass
+class _Sums:
+    """Per-game sums of some columns, split by the type that holds them: ``small``
+    (rows x rulesets x ``small_columns``) and ``large`` (of ``large_columns``)."""
+
+    small: npt.NDArray[np.signedinteger]
+    small_columns: tuple[str, ...]
+    large: npt.NDArray[np.signedinteger]
+    large_columns: tuple[str, ...]
 
     @classmethod
-    def of(cls, rows: stats.Rows, games: pl.DataFrame) -> _Coded:
-        hand = "hand_key" if "hand_key" in rows.columns else "hand_id"
-        if not {"session_id", "variant"} <= set(games.columns):
-            games = games.select(hand, "game").join(rows.query(_HANDS_SEEN, hand=hand), on=hand)
-        games = games.with_columns(pl.col("session_id", "variant").cast(pl.String))
+    def zeros(cls, rows: int, rulesets: int, columns: Sequence[str], wide: bool) -> _Sums:
+        small = tuple(c for c in columns if c in _SMALL and not wide)
+        large = tuple(c for c in columns if c not in small)
+        return cls(np.zeros((rows, rulesets, len(small)), dtype=np.int16),
+                   small, np.zeros((rows, rulesets, len(large)),
+                                   dtype=np.int64 if wide else np.int32), large)
+
+    def rows(self, kept: npt.NDArray[np.bool_] | npt.NDArray[np.int64] | slice) -> _Sums:
+        """These sums of the rows ``kept``."""
+        return _Sums(self.small[kept], self.small_columns, self.large[kept],
+                     self.large_columns)
+
+    def rulesets(self, kept: npt.NDArray[np.bool_]) -> _Sums:
+        """These sums of the rulesets ``kept``."""
+        return _Sums(self.small[:, kept], self.small_columns, self.large[:, kept],
+                     self.large_columns)
+
+    def grown(self, rows: int) -> _Sums:
+        """These sums with room for ``rows`` rows."""
+        def grow(old: npt.NDArray[np.signedinteger]) -> npt.NDArray[np.signedinteger]:
+            new = np.zeros((rows, *old.shape[1:]), dtype=old.dtype)
+            new[:len(old)] = old
+            return new
+        return _Sums(grow(self.small), self.small_columns, grow(self.large),
+                     self.large_columns)
+
+    def parts(self, place: dict[str, int]
+              ) -> list[tuple[npt.NDArray[np.signedinteger], list[int]]]:
+        """As :meth:`_Block.of` takes them: each array with its columns' places."""
+        return [(self.small, [place[c] for c in self.small_columns]),
+                (self.large, [place[c] for c in self.large_columns])]
+
+
+@dataclass
+class _Scanned:
+    """One variant's rows after one pass (:func:`_scan`): ``game_sums`` per game with
+    rows, in order; per pair of a game and a player (``pair_game``, ``pair_player``),
+    ``pair_sums`` and ``pair_beside`` (the columns beside, or None); per ruleset and
+    player, ``totals`` of every column streamed and whether any row was flagged
+    (``what_if``); per ruleset, its distinct ``hands``."""
+
+    rulesets: list[str]
+    players: list[str]
+    games: int
+    game_sums: _Sums
+    pair_game: npt.NDArray[np.int64]
+    pair_player: npt.NDArray[np.int64]
+    pair_sums: _Sums
+    pair_beside: npt.NDArray[np.int64] | None
+    totals: npt.NDArray[np.int64]
+    what_if: npt.NDArray[np.bool_]
+    hands: npt.NDArray[np.int64]
+
+
+class _Pass:
+    """What one pass over the rows adds up for a variant (:func:`_scan`)."""
+
+    def __init__(self, rulesets: list[str], players: list[str], every: pl.DataFrame,
+                 hands: int, pairs: int,
+                 columns: tuple[Sequence[str], Sequence[str], Sequence[str]],
+                 wide: bool) -> None:
+        game_columns, pair_columns, streamed = columns
+        self.streamed = streamed
+        self.rulesets, self.players, self.every = rulesets, players, every.select(
+            "session_id", "game")
+        self.games = _Sums.zeros(every.height, len(rulesets), game_columns, wide)
+        self.game_seen = np.zeros(every.height, dtype=np.uint8)
+        capacity = np.minimum(every.get_column("seats").to_numpy(), len(players))
+        self.slot_start = np.zeros(every.height + 1, dtype=np.int64)
+        np.cumsum(capacity, out=self.slot_start[1:])
+        self.slot_used = np.zeros(every.height, dtype=np.int64)
+        self.slot_player = np.zeros(int(self.slot_start[-1]), dtype=np.int64)
+        self.slot_pair = np.zeros(int(self.slot_start[-1]), dtype=np.int64)
+        self.pairs = _Sums.zeros(pairs, len(rulesets), pair_columns, wide)
+        self.pair_game = np.zeros(pairs, dtype=np.int64)
+        self.pair_player = np.zeros(pairs, dtype=np.int64)
+        self.used = np.zeros(1, dtype=np.int64)
+        self.totals = np.zeros((len(rulesets), len(players), len(streamed)), dtype=np.int64)
+        self.flagged = np.zeros((len(rulesets), len(players)), dtype=np.uint8)
+        self.seen = np.zeros((len(rulesets), hands), dtype=np.uint8)
+        self.hands = np.zeros(len(rulesets), dtype=np.int64)
+
+    def add(self, batch: tuple[npt.NDArray[Any], ...], variant: int,
+            codes: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
+            where: dict[str, npt.NDArray[np.int64]], high: tuple[int, int]) -> None:
+        """The batch's rows of ``variant`` added up (:func:`_bootstrap_kernel.scatter`)."""
+        from ofcstats._bootstrap_kernel import scatter  # noqa: PLC0415 - loads the compiler
+
+        rows = len(batch[0])
+        done = 0
+        while done < rows:
+            done = scatter(  # type: ignore[call-arg]
+                done, *batch[:6], batch[6:], variant, *codes, self.games.small,
+                where["game_small"], self.games.large, where["game_large"], self.game_seen,
+                self.slot_start, self.slot_used, self.slot_player, self.slot_pair,
+                self.pairs.small, where["pair_small"], self.pairs.large, where["pair_large"],
+                self.pair_game, self.pair_player, self.used, self.totals, self.flagged,
+                self.seen, self.hands, *high)
+            if done < -rows:
+                raise _UnnamedError
+            if done < 0:
+                raise _TooWideError
+            if done < rows:  # more pairs than the rows' counts foretold
+                size = max(len(self.pair_game) * 3 // 2, int(self.used[0]) + rows - done)
+                self.pairs = self.pairs.grown(size)
+                self.pair_game = np.resize(self.pair_game, size)
+                self.pair_player = np.resize(self.pair_player, size)
+
+    def scanned(self, beside: npt.NDArray[np.int64] | None) -> _Scanned | None:
+        """What the pass found: the games, rulesets and players with rows (None: no
+        row)."""
+        used = int(self.used[0])
+        hands = self.totals[:, :, self.streamed.index("hands")] > 0
+        rulesets: npt.NDArray[np.bool_] = np.asarray(hands.any(axis=1))
+        players: npt.NDArray[np.bool_] = np.asarray(hands.any(axis=0))
+        if not rulesets.any():
+            return None
+        seen = self.game_seen.astype(bool)
+        compact = np.cumsum(seen) - 1
+        games = self.games if seen.all() else self.games.rows(seen)
+        pairs = self.pairs.rows(slice(0, used))
+        player = np.cumsum(players) - 1
+        if not rulesets.all():
+            games = games.rulesets(rulesets)
+            pairs = pairs.rulesets(rulesets)
+            beside = None if beside is None else beside[:, rulesets]
+        return _Scanned([name for name, kept in zip(self.rulesets, rulesets, strict=True)
+                         if kept],
+                        [name for name, kept in zip(self.players, players, strict=True)
+                         if kept],
+                        int(seen.sum()), games, compact[self.pair_game[:used]],
+                        player[self.pair_player[:used]], pairs, beside,
+                        self.totals[rulesets][:, players],
+                        self.flagged[rulesets][:, players].astype(bool), self.hands[rulesets])
+
+
+def _scan(rows: stats.Rows, games: pl.DataFrame, game_columns: Sequence[str],
+          pair_columns: Sequence[str], beside: pl.DataFrame | None = None,
+          beside_columns: Sequence[str] = ()) -> dict[str, _Scanned]:
+    """Every variant's per-game sums from one pass over the rows (per player hand,
+    :func:`ofcstats.stats.per_player_hand`): DuckDB reads each row's values
+    (:data:`ofcstats.stats.ROW_VALUES`) with its game's code, batch by batch, and the
+    compiled step adds them up (:func:`ofcstats._bootstrap_kernel.scatter`): the sums of
+    :func:`game_sums`, without a query grouping millions of games. ``game_columns`` are
+    summed per game over every player, ``pair_columns`` per game and player.
+
+    ``beside`` (optional): more per-game sums of a ruleset and player (``variant``,
+    ``ruleset``, ``session_id``, ``game``, ``player`` and ``beside_columns``), added to
+    the pairs' where that ruleset has rows of that player in that game (a left join of
+    the rows to it)."""
+    wide, named = False, True
+    while True:
+        try:
+            return _scan_into(rows, games, (game_columns, pair_columns), beside,
+                              beside_columns, wide=wide, named=named)
+        except _TooWideError:
+            wide = True
+        except _UnnamedError:
+            named = False
+
+
+def _scan_into(rows: stats.Rows, games: pl.DataFrame,
+               columns: tuple[Sequence[str], Sequence[str]], beside: pl.DataFrame | None,
+               beside_columns: Sequence[str], *, wide: bool, named: bool
+               ) -> dict[str, _Scanned]:
+    present = rows.columns
+    hand = "hand_key" if "hand_key" in present else "hand_id"
+    # The names the rows can have (the database says, without reading them), else those
+    # they have, with how many rows (the most pairs of a game and a player there can be).
+    names = rows.scored_names() if named else None
+    counted = names is None
+    if names is None:
         names = rows.query(_NAMES)
-        every: dict[str, pl.DataFrame] = {}
-        codes: list[pl.DataFrame] = []
-        for variant in sorted(names.get_column("variant").unique().to_list()):
-            mine = games.filter(pl.col("variant") == variant)
-            every[variant] = mine.select("session_id", "game").unique().sort(
-                "session_id", "game").with_row_index("g").with_columns(pl.col("g").cast(pl.Int64))
-            codes.append(mine.join(every[variant], on=["session_id", "game"]).select(hand, "g"))
-        return cls(hand, pl.concat(codes) if codes else games.select(
-            hand, g=pl.lit(0, pl.Int64)), every, names)
+    variants = sorted(names.get_column("variant").unique().to_list())
+    rulesets = sorted(names.get_column("ruleset").unique().to_list())
+    players = sorted(names.get_column("player").unique().to_list())
+    if not {"session_id", "variant"} <= set(games.columns):
+        games = games.select(hand, "game").join(rows.query(_HANDS_SEEN, hand=hand), on=hand)
+    games = games.with_columns(pl.col("session_id", "variant").cast(pl.String))
+    game_columns, pair_columns = columns
+    streamed = [c for c in SUM_COLUMNS if c in {*game_columns, *pair_columns}]
+    passes: dict[str, _Pass] = {}
+    maps: dict[str, tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]] = {}
+    codes = []
+    for v, variant in enumerate(variants):
+        mine = names.filter(pl.col("variant") == variant)
+        local_r = sorted(mine.get_column("ruleset").unique().to_list())
+        local_p = sorted(mine.get_column("player").unique().to_list())
+        hands = games.filter(pl.col("variant") == variant)
+        every = hands.group_by("session_id", "game").agg(
+            seats=pl.col("n_seats").cast(pl.Int64).sum() if "n_seats" in hands.columns
+            else pl.lit(len(local_p), dtype=pl.Int64)).sort("session_id", "game")
+        codes.append(hands.join(every.select("session_id", "game").with_row_index("g"),
+                                on=["session_id", "game"]).select(
+            hand, v=pl.lit(v, dtype=pl.Int32), g=pl.col("g").cast(pl.Int32),
+            h=pl.int_range(pl.len(), dtype=pl.Int32)))
+        # Pairs of a game and a player: at most the rows of the ruleset with most; not
+        # counted, a pair a game to start with, and more as they come.
+        pairs = max(1, every.height)
+        if counted:
+            most = mine.group_by("ruleset").agg(pl.col("n").sum()).get_column("n").max()
+            pairs = int(most or 1)  # type: ignore[arg-type]
+        passes[variant] = _Pass(local_r, local_p, every, hands.height, pairs,
+                                (game_columns, pair_columns, streamed), wide)
+        maps[variant] = (_places(rulesets, local_r), _places(players, local_p))
+    del games
+    coded = pl.concat(codes) if codes else pl.DataFrame(
+        schema={hand: pl.Int64, "v": pl.Int32, "g": pl.Int32, "h": pl.Int32})
+    del codes
+    any_pass = next(iter(passes.values()), None)
+    where = {} if any_pass is None else {
+        f"{level}_{size}": np.array([streamed.index(c) for c in getattr(
+            getattr(any_pass, level + "s" if level == "game" else "pairs"),
+            f"{size}_columns")], dtype=np.int64)
+        for level in ("game", "pair") for size in ("small", "large")}
+    high = (_SMALL_HIGH, np.iinfo(np.int64 if wide else np.int32).max - 1)
+    flag = "r.what_if" if "what_if" in present else "false"
+    values = ",\n       ".join(f"coalesce(({stats.row_value(c, 'r')})::BIGINT, 0) AS {c}"
+                               for c in streamed)
+    with rows.registered(_CODES_TABLE, coded):
+        batches = rows.batches(_STREAM, codes=_CODES_TABLE, hand=hand,
+                               rulesets=_listed(rulesets), players=_listed(players),
+                               flag=flag, values=values)
+        for arrays in _ahead(batches, _arrays):
+            for v, variant in enumerate(variants):
+                passes[variant].add(arrays, v, maps[variant], where, high)
+            del arrays
+    found = {}
+    for variant in variants:
+        done = passes.pop(variant)
+        added = _beside(done, variant, beside, beside_columns) \
+            if beside is not None and beside_columns else None
+        scanned = done.scanned(added)
+        if scanned is not None:
+            found[variant] = scanned
+    return found
 
-    def named(self, variant: str, key: str) -> list[str]:
-        """The variant's rulesets or players (``key``), in order."""
-        return sorted(self.names.filter(pl.col("variant") == variant).get_column(
-            key).unique().to_list())
 
-    def coded(self, variant: str, frame: pl.DataFrame) -> pl.DataFrame:
-        """``frame``'s rows of ``variant`` keyed by game and player code (``g``, ``p``)
-        instead of ``session_id``, ``game`` and ``player``."""
-        players = self.named(variant, "player")
-        every = self.every[variant].with_columns(
-            pl.col("session_id").cast(frame.schema["session_id"]))
-        return frame.lazy().filter(pl.col("variant") == variant).join(
-            every.lazy(), on=["session_id", "game"]).with_columns(
-            p=pl.col("player").cast(pl.String).replace_strict(
-                players, list(range(len(players))), default=-1, return_dtype=pl.Int64)).drop(
-            "session_id", "game", "player", "variant").collect()
+def _arrays(batch: pa.RecordBatch) -> tuple[npt.NDArray[Any], ...]:
+    return tuple(batch.column(i).to_numpy(zero_copy_only=False)
+                 for i in range(batch.num_columns))
 
-    def sums(self, rows: stats.Rows, variant: str, rulesets: Sequence[str],
-             players: Sequence[str], columns: Sequence[str]) -> pl.DataFrame:
-        """Per ruleset, game and player code (``r``, ``g``, ``p``: places in ``rulesets``,
-        codes, places in ``players``): ``columns`` summed over the rows."""
-        with rows.registered(_CODES_TABLE, self.codes):
-            return rows.query(_CODED_SUMS, codes=_CODES_TABLE, hand=self.hand,
-                              variant=variant.replace("'", "''"),
-                              rulesets=_listed(rulesets), players=_listed(players),
-                              sums=_sums_sql(columns))
+
+def _ahead(batches: Iterator[pa.RecordBatch], convert: Callable[[pa.RecordBatch], _T]
+           ) -> Iterator[_T]:
+    """Each batch converted, the next read and converted on a second thread while this
+    one is used (DuckDB and the compiled step each leave the other a processor)."""
+    done = object()
+    with ThreadPoolExecutor(1) as reading:
+        def fetch() -> object:
+            batch = next(batches, done)
+            return done if batch is done else convert(batch)
+
+        coming = reading.submit(fetch)
+        try:
+            while (item := coming.result()) is not done:
+                coming = reading.submit(fetch)
+                yield item  # type: ignore[misc]
+        finally:
+            with suppress(BaseException):
+                coming.result()
+            close = getattr(batches, "close", None)
+            if close is not None:
+                close()
+
+
+def _places(every: list[str], mine: list[str]) -> npt.NDArray[np.int64]:
+    """For each name of ``every``, its place in ``mine`` (-1: not there)."""
+    out = np.full(len(every), -1, dtype=np.int64)
+    out[[every.index(name) for name in mine]] = np.arange(len(mine))
+    return out
+
+
+def _codes_of(column: pl.Series, names: Sequence[str]) -> npt.NDArray[np.int64]:
+    """Each value's place in ``names`` (-1: not there), through the column's categories:
+    millions of rows are never spelled out as text."""
+    if column.dtype != pl.Categorical and not isinstance(column.dtype, pl.Enum):
+        column = column.cast(pl.String).cast(pl.Categorical)
+    distinct = column.unique()
+    codes = distinct.to_physical().cast(pl.Int64).to_numpy()
+    place = {name: i for i, name in enumerate(names)}
+    lookup = np.full(int(codes.max(initial=-1)) + 1, -1, dtype=np.int64)
+    lookup[codes] = [place.get(name, -1) for name in distinct.cast(pl.String).to_list()]
+    physical = column.to_physical().to_numpy()
+    return lookup[physical] if physical.size else np.zeros(0, dtype=np.int64)
+
+
+def _beside(done: _Pass, variant: str, beside: pl.DataFrame, columns: Sequence[str]
+            ) -> npt.NDArray[np.int64]:
+    """``beside``'s ``columns`` of the variant per pair, ruleset and column, where that
+    ruleset has rows of that player in that game (the pair's ``hands`` sum is over 0),
+    :data:`_BESIDE_ROWS` rows at a time."""
+    out = np.zeros((int(done.used[0]), len(done.rulesets), len(columns)), dtype=np.int64)
+    sessions = sorted(done.every.get_column("session_id").unique().to_list())
+    every_game = done.every.get_column("game").cast(pl.Int64).to_numpy()
+    scale = int(max(every_game.max(initial=0),
+                    beside.get_column("game").max() or 0)) + 1
+    keys = _codes_of(done.every.get_column("session_id"), sessions) * scale + every_game
+    small = "hands" in done.pairs.small_columns
+    hands = (done.pairs.small if small else done.pairs.large)[
+        ..., (done.pairs.small_columns if small else done.pairs.large_columns).index("hands")]
+    for start in range(0, beside.height, _BESIDE_ROWS):
+        part = beside.slice(start, _BESIDE_ROWS)
+        part = part.filter(pl.Series(_codes_of(part.get_column("variant"), [variant]) == 0))
+        if part.is_empty():
+            continue
+        key = _codes_of(part.get_column("session_id"), sessions) * scale + part.get_column(
+            "game").cast(pl.Int64).to_numpy()
+        at = np.minimum(np.searchsorted(keys, key), max(0, len(keys) - 1))
+        g = np.where((key >= 0) & (keys[at] == key), at, -1) if len(keys) else \
+            np.full(len(key), -1)
+        r = _codes_of(part.get_column("ruleset"), done.rulesets)
+        p = _codes_of(part.get_column("player"), done.players)
+        pair = np.full(len(g), -1, dtype=np.int64)
+        ok = (g >= 0) & (r >= 0) & (p >= 0)
+        pair[ok] = _pairs_of(done, g[ok], p[ok])
+        ok = pair >= 0
+        ok[ok] = hands[pair[ok], r[ok]] > 0
+        for c, column in enumerate(columns):
+            np.add.at(out, (pair[ok], r[ok], c),  # type: ignore[arg-type]
+                      part.get_column(column).to_numpy()[ok].astype(np.int64))
+    return out
+
+
+_BESIDE_ROWS = 1 << 20
+"""Rows of the sums beside taken at a time: the codes of a part stay small."""
+
+
+def _pairs_of(done: _Pass, games: npt.NDArray[np.int64], players: npt.NDArray[np.int64]
+              ) -> npt.NDArray[np.int64]:
+    from ofcstats._bootstrap_kernel import pairs_of  # noqa: PLC0415 - loads the compiler
+
+    return pairs_of(games, players, done.slot_start, done.slot_used, done.slot_player,
+                    done.slot_pair)
 
 
 def _ratio(numerator: npt.NDArray[np.float64], denominator: npt.NDArray[np.float64]
@@ -515,23 +890,61 @@ def compare(per_game: pl.DataFrame, hands: pl.DataFrame, *, resamples: int = RES
     return _compared(table, layouts, resamples, seed)
 
 
+_GAME_COMPARE = ("abs_points", "abs_royalty", "abs_other", "fouls", "eligible", "entered")
+"""``compare``'s sums taken over every player only: summed per game."""
+_PLAYER_COMPARE = ("hands", "total", "squares")
+"""``compare``'s sums taken per player (the skill signal): summed per game and player."""
+
+
 def compare_stored(rows: stats.Rows, games: pl.DataFrame, *, resamples: int = RESAMPLES,
                    seed: int = SEED) -> Comparison:
     """:func:`compare` of ``game_sums(rows, games)``, the same bytes, without the per-game
-    frame: the point estimates from :func:`ofcstats.stats.sums`, and each variant's
-    arrays summed by DuckDB one ruleset at a time, keyed by integer codes, holding only
-    the columns ``compare`` resamples (memory: per variant, games x players x rulesets x
-    those columns, in the narrowest integer type, rather than every sum of every row of
-    the per-game frame)."""
-    summed = stats.sums(rows)
-    what_if = ["what_if"] if "what_if" in summed.columns else []
-    table = stats.ruleset_table(summed.select(*stats.KEYS, *what_if, *SUM_COLUMNS),
-                                stats.hands_per_ruleset(rows))
+    frame: one pass over the rows (:func:`_scan`) sums each game (and each player's sums
+    per game where the skill signal needs them), and the point estimates are those sums
+    added up (memory: per variant, games x rulesets x the columns resampled, in the
+    narrowest integer type, rather than every sum of every row of the per-game frame)."""
     per_hand = stats.per_player_hand(rows)
-    coded = _Coded.of(per_hand, games)
-    layouts = ((variant, _Layout.stored(per_hand, coded, variant, _COMPARE_COLUMNS)[0])
-               for variant in sorted(table.get_column("variant").unique().to_list()))
-    return _compared(table, layouts, resamples, seed)
+    scanned = _scan(per_hand, games, _GAME_COMPARE, _PLAYER_COMPARE)
+    what_if = "what_if" in per_hand.columns
+    summed, hands = _point_sums(scanned, _COMPARE_COLUMNS, what_if)
+    table = stats.ruleset_table(summed, hands)
+
+    def layouts() -> Iterator[tuple[str, _Layout]]:
+        for variant in sorted(table.get_column("variant").unique().to_list()):
+            scan = scanned.pop(variant)
+            yield variant, _Layout.scanned(scan, _COMPARE_COLUMNS)
+            del scan
+
+    return _compared(table, layouts(), resamples, seed)
+
+
+def _point_sums(scanned: dict[str, _Scanned], columns: Sequence[str], what_if: bool
+                ) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """:func:`ofcstats.stats.sums`' frame (of ``columns``, as streamed: in the order of
+    :data:`SUM_COLUMNS`) and :func:`ofcstats.stats.hands_per_ruleset`'s, from the
+    passes' totals."""
+    streamed = [c for c in SUM_COLUMNS if c in columns]
+    summed = []
+    for variant, scan in scanned.items():
+        r, p = np.nonzero(scan.totals[:, :, streamed.index("hands")] > 0)
+        summed.append(pl.DataFrame({
+            "player": [scan.players[i] for i in p], "variant": [variant] * len(r),
+            "ruleset": [scan.rulesets[i] for i in r],
+            **({"what_if": scan.what_if[r, p]} if what_if else {}),
+            **{c: scan.totals[r, p, streamed.index(c)] for c in streamed}},
+            schema={"player": pl.String, "variant": pl.String, "ruleset": pl.String,
+                    **({"what_if": pl.Boolean} if what_if else {}),
+                    **dict.fromkeys(streamed, pl.Int64)}))
+    hands = pl.DataFrame({
+        "variant": [v for v, scan in scanned.items() for _ in scan.rulesets],
+        "ruleset": [r for scan in scanned.values() for r in scan.rulesets],
+        "hands": [int(h) for scan in scanned.values() for h in scan.hands]},
+        schema={"variant": pl.String, "ruleset": pl.String, "hands": pl.Int64})
+    empty = pl.DataFrame(schema={"player": pl.String, "variant": pl.String,
+                                 "ruleset": pl.String,
+                                 **({"what_if": pl.Boolean} if what_if else {}),
+                                 **dict.fromkeys(streamed, pl.Int64)})
+    return (pl.concat(summed).sort(*stats.KEYS) if summed else empty), hands
 
 
 def _compared(table: pl.DataFrame, layouts: Iterable[tuple[str, _Layout]], resamples: int,
@@ -703,23 +1116,26 @@ def player_intervals_stored(rows: stats.Rows, games: pl.DataFrame,
                             money: pl.DataFrame | None = None, *,
                             resamples: int = RESAMPLES, seed: int = SEED) -> pl.DataFrame:
     """:func:`player_intervals` of ``game_sums(rows, games)``, the same bytes, without the
-    per-game frame (as :func:`compare_stored` does for :func:`compare`)."""
+    per-game frame: one pass over the rows (:func:`_scan`) sums each player's games."""
     per_hand = stats.per_player_hand(rows)
-    coded = _Coded.of(per_hand, games)
-    if money is not None:
-        money = money.select(
-            "variant", "ruleset", "session_id", "game", "player",
-            money_millionths=(pl.col("money") * _MONEY_SCALE).round(0).cast(pl.Int64),
-            games=pl.lit(1, dtype=pl.Int8))
+    streamed = tuple(c for c in SUM_COLUMNS if c in _PLAYER_COLUMNS)
+    beside_columns = ("money_millionths", "games")
+    beside = None if money is None else money.select(
+        "variant", "ruleset", "session_id", "game", "player",
+        money_millionths=(pl.col("money") * _MONEY_SCALE).round(0).cast(pl.Int64),
+        games=pl.lit(1, dtype=pl.Int8))
+    scanned = _scan(per_hand, games, (), streamed, beside, beside_columns)
     observed: list[pl.DataFrame] = []
 
     def layouts() -> Iterator[tuple[str, _Layout]]:
-        for variant in sorted(coded.every):
-            beside = coded.coded(variant, money) if money is not None else pl.DataFrame(
-                schema={"ruleset": pl.String, "g": pl.Int64, "p": pl.Int64,
-                        "money_millionths": pl.Int64, "games": pl.Int64})
-            layout, present = _Layout.stored(per_hand, coded, variant, _PLAYER_COLUMNS,
-                                             beside)
+        for variant in sorted(scanned):
+            scan = scanned.pop(variant)
+            hands = streamed.index("hands")
+            r, p = np.nonzero(scan.totals[:, :, hands] > 0)
+            present = sorted((scan.rulesets[i], scan.players[j]) for i, j in zip(r, p,
+                                                                                strict=True))
+            layout = _Layout.scanned(scan, _PLAYER_COLUMNS, beside_columns)
+            del scan
             observed.append(layout.totals(variant, present))
             yield variant, layout
 

@@ -94,9 +94,11 @@ def collect(store: Store, filters: analysis.Filters | None = None,
         ("until", filters.until.isoformat() if filters.until else ""),
     ) if v}
     compared = analysis.comparison(store, filters, rows, seed=seed)
-    return ReportData(rulesets_shown=analysis.played_rulesets(rows, ruleset),
+    # The players' tables show each variant's summary ruleset: its rates' intervals only.
+    summary = analysis.played_rulesets(rows, ruleset)
+    return ReportData(rulesets_shown=summary,
                       players=analysis.player_table(store, filters, seed=seed, rows=rows,
-                                                    summed=summed),
+                                                    summed=summed, intervals=summary),
                       rulesets=compared.table, tell_apart=compared.tell_apart,
                       differences=stats.reported_differences_of(rows),
                       counts=analysis.hand_counts(rows),

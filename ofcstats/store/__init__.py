@@ -40,6 +40,7 @@ from pathlib import Path
 
 import duckdb
 import polars as pl
+import pyarrow as pa
 
 from ofcstats.errors import RulesetError, StoreError
 from ofcstats.records import UPDATABLE, IdHashes
@@ -348,6 +349,17 @@ class Store(FileLoads, HandLoading):
     def query(self, sql: str, params: Sequence[object] = ()) -> pl.DataFrame:
         """The rows of a query (``params``: its parameters) as a frame."""
         return self.con.sql(sql, params=list(params)).pl()
+
+    def batches(self, sql: str, params: Sequence[object] = (), rows: int = 1 << 20
+                ) -> Iterator[pa.RecordBatch]:
+        """The rows of a query as Arrow batches of ``rows`` rows, one at a time."""
+        yield from self.con.sql(sql, params=list(params)).to_arrow_reader(rows)
+
+    def scored_names(self) -> pl.DataFrame:
+        """Every ``variant``, ``ruleset`` and ``player`` a scored row can have: the
+        rulesets each variant was scored under, and the players seated in its hands,
+        read from the small tables (:func:`results.scored_names`), not the results."""
+        return results.scored_names(self.con)
 
     def fetch(self, sql: str, params: Sequence[object] = (), *, rows: int = 1 << 16,
               progress: Callable[[int, int | None], None] | None = None,

@@ -472,3 +472,17 @@ def session_hands(con: duckdb.DuckDBPyConnection, session_ids: pl.DataFrame
             WHERE h.session_id IN (SELECT session_id FROM wanted_sessions)
             GROUP BY ALL
         """).pl()
+
+
+def scored_names(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
+    """Every ``variant``, ``ruleset`` and ``player`` a row of ``results_named`` can have:
+    the rulesets each variant was scored under (``scored_sessions``) and the players
+    seated in its hands; a few rows, from the small tables."""
+    return con.sql("""
+        SELECT v.variant::VARCHAR AS variant, r.name::VARCHAR AS ruleset,
+               p.player::VARCHAR AS player
+        FROM (SELECT DISTINCT ruleset_id, variant FROM scored_sessions) v
+        JOIN rulesets r USING (ruleset_id)
+        JOIN (SELECT DISTINCT h.variant, s.player FROM seats s JOIN hands h USING (hand_key)) p
+          USING (variant)
+    """).pl()
