@@ -5,9 +5,14 @@ and player, with the integer sums every statistic of :mod:`ofcstats.stats` comes
 Its sums over games are :func:`ofcstats.stats.sums`, so the point estimates here are
 exactly the ones ``compare`` and ``players`` print; this module adds their intervals.
 The commands never build that frame (:func:`compare_stored`,
-:func:`player_intervals_stored`): DuckDB sums each variant's games one ruleset at a
-time, keyed by integer codes, only the columns resampled, into the same arrays, so the
-answer is the same bytes in a fraction of the memory.
+:func:`player_intervals_stored`): one pass over the stored rows (:func:`_scan`) streams
+each row's values with its game's code out of DuckDB, batch by batch, and the compiled
+step (:mod:`ofcstats._bootstrap_kernel`) adds them into per-game sums (over every player
+where only their total is resampled, per player where the skill signal or a player's
+rate needs it), in 16 or 32 bits (64 should one not fit); the point estimates are
+those sums added up. The answer is the same bytes as the frame's
+(tests/test_uncertainty.py holds the two to each other), in a fraction of the time
+and memory.
 
 The method (docs/statistics.md says the same to users):
 
@@ -21,9 +26,12 @@ The method (docs/statistics.md says the same to users):
   ruleset and every player. Every hand is scored under every ruleset, so the rulesets'
   statistics move together from resample to resample, and the interval of a difference
   between two rulesets is far narrower than either's own.
-- The resampled sums are matrix products ``W @ sums`` per player (a block of rulesets
-  at a time); the weights and sums are whole numbers, exact in float64 in any order and
-  any blocks, so the intervals are the same bytes whatever the thread count.
+- The resampled sums are matrix products ``W @ sums`` (a block of games at a time,
+  the columns equal in every game or 0 in every game multiplied once or not at all);
+  the weights and sums are whole numbers, so every product is exact: in float32 where
+  every partial sum stays under 2**24, else in float64, in any order and any blocks,
+  and the intervals are the same bytes whatever the thread count. The next resamples
+  are drawn on a second thread while these are multiplied, always in the same order.
   :data:`RESAMPLES` resamples, seeded with the seed and the variant's name (:func:`_rng`).
 - **Intervals**: 95% percentile intervals (the 2.5% and 97.5% quantiles of the
   resampled statistic, linear interpolation), as ``<stat>_ci_low`` / ``<stat>_ci_high``.
