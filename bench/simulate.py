@@ -29,12 +29,9 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from ofcstats.rules import load_ruleset
 from ofcstats.simulate import Simulation, game, montecarlo, parse_players, write_jsonl
-from ofcstats.simulate.state import CARD_KEYS
-from ofcstats.simulate.tables import pattern_counts, patterns, row_tables, transitions
+from ofcstats.simulate.tables import pattern_counts, patterns
 from ofcstats.variants import Variant
 
 WORKLOADS = [
@@ -56,26 +53,15 @@ def _time(players: str, hands: int, directory: Path) -> float:
 TOUR = "alice:aggressive,bob:safe,carol:montecarlo"
 
 
+_PLAY_OUT = montecarlo.play_out
+
+
 def _listed_play_out(keys: Any, filled: Any, cards: Any, streets: list[tuple[int, int]],
                      arrays: Any, fl_value: float, exact_last: bool = True) -> Any:
     """The baseline: :func:`montecarlo.play_out` as it was, every way to place the last
     street listed whether it is played exactly or by the rule."""
-    out = np.array(keys, dtype=np.int64, order="C")
-    if not streets or not out.shape[1]:
-        return out
-    t = row_tables()
-    after, made_of, made_after = transitions()
-    last, last_discards = streets[-1]
-    montecarlo._play_out(
-        out, np.ascontiguousarray(filled, dtype=np.int8),
-        np.ascontiguousarray(cards, dtype=np.uint8),
-        np.array([d for d, _ in streets], dtype=np.int64),
-        np.array([x for _, x in streets], dtype=np.int64), exact_last, CARD_KEYS,
-        t.id_of_key, after, made_of, made_after, (t.suited, t.full3, t.full5, t.full5_flush),
-        patterns(last, last_discards), pattern_counts(last, last_discards),
-        tuple(r.astype(np.float32) for r in arrays.royalty),
-        -1 if arrays.entry is None else arrays.entry, float(fl_value))
-    return out
+    listed = (patterns(*streets[-1]), pattern_counts(*streets[-1])) if streets else None
+    return _PLAY_OUT(keys, filled, cards, streets, arrays, fl_value, exact_last, listed)
 
 
 def _tour(baseline: bool, folder: str) -> tuple[float, float, str]:

@@ -526,14 +526,21 @@ class _Scanned:
 class _Pass:
     """What one pass over the rows adds up for a variant (:func:`_scan`)."""
 
-    def __init__(self, rulesets: list[str], players: list[str], every: pl.DataFrame,
-                 hands: int, pairs: int,
+    def __init__(self, index: int, names: tuple[list[str], list[str]],
+                 codes: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
+                 every: pl.DataFrame, hands: int, pairs: int,
                  columns: tuple[Sequence[str], Sequence[str], Sequence[str]],
                  wide: bool) -> None:
+        """The variant numbered ``index`` in the stream, its rulesets and players
+        (``names``) and where each code of the stream's is among them (``codes``); its
+        games (``every``, with their ``seats``), ``hands``, room for ``pairs`` to start
+        with, the ``columns`` summed per game and per pair among those ``streamed``."""
         game_columns, pair_columns, streamed = columns
-        self.streamed = streamed
+        self.index, self.codes, self.streamed = index, codes, streamed
+        rulesets, players = names
         self.rulesets, self.players, self.every = rulesets, players, every.select(
             "session_id", "game")
+        self.high = (_SMALL_HIGH, int(np.iinfo(np.int64 if wide else np.int32).max) - 1)
         self.games = _Sums.zeros(every.height, len(rulesets), game_columns, wide)
         self.game_seen = np.zeros(every.height, dtype=np.uint8)
         capacity = np.minimum(every.get_column("seats").to_numpy(), len(players))
@@ -543,6 +550,9 @@ class _Pass:
         self.slot_player = np.zeros(int(self.slot_start[-1]), dtype=np.int64)
         self.slot_pair = np.zeros(int(self.slot_start[-1]), dtype=np.int64)
         self.pairs = _Sums.zeros(pairs, len(rulesets), pair_columns, wide)
+        self.where = tuple(np.array([streamed.index(c) for c in chosen], dtype=np.int64)
+                           for chosen in (self.games.small_columns, self.games.large_columns,
+                                          self.pairs.small_columns, self.pairs.large_columns))
         self.pair_game = np.zeros(pairs, dtype=np.int64)
         self.pair_player = np.zeros(pairs, dtype=np.int64)
         self.used = np.zeros(1, dtype=np.int64)
@@ -551,22 +561,20 @@ class _Pass:
         self.seen = np.zeros((len(rulesets), hands), dtype=np.uint8)
         self.hands = np.zeros(len(rulesets), dtype=np.int64)
 
-    def add(self, batch: tuple[npt.NDArray[Any], ...], variant: int,
-            codes: tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]],
-            where: dict[str, npt.NDArray[np.int64]], high: tuple[int, int]) -> None:
-        """The batch's rows of ``variant`` added up (:func:`_bootstrap_kernel.scatter`)."""
+    def add(self, batch: tuple[npt.NDArray[Any], ...]) -> None:
+        """The batch's rows of the variant added up (:func:`_bootstrap_kernel.scatter`)."""
         from ofcstats._bootstrap_kernel import scatter  # noqa: PLC0415 - loads the compiler
 
         rows = len(batch[0])
         done = 0
         while done < rows:
             done = scatter(  # type: ignore[call-arg]
-                done, *batch[:6], batch[6:], variant, *codes, self.games.small,
-                where["game_small"], self.games.large, where["game_large"], self.game_seen,
+                done, *batch[:6], batch[6:], self.index, *self.codes, self.games.small,
+                self.where[0], self.games.large, self.where[1], self.game_seen,
                 self.slot_start, self.slot_used, self.slot_player, self.slot_pair,
-                self.pairs.small, where["pair_small"], self.pairs.large, where["pair_large"],
+                self.pairs.small, self.where[2], self.pairs.large, self.where[3],
                 self.pair_game, self.pair_player, self.used, self.totals, self.flagged,
-                self.seen, self.hands, *high)
+                self.seen, self.hands, *self.high)
             if done < -rows:
                 raise _UnnamedError
             if done < 0:
@@ -651,7 +659,6 @@ def _scan_into(rows: stats.Rows, games: pl.DataFrame,
     game_columns, pair_columns = columns
     streamed = [c for c in SUM_COLUMNS if c in {*game_columns, *pair_columns}]
     passes: dict[str, _Pass] = {}
-    maps: dict[str, tuple[npt.NDArray[np.int64], npt.NDArray[np.int64]]] = {}
     codes = []
     for v, variant in enumerate(variants):
         mine = names.filter(pl.col("variant") == variant)
@@ -671,20 +678,14 @@ def _scan_into(rows: stats.Rows, games: pl.DataFrame,
         if counted:
             most = mine.group_by("ruleset").agg(pl.col("n").sum()).get_column("n").max()
             pairs = int(most or 1)  # type: ignore[arg-type]
-        passes[variant] = _Pass(local_r, local_p, every, hands.height, pairs,
+        passes[variant] = _Pass(v, (local_r, local_p),
+                                (_places(rulesets, local_r), _places(players, local_p)),
+                                every, hands.height, pairs,
                                 (game_columns, pair_columns, streamed), wide)
-        maps[variant] = (_places(rulesets, local_r), _places(players, local_p))
     del games
     coded = pl.concat(codes) if codes else pl.DataFrame(
         schema={hand: pl.Int64, "v": pl.Int32, "g": pl.Int32, "h": pl.Int32})
     del codes
-    any_pass = next(iter(passes.values()), None)
-    where = {} if any_pass is None else {
-        f"{level}_{size}": np.array([streamed.index(c) for c in getattr(
-            getattr(any_pass, level + "s" if level == "game" else "pairs"),
-            f"{size}_columns")], dtype=np.int64)
-        for level in ("game", "pair") for size in ("small", "large")}
-    high = (_SMALL_HIGH, np.iinfo(np.int64 if wide else np.int32).max - 1)
     flag = "r.what_if" if "what_if" in present else "false"
     values = ",\n       ".join(f"coalesce(({stats.row_value(c, 'r')})::BIGINT, 0) AS {c}"
                                for c in streamed)
@@ -693,8 +694,8 @@ def _scan_into(rows: stats.Rows, games: pl.DataFrame,
                                rulesets=_listed(rulesets), players=_listed(players),
                                flag=flag, values=values)
         for arrays in _ahead(batches, _arrays):
-            for v, variant in enumerate(variants):
-                passes[variant].add(arrays, v, maps[variant], where, high)
+            for each in passes.values():
+                each.add(arrays)
             del arrays
     found = {}
     for variant in variants:

@@ -19,14 +19,11 @@ import pytest
 from ofcstats.rules import load_ruleset
 from ofcstats.simulate import Simulation, montecarlo, parse_players, simulate
 from ofcstats.simulate.scoring import ruleset_arrays
-from ofcstats.simulate.state import CARD_KEYS
 from ofcstats.simulate.tables import (
     DISCARD,
     TOP,
     pattern_counts,
     patterns,
-    row_tables,
-    transitions,
 )
 from ofcstats.variants import Variant
 
@@ -47,26 +44,16 @@ def every_placement(cards: int, discards: int) -> tuple[np.ndarray, np.ndarray]:
     return np.ascontiguousarray(pats), counts
 
 
+_PLAY_OUT = montecarlo.play_out
+
+
 def listed_play_out(keys: np.ndarray, filled: np.ndarray, cards: np.ndarray,
                     streets: list[tuple[int, int]], arrays: Any, fl_value: float,
                     exact_last: bool = True) -> np.ndarray:
     """:func:`montecarlo.play_out` as it was: the compiled kernel given every way to
     place the last street, whether it plays that street exactly or by the rule."""
-    out = np.array(keys, dtype=np.int64, order="C")
-    if not streets or not out.shape[1]:
-        return out
-    t = row_tables()
-    after, made_of, made_after = transitions()
-    pats, counts = every_placement(*streets[-1])
-    montecarlo._play_out(
-        out, np.ascontiguousarray(filled, dtype=np.int8),
-        np.ascontiguousarray(cards, dtype=np.uint8),
-        np.array([d for d, _ in streets], dtype=np.int64),
-        np.array([x for _, x in streets], dtype=np.int64), exact_last, CARD_KEYS,
-        t.id_of_key, after, made_of, made_after, (t.suited, t.full3, t.full5, t.full5_flush),
-        pats, counts, tuple(r.astype(np.float32) for r in arrays.royalty),
-        -1 if arrays.entry is None else arrays.entry, float(fl_value))
-    return out
+    listed = every_placement(*streets[-1]) if streets else None
+    return _PLAY_OUT(keys, filled, cards, streets, arrays, fl_value, exact_last, listed)
 
 
 def test_the_listed_placements_are_the_patterns() -> None:

@@ -14,7 +14,12 @@ import pytest
 from test_stats import scored
 from uncertaintygen import hands_of, per_game
 
-from ofcstats import stats, uncertainty
+from ofcstats import analysis, stats, uncertainty
+from ofcstats.analysis import Filters
+from ofcstats.ingest import ingest
+from ofcstats.pipeline import rescore
+from ofcstats.rules import load_rulesets, preset_names
+from ofcstats.store import Store
 
 SKILLS = (3.0, 0.0, -3.0)
 
@@ -275,11 +280,6 @@ def test_the_95_percent_intervals_cover_the_truth_95_times_in_100() -> None:
 def sample_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The shipped sample logs (every variant, criss-cross's two boards a player among
     them) loaded and scored under every ruleset of each variant."""
-    from ofcstats.ingest import ingest  # noqa: PLC0415
-    from ofcstats.pipeline import rescore  # noqa: PLC0415
-    from ofcstats.rules import load_rulesets, preset_names  # noqa: PLC0415
-    from ofcstats.store import Store  # noqa: PLC0415
-
     db = tmp_path_factory.mktemp("sample") / "sample.duckdb"
     ingest(sorted((Path(__file__).parent.parent / "data" / "sample").glob("*.jsonl")), db)
     with Store(db) as store:
@@ -287,42 +287,50 @@ def sample_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return db
 
 
-def _from_the_frame(store: object, filters: object) -> tuple[uncertainty.Comparison,
-                                                             pl.DataFrame]:
-    """compare and the player intervals the readable way: the per-game frame."""
-    from ofcstats import analysis  # noqa: PLC0415
+def _money(store: Store, filters: Filters, rows: stats.Rows, games: pl.DataFrame
+           ) -> pl.DataFrame:
+    names = sorted(stats.sums(rows).get_column("ruleset").unique().to_list())
+    return analysis.money_and_games(store, filters, store.scored_rulesets(names), games)[1]
 
-    rows = analysis.stored_rows(store, filters)  # type: ignore[arg-type]
-    games = analysis.hand_games(store, filters)  # type: ignore[arg-type]
+
+def _from_the_frame(store: Store, filters: Filters) -> tuple[uncertainty.Comparison,
+                                                            pl.DataFrame]:
+    """compare and the player intervals the readable way: the per-game frame."""
+    rows = analysis.stored_rows(store, filters)
+    games = analysis.hand_games(store, filters)
     per_game = uncertainty.game_sums(rows, games)
     compared = uncertainty.compare(per_game, stats.hands_per_ruleset(rows), resamples=40,
                                    seed=4)
-    names = sorted(per_game.get_column("ruleset").unique().to_list())
-    _, money = analysis.money_and_games(store, filters,  # type: ignore[arg-type]
-                                        store.scored_rulesets(names), games)  # type: ignore[attr-defined]
-    money = money.with_columns(pl.col(pl.Categorical).cast(pl.String))
+    money = _money(store, filters, rows, games).with_columns(
+        pl.col(pl.Categorical).cast(pl.String))
     return compared, uncertainty.player_intervals(per_game, money, resamples=40, seed=4)
 
 
-def _in_one_pass(store: object, filters: object) -> tuple[uncertainty.Comparison,
-                                                          pl.DataFrame]:
-    from ofcstats import analysis  # noqa: PLC0415
-
-    rows = analysis.stored_rows(store, filters)  # type: ignore[arg-type]
-    games = analysis.hand_games(store, filters)  # type: ignore[arg-type]
-    names = sorted(stats.sums(rows).get_column("ruleset").unique().to_list())
-    _, money = analysis.money_and_games(store, filters,  # type: ignore[arg-type]
-                                        store.scored_rulesets(names), games)  # type: ignore[attr-defined]
+def _in_one_pass(store: Store, filters: Filters) -> tuple[uncertainty.Comparison,
+                                                         pl.DataFrame]:
+    rows = analysis.stored_rows(store, filters)
+    games = analysis.hand_games(store, filters)
+    money = _money(store, filters, rows, games)
     return (uncertainty.compare_stored(rows, games, resamples=40, seed=4),
             uncertainty.player_intervals_stored(rows, games, money, resamples=40, seed=4))
+
+
+def _passes(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, object]]:
+    """The options of every pass over the rows from now on, as they start."""
+    calls: list[dict[str, object]] = []
+    scan = uncertainty._scan_into
+
+    def spy(*args: object, **kwargs: object) -> object:
+        calls.append(kwargs)
+        return scan(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(uncertainty, "_scan_into", spy)
+    return calls
 
 
 @pytest.mark.parametrize("players", [None, ("alice", "bob", "rosa", "nora")])
 def test_one_pass_over_a_store_of_every_variant_is_the_per_game_frames_answer(
         sample_store: Path, players: tuple[str, ...] | None) -> None:
-    from ofcstats.analysis import Filters  # noqa: PLC0415
-    from ofcstats.store import Store  # noqa: PLC0415
-
     with Store(sample_store, read_only=True) as store:
         filters = Filters(players=players)
         expected, expected_players = _from_the_frame(store, filters)
@@ -336,46 +344,26 @@ def test_one_pass_over_a_store_of_every_variant_is_the_per_game_frames_answer(
 
 def test_sums_that_overflow_16_bits_are_summed_again_in_64(
         sample_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ofcstats.analysis import Filters  # noqa: PLC0415
-    from ofcstats.store import Store  # noqa: PLC0415
-
     with Store(sample_store, read_only=True) as store:
         expected, expected_players = _in_one_pass(store, Filters())
-        widened: list[bool] = []
-        scan = uncertainty._scan_into
-
-        def spy(*args: object, **kwargs: object) -> object:
-            widened.append(bool(kwargs["wide"]))
-            return scan(*args, **kwargs)  # type: ignore[arg-type]
-
-        monkeypatch.setattr(uncertainty, "_scan_into", spy)
+        passes = _passes(monkeypatch)
         monkeypatch.setattr(uncertainty, "_SMALL_HIGH", 1)  # a game of two hands overflows
         found, found_players = _in_one_pass(store, Filters())
-    assert widened[:2] == [False, True]
+    assert [p["wide"] for p in passes[:2]] == [False, True]
     assert found.table.equals(expected.table)
     assert found_players.equals(expected_players)
 
 
 def test_a_name_the_database_did_not_foretell_is_named_from_the_rows(
         sample_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ofcstats.analysis import Filters  # noqa: PLC0415
-    from ofcstats.store import Store  # noqa: PLC0415
-
     with Store(sample_store, read_only=True) as store:
         expected, expected_players = _in_one_pass(store, Filters())
         every = store.scored_names()
         # One player the small tables forgot: the rows name them instead.
         monkeypatch.setattr(Store, "scored_names", lambda self: every.filter(
             pl.col("player") != every.get_column("player").sort()[0]))
-        named: list[bool] = []
-        scan = uncertainty._scan_into
-
-        def spy(*args: object, **kwargs: object) -> object:
-            named.append(bool(kwargs["named"]))
-            return scan(*args, **kwargs)  # type: ignore[arg-type]
-
-        monkeypatch.setattr(uncertainty, "_scan_into", spy)
+        passes = _passes(monkeypatch)
         found, found_players = _in_one_pass(store, Filters())
-    assert named[:2] == [True, False]
+    assert [p["named"] for p in passes[:2]] == [True, False]
     assert found.table.equals(expected.table)
     assert found_players.equals(expected_players)

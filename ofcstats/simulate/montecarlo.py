@@ -192,8 +192,9 @@ def _play_out(keys: Any, filled: Any, cards: Any, dealt: Any, discards: Any,
 
 def play_out(keys: npt.NDArray[np.int64], filled: npt.NDArray[np.int8],
              cards: npt.NDArray[np.uint8], streets: list[tuple[int, int]],
-             arrays: RulesetArrays, fl_value: float,
-             exact_last: bool = True) -> npt.NDArray[np.int64]:
+             arrays: RulesetArrays, fl_value: float, exact_last: bool = True,
+             placements: tuple[npt.NDArray[np.int8], npt.NDArray[np.int8]] | None = None
+             ) -> npt.NDArray[np.int64]:
     """Final row keys of boards ``(3, B)`` given the cards still to come ``(B, F)`` in
     the given streets (dealt, discards): the quick rule, then the last street exactly
     (or by the rule too, for the opponents' boards, which matter less).
@@ -201,14 +202,20 @@ def play_out(keys: npt.NDArray[np.int64], filled: npt.NDArray[np.int8],
     The quick rule places each card where it helps most (the gain in made hand, weighted
     by row, a flush draw's worth, never a row past what the row below can still make),
     throwing away the cards that fit worst; the exact last street takes the placement
-    with the best royalties plus fantasyland, fouls last. Compiled, board by board."""
+    with the best royalties plus fantasyland, fouls last. Compiled, board by board.
+
+    ``placements``: the ways to place the last street and their row counts (by default
+    :func:`~ofcstats.simulate.tables.patterns`' when it is played exactly, none when by
+    the rule, which never reads them)."""
     out = np.array(keys, dtype=np.int64, order="C")
     if not streets or not out.shape[1]:
         return out
     t = row_tables()
     after, made_of, made_after = transitions()
     last, last_discards = streets[-1]
-    if exact_last:
+    if placements is not None:
+        pats, counts = placements
+    elif exact_last:
         pats, counts = patterns(last, last_discards), pattern_counts(last, last_discards)
     else:
         # The last street by the rule too: no placement is enumerated, so none is built
