@@ -471,8 +471,8 @@ def _session_means(points: npt.NDArray[np.float64], hands: npt.NDArray[np.float6
     player and variant: ``points`` (sessions x rulesets) and ``hands`` per session."""
     k = points.shape[0]
     if k < SESSION_DRAWS_FROM:
-        weights = rng.multinomial(k, np.full(k, 1.0 / k), size=bootstrap).astype(np.float64)
-        return (weights @ points) / (weights @ hands)[:, None]
+        multinomial = rng.multinomial(k, np.full(k, 1.0 / k), size=bootstrap).astype(np.float64)
+        return (multinomial @ points) / (multinomial @ hands)[:, None]
     from ofcstats._bootstrap_kernel import counted, weights  # noqa: PLC0415 - the compiler
 
     # Whole numbers: exact in float32 while every partial sum stays under 2**24.
@@ -486,10 +486,12 @@ def _session_means(points: npt.NDArray[np.float64], hands: npt.NDArray[np.float6
                              dtype=np.int32 if k < 2**31 else np.int64)
         most = counted(drawn, counts, 0)
         mine = counts[:len(drawn)]
-        if most * limit < 2**24:
+        if most > 255:  # a count that bytes do not hold: counted again, in float64
+            product = weights(drawn, k) @ summed
+        elif most * limit < 2**24:
             product = (mine.astype(np.float32) @ narrow).astype(np.float64)
-        else:  # a count over 255 is in weights' float64 only
-            product = (weights(drawn, k) if most > 255 else mine.astype(np.float64)) @ summed
+        else:
+            product = mine.astype(np.float64) @ summed
         means.append(product[:, :-1] / product[:, -1:])
     return np.concatenate(means)
 
