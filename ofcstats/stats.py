@@ -324,25 +324,34 @@ def session_sums(rows: Rows) -> SessionSums:
         if names is None:
             names = rows.query(_SESSION_NAMES)
         listed = {key: sorted(set(names.get_column(key).to_list())) for key in KEYS}
-        frame = rows.query(_SESSION_SUMS, **{f"{key}s": _listed(listed[key]) for key in KEYS})
-        if not told or frame.is_empty() or frame.select(
-                pl.min_horizontal(*KEYS).min()).item() >= 0:
-            return SessionSums(_narrowed(frame, max(map(len, listed.values()))),
-                               listed["player"], listed["variant"], listed["ruleset"])
+        codes = pl.UInt16 if max(map(len, listed.values())) <= 2**16 else pl.UInt32
+        parts = []
+        # A batch at a time, each in narrow types as it comes: millions of rows at a
+        # hundred thousand sessions, never held in full width.
+        # The names in the text, their braces doubled: the rows' source is filled after.
+        template = _SESSION_SUMS.format(source="{source}", **{
+            f"{key}s": _listed(listed[key]).replace("{", "{{").replace("}", "}}")
+            for key in KEYS})
+        for batch in rows.batches(template):
+            part = pl.DataFrame(batch)
+            if told and part.select(pl.min_horizontal(*KEYS).min()).item() < 0:
+                break
+            parts.append(part.with_columns(pl.col(*KEYS).cast(codes),
+                                           pl.col("hands").cast(_narrowest(part, "hands"))))
+        else:
+            frame = pl.concat(parts, how="vertical_relaxed") if parts else pl.DataFrame(
+                schema={**dict.fromkeys(KEYS, codes), "session": pl.UInt32,
+                        "points": pl.Float64, "hands": pl.Int32})
+            frame = frame.with_columns(pl.col("points").cast(_narrowest(frame, "points")))
+            return SessionSums(frame, listed["player"], listed["variant"], listed["ruleset"])
         names = None
 
 
-def _narrowed(frame: pl.DataFrame, names: int) -> pl.DataFrame:
-    """:func:`session_sums`' rows in the narrowest types that hold them exactly (a row
-    per player, ruleset and session: millions at a hundred thousand sessions)."""
-    def fits(column: str) -> bool:
-        low, high = frame.select(low=pl.col(column).min(), high=pl.col(column).max()).row(0)
-        return low is None or (low > -(2**31) and high < 2**31)
-
-    return frame.with_columns(
-        pl.col(*KEYS).cast(pl.UInt16 if names <= 2**16 else pl.UInt32),
-        pl.col("points").cast(pl.Int32 if fits("points") else pl.Float64),
-        pl.col("hands").cast(pl.UInt32 if fits("hands") else pl.Int64))
+def _narrowest(frame: pl.DataFrame, column: str) -> pl.DataType:
+    """Int32 for the column's whole numbers where they all fit it, else its own type."""
+    low, high = frame.select(low=pl.col(column).min(), high=pl.col(column).max()).row(0)
+    return pl.Int32() if low is None or (low > -(2**31) and high < 2**31) \
+        else frame.schema[column]
 
 
 def hands_per_ruleset(rows: Rows) -> pl.DataFrame:

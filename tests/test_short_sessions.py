@@ -22,18 +22,19 @@ from ofcstats.simulate import Player, Simulation, simulate
 from ofcstats.store import Store
 from ofcstats.variants import Variant
 
-SESSION_IDS = ["z", "Ärger-1", "a-10", "a-9", "sitting 3", "日本", "a"]
+SESSION_IDS = ["z", "Ärger-1", "a-10", "a-9", "sitting {3}", "日本", "a's"]
 """Ids of every length and script: the codes keep the order the ids sort in."""
 
 
 @pytest.fixture(scope="module")
 def database(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Pineapple hands of ann, bob and cy in sittings of 1 to 4 hands, dan sitting in
-    some of them in ann's place, and chinese-13 hands of dee and eve."""
+    """Pineapple hands of ann, bob and cy in sittings of 1 to 4 hands, {dan}'s (braces and
+    a quote in a name) sitting in some of them in ann's place, and chinese-13 hands of dee
+    and eve."""
     folder = tmp_path_factory.mktemp("short")
     lines = []
     for variant, ruleset, names, seed in (("pineapple", "american", ["ann", "bob", "cy"], 1),
-                                          ("pineapple", "american", ["dan", "bob", "cy"], 2),
+                                          ("pineapple", "american", ["{dan}'s", "bob", "cy"], 2),
                                           ("chinese-13", "russian", ["dee", "eve"], 3)):
         sim = Simulation(variant=Variant(variant), ruleset=load_ruleset(ruleset),
                          players=[Player(name, "balanced") for name in names], hands=36,
