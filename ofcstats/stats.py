@@ -437,15 +437,16 @@ def session_bootstrap(per_session: SessionSums, *, bootstrap: int = 1000, seed: 
     rng = np.random.default_rng(seed)
     rows: list[tuple[str, str, str, float | None, float | None]] = []
     frame = per_session.frame
-    player, variant, ruleset, session = (frame.get_column(c).to_numpy().astype(np.int64)
-                                         for c in (*KEYS, "session"))
-    points, hands = (frame.get_column(c).to_numpy() for c in ("points", "hands"))
+    # In their narrow types: widened a group at a time.
+    player, variant, ruleset, session, points, hands = (
+        frame.get_column(c).to_numpy() for c in (*KEYS, "session", "points", "hands"))
     # The rows come by player, variant, session and ruleset: a group is a run of rows.
-    group = np.flatnonzero(np.diff(player, prepend=-2) | np.diff(variant, prepend=-2))
+    group = np.flatnonzero(np.concatenate([
+        [frame.height > 0], (player[1:] != player[:-1]) | (variant[1:] != variant[:-1])]))
     for start, stop in zip(group, [*group[1:], frame.height], strict=True):
         found = np.unique(ruleset[start:stop])  # codes in name order
         names = [per_session.rulesets[r] for r in found]
-        new = np.diff(session[start:stop], prepend=-1) != 0
+        new = np.diff(session[start:stop].astype(np.int64), prepend=-1) != 0
         first = np.flatnonzero(new)
         k = len(first)
         who = (per_session.players[player[start]], per_session.variants[variant[start]])
@@ -469,7 +470,7 @@ SESSION_DRAWS_FROM = 5_000
 """Sessions (of one player and variant) from which :func:`session_bootstrap` draws each
 resample's sessions and counts them rather than drawing one multinomial (numpy's takes a
 binomial per session: a minute at a hundred thousand sessions)."""
-SESSION_CHUNK = 50
+SESSION_CHUNK = 10
 """Resamples drawn and multiplied at a time from :data:`SESSION_DRAWS_FROM` sessions:
 memory is ``SESSION_CHUNK`` x sessions weights."""
 
