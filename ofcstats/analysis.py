@@ -16,10 +16,11 @@ from dataclasses import replace
 import polars as pl
 
 from ofcstats import session, stats, uncertainty
-from ofcstats.errors import StoreError
+from ofcstats.errors import StoreError, UsageError
 from ofcstats.rules.model import Ruleset
 from ofcstats.stakes import MONEY_DECIMALS
 from ofcstats.store import Store
+from ofcstats.store import handlist as stored_hands
 from ofcstats.store import money as stored
 from ofcstats.store import results as stored_results
 from ofcstats.store.results import Filters
@@ -428,3 +429,50 @@ def _in_play_order(frame: pl.DataFrame, places: pl.DataFrame) -> pl.DataFrame:
         places, on="hand_key").sort(sort_by)
     return frame[keys.get_column("_row")].with_columns(keys.get_column("order"),
                                                        keys.get_column("game"))
+
+
+HAND_SORTS = tuple(stored_hands.SORTS)
+"""The orders :func:`hands` can give: ``played``, ``points``, ``ev_loss``."""
+
+
+def hands(store: Store, filters: Filters = Filters(),  # noqa: B008 - frozen
+          *, ruleset: str | None = None, fouled: bool | None = None,
+          fantasyland: bool | None = None, mistakes: bool | None = None,
+          min_points: int | None = None, max_points: int | None = None,
+          sort: str = "played", limit: int | None = None) -> pl.DataFrame:
+    """The hand list: one row per hand and seat the filters keep (``filters.players``: those
+    players' seats), under one ruleset per variant (``ruleset`` where it was scored for
+    the variant, else the one most of its hands were played under: :func:`shown_rulesets`).
+
+    Columns: ``hand_id``, ``session_id``, ``played_at``, ``variant``, ``ruleset``,
+    ``player``, ``seat``, ``points``, ``money`` (the seat's unit-weighted points times
+    the stake; a game's loss cap settles whole games, so a capped game's hands can add
+    up to more than it paid), ``fouled``, ``royalties``, ``fantasyland`` (played in it),
+    ``fantasyland_entered``, ``timed_out``, and from the seat's review ``ev_loss`` (summed
+    over its streets) and ``mistakes``, both null when the seat was not reviewed;
+    ``hand_key`` last.
+
+    ``fouled``, ``fantasyland`` (played in or entered), ``mistakes`` (one or more):
+    True keeps the seats that did, False those that did not; ``min_points`` and
+    ``max_points`` bound the points. ``sort``: ``played`` (play order), ``points`` (the
+    largest loss first) or ``ev_loss`` (the largest first, seats not reviewed last);
+    ``limit``: at most so many rows. Hands not scored under the ruleset shown are an
+    error (:meth:`Store.require_scored`).
+
+    >>> import ofcstats
+    >>> with ofcstats.Store("club.duckdb", read_only=True) as store:  # doctest: +SKIP
+    ...     worst = hands(store, Filters(players=["alice"]), sort="points", limit=10)
+    """
+    if ruleset is None and filters.rulesets:
+        ruleset = filters.rulesets[0]
+    if sort not in stored_hands.SORTS:
+        raise UsageError(f"sort by {sort!r}? choose one of {', '.join(HAND_SORTS)}")
+    if limit is not None and limit < 0:
+        raise UsageError(f"limit must be 0 or more, not {limit}")
+    shown = shown_rulesets(store, filters, ruleset)
+    store.require_scored(filters=filters, pairs=shown)
+    stakes = {r.name: None if r.point_value is None else float(r.point_value)
+              for r in store.scored_rulesets(sorted(set(shown.values())))}
+    own = stored_hands.HandFilters(fouled=fouled, fantasyland=fantasyland, mistakes=mistakes,
+                                   min_points=min_points, max_points=max_points)
+    return stored_hands.hand_rows(store, filters, shown, stakes, own, sort=sort, limit=limit)
