@@ -118,4 +118,4 @@ def _readable(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.with_columns(
         *(pl.when(pl.col(c)).then(pl.lit("yes")).otherwise(pl.lit("")).alias(c) for c in flags),
         pl.col("played_at").dt.strftime("%Y-%m-%d %H:%M"),
-        pl.col("ev_loss").round(2))
+        pl.col("ev_loss").map_elements(lambda v: f"{v:.2f}", return_dtype=pl.String))

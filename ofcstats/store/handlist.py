@@ -122,7 +122,7 @@ def hand_rows(store: Store, filters: Filters, shown: Mapping[str, str],
     """, [*stake_params, *params, *own_params])
 
 
-_EMPTY = {"hand_id": pl.String, "session_id": pl.String,
+_EMPTY: dict[str, pl.DataType | type[pl.DataType]] = {"hand_id": pl.String, "session_id": pl.String,
           "played_at": pl.Datetime("us", "UTC"), "variant": pl.String, "ruleset": pl.String,
           "player": pl.String, "seat": pl.UInt8, "points": pl.Int32, "money": pl.Float64,
           "fouled": pl.Boolean, "royalties": pl.Int32, "fantasyland": pl.Boolean,
