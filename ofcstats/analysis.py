@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
+from typing import Any
 
 import polars as pl
 
@@ -20,6 +21,7 @@ from ofcstats.errors import StoreError, UsageError
 from ofcstats.rules.model import Ruleset
 from ofcstats.stakes import MONEY_DECIMALS
 from ofcstats.store import Store
+from ofcstats.store import decisions as stored_decisions
 from ofcstats.store import handlist as stored_hands
 from ofcstats.store import money as stored
 from ofcstats.store import results as stored_results
@@ -476,3 +478,38 @@ def hands(store: Store, filters: Filters = Filters(),  # noqa: B008 - frozen
     own = stored_hands.HandFilters(fouled=fouled, fantasyland=fantasyland, mistakes=mistakes,
                                    min_points=min_points, max_points=max_points)
     return stored_hands.hand_rows(store, filters, shown, stakes, own, sort=sort, limit=limit)
+
+
+def replayed(store: Store, *, session: str | None = None, hand_ids: Sequence[str] | None = None,
+           player: str | None = None, ruleset: str | None = None) -> dict[str, Any]:
+    """What the replay page of a session (or of the hands named) shows
+    (:mod:`ofcstats.review.session_page`): ``hands`` in play order, their ``seats``, each
+    seat's line of the hand list (``listed``: :func:`hands`, under ``ruleset`` or the
+    one played) and its stored ``decisions`` (each seat's review), a ``title``.
+    ``player``: only the hands that player sat in, followed."""
+    if (session is None) == (hand_ids is None):
+        raise UsageError("give hand ids or --session SESSION, one or the other")
+    chosen = stored_decisions.replay_hands(store, hand_ids=hand_ids,
+                                sessions=None if session is None else [session])
+    if hand_ids is not None:
+        missing = sorted(set(hand_ids) - set(chosen["hand_id"].to_list()))
+        if missing:
+            raise UsageError(f"no hand {missing[0]!r} in {store.path}: list the hands with "
+                             "ofcstats hands")
+    if chosen.is_empty():
+        raise UsageError(f"no hands in session {session!r}: list the sessions with "
+                         "ofcstats hands")
+    sessions = sorted(set(chosen["session_id"].to_list()))
+    listed = hands(store, Filters(sessions=sessions), ruleset=ruleset)
+    listed = listed.filter(pl.col("hand_key").is_in(chosen["hand_key"].implode()))
+    if player is not None:
+        sat = listed.filter(pl.col("player") == player)["hand_key"]
+        if sat.is_empty():
+            raise UsageError(f"{player} sat in none of these hands")
+        chosen = chosen.filter(pl.col("hand_key").is_in(sat.implode()))
+    keys = chosen["hand_key"].to_list()
+    return {"hands": chosen, "listed": listed, "player": player,
+            "seats": stored_decisions.replay_seats(store, keys),
+            "decisions": stored_decisions.seat_decisions(store, keys),
+            "title": f"Session {session}" if session is not None
+            else f"{len(keys)} hands"}

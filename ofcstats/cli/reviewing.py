@@ -298,11 +298,11 @@ def replay(
                 text = replaying.page(store, ids[0], settings)  # type: ignore[arg-type]
                 what = f"hand {ids[0]}"
             else:
-                from ofcstats.report import replays  # noqa: PLC0415
+                from ofcstats.review import session_page  # noqa: PLC0415
 
-                data = replays.gather(store, session=session, hand_ids=ids or None,
-                                      player=player)
-                text = replays.render(data)
+                data = analysis.replayed(store, session=session, hand_ids=ids or None,
+                                         player=player)
+                text = session_page.render(data)
                 what = (f"session {session}" if session is not None else "hands") + \
                     f" ({analysis.plural(data['hands'].height, 'hand')})"
         except StoreError as error:

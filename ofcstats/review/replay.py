@@ -8,16 +8,20 @@ that comes from a log (hand id, player names) is escaped; the page needs no netw
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from ofcstats.cards import RANKS
-from ofcstats.review.store import ReviewError, Selection, Settings, in_memory
-from ofcstats.review.summary import decisions_frame, placement_text
+from ofcstats.cards import RANKS, format_card
+from ofcstats.rows import ROW_NAMES
 from ofcstats.sanitize import html_text
-from ofcstats.store import Store
 from ofcstats.store import decisions as stored
+
+if TYPE_CHECKING:
+    from ofcstats.review.store import Settings
+    from ofcstats.store import Store
+
+PLACES = (*ROW_NAMES, "discard")
 
 _SUIT = {0: ("&clubs;", "black"), 1: ("&diams;", "red"), 2: ("&hearts;", "red"),
          3: ("&spades;", "black")}
@@ -52,6 +56,20 @@ body { font-family: system-ui, sans-serif; margin: 1.5rem; color: #222; }
 h1 { font-size: 1.4rem; } h2 { font-size: 1.15rem; margin-top: 2rem; }
 """ + CARD_STYLE
 """The style of a replay page."""
+
+
+def placement_text(dealt: Sequence[int], rows: Sequence[int]) -> str:
+    """``top Ah Kd, bottom 7c, discard 2s``: where each dealt card went, by row.
+
+    >>> placement_text([51, 47, 20, 0], [0, 0, 2, 3])
+    'top As Ks, bottom 7c, discard 2c'
+    """
+    parts = []
+    for row, name in enumerate(PLACES):
+        cards = [format_card(c) for c, r in zip(dealt, rows, strict=True) if r == row]
+        if cards:
+            parts.append(f"{name} {' '.join(cards)}")
+    return ", ".join(parts)
 
 
 def card_html(code: int | None, *extra: str) -> str:
@@ -233,12 +251,21 @@ def page(store: Store, hand_id: str, settings: Settings | None = None) -> str:
     """The replay page of a stored hand under ``settings``: the decisions a review stored
     under them, and those of the seats not reviewed under them valued in memory, the same
     numbers a review would store. Nothing is written, so the store may be read-only."""
+    # Imported here: the review's modules load the simulator, which drawing needs not.
+    from ofcstats.review.store import (  # noqa: PLC0415
+        ReviewError,
+        Selection,
+        Settings,
+        in_memory,
+        reviewed_as,
+    )
+
     settings = settings or Settings()
     found = stored.hand(store, hand_id)
     if found is None:
         raise ReviewError(f"no hand {hand_id!r} in {store.path}: see ofcstats db info")
     selection = Selection(hand_ids=[hand_id])
-    kept = decisions_frame(store, selection, settings)
+    kept = stored.decisions(store, selection, settings.reviewed(reviewed_as(settings)))
     fresh = in_memory(store, selection, settings)
     decisions = pl.concat([kept.select(fresh.columns), fresh]).sort("seat", "street")
     seats = stored.hand_seats(store, found[4])

@@ -2,25 +2,20 @@
 and filtered in the page, then each hand street by street, one at a time, with previous
 and next by button and by key.
 
-The hands are drawn by :mod:`ofcstats.review.replay`, as the single hand's page draws
-them; the points, money, fouls and fantasyland come from the hand list
-(:func:`ofcstats.analysis.hands`), the decisions from each seat's review as stored
-(nothing is valued here: a seat not reviewed shows the play made only).
+Each seat is drawn by :func:`ofcstats.review.replay.seat_html`, as the single hand's
+page draws it; what the page shows is gathered by :func:`ofcstats.analysis.replayed`:
+the points, money, fouls and fantasyland of the hand list, the decisions of each seat's
+review as stored (nothing is valued here: a seat not reviewed shows the play made only).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import polars as pl
 
-from ofcstats import analysis
-from ofcstats.errors import UsageError
 from ofcstats.review.replay import EV_NOTE, STYLE, by_seat, seat_html
 from ofcstats.sanitize import html_text
-from ofcstats.store import Store
-from ofcstats.store import decisions as stored
 
 _PAGE_STYLE = """
 .hands-list { width: 100%; table-layout: fixed; border-collapse: collapse;
@@ -137,41 +132,8 @@ def _points_class(value: float | None) -> str:
     return "" if not value else (' class="neg"' if value < 0 else ' class="pos"')
 
 
-def gather(store: Store, *, session: str | None = None, hand_ids: Sequence[str] | None = None,
-           player: str | None = None, ruleset: str | None = None) -> dict[str, Any]:
-    """What the page of a session (or of the hands named) shows: the hands in play order,
-    their seats, each seat's line of the hand list and its stored decisions. ``player``:
-    only the hands that player sat in, followed."""
-    if (session is None) == (hand_ids is None):
-        raise UsageError("give hand ids or --session SESSION, one or the other")
-    hands = stored.replay_hands(store, hand_ids=hand_ids,
-                                sessions=None if session is None else [session])
-    if hand_ids is not None:
-        missing = sorted(set(hand_ids) - set(hands["hand_id"].to_list()))
-        if missing:
-            raise UsageError(f"no hand {missing[0]!r} in {store.path}: list the hands with "
-                             "ofcstats hands")
-    if hands.is_empty():
-        raise UsageError(f"no hands in session {session!r}: list the sessions with "
-                         "ofcstats hands")
-    sessions = sorted(set(hands["session_id"].to_list()))
-    listed = analysis.hands(store, analysis.Filters(sessions=sessions), ruleset=ruleset)
-    listed = listed.filter(pl.col("hand_key").is_in(hands["hand_key"].implode()))
-    if player is not None:
-        sat = listed.filter(pl.col("player") == player)["hand_key"]
-        if sat.is_empty():
-            raise UsageError(f"{player} sat in none of these hands")
-        hands = hands.filter(pl.col("hand_key").is_in(sat.implode()))
-    keys = hands["hand_key"].to_list()
-    return {"hands": hands, "listed": listed, "player": player,
-            "seats": stored.replay_seats(store, keys),
-            "decisions": stored.seat_decisions(store, keys),
-            "title": f"Session {session}" if session is not None
-            else f"{len(keys)} hands"}
-
-
 def render(data: dict[str, Any]) -> str:
-    """The page of :func:`gather`'s hands."""
+    """The page of the hands :func:`ofcstats.analysis.replayed` gathered."""
     e = html_text
     hands: pl.DataFrame = data["hands"]
     listed: pl.DataFrame = data["listed"]
@@ -294,12 +256,3 @@ def _hand_section(index: int, count: int, hand: dict[str, Any],
     shown = ", ".join(f"{e(p)} {_signed(t)}" for p, t in totals.items())
     parts.append(f'<p class="totals">After this hand: {shown}</p></section>')
     return "".join(parts)
-
-
-def session_page(store: Store, *, session: str | None = None,
-                 hand_ids: Sequence[str] | None = None, player: str | None = None,
-                 ruleset: str | None = None) -> str:
-    """The page of a session (or of the hands named, in play order): see the module."""
-    return render(gather(store, session=session, hand_ids=hand_ids, player=player,
-                         ruleset=ruleset))
-
