@@ -441,7 +441,8 @@ def hands(store: Store, filters: Filters = Filters(),  # noqa: B008 - frozen
           *, ruleset: str | None = None, fouled: bool | None = None,
           fantasyland: bool | None = None, mistakes: bool | None = None,
           min_points: int | None = None, max_points: int | None = None,
-          sort: str = "played", limit: int | None = None) -> pl.DataFrame:
+          sort: str = "played", limit: int | None = None,
+          per_player: int | None = None) -> pl.DataFrame:
     """The hand list: one row per hand and seat the filters keep (``filters.players``: those
     players' seats), under one ruleset per variant (``ruleset`` where it was scored for
     the variant, else the one most of its hands were played under: :func:`shown_rulesets`).
@@ -458,8 +459,9 @@ def hands(store: Store, filters: Filters = Filters(),  # noqa: B008 - frozen
     True keeps the seats that did, False those that did not; ``min_points`` and
     ``max_points`` bound the points. ``sort``: ``played`` (play order), ``points`` (the
     largest loss first) or ``ev_loss`` (the largest first, seats not reviewed last);
-    ``limit``: at most so many rows. Hands not scored under the ruleset shown are an
-    error (:meth:`Store.require_scored`).
+    ``limit``: at most so many rows; ``per_player``: at most so many of each player (in
+    each variant), the first in that order. Hands not scored under the ruleset shown are
+    an error (:meth:`Store.require_scored`).
 
     >>> import ofcstats
     >>> with ofcstats.Store("club.duckdb", read_only=True) as store:  # doctest: +SKIP
@@ -469,15 +471,17 @@ def hands(store: Store, filters: Filters = Filters(),  # noqa: B008 - frozen
         ruleset = filters.rulesets[0]
     if sort not in stored_hands.SORTS:
         raise UsageError(f"sort by {sort!r}? choose one of {', '.join(HAND_SORTS)}")
-    if limit is not None and limit < 0:
-        raise UsageError(f"limit must be 0 or more, not {limit}")
+    for name, value in (("limit", limit), ("per_player", per_player)):
+        if value is not None and value < 0:
+            raise UsageError(f"{name} must be 0 or more, not {value}")
     shown = shown_rulesets(store, filters, ruleset)
     store.require_scored(filters=filters, pairs=shown)
     stakes = {r.name: None if r.point_value is None else float(r.point_value)
               for r in store.scored_rulesets(sorted(set(shown.values())))}
     own = stored_hands.HandFilters(fouled=fouled, fantasyland=fantasyland, mistakes=mistakes,
                                    min_points=min_points, max_points=max_points)
-    return stored_hands.hand_rows(store, filters, shown, stakes, own, sort=sort, limit=limit)
+    return stored_hands.hand_rows(store, filters, shown, stakes, own, sort=sort, limit=limit,
+                                  per_player=per_player)
 
 
 def replayed(store: Store, *, session: str | None = None, hand_ids: Sequence[str] | None = None,

@@ -345,3 +345,28 @@ def test_the_session_page_in_a_browser_sorts_filters_and_steps(club: Path, tmp_p
         page.screenshot(path=str(tmp_path / "night.png"), full_page=True)
         browser.close()
     assert problems == []
+
+
+def test_per_player_keeps_each_players_first_rows_in_the_order_asked(club: Path) -> None:
+    with Store(club, read_only=True) as store:
+        got = analysis.hands(store, sort="points", per_player=2)
+        every = analysis.hands(store, sort="points")
+    want = every.group_by("variant", "player", maintain_order=True).head(2)
+    assert got.height == want.height == 2 * every.select("variant", "player").n_unique()
+    assert sorted(got["hand_id"] + got["player"]) == sorted(want["hand_id"] + want["player"])
+    assert got["points"].is_sorted()
+
+
+def test_the_report_replays_each_players_costliest_hands(club: Path, tmp_path: Path) -> None:
+    from ofcstats.report import COSTLIEST, collect, write_report  # noqa: PLC0415
+
+    with Store(club, read_only=True) as store:
+        data = collect(store)
+        worst = analysis.hands(store, sort="points", max_points=-1, per_player=COSTLIEST)
+    page = write_report(data, tmp_path / "report.html").html.read_text(encoding="utf-8")
+    for row in worst.iter_rows(named=True):
+        summary = f"<summary>{row['hand_id']}: {row['points']:+d} points"
+        assert summary in page
+        replayed = page.split(summary, 1)[1].split("</details>", 1)[0]
+        assert f"{row['player']}: {row['points']:+d} points" in replayed
+    assert page.count("<details>") == worst.height

@@ -74,6 +74,10 @@ def hands(
         "the costliest decisions first (seats not reviewed last).")] = HandSort.played,
     limit: Annotated[int | None, typer.Option(
         "--limit", "-n", min=0, help="At most this many rows.", show_default=False)] = None,
+    per_player: Annotated[int | None, typer.Option(
+        "--per-player", min=0, help="At most this many rows of each player (the first in "
+        "the order asked: with --sort points, each player's worst hands).",
+        show_default=False)] = None,
     output: FormatOption = TableFormat.table, wide: WideOption = False,
     output_path: OutputPathOption = None, quiet: QuietOption = False,
     wait: WaitOption = None,
@@ -96,7 +100,8 @@ def hands(
             frame = analysis.hands(
                 store, filters, ruleset=ruleset, fouled=fouled or None,
                 fantasyland=fantasyland or None, mistakes=mistakes or None,
-                min_points=min_points, max_points=max_points, sort=sort.value, limit=limit)
+                min_points=min_points, max_points=max_points, sort=sort.value, limit=limit,
+                per_player=per_player)
         except StoreError as error:
             raise fail(str(error), 1) from None
         except OfcstatsError as error:

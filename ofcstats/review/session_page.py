@@ -229,11 +229,23 @@ def _hand_section(index: int, count: int, hand: dict[str, Any],
     """One hand: its heading, each seat (the one followed first) on its streets, and the
     running totals after it."""
     e = html_text
+    shown = ", ".join(f"{e(p)} {_signed(t)}" for p, t in totals.items())
+    return "".join([
+        f'<section class="hand" id="hand-{index + 1}">',
+        f"<h2>Hand {index + 1} of {count}: {e(hand['hand_id'])}</h2>",
+        f'<p class="meta">{e(hand["variant"])} &middot; {e(str(hand["played_at"] or ""))}</p>',
+        seats_html(by_player, seats, decisions, follow),
+        f'<p class="totals">After this hand: {shown}</p></section>'])
+
+
+def seats_html(by_player: dict[str, dict[str, Any]], seats: pl.DataFrame | None,
+               decisions: pl.DataFrame | None, follow: str | None = None,
+               heading: str = "h3") -> str:
+    """A hand's seats (the one followed first, the others then on their final boards),
+    each with its line of the hand list (``by_player``: points, fouls, EV loss)."""
+    e = html_text
     verdicts = by_seat(decisions) if decisions is not None else {}
-    parts = [f'<section class="hand" id="hand-{index + 1}">',
-             f"<h2>Hand {index + 1} of {count}: {e(hand['hand_id'])}</h2>",
-             f'<p class="meta">{e(hand["variant"])} &middot; '
-             f"{e(str(hand['played_at'] or ''))}</p>"]
+    parts = []
     rows = [] if seats is None else list(seats.iter_rows(named=True))
     if follow is not None:
         rows.sort(key=lambda s: s["player"] != follow)
@@ -251,8 +263,23 @@ def _hand_section(index: int, count: int, hand: dict[str, Any],
                       f"{''.join(f', {w}' for w in flags)}{loss}")
         # Another seat when following one: its finished board, no streets.
         drawn = {**seat, "streets": None} if follow not in (None, seat["player"]) else seat
-        parts.append(seat_html(drawn, verdicts.get(int(seat["seat"]), {}), heading="h3",
+        parts.append(seat_html(drawn, verdicts.get(int(seat["seat"]), {}), heading=heading,
                                result=e(result)))
-    shown = ", ".join(f"{e(p)} {_signed(t)}" for p, t in totals.items())
-    parts.append(f'<p class="totals">After this hand: {shown}</p></section>')
     return "".join(parts)
+
+
+def hand_replays(data: dict[str, Any], heading: str = "h4") -> dict[str, str]:
+    """Each hand of :func:`ofcstats.analysis.replayed`'s as its seats are drawn on the
+    page, by hand id, to embed elsewhere (the report's costliest hands); style them with
+    :data:`ofcstats.review.replay.CARD_STYLE`."""
+    listed: pl.DataFrame = data["listed"]
+    seats_of = {key: part for (key,), part in data["seats"].group_by("hand_key")}
+    decisions_of = {key: part for (key,), part in data["decisions"].group_by("hand_key")}
+    found = {}
+    for hand in data["hands"].iter_rows(named=True):
+        key = hand["hand_key"]
+        lines = listed.filter(pl.col("hand_key") == key)
+        found[str(hand["hand_id"])] = seats_html(
+            {r["player"]: r for r in lines.iter_rows(named=True)}, seats_of.get(key),
+            decisions_of.get(key), heading=heading)
+    return found

@@ -70,10 +70,11 @@ class HandFilters:
 
 def hand_rows(store: Store, filters: Filters, shown: Mapping[str, str],
               stakes: Mapping[str, float | None], own: HandFilters, *, sort: str = "played",
-              limit: int | None = None) -> pl.DataFrame:
+              limit: int | None = None, per_player: int | None = None) -> pl.DataFrame:
     """The rows of the hand list (:data:`COLUMNS`): each seat of the hands ``filters``
     keep, under the ruleset ``shown`` for its variant (variant to ruleset), kept by
-    ``own`` and ordered by ``sort`` (:data:`SORTS`), at most ``limit`` rows.
+    ``own`` and ordered by ``sort`` (:data:`SORTS`), at most ``limit`` rows and
+    ``per_player`` rows of each player and variant (the first in that order).
 
     ``money`` is the seat's points weighted by its units (the points themselves where
     every unit is 1) times the stake: the ruleset's (``stakes``, None where it has none),
@@ -87,37 +88,47 @@ def hand_rows(store: Store, filters: Filters, shown: Mapping[str, str],
         return pl.DataFrame(schema=_EMPTY)
     where, params = Filters(sessions=filters.sessions, players=filters.players,
                             variants=filters.variants, since=filters.since,
-                            until=filters.until).sql()
-    picked = " OR ".join(["(x.variant = ? AND x.ruleset = ?)"] * len(pairs))
+                            until=filters.until).sql(
+        {"session_id": "h.session_id", "player": "s.player", "variant": "h.variant"},
+        times="h.played_at")
+    picked = " OR ".join(["(h.variant = ? AND r.name = ?)"] * len(pairs))
     params += [value for pair in pairs for value in pair]
     kept, own_params = own.sql()
     stake_rows = ", ".join(["(?, ?::DOUBLE)"] * len(pairs))
     stake_params = [value for _, name in pairs for value in (name, stakes.get(name))]
     limited = "" if limit is None else f"LIMIT {int(limit)}"
+    first = "" if per_player is None else (
+        f"QUALIFY row_number() OVER (PARTITION BY variant, player ORDER BY {SORTS[sort]}) "
+        f"<= {int(per_player)}")
+    # From the tables rather than ``results_named`` (twice as fast on a million hands);
+    # fouled and fantasyland_entered as the view defines them, which the tests hold it to.
     return store.query(f"""
         WITH stakes(ruleset, stake) AS (VALUES {stake_rows}),
         shown_seats AS (
-            SELECT x.hand_id, x.session_id, x.played_at, x.variant::VARCHAR AS variant,
-                   x.ruleset::VARCHAR AS ruleset, x.player::VARCHAR AS player, x.seat,
-                   x.points, x.fouled, x.royalties::INTEGER AS royalties,
-                   x.fantasyland, x.fantasyland_entered, x.hand_key,
-                   coalesce(u.unit_points, x.points)
-                       * coalesce(k.stake, x.point_value, 1.0) AS money
-            FROM results_named x JOIN stakes k ON k.ruleset = x.ruleset
-            -- the unit-weighted points, which the view leaves out
-            JOIN rulesets r ON r.name = x.ruleset
-            JOIN results u ON u.ruleset_id = r.ruleset_id AND u.hand_key = x.hand_key
-                AND u.seat = x.seat
+            SELECT h.hand_id, h.session_id, h.played_at, h.variant, r.name AS ruleset,
+                   s.player, x.seat, x.points, coalesce(m.fouled, z.fouled) AS fouled,
+                   (x.royalty_top + x.royalty_middle + x.royalty_bottom)::INTEGER
+                       AS royalties,
+                   s.fantasyland, x.fantasyland_cards > 0 AND NOT s.fantasyland
+                       AS fantasyland_entered,
+                   coalesce(s.timed_out, false) AS timed_out, x.hand_key,
+                   coalesce(x.unit_points, x.points)
+                       * coalesce(k.stake, h.point_value, 1.0) AS money
+            FROM results x JOIN rulesets r USING (ruleset_id)
+            JOIN stakes k ON k.ruleset = r.name
+            JOIN hands h USING (hand_key) JOIN seats s USING (hand_key, seat)
+            JOIN showdowns z ON z.hand_key = x.hand_key AND z.seat = x.seat
+                AND z.natural_mask = 0
+            LEFT JOIN showdowns m ON m.hand_key = x.hand_key AND m.seat = x.seat
+                AND m.natural_mask = CASE WHEN r.natural_mask <> 0 THEN r.natural_mask END
             WHERE {where} AND ({picked})
         ), listed AS (
-            SELECT s.*, coalesce(t.timed_out, false) AS timed_out, d.ev_loss,
-                   d.mistakes::INTEGER AS mistakes
+            SELECT s.*, d.ev_loss, d.mistakes::INTEGER AS mistakes
             FROM shown_seats s
-            JOIN seats t ON t.hand_key = s.hand_key AND t.seat = s.seat
             LEFT JOIN ({SEAT_REVIEW}) d ON d.hand_key = s.hand_key AND d.seat = s.seat
         )
         SELECT {', '.join(COLUMNS)} FROM listed
-        WHERE {kept}
+        WHERE {kept} {first}
         ORDER BY {SORTS[sort]} {limited}
     """, [*stake_params, *params, *own_params])
 
