@@ -370,3 +370,41 @@ def test_the_report_replays_each_players_costliest_hands(club: Path, tmp_path: P
         replayed = page.split(summary, 1)[1].split("</details>", 1)[0]
         assert f"{row['player']}: {row['points']:+d} points" in replayed
     assert page.count("<details>") == worst.height
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width", [1280, 390])
+def test_a_hands_page_puts_the_board_played_above_the_best_on_a_phone(
+        club: Path, tmp_path: Path, width: int) -> None:
+    playwright = pytest.importorskip("playwright.sync_api")
+    chromium = _chromium()
+    if chromium is None:
+        pytest.skip("no Chromium: not installed, and apt-get could not install it here")
+    with Store(club, read_only=True) as store:
+        hand = store.query("SELECT min(hand_id) AS h FROM decisions_named")["h"][0]
+    target = tmp_path / "hand.html"
+    result = runner.invoke(app, ["replay", hand, "--db", str(club), "-o", str(target),
+                                 "--rollouts", "4", "--screen", "2"])
+    assert result.exit_code == 0, result.output
+    with playwright.sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=chromium, args=[
+            "--no-sandbox", "--disable-gpu"])
+        page = browser.new_page(viewport={"width": width, "height": 900})
+        page.goto(target.as_uri())
+        boxes = page.evaluate("""() => Array.from(document.querySelectorAll(
+            'table.street tr:not(.head)')).filter(r => r.cells.length === 5).map(r => {
+                const played = r.cells[2].getBoundingClientRect();
+                const best = r.cells[3].getBoundingClientRect();
+                return [played.bottom, best.top, played.top, best.right];
+            })""")
+        wide = page.evaluate(
+            "[document.documentElement.scrollWidth, Math.max(...Array.from("
+            "document.querySelectorAll('body *')).map(e => e.scrollWidth - e.clientWidth))]")
+        browser.close()
+    assert boxes
+    if width == 390:  # stacked: the best board under the one played, all on the screen
+        assert all(bottom <= top + 1 and right <= width for bottom, top, _, right in boxes)
+    else:  # side by side
+        assert all(top == best_top for _, best_top, top, _ in boxes)
+    assert wide[0] <= width
+    assert wide[1] <= 1
