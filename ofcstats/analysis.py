@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
-from typing import Any
 
 import polars as pl
 
 from ofcstats import session, stats, uncertainty
 from ofcstats.errors import StoreError, UsageError
+from ofcstats.review.session_page import Replayed
 from ofcstats.rules.model import Ruleset
 from ofcstats.stakes import MONEY_DECIMALS
 from ofcstats.store import Store
@@ -484,17 +484,22 @@ def hands(store: Store, filters: Filters = Filters(),  # noqa: B008 - frozen
                                   per_player=per_player)
 
 
-def replayed(store: Store, *, session: str | None = None, hand_ids: Sequence[str] | None = None,
-           player: str | None = None, ruleset: str | None = None) -> dict[str, Any]:
-    """What the replay page of a session (or of the hands named) shows
-    (:mod:`ofcstats.review.session_page`): ``hands`` in play order, their ``seats``, each
-    seat's line of the hand list (``listed``: :func:`hands`, under ``ruleset`` or the
-    one played) and its stored ``decisions`` (each seat's review), a ``title``.
-    ``player``: only the hands that player sat in, followed."""
+def replayed(store: Store, *, session: str | None = None,
+             hand_ids: Sequence[str] | None = None,
+             player: str | None = None, ruleset: str | None = None) -> Replayed:
+    """What the replay page of a session (or of the hands named, in play order) shows
+    (:class:`ofcstats.review.session_page.Replayed`): the hands, their seats, each seat's
+    line of the hand list (:func:`hands`, under ``ruleset`` or the one played) and the
+    decisions of its review as stored. ``player``: only the hands that player sat in,
+    followed. Draw it with :func:`ofcstats.review.session_page.render`.
+
+    >>> with ofcstats.Store("club.duckdb", read_only=True) as store:  # doctest: +SKIP
+    ...     night = replayed(store, session="club7-2026-11-29")
+    """
     if (session is None) == (hand_ids is None):
         raise UsageError("give hand ids or --session SESSION, one or the other")
     chosen = stored_decisions.replay_hands(store, hand_ids=hand_ids,
-                                sessions=None if session is None else [session])
+                                           sessions=None if session is None else [session])
     if hand_ids is not None:
         missing = sorted(set(hand_ids) - set(chosen["hand_id"].to_list()))
         if missing:
@@ -512,8 +517,8 @@ def replayed(store: Store, *, session: str | None = None, hand_ids: Sequence[str
             raise UsageError(f"{player} sat in none of these hands")
         chosen = chosen.filter(pl.col("hand_key").is_in(sat.implode()))
     keys = chosen["hand_key"].to_list()
-    return {"hands": chosen, "listed": listed, "player": player,
-            "seats": stored_decisions.replay_seats(store, keys),
-            "decisions": stored_decisions.seat_decisions(store, keys),
-            "title": f"Session {session}" if session is not None
-            else f"{len(keys)} hands"}
+    return Replayed(hands=chosen, listed=listed, player=player,
+                    seats=stored_decisions.replay_seats(store, keys),
+                    decisions=stored_decisions.seat_decisions(store, keys),
+                    title=f"Session {session}" if session is not None
+                    else f"{len(keys)} hands")

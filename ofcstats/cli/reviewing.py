@@ -304,7 +304,7 @@ def replay(
                                          player=player)
                 text = session_page.render(data)
                 what = (f"session {session}" if session is not None else "hands") + \
-                    f" ({analysis.plural(data['hands'].height, 'hand')})"
+                    f" ({analysis.plural(data.hands.height, 'hand')})"
         except StoreError as error:
             raise fail(str(error), 1) from None
         except OfcstatsError as error:

@@ -26,6 +26,7 @@ from ofcstats import analysis, stats
 from ofcstats.errors import StoreError
 from ofcstats.paths import written_whole
 from ofcstats.report import charts
+from ofcstats.review.session_page import Replayed
 from ofcstats.sanitize import html_text
 from ofcstats.store import Store
 
@@ -66,7 +67,7 @@ class ReportData:
     # each player's costliest hands (analysis.hands, the biggest losses first) and those
     # hands as their replay shows them (analysis.replayed)
     costliest: pl.DataFrame = field(default_factory=pl.DataFrame)
-    costliest_hands: dict[str, Any] | None = None
+    costliest_hands: Replayed | None = None
 
     @property
     def variants(self) -> list[str]:

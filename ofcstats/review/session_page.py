@@ -10,6 +10,7 @@ review as stored (nothing is valued here: a seat not reviewed shows the play mad
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
@@ -120,6 +121,22 @@ _SCRIPT = """
 """
 
 
+@dataclass(frozen=True)
+class Replayed:
+    """What a page of several hands shows (:func:`ofcstats.analysis.replayed` gathers it):
+    the ``hands`` in play order (hand_key, hand_id, session_id, variant, played_at), their
+    ``seats`` (:func:`ofcstats.store.decisions.replay_seats`), each seat's line of the hand
+    list (``listed``: :func:`ofcstats.analysis.hands`), the ``decisions`` of each seat's
+    review, the page's ``title``, and the ``player`` followed (None: every seat)."""
+
+    hands: pl.DataFrame
+    listed: pl.DataFrame
+    seats: pl.DataFrame
+    decisions: pl.DataFrame
+    title: str
+    player: str | None = None
+
+
 def _signed(value: float | int | None, decimals: int = 0) -> str:
     """``+6``, ``-3``, ``0``, ``1.25`` (decimals), ``-`` for none."""
     if value is None:
@@ -132,16 +149,14 @@ def _points_class(value: float | None) -> str:
     return "" if not value else (' class="neg"' if value < 0 else ' class="pos"')
 
 
-def render(data: dict[str, Any]) -> str:
+def render(data: Replayed) -> str:
     """The page of the hands :func:`ofcstats.analysis.replayed` gathered."""
     e = html_text
-    hands: pl.DataFrame = data["hands"]
-    listed: pl.DataFrame = data["listed"]
-    follow: str | None = data["player"]
+    hands, listed, follow = data.hands, data.listed, data.player
     players = sorted(set(listed["player"].to_list())) if follow is None else [follow]
     per_hand = {key: part for (key,), part in listed.group_by("hand_key")}
-    seats_of = {key: part for (key,), part in data["seats"].group_by("hand_key")}
-    decisions_of = {key: part for (key,), part in data["decisions"].group_by("hand_key")}
+    seats_of = {key: part for (key,), part in data.seats.group_by("hand_key")}
+    decisions_of = {key: part for (key,), part in data.decisions.group_by("hand_key")}
     totals = dict.fromkeys(players, 0)
     money = dict.fromkeys(players, 0.0)
     head = "".join(f'<th><button data-first="down">{e(p)}</button></th>' for p in players)
@@ -187,7 +202,7 @@ def render(data: dict[str, Any]) -> str:
     total_row = "".join(f"<td{_points_class(totals[p])}>{_signed(totals[p])}</td>"
                         for p in players)
     stakes = ", ".join(f"{e(p)} {_signed(money[p], 2)}" for p in players)
-    title = data["title"]
+    title = data.title
     return "".join([
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
@@ -268,15 +283,15 @@ def seats_html(by_player: dict[str, dict[str, Any]], seats: pl.DataFrame | None,
     return "".join(parts)
 
 
-def hand_replays(data: dict[str, Any], heading: str = "h4") -> dict[str, str]:
+def hand_replays(data: Replayed, heading: str = "h4") -> dict[str, str]:
     """Each hand of :func:`ofcstats.analysis.replayed`'s as its seats are drawn on the
     page, by hand id, to embed elsewhere (the report's costliest hands); style them with
     :data:`ofcstats.review.replay.CARD_STYLE`."""
-    listed: pl.DataFrame = data["listed"]
-    seats_of = {key: part for (key,), part in data["seats"].group_by("hand_key")}
-    decisions_of = {key: part for (key,), part in data["decisions"].group_by("hand_key")}
+    listed = data.listed
+    seats_of = {key: part for (key,), part in data.seats.group_by("hand_key")}
+    decisions_of = {key: part for (key,), part in data.decisions.group_by("hand_key")}
     found = {}
-    for hand in data["hands"].iter_rows(named=True):
+    for hand in data.hands.iter_rows(named=True):
         key = hand["hand_key"]
         lines = listed.filter(pl.col("hand_key") == key)
         found[str(hand["hand_id"])] = seats_html(
