@@ -408,3 +408,28 @@ def test_a_hands_page_puts_the_board_played_above_the_best_on_a_phone(
         assert all(top == best_top for _, best_top, top, _ in boxes)
     assert wide[0] <= width
     assert wide[1] <= 1
+
+
+@pytest.mark.slow
+def test_the_reports_replays_fit_a_phone_without_a_sideways_box(club: Path,
+                                                                tmp_path: Path) -> None:
+    from ofcstats.report import collect, write_report  # noqa: PLC0415
+
+    playwright = pytest.importorskip("playwright.sync_api")
+    chromium = _chromium()
+    if chromium is None:
+        pytest.skip("no Chromium: not installed, and apt-get could not install it here")
+    with Store(club, read_only=True) as store:
+        path = write_report(collect(store), tmp_path / "report.html").html
+    with playwright.sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=chromium, args=[
+            "--no-sandbox", "--disable-gpu"])
+        page = browser.new_page(viewport={"width": 390, "height": 900})
+        page.goto(path.as_uri())
+        page.evaluate("document.querySelectorAll('details').forEach(d => { d.open = true; })")
+        boxes = page.evaluate("""() => Array.from(document.querySelectorAll(
+            '.replay, .costliest')).map(b => [b.className, b.scrollWidth - b.clientWidth,
+                                              b.getBoundingClientRect().right])""")
+        browser.close()
+    assert "costliest" in {name for name, _, _ in boxes}
+    assert all(overflow <= 1 and right <= 390 for _, overflow, right in boxes), boxes
