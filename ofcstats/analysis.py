@@ -16,10 +16,13 @@ from dataclasses import replace
 import polars as pl
 
 from ofcstats import session, stats, uncertainty
-from ofcstats.errors import StoreError
+from ofcstats.errors import StoreError, UsageError
+from ofcstats.review.session_page import Replayed
 from ofcstats.rules.model import Ruleset
 from ofcstats.stakes import MONEY_DECIMALS
 from ofcstats.store import Store
+from ofcstats.store import decisions as stored_decisions
+from ofcstats.store import handlist as stored_hands
 from ofcstats.store import money as stored
 from ofcstats.store import results as stored_results
 from ofcstats.store.results import Filters
@@ -428,3 +431,94 @@ def _in_play_order(frame: pl.DataFrame, places: pl.DataFrame) -> pl.DataFrame:
         places, on="hand_key").sort(sort_by)
     return frame[keys.get_column("_row")].with_columns(keys.get_column("order"),
                                                        keys.get_column("game"))
+
+
+HAND_SORTS = tuple(stored_hands.SORTS)
+"""The orders :func:`hands` can give: ``played``, ``points``, ``ev_loss``."""
+
+
+def hands(store: Store, filters: Filters = Filters(),  # noqa: B008 - frozen
+          *, ruleset: str | None = None, fouled: bool | None = None,
+          fantasyland: bool | None = None, mistakes: bool | None = None,
+          min_points: int | None = None, max_points: int | None = None,
+          sort: str = "played", limit: int | None = None,
+          per_player: int | None = None) -> pl.DataFrame:
+    """The hand list: one row per hand and seat the filters keep (``filters.players``: those
+    players' seats), under one ruleset per variant (``ruleset`` where it was scored for
+    the variant, else the one most of its hands were played under: :func:`shown_rulesets`).
+
+    Columns: ``hand_id``, ``session_id``, ``played_at``, ``variant``, ``ruleset``,
+    ``player``, ``seat``, ``points``, ``money`` (the seat's unit-weighted points times
+    the stake; a game's loss cap settles whole games, so a capped game's hands can add
+    up to more than it paid), ``fouled``, ``royalties``, ``fantasyland`` (played in it),
+    ``fantasyland_entered``, ``timed_out``, and from the seat's review ``ev_loss`` (summed
+    over its streets) and ``mistakes``, both null when the seat was not reviewed;
+    ``hand_key`` last.
+
+    ``fouled``, ``fantasyland`` (played in or entered), ``mistakes`` (one or more):
+    True keeps the seats that did, False those that did not; ``min_points`` and
+    ``max_points`` bound the points. ``sort``: ``played`` (play order), ``points`` (the
+    largest loss first) or ``ev_loss`` (the largest first, seats not reviewed last);
+    ``limit``: at most so many rows; ``per_player``: at most so many of each player (in
+    each variant), the first in that order. Hands not scored under the ruleset shown are
+    an error (:meth:`Store.require_scored`).
+
+    >>> import ofcstats
+    >>> with ofcstats.Store("club.duckdb", read_only=True) as store:  # doctest: +SKIP
+    ...     worst = hands(store, Filters(players=["alice"]), sort="points", limit=10)
+    """
+    if ruleset is None and filters.rulesets:
+        ruleset = filters.rulesets[0]
+    if sort not in stored_hands.SORTS:
+        raise UsageError(f"sort by {sort!r}? choose one of {', '.join(HAND_SORTS)}")
+    for name, value in (("limit", limit), ("per_player", per_player)):
+        if value is not None and value < 0:
+            raise UsageError(f"{name} must be 0 or more, not {value}")
+    shown = shown_rulesets(store, filters, ruleset)
+    store.require_scored(filters=filters, pairs=shown)
+    stakes = {r.name: None if r.point_value is None else float(r.point_value)
+              for r in store.scored_rulesets(sorted(set(shown.values())))}
+    own = stored_hands.HandFilters(fouled=fouled, fantasyland=fantasyland, mistakes=mistakes,
+                                   min_points=min_points, max_points=max_points)
+    return stored_hands.hand_rows(store, filters, shown, stakes, own, sort=sort, limit=limit,
+                                  per_player=per_player)
+
+
+def replayed(store: Store, *, session: str | None = None,
+             hand_ids: Sequence[str] | None = None,
+             player: str | None = None, ruleset: str | None = None) -> Replayed:
+    """What the replay page of a session (or of the hands named, in play order) shows
+    (:class:`ofcstats.review.session_page.Replayed`): the hands, their seats, each seat's
+    line of the hand list (:func:`hands`, under ``ruleset`` or the one played) and the
+    decisions of its review as stored. ``player``: only the hands that player sat in,
+    followed. Draw it with :func:`ofcstats.review.session_page.render`.
+
+    >>> with ofcstats.Store("club.duckdb", read_only=True) as store:  # doctest: +SKIP
+    ...     night = replayed(store, session="club7-2026-11-29")
+    """
+    if (session is None) == (hand_ids is None):
+        raise UsageError("give hand ids or --session SESSION, one or the other")
+    chosen = stored_decisions.replay_hands(store, hand_ids=hand_ids,
+                                           sessions=None if session is None else [session])
+    if hand_ids is not None:
+        missing = sorted(set(hand_ids) - set(chosen["hand_id"].to_list()))
+        if missing:
+            raise UsageError(f"no hand {missing[0]!r} in {store.path}: list the hands with "
+                             "ofcstats hands")
+    if chosen.is_empty():
+        raise UsageError(f"no hands in session {session!r}: list the sessions with "
+                         "ofcstats hands")
+    sessions = sorted(set(chosen["session_id"].to_list()))
+    listed = hands(store, Filters(sessions=sessions), ruleset=ruleset)
+    listed = listed.filter(pl.col("hand_key").is_in(chosen["hand_key"].implode()))
+    if player is not None:
+        sat = listed.filter(pl.col("player") == player)["hand_key"]
+        if sat.is_empty():
+            raise UsageError(f"{player} sat in none of these hands")
+        chosen = chosen.filter(pl.col("hand_key").is_in(sat.implode()))
+    keys = chosen["hand_key"].to_list()
+    return Replayed(hands=chosen, listed=listed, player=player,
+                    seats=stored_decisions.replay_seats(store, keys),
+                    decisions=stored_decisions.seat_decisions(store, keys),
+                    title=f"Session {session}" if session is not None
+                    else f"{len(keys)} hands")

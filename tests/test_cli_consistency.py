@@ -58,8 +58,8 @@ USAGE_ERRORS = {
                  "ofcstats: -f xml: use one of table, csv, json (see ofcstats player --help)"),
     "an option": (["compare", "--bogus"],
                   "ofcstats: no such option: --bogus (see ofcstats compare --help)"),
-    "an argument": (["replay"],
-                    "ofcstats: missing argument 'hand_id' (see ofcstats replay --help)"),
+    "an argument": (["player"],
+                    "ofcstats: missing argument 'name' (see ofcstats player --help)"),
 }
 
 

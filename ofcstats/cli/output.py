@@ -218,6 +218,12 @@ TABLES = {
                    "rows_top", "rows_middle", "rows_bottom", "wins_top", "wins_middle",
                    "wins_bottom", "scooped", "fantasyland_cards", "unit_points",
                    "fantasyland_earned", "fantasyland_entered", "fantasyland_stayed"})),
+    "hands": TableColumns(
+        ("hand_id", "player", "points", "money", "ev_loss", "mistakes", "fouled",
+         "fantasyland", "fantasyland_entered", "royalties", "seat", "timed_out",
+         "session_id", "played_at"),
+        frozenset({"royalties", "seat", "timed_out", "session_id", "played_at"}),
+        frozenset({"ev_loss", "mistakes"})),
     "situations": TableColumns(
         ("player", "situation", "decisions", "mean_ev_loss", "95% interval",
          "table_mean_ev_loss", "vs_table")),
@@ -231,6 +237,7 @@ HEADERS = {"skill_rank": "rank", "skill_group": "group", "skill_signal": "skill 
            "fantasyland_stay_rate": "fl_stay", "hands_to_tell_apart": "hands_to_tell",
            "mean_ev_loss": "ev_loss", "table_mean_ev_loss": "table_ev_loss",
            "fantasyland_set": "fl_set", "fantasyland_next": "fl_next",
+           "fantasyland": "in_fl", "fantasyland_entered": "enters_fl",
            **{f"street_{n}": f"st{n}" for n in range(1, 10)}}
 """Short headers of a table that is not ``--wide`` (docs/cli.md lists them)."""
 

@@ -43,7 +43,7 @@ from ofcstats.cli.output import (
     progress_bar,
     to_terminal,
 )
-from ofcstats.errors import OfcstatsError
+from ofcstats.errors import OfcstatsError, StoreError
 from ofcstats.paths import written_whole
 
 RolloutsOption = Annotated[int, typer.Option(
@@ -244,9 +244,17 @@ def _print_review(players: pl.DataFrame, biggest: pl.DataFrame, output: TableFor
 
 @app.command()
 def replay(
-    hand_id: Annotated[str, typer.Argument(help="The hand's id.", show_default=False)],
+    hand_ids: Annotated[list[str] | None, typer.Argument(
+        help="The hands' ids (one: the hand's page; several: one page of them).",
+        show_default=False)] = None,
     output: Annotated[str, typer.Option("--output", "-o", help="The HTML file to write.",
                                         metavar="<path>")] = "hand.html",
+    session: Annotated[str | None, typer.Option(
+        "--session", help="Every hand of this session on one page.", show_default=False)]
+        = None,
+    player: Annotated[str | None, typer.Option(
+        "--player", help="With --session or several hands: only the hands this player sat "
+        "in, their seat first and on its streets.", show_default=False)] = None,
     db: DbOption = None,
     ruleset: ReviewRulesetOption = None,
     opponents: OpponentsOption = OpponentsMode.drawn,
@@ -257,22 +265,50 @@ def replay(
     wait: WaitOption = None,
     quiet: QuietOption = False,
 ) -> None:
-    """Write one hand as an HTML page: each street of each seat on its board, the play
-    made and the best candidate side by side with their expected points. Streets not
-    reviewed under these settings are valued for the page alone: the database is only
-    read, so any stored hand replays, reviewed or not.
+    """Write hands as an HTML page (self-contained, no network). One hand: each street of
+    each seat on its board, the play made and the best candidate with their expected
+    points; streets not reviewed under these settings are valued for the page alone (the
+    database is only read, so any stored hand replays, reviewed or not).
 
-    Example: ofcstats replay sim0-00001-01 -o hand.html --db club.duckdb
+    A session (--session) or several hands: one page with the list of the hands on top
+    (points per player, fouls, fantasyland, EV loss; it sorts and filters in the page),
+    then each hand street by street, previous and next by button or by the arrow keys,
+    and each player's running total; EV loss where the seat was reviewed (ofcstats
+    review), the play made alone elsewhere. On a narrow screen the board played stands
+    above the best one.
+
+    Example: ofcstats replay --session club7-2026-11-29 -o night.html --db club.duckdb
     """
     from ofcstats.review import replay as replaying  # noqa: PLC0415
 
     settings = _review_settings(ruleset, rollouts, seed, fantasyland_value, screen, opponents)
-    path = output_file(output, "hand.html", "page")
+    ids = list(dict.fromkeys(hand_ids or []))
+    if not ids and session is None:
+        raise fail("give a hand's id, several, or --session SESSION (list them with "
+                   "ofcstats hands)")
+    if ids and session is not None:
+        raise fail("give hand ids or --session, not both")
+    if player is not None and len(ids) == 1:
+        raise fail("--player follows a seat over several hands: give --session or more "
+                   "hand ids")
+    path = output_file(output, "hand.html" if len(ids) == 1 else "session.html", "page")
     with _open_existing(db, wait=wait, quiet=quiet) as store:
         try:
-            text = replaying.page(store, hand_id, settings)  # type: ignore[arg-type]
+            if len(ids) == 1:
+                text = replaying.page(store, ids[0], settings)  # type: ignore[arg-type]
+                what = f"hand {ids[0]}"
+            else:
+                from ofcstats.review import session_page  # noqa: PLC0415
+
+                data = analysis.replayed(store, session=session, hand_ids=ids or None,
+                                         player=player)
+                text = session_page.render(data)
+                what = (f"session {session}" if session is not None else "hands") + \
+                    f" ({analysis.plural(data.hands.height, 'hand')})"
+        except StoreError as error:
+            raise fail(str(error), 1) from None
         except OfcstatsError as error:
             raise fail_with(error) from None
     with written_whole(path) as partial:
         partial.write_text(text, encoding="utf-8")
-    typer.echo(f"hand {hand_id} -> {path.resolve()}")
+    typer.echo(f"{what} -> {path.resolve()}")

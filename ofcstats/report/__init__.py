@@ -26,6 +26,7 @@ from ofcstats import analysis, stats
 from ofcstats.errors import StoreError
 from ofcstats.paths import written_whole
 from ofcstats.report import charts
+from ofcstats.review.session_page import Replayed
 from ofcstats.sanitize import html_text
 from ofcstats.store import Store
 
@@ -63,6 +64,10 @@ class ReportData:
     generated_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     # per variant, whether its top two rulesets are told apart (uncertainty.tell_apart)
     tell_apart: pl.DataFrame = field(default_factory=pl.DataFrame)
+    # each player's costliest hands (analysis.hands, the biggest losses first) and those
+    # hands as their replay shows them (analysis.replayed)
+    costliest: pl.DataFrame = field(default_factory=pl.DataFrame)
+    costliest_hands: Replayed | None = None
 
     @property
     def variants(self) -> list[str]:
@@ -105,7 +110,24 @@ def collect(store: Store, filters: analysis.Filters | None = None,
                       running=analysis.running_totals(store, filters, rows),
                       histogram=analysis.points_histogram(rows),
                       database=str(store.path), filters=shown,
-                      **_decisions(store, filters))
+                      **_costliest(store, filters, ruleset), **_decisions(store, filters))
+
+
+COSTLIEST = 3
+"""The hands each player loses the most points in that the report replays."""
+
+
+def _costliest(store: Store, filters: analysis.Filters, ruleset: str | None
+               ) -> dict[str, Any]:
+    """Each player's :data:`COSTLIEST` biggest losses (of the hands the filters keep,
+    under each variant's summary ruleset), and those hands for their replay."""
+    worst = analysis.hands(store, filters, ruleset=ruleset, max_points=-1, sort="points",
+                           per_player=COSTLIEST)
+    if worst.is_empty():
+        return {}
+    ids = list(dict.fromkeys(worst["hand_id"].to_list()))
+    return {"costliest": worst,
+            "costliest_hands": analysis.replayed(store, hand_ids=ids, ruleset=ruleset)}
 
 
 def _decisions(store: Store, filters: analysis.Filters) -> dict[str, Any]:
@@ -456,18 +478,47 @@ def _variant_section(data: ReportData, variant: str, images: dict[str, str]) -> 
         columns = [("ruleset", "ruleset"), *PLAYER_COLUMNS[1:]]
         parts += [f"<h3>Player: {esc(player)}</h3>", _table(mine, columns),
                   _image(images[f"{key}player:{player}"],
-                         f"{variant}, {player}: cumulative points under each ruleset")]
+                         f"{variant}, {player}: cumulative points under each ruleset"),
+                  _costliest_html(data, variant, player)]
     parts.append("</section>")
     return parts
 
 
+def _costliest_html(data: ReportData, variant: str, player: str) -> str:
+    """A player's costliest hands, each replayed under its line (opened on a tap)."""
+    if data.costliest.is_empty() or data.costliest_hands is None:
+        return ""
+    from ofcstats.review.session_page import hand_replays  # noqa: PLC0415
+
+    esc = html_text
+    mine = data.costliest.filter((pl.col("variant") == variant) & (pl.col("player") == player))
+    if mine.is_empty():
+        return ""
+    drawn = hand_replays(data.costliest_hands)
+    items = []
+    for row in mine.iter_rows(named=True):
+        words = [f"{row['points']:+d} points", f"money {analysis.money_text(row['money'])}"]
+        words += [w for w, on in (("fouled", row["fouled"]),
+                                  ("timed out", row["timed_out"])) if on]
+        if row["ev_loss"] is not None:
+            words.append(f"EV loss {row['ev_loss']:.2f}")
+        items.append(f"<details><summary>{esc(str(row['hand_id']))}: "
+                     f"{esc(', '.join(words))}</summary>"
+                     f"{drawn.get(str(row['hand_id']), '')}</details>")
+    return (f"<p>{esc(player)}'s costliest hands (tap one to replay it; "
+            f"<code>ofcstats replay --session SESSION</code> replays a whole session):</p>"
+            f'<div class="costliest">{"".join(items)}</div>')
+
+
 def _card_style(data: ReportData) -> str:
     """The replay's card style, when the page shows cards."""
-    if not data.mistakes:
+    if not data.mistakes and data.costliest.is_empty():
         return ""
     from ofcstats.review.replay import CARD_STYLE  # noqa: PLC0415
 
-    return CARD_STYLE
+    return CARD_STYLE + (".costliest{max-width:100%;overflow-x:auto}"
+                         ".costliest td{text-align:left;white-space:normal}"
+                         ".costliest summary{cursor:pointer}")
 
 
 def render_html(data: ReportData, images: dict[str, str]) -> str:
