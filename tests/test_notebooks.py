@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 
@@ -30,6 +31,24 @@ def test_notebooks_are_stored_without_outputs(path: Path) -> None:
         if cell.cell_type == "code":
             assert cell.outputs == []
             assert cell.execution_count is None
+
+
+ALLOWED = {"os", "ofcstats", "polars", "matplotlib"}
+"""What a notebook imports: the Python API, Polars and matplotlib (and ``os``, for the
+database a person points it at)."""
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.stem)
+def test_notebooks_use_the_python_api_alone(path: Path) -> None:
+    notebook = nbformat.read(path, as_version=4)
+    code = [cell.source for cell in notebook.cells if cell.cell_type == "code"]
+    imported = {name.split(".")[0] for source in code
+                for name in re.findall(r"^\s*(?:import|from)\s+([\w.]+)", source, re.MULTILINE)}
+    assert imported <= ALLOWED
+    assert not re.search(r"from\s+ofcstats|import\s+ofcstats\.", "\n".join(code))
+    assert "ofcstats.open(" in code[0]
+    assert 'os.environ.get("OFCSTATS_DB")' in code[0]  # the user's database, if named
+    assert "ofcstats.sample(" in code[0]  # else the sample data
 
 
 @pytest.mark.slow
