@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 SECTIONS = ["evaluator", "ingest", "simulate", "pipeline", "review", "scale",
-            "fantasyland_value", "memory", "units", "uncertainty"]
+            "fantasyland_value", "memory", "units", "uncertainty", "api"]
 
 
 def main() -> None:

@@ -199,12 +199,14 @@ def open_store(db: Path | str | None, *, read_only: bool = True, wait: float | N
 
 
 def comparison(store: Store, filters: analysis.Filters, *,
-               resamples: int = uncertainty.RESAMPLES, seed: int = uncertainty.SEED
-               ) -> uncertainty.Comparison:
+               resamples: int = uncertainty.RESAMPLES, seed: int = uncertainty.SEED,
+               check: bool = True) -> uncertainty.Comparison:
     """``compare``'s answer (:func:`ofcstats.analysis.comparison`), the filters checked
-    first; nothing scored is a :class:`StoreError` (the command's exit code 1). Its
-    ``frame()`` is what ``compare --format json`` prints."""
-    check_filters(store, filters)
+    first (unless ``check`` is False: the caller checked them, :func:`check_filters`);
+    nothing scored is a :class:`StoreError` (the command's exit code 1). Its ``frame()``
+    is what ``compare --format json`` prints."""
+    if check:
+        check_filters(store, filters)
     found = analysis.comparison(store, filters, resamples=resamples, seed=seed)
     if found.table.is_empty():
         raise StoreError(analysis.NOTHING_SCORED)
@@ -212,13 +214,15 @@ def comparison(store: Store, filters: analysis.Filters, *,
 
 
 def players(store: Store, filters: analysis.Filters, ruleset: str | None = None, *,
-            seed: int = 7) -> pl.DataFrame:
+            seed: int = 7, check: bool = True) -> pl.DataFrame:
     """``players``' answer: every player's results under one ruleset per variant
     (``ruleset`` where scored, else the one most of the variant's hands were played
-    under), in the command's order (variant, then the best total first)."""
+    under), in the command's order (variant, then the best total first). ``check``: as
+    :func:`comparison` (the filters with ``ruleset`` as their rulesets)."""
     if ruleset is not None:
         filters = replace(filters, rulesets=[ruleset])
-    check_filters(store, filters)
+    if check:
+        check_filters(store, filters)
     # Only the rulesets shown are read: one per variant.
     shown = analysis.shown_rulesets(store, filters, ruleset)
     if ruleset and not shown:
@@ -240,21 +244,26 @@ class PlayerAnswer:
     differences: pl.DataFrame
 
 
-def player(store: Store, name: str, filters: analysis.Filters, *, seed: int = 7
-           ) -> PlayerAnswer:
-    """``player``'s answer for ``name`` (the filters' players are replaced by it)."""
+def player(store: Store, name: str, filters: analysis.Filters, *, seed: int = 7,
+           check: bool = True) -> PlayerAnswer:
+    """``player``'s answer for ``name`` (the filters' players are replaced by it);
+    ``check``: as :func:`comparison`."""
     filters = replace(filters, players=[name])
-    check_filters(store, filters)
+    if check:
+        check_filters(store, filters)
     table = analysis.player_table(store, filters, seed=seed)
     return PlayerAnswer(table.sort(["variant", "mean", "ruleset"],
                                    descending=[False, True, False]),
-                        differences(store, filters))
+                        differences(store, filters, check=False))
 
 
-def differences(store: Store, filters: analysis.Filters) -> pl.DataFrame:
+def differences(store: Store, filters: analysis.Filters, *, check: bool = True
+                ) -> pl.DataFrame:
     """The seats the filters keep whose logged points differ from the re-score under the
-    ruleset played (what ``player`` lists under its table)."""
-    check_filters(store, filters)
+    ruleset played (what ``player`` lists under its table); ``check``: as
+    :func:`comparison`."""
+    if check:
+        check_filters(store, filters)
     return stats.reported_differences_of(analysis.stored_rows(store, filters))
 
 

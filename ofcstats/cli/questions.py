@@ -76,9 +76,10 @@ def compare(
     """
     path = output_file(output_path, f"compare{SUFFIXES[output]}", "table")
     filters = _filters(ruleset, session, since, until, variant, player)
-    with reading(db, wait=wait, quiet=quiet) as store, _summing(quiet):
+    with reading(db, filters, wait=wait, quiet=quiet) as store, _summing(quiet):
         try:
-            found = answers.comparison(store, filters, resamples=resamples, seed=seed)
+            found = answers.comparison(store, filters, resamples=resamples, seed=seed,
+                                       check=False)
         except OfcstatsError as error:
             raise fail_with(error) from None
     table = found.frame()
@@ -123,10 +124,10 @@ def players(
     Example: ofcstats players --ruleset pokerstars --db club.duckdb
     """
     path = output_file(output_path, f"players{SUFFIXES[output]}", "table")
-    filters = _filters(None, session, since, until, variant, player)
-    with reading(db, wait=wait, quiet=quiet) as store, _summing(quiet):
+    filters = _filters([ruleset] if ruleset else None, session, since, until, variant, player)
+    with reading(db, filters, wait=wait, quiet=quiet) as store, _summing(quiet):
         try:
-            table = answers.players(store, filters, ruleset, seed=seed)
+            table = answers.players(store, filters, ruleset, seed=seed, check=False)
         except OfcstatsError as error:
             raise fail_with(error) from None
     emit(by_variant_text(table, output, "players", terminal=to_terminal(path), wide=wide,
@@ -152,10 +153,10 @@ def player(
     Example: ofcstats player alice --db club.duckdb
     """
     path = output_file(output_path, f"player{SUFFIXES[output]}", "table")
-    filters = _filters(ruleset, session, since, until, variant, None)
-    with reading(db, wait=wait, quiet=quiet) as store, _summing(quiet):
+    filters = _filters(ruleset, session, since, until, variant, [name])
+    with reading(db, filters, wait=wait, quiet=quiet) as store, _summing(quiet):
         try:
-            found = answers.player(store, name, filters, seed=seed)
+            found = answers.player(store, name, filters, seed=seed, check=False)
         except OfcstatsError as error:
             raise fail_with(error) from None
     differences = found.differences

@@ -29,7 +29,8 @@ from ofcstats.report import charts
 from ofcstats.sanitize import html_text
 from ofcstats.store import Store
 
-__all__ = ["ReportData", "collect", "figures", "ranking_text", "render_html", "write_report"]
+__all__ = ["ReportData", "collect", "figures", "ranking_text", "render_html", "table_names",
+           "titled", "write_report"]
 
 
 @dataclass
