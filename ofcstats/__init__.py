@@ -21,8 +21,8 @@ until=, variant=, player=):
 Pages and charts (matplotlib Figures):
 
     club.replay(hand_id)        ofcstats replay      a hand street by street (.save(path))
-    club.chart.cumulative("alice"), club.chart.style_map(), club.chart.comparison(),
-    club.chart.rulesets("alice")
+    club.chart.cumulative("alice"), club.chart.style_map(), club.chart.royalties(),
+    club.chart.comparison(), club.chart.rulesets("alice")
 
 Writers (ofcstats.open(path, write=True)):
 

@@ -375,7 +375,8 @@ def review(store: Store, chosen: Selection, settings: Settings, *, run: bool = F
     if frame.is_empty():
         raise StoreError(NO_DECISIONS if run else
                          "no decisions stored for these hands under these settings: review "
-                         "them first (ofcstats review)")
+                         "them first (ofcstats review; in Python, review(run=True) on a "
+                         "database opened with write=True)")
     return ReviewAnswer(settings=shown, players=summary.player_summary(frame),
                         mistakes=summary.biggest_mistakes(frame),
                         situations=summary.situation_summary(frame),

@@ -17,7 +17,7 @@ from __future__ import annotations
 import atexit
 import shutil
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -436,15 +436,37 @@ class Charts:
         >>> figure.axes[0].get_xlabel().startswith("foul rate")
         True
         """
+        from ofcstats.report import charts  # noqa: PLC0415 (matplotlib)
+
+        return self._of_players(charts.style_map, ruleset, variant, session, since, until,
+                                player)
+
+    def royalties(self, *, ruleset: str | None = None, variant: str | None = None,
+                  session: Names = None, since: Moment = None, until: Moment = None,
+                  player: Names = None) -> Figure:
+        """Each player's royalties per hand by row, under one ruleset (as
+        :meth:`Club.players` chooses it).
+
+        >>> import ofcstats
+        >>> ofcstats.sample().chart.royalties(variant="ofc-turbo").axes[0].get_title()[:11]
+        'ofc-turbo: '
+        """
+        from ofcstats.report import charts  # noqa: PLC0415 (matplotlib)
+
+        return self._of_players(charts.royalties_by_row, ruleset, variant, session, since,
+                                until, player)
+
+    def _of_players(self, draw: Callable[[pl.DataFrame, str], Figure], ruleset: str | None,
+                    variant: str | None, session: Names, since: Moment, until: Moment,
+                    player: Names) -> Figure:
+        """A chart of :meth:`Club.players`' table of one variant."""
         from ofcstats import report  # noqa: PLC0415 (matplotlib)
-        from ofcstats.report import charts  # noqa: PLC0415
 
         chosen = self._variant(answers.filters(ruleset, session, since, until, variant,
                                                player))
         table = self.club.players(ruleset=ruleset, session=session, since=since,
                                   until=until, variant=chosen, player=player)
-        return report.titled(chosen, charts.style_map, table,
-                             table.get_column("ruleset")[0])
+        return report.titled(chosen, draw, table, table.get_column("ruleset")[0])
 
     def comparison(self, *, variant: str | None = None, ruleset: Names = None,
                    session: Names = None, since: Moment = None, until: Moment = None,

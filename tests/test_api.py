@@ -172,7 +172,8 @@ def test_review_is_the_commands_json(reviewed: Path, by: str) -> None:
 
 def test_review_of_nothing_reviewed_says_how_to_review(reviewed: Path) -> None:
     with ofcstats.open(reviewed) as club, \
-            pytest.raises(StoreError, match=r"review them first \(ofcstats review\)"):
+            pytest.raises(StoreError, match=r"review them first \(ofcstats review; in Python, "
+                          r"review\(run=True\) on a database opened with write=True\)"):
         club.review(session="pineapple-american-00002", rollouts=16)
 
 
@@ -195,10 +196,12 @@ def test_charts_are_figures_of_one_variant(club: Club) -> None:
     from matplotlib.figure import Figure  # noqa: PLC0415
 
     figures = [club.chart.cumulative("alice"), club.chart.style_map(variant="ofc-classic"),
-               club.chart.comparison(variant="pineapple"), club.chart.rulesets("carol")]
+               club.chart.comparison(variant="pineapple"), club.chart.rulesets("carol"),
+               club.chart.royalties(player="ivan")]
     assert all(isinstance(f, Figure) for f in figures)
     assert figures[0].axes[0].get_title().startswith("pineapple: ")
     assert figures[1].axes[0].get_title().startswith("ofc-classic: ")
+    assert figures[4].axes[0].get_title().startswith("pineapple: ")  # (ivan's variant)
     # alice's curve alone (labelled with her total)
     players = {str(line.get_label()).split(" ")[0]
                for line in figures[0].axes[0].get_lines()} - {"_child2"}
