@@ -29,10 +29,10 @@ from ofcstats.report import (
     _embedded,
     _image,
     _pages,
-    _titled,
     charts,
     collect,
     ranking_text,
+    titled,
     write_report,
 )
 from ofcstats.rules import load_ruleset, load_rulesets
@@ -300,7 +300,7 @@ def test_a_ruleset_without_royalties_gets_a_note_not_an_empty_chart() -> None:
 def test_a_chart_with_nothing_to_draw_is_one_line_of_text_on_the_page() -> None:
     players = pl.DataFrame({"player": ["ann"], "ruleset": "russian", "royalties_top": [0.0],
                             "royalties_middle": [0.0], "royalties_bottom": [0.0]})
-    shown = _embedded(_titled("chinese-13", charts.royalties_by_row, players, "russian"))
+    shown = _embedded(titled("chinese-13", charts.royalties_by_row, players, "russian"))
     assert _image(shown, "alt") == (
         '<p class="nochart">chinese-13: Royalties collected per hand, by row (russian): '
         "no royalties were collected under russian.</p>")

@@ -10,13 +10,11 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
 
-import duckdb
-import polars as pl
 import typer
 import typer.core
 import typer.main
 
-from ofcstats import analysis, formats, pipeline
+from ofcstats import analysis, answers, formats, pipeline
 from ofcstats import ingest as ingesting
 from ofcstats.cli.app import _one_line, app, db_app
 from ofcstats.cli.common import _large_frames_process, _open_existing, _WaitNote
@@ -31,7 +29,6 @@ from ofcstats.cli.options import (
 )
 from ofcstats.cli.output import (
     SUFFIXES,
-    Update,
     _on_terminal,
     _print_summary,
     _rescore_text,
@@ -201,13 +198,14 @@ def ingest(
 
 def _score_loaded(database: Path, wait: float | None, quiet: bool
                   ) -> tuple[pipeline.RescoreSummary | None, str | None]:
-    """After a load: score what the database has not scored (:func:`pipeline.update`),
+    """After a load: score what the database has not scored
+    (:func:`ofcstats.answers.score_loaded`),
     with a progress bar; what it did, or why it could not (one line, with the fix)."""
     note = _WaitNote(quiet)  # (another program may have taken the file after the load)
     try:
         with closing(note), Store(database, wait=wait, on_wait=note) as store, \
                 progress_bar("rescore", _on_terminal(quiet)) as update:
-            return pipeline.update(store, progress=note.then(update)), None
+            return answers.score_loaded(store, progress=note.then(update)), None
     except OfcstatsError as error:
         return None, f"{_one_line(error)} (the hands were loaded; they are not scored yet)"
 
@@ -306,18 +304,12 @@ def sql(
     path = output_file(output_path, f"query{SUFFIXES[output]}", "rows")
     with _open_existing(db, wait=wait, quiet=quiet) as store, \
             progress_bar("sql", _on_terminal(quiet), unit="rows") as update:
-        frame = run_query(store, query, update)
+        try:
+            frame = answers.sql(store, query, update)
+        except OfcstatsError as error:
+            raise fail_with(error) from None
     if frame is not None:
         print_frame(frame, output, path)
-
-
-def run_query(store: Store, query: str, progress: Update | None = None) -> pl.DataFrame | None:
-    """The rows of a query on a read-only store (None for a statement with no rows); a
-    query DuckDB refuses is a :class:`UsageError` with DuckDB's reason."""
-    try:
-        return store.user_query(query, 1 << 16, progress)
-    except duckdb.Error as error:
-        raise UsageError(f"the query failed: {str(error).splitlines()[0]}") from None
 
 
 @app.command()

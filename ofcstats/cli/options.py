@@ -12,6 +12,7 @@ import typer
 import typer.core
 import typer.main
 
+from ofcstats.answers import split_list
 from ofcstats.variants import VARIANT_NAMES
 
 
@@ -37,18 +38,6 @@ class TableFormat(StrEnum):
     table = "table"
     csv = "csv"
     json = "json"
-
-
-def split_list(values: list[str] | None) -> list[str] | None:
-    """A repeatable option's values, each of which may itself be comma-separated.
-
-    >>> split_list(["ann,bob", " cy ", "ann"])
-    ['ann', 'bob', 'cy']
-    """
-    if values is None:
-        return None
-    found = [part.strip() for value in values for part in value.split(",")]
-    return list(dict.fromkeys(part for part in found if part)) or None
 
 
 DbOption = Annotated[Path | None, typer.Option(

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -13,9 +12,9 @@ import typer
 import typer.core
 import typer.main
 
-from ofcstats import analysis, stats, uncertainty
+from ofcstats import analysis, answers, uncertainty
 from ofcstats.cli.app import app
-from ofcstats.cli.common import _filters, _player_table, _summing, check_played, reading
+from ofcstats.cli.common import _filters, _summing, reading
 from ofcstats.cli.options import (
     DbOption,
     FormatOption,
@@ -47,7 +46,7 @@ from ofcstats.cli.output import (
     terminal_width,
     to_terminal,
 )
-from ofcstats.errors import OfcstatsError, StoreError
+from ofcstats.errors import OfcstatsError
 
 _SEED_HELP = ("Seed of the bootstraps: over sessions for the mean, over games for every other "
               "interval.")
@@ -79,12 +78,11 @@ def compare(
     filters = _filters(ruleset, session, since, until, variant, player)
     with reading(db, filters, wait=wait, quiet=quiet) as store, _summing(quiet):
         try:
-            found = analysis.comparison(store, filters, resamples=resamples, seed=seed)
+            found = answers.comparison(store, filters, resamples=resamples, seed=seed,
+                                       check=False)
         except OfcstatsError as error:
             raise fail_with(error) from None
     table = found.frame()
-    if table.is_empty():
-        raise fail(analysis.NOTHING_SCORED, 1)
     hands = dict(table.group_by("variant").agg(pl.col("hands").max()).iter_rows())
     what_if = table.filter(pl.col("what_if")) if "what_if" in table.columns else table.clear()
     notes = {str(row["variant"]): analysis.tell_apart_text(row, what_if.filter(
@@ -128,23 +126,12 @@ def players(
     path = output_file(output_path, f"players{SUFFIXES[output]}", "table")
     filters = _filters([ruleset] if ruleset else None, session, since, until, variant, player)
     with reading(db, filters, wait=wait, quiet=quiet) as store, _summing(quiet):
-        # Only the rulesets shown are read: one per variant.
-        shown = analysis.shown_rulesets(store, filters, ruleset)
         try:
-            if ruleset and not shown:
-                check_played(store, filters, ruleset)
-            store.require_scored(filters=filters, pairs=shown)
-        except StoreError as error:
-            raise fail(str(error), 1) from None
+            table = answers.players(store, filters, ruleset, seed=seed, check=False)
         except OfcstatsError as error:
             raise fail_with(error) from None
-        if shown:
-            filters = replace(filters, rulesets=sorted(set(shown.values())))
-        table = _player_table(store, filters, seed, shown)
-    emit(by_variant_text(
-        table.sort(["variant", "total", "player"], descending=[False, True, False]), output,
-        "players", terminal=to_terminal(path), wide=wide,
-        width=terminal_width(path)), path)
+    emit(by_variant_text(table, output, "players", terminal=to_terminal(path), wide=wide,
+                         width=terminal_width(path)), path)
 
 
 @app.command()
@@ -168,12 +155,13 @@ def player(
     path = output_file(output_path, f"player{SUFFIXES[output]}", "table")
     filters = _filters(ruleset, session, since, until, variant, [name])
     with reading(db, filters, wait=wait, quiet=quiet) as store, _summing(quiet):
-        table = _player_table(store, filters, seed)
-        differences = stats.reported_differences_of(analysis.stored_rows(store, filters))
-    text = by_variant_text(
-        table.sort(["variant", "mean", "ruleset"], descending=[False, True, False]), output,
-        "player", terminal=to_terminal(path), wide=wide,
-        width=terminal_width(path))
+        try:
+            found = answers.player(store, name, filters, seed=seed, check=False)
+        except OfcstatsError as error:
+            raise fail_with(error) from None
+    differences = found.differences
+    text = by_variant_text(found.table, output, "player", terminal=to_terminal(path),
+                           wide=wide, width=terminal_width(path))
     if output is TableFormat.table and not differences.is_empty():
         text += (f"\n{plural(differences.height, 'seat')} where the logged points differ from the "
                  "re-score under the ruleset played:\n"

@@ -6,17 +6,16 @@ from __future__ import annotations
 import json
 import sys
 from enum import StrEnum
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import polars as pl
 import typer
 import typer.core
 import typer.main
 
-from ofcstats import analysis
-from ofcstats import engine as engines
+from ofcstats import answers
 from ofcstats.cli.app import app
-from ofcstats.cli.common import _open_existing, check_filters, dates, engine_for
+from ofcstats.cli.common import _open_existing, engine_for
 from ofcstats.cli.options import (
     AddressOption,
     ConfigOption,
@@ -36,7 +35,6 @@ from ofcstats.cli.options import (
 from ofcstats.cli.output import (
     _on_terminal,
     _print_table,
-    fail,
     fail_with,
     frame_text,
     output_file,
@@ -45,6 +43,9 @@ from ofcstats.cli.output import (
 )
 from ofcstats.errors import OfcstatsError, StoreError
 from ofcstats.paths import written_whole
+
+if TYPE_CHECKING:
+    from ofcstats.review.store import Settings
 
 RolloutsOption = Annotated[int, typer.Option(
     "--rollouts", help="Selection rollouts of a decision (the first step's are an eighth, at "
@@ -96,16 +97,12 @@ class ReviewBy(StrEnum):
 
 
 def _review_settings(ruleset: str | None, rollouts: int, seed: int, fantasyland_value: float,
-                     screen: int, opponents: OpponentsMode) -> object:
-    from ofcstats.review.store import Settings  # noqa: PLC0415
-
-    if rollouts < 1:
-        raise fail(f"--rollouts must be at least 1, not {rollouts}")
-    if screen < 0:
-        raise fail(f"--screen must be 0 or more, not {screen}")
-    return Settings(ruleset=ruleset, rollouts=rollouts, seed=seed,
-                    fantasyland_value=fantasyland_value, screen=screen,
-                    opponents=opponents.value)
+                     screen: int, opponents: OpponentsMode) -> Settings:
+    try:
+        return answers.review_settings(ruleset, rollouts, seed, fantasyland_value, screen,
+                                       opponents.value)
+    except OfcstatsError as error:
+        raise fail_with(error) from None
 
 
 @app.command()
@@ -154,50 +151,39 @@ def review(
 
     Example: ofcstats review --player alice --db club.duckdb
     """
-    from ofcstats.review import store as reviewing  # noqa: PLC0415
     from ofcstats.review import summary  # noqa: PLC0415
 
     settings = _review_settings(ruleset, rollouts, seed, fantasyland_value, screen, opponents)
-    assert isinstance(settings, reviewing.Settings)
-    since, until = dates(since, until)
-    selection = reviewing.Selection(players=player or None, sessions=session or None,
-                                    since=since, until=until)
+    try:
+        selection = answers.selection(player, session, since, until)
+    except OfcstatsError as error:
+        raise fail_with(error) from None
     sharded = engine_for(engine, jobs, address, source, config, jobs_shard=False)
     # Written to: the decisions table keeps what was reviewed.
     with _open_existing(db, read_only=False, wait=wait, quiet=quiet) as store:
         try:
-            check_filters(store, analysis.Filters(players=player or None,
-                                                  sessions=session or None))
             with progress_bar("review", _on_terminal(quiet or output is not TableFormat.table)
                               ) as update:
-                if sharded is None:
-                    reviewing.run(store, selection, settings, update, jobs=jobs or 0)
-                else:
-                    engines.review(store, selection, settings, sharded, update)
-            frame = summary.decisions_frame(store, selection, settings)
-            left_out = reviewing.skipped(store, selection)
-            shown = settings.as_dict(reviewing.reviewed_as(settings))
+                found = answers.review(store, selection, settings, run=True, progress=update,
+                                       jobs=jobs or 0, engine=sharded)
         except OfcstatsError as error:
             raise fail_with(error) from None
-    if frame.is_empty():
-        raise fail("no decisions to review: no hands with logged streets match the filters", 1)
-    if by is ReviewBy.situation:
-        _print_situations(summary.situation_summary(frame), output, left_out,
-                          summary.skipped_text(left_out), shown, wide=wide)
-        return
-    _print_review(summary.player_summary(frame), summary.biggest_mistakes(frame), output,
-                  mistakes, left_out, summary.skipped_text(left_out), shown, wide=wide)
-
-
-def _print_situations(table: pl.DataFrame, output: TableFormat, left_out: dict[str, int],
-                      not_reviewed: str, settings: dict[str, object], *,
-                      wide: bool = False) -> None:
-    """The loss per player and situation beside the table's, per variant (a table), as
-    CSV, or as JSON with the settings."""
+    left_out = found.skipped
     if output is TableFormat.json:
-        typer.echo(json.dumps({"settings": settings, "situations": table.to_dicts(),
-                               "skipped": left_out}, indent=2, default=str))
+        typer.echo(json.dumps(found.to_dict(by.value), indent=2, default=str))
         return
+    if by is ReviewBy.situation:
+        _print_situations(found.situations, output, summary.skipped_text(left_out),
+                          wide=wide)
+        return
+    _print_review(found.players, found.mistakes, output, mistakes,
+                  summary.skipped_text(left_out), wide=wide)
+
+
+def _print_situations(table: pl.DataFrame, output: TableFormat, not_reviewed: str, *,
+                      wide: bool = False) -> None:
+    """The loss per player and situation beside the table's, per variant (a table), or as
+    CSV."""
     if output is TableFormat.csv:
         sys.stdout.write(frame_text(table, output))
         if not_reviewed:
@@ -215,15 +201,10 @@ def _print_situations(table: pl.DataFrame, output: TableFormat, left_out: dict[s
 
 
 def _print_review(players: pl.DataFrame, biggest: pl.DataFrame, output: TableFormat,
-                  mistakes: bool, left_out: dict[str, int], not_reviewed: str,
-                  settings: dict[str, object], *, wide: bool = False) -> None:
+                  mistakes: bool, not_reviewed: str, *, wide: bool = False) -> None:
     """The review's summary per player and its biggest mistakes, per variant (a table),
-    or either (CSV), or both (JSON, with the settings); and what was not reviewed."""
-    if output is TableFormat.json:
-        typer.echo(json.dumps({"settings": settings, "players": players.to_dicts(),
-                               "mistakes": biggest.to_dicts(), "skipped": left_out},
-                              indent=2, default=str))
-    elif output is TableFormat.csv:
+    or either (CSV); and what was not reviewed."""
+    if output is TableFormat.csv:
         sys.stdout.write(frame_text(biggest if mistakes else players, output,
                                     terminal=to_terminal(None)))
         if not_reviewed:

@@ -13,8 +13,7 @@ import typer
 import typer.core
 import typer.main
 
-from ofcstats import engine as engines
-from ofcstats import pipeline
+from ofcstats import answers
 from ofcstats.cli.app import app, rulesets_app
 from ofcstats.cli.common import _large_frames_process, _open_existing, engine_for
 from ofcstats.cli.options import (
@@ -262,29 +261,15 @@ def rescore(
     _large_frames_process()
     as_json = as_json or output is SummaryFormat.json
     try:
-        named = split_list(ruleset) or []
-        asked = [*named, *(split_list(what_if) or [])]
-        every = all_rulesets or not asked
-        names = [*(preset_names() if every else []), *asked]
-        chosen = load_rulesets(names)
-        what_ifs = [load_ruleset(name).name for name in split_list(what_if) or []]
+        asked = answers.asked_rulesets(ruleset, what_if, all_rulesets=all_rulesets)
     except OfcstatsError as error:
         raise fail_with(error) from None
     sharded = engine_for(engine, jobs, address, source, config, jobs_shard=True)
     with _open_existing(db, read_only=False, wait=wait, quiet=quiet) as store:
         try:
-            if every:
-                # Every preset, and the other rulesets the database holds.
-                have = {r.name for r in chosen}
-                chosen += [r for r in pipeline.default_rulesets(store, as_stored=False)
-                           if r.name not in have]
             with progress_bar("rescore", _on_terminal(quiet or as_json)) as update:
-                if sharded is None:
-                    summary = pipeline.rescore(store, chosen, rebuild=rebuild,
-                                               what_if=what_ifs, progress=update)
-                else:
-                    summary = engines.rescore(store, chosen, sharded, rebuild=rebuild,
-                                              what_if=what_ifs, progress=update)
+                summary = answers.rescore(store, asked, rebuild=rebuild, engine=sharded,
+                                          progress=update)
         except OfcstatsError as error:
             raise fail_with(error) from None
     if as_json:

@@ -30,7 +30,8 @@ from ofcstats.review.session_page import Replayed
 from ofcstats.sanitize import html_text
 from ofcstats.store import Store
 
-__all__ = ["ReportData", "collect", "figures", "ranking_text", "render_html", "write_report"]
+__all__ = ["ReportData", "collect", "figures", "ranking_text", "render_html", "table_names",
+           "titled", "write_report"]
 
 
 @dataclass
@@ -220,7 +221,7 @@ def _decisions_section(data: ReportData, images: dict[str, str]) -> list[str]:
     return parts
 
 
-def _titled(variant: str, draw: Callable[..., Figure], *args: Any) -> Figure:
+def titled(variant: str, draw: Callable[..., Figure], *args: Any) -> Figure:
     """The chart ``draw(*args)`` draws, the variant in front of its title (the
     figure's, else its first axes')."""
     figure = draw(*args)
@@ -254,12 +255,12 @@ def chart_plan(data: ReportData) -> list[Chart]:
         sigma = next(iter(compared.filter(pl.col("ruleset") == main).get_column("sd")
                           .drop_nulls()), 0.0)
         # Every ruleset a chart names, marked as the tables mark it (a what-if).
-        names = _table_names(compared)
+        names = table_names(compared)
         running, players, compared, histogram = (
             frame.with_columns(pl.col("ruleset").replace(names)) if "ruleset" in frame.columns
             else frame for frame in (running, players, compared, histogram))
         main = names.get(main, main)
-        plan += [(f"{variant}:{key}", partial(_titled, variant, draw, *args))
+        plan += [(f"{variant}:{key}", partial(titled, variant, draw, *args))
                  for key, draw, args in (
             ("cumulative", charts.cumulative_points, (running, main, sigma)),
             ("distribution", charts.points_distribution, (histogram, compared)),
@@ -268,17 +269,17 @@ def chart_plan(data: ReportData) -> list[Chart]:
             ("royalties", charts.royalties_by_row, (players, main)),
                  )]
         plan += [(f"{variant}:player:{player}",
-                  partial(_titled, variant, charts.player_under_rulesets, running, player))
+                  partial(titled, variant, charts.player_under_rulesets, running, player))
                  for player in _players(data, variant)]
     if data.decision_streets is not None:
         for (variant,), part in data.decision_streets.group_by("variant", maintain_order=True):
             if variant in data.rulesets_shown:
                 plan.append((f"{variant}:decisions",
-                             partial(_titled, str(variant), charts.ev_loss_by_street, part)))
+                             partial(titled, str(variant), charts.ev_loss_by_street, part)))
     return plan
 
 
-def _table_names(compared: pl.DataFrame) -> dict[str, str]:
+def table_names(compared: pl.DataFrame) -> dict[str, str]:
     """Each ruleset of a variant's comparison, named as its tables name it
     (:func:`ofcstats.analysis.labelled`: ``russian (what-if)``)."""
     if "what_if" not in compared.columns:

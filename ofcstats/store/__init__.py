@@ -369,11 +369,14 @@ class Store(FileLoads, HandLoading):
         return fetch_frame(self.con.sql(sql, params=list(params)), rows, progress, shrink)
 
     def user_query(self, sql: str, rows: int,
-                   progress: Callable[[int, int | None], None] | None = None
-                   ) -> pl.DataFrame | None:
+                   progress: Callable[[int, int | None], None] | None = None, *,
+                   contained: bool = True) -> pl.DataFrame | None:
         """The rows of a query a person wrote (None for a statement with no rows), fetched
-        as :meth:`fetch` does; the query can read or write no file outside the database."""
-        self.con.execute("SET enable_external_access = false")
+        as :meth:`fetch` does. ``contained``: the query can read or write no file outside
+        the database, from then on (DuckDB cannot undo it while the file is open in the
+        process: a Python caller, who can read files anyway, passes False)."""
+        if contained:
+            self.con.execute("SET enable_external_access = false")
         relation = self.con.sql(sql)
         return None if relation is None else fetch_frame(relation, rows, progress)
 
