@@ -173,6 +173,9 @@ class TableColumns:
     wide_only: frozenset[str] = frozenset()
     when_any: frozenset[str] = frozenset()
     """Columns shown only in a table where they hold a value (the streets a variant has)."""
+    kept: tuple[str, ...] = ()
+    """The columns the table exists for: on a terminal too narrow for every column, the
+    others are left out first (from the last)."""
 
     def shown(self, present: Sequence[str], wide: bool) -> list[str]:
         """The columns to show of those ``present``: with ``wide``, all of them, the
@@ -187,7 +190,8 @@ TABLES = {
         ("skill_group", "ruleset", "hands", "skill_signal", "sd", "foul_rate",
          "fantasyland_entry_rate", "hands_to_tell_apart", "skill_rank", "mean_abs_points",
          "royalty_share"),
-        frozenset({"hands", "skill_rank", "mean_abs_points", "royalty_share"})),
+        frozenset({"hands", "skill_rank", "mean_abs_points", "royalty_share"}),
+        kept=("ruleset", "skill_signal", "hands_to_tell_apart")),
     "players": TableColumns(
         ("player", "ruleset", "hands", "total", "mean", "sd", "ci_low", "ci_high", "boot_low",
          "boot_high", "money", "foul_rate", "fantasyland_entry_rate", "fantasyland_stay_rate",
@@ -220,7 +224,8 @@ TABLES = {
                    "fantasyland_earned", "fantasyland_entered", "fantasyland_stayed"})),
     "situations": TableColumns(
         ("player", "situation", "decisions", "mean_ev_loss", "95% interval",
-         "table_mean_ev_loss", "vs_table")),
+         "table_mean_ev_loss", "vs_table"),
+        kept=("player", "situation", "mean_ev_loss", "vs_table")),
 }
 """Each command's table: a new column needs only declaring here (and in ``wide_only``
 unless a player reads it first)."""
@@ -232,7 +237,85 @@ HEADERS = {"skill_rank": "rank", "skill_group": "group", "skill_signal": "skill 
            "mean_ev_loss": "ev_loss", "table_mean_ev_loss": "table_ev_loss",
            "fantasyland_set": "fl_set", "fantasyland_next": "fl_next",
            **{f"street_{n}": f"st{n}" for n in range(1, 10)}}
-"""Short headers of a table that is not ``--wide`` (docs/cli.md lists them)."""
+"""Short headers of a table that is not ``--wide`` (docs/command-line.md lists them)."""
+
+
+MEANINGS = {
+    "skill_rank": "the ruleset's place by how fast skill shows in its results (1: fastest)",
+    "skill_group": "rulesets that share a group cannot be told apart by these hands",
+    "skill_signal": "how much of a player's result per hand is the player, not the cards "
+                    "(higher: skill shows sooner)",
+    "hands_to_tell_apart": "hands it takes to tell a player one spread better than the "
+                           "table apart from it",
+    "sd": "how far a seat's points per hand swing (standard deviation)",
+    "mean_abs_points": "points changing hands per seat and hand, won or lost",
+    "royalty_share": "share of the points moved by royalties (bonuses for strong rows)",
+    "foul_rate": "share of hands fouled (rows set out of order)",
+    "fantasyland_entry_rate": "share of hands that earn fantasyland",
+    "fantasyland_stay_rate": "share of fantasyland hands that earn another",
+    "scoop_rate": "share of hands that win all three rows against someone",
+    "total": "points won in all",
+    "mean": "points won per hand",
+    "ci_low": "95% interval of the points per hand, low end",
+    "ci_high": "95% interval of the points per hand, high end",
+    "boot_low": "the same interval from resampling whole sessions, low end",
+    "boot_high": "the same interval from resampling whole sessions, high end",
+    "money": "money won, settled as the table settles it",
+    "hands_for_1": "hands it takes for the interval to narrow to 1 point either side",
+    "mean_ev_loss": "points given up per decision, against the best play found",
+    "total_ev_loss": "points given up in all",
+    "table_mean_ev_loss": "points the whole table gave up per decision here",
+    "vs_table": "this player's loss minus the table's (below 0: better than the table)",
+    "ev_loss": "points this decision gave up, against the best play found",
+    "ev_loss_se": "the error of that loss (its standard error)",
+    "fantasyland_set": "points given up per fantasyland set",
+    "fantasyland_next": "the hand puts the seat into fantasyland next",
+    "royalties": "royalty points collected from all opponents",
+    **{f"street_{n}": f"points given up per decision on street {n}" for n in range(1, 10)},
+}
+"""What each column of a :data:`TABLES` table means, in a player's words: one line under a
+table on a terminal (:func:`legend`), the commands' ``--help`` and docs/command-line.md."""
+
+BRIEF = {
+    "skill_signal": "skill's share", "hands_to_tell_apart": "to tell players "
+    "apart", "skill_group": "same: not ranked apart", "skill_rank": "1: skill shows first",
+    "foul_rate": "share fouled", "fantasyland_entry_rate": "into fantasyland",
+    "fantasyland_stay_rate": "fantasyland kept", "mean_ev_loss": "points lost a decision",
+    "table_mean_ev_loss": "the table's", "vs_table": "yours minus table's",
+    "sd": "swing a hand", "fantasyland_set": "fantasyland sets",
+    "fantasyland_next": "into fantasyland next", "hands_for_1": "hands to ±1 point",
+    **{f"street_{n}": "by street" for n in range(1, 10)},
+}
+"""The few words of :data:`MEANINGS` a terminal's line under a table has room for."""
+
+
+def legend(names: Sequence[str], width: int, command: str,
+           first: Sequence[str] = ()) -> str:
+    """One line under a terminal's table: what its short headers mean, as many as fit in
+    ``width`` columns (whole entries; those of ``first``, then the table's order), and
+    where the rest is said; or nothing.
+
+    >>> legend(["player", "fouls", "fl_entry"], 80, "players")
+    'fouls: share fouled · fl_entry: into fantasyland · more: ofcstats players --help\\n'
+    """
+    full = {HEADERS.get(name, name): name for name in HEADERS}
+    named = [full.get(header, header) for header in names]
+    order = [n for n in first if n in named] + [n for n in named if n not in first]
+    entries = []
+    for name in order:
+        if name.startswith("street_") and name != "street_1":
+            continue  # st1... says it for every street
+        if name in BRIEF:
+            header = HEADERS.get(name, name)
+            entries.append(f"{header}{'...' if name == 'street_1' else ''}: {BRIEF[name]}")
+    tail = f"more: ofcstats {command} --help"
+    line = ""
+    for entry in entries:
+        longer = f"{line} · {entry}" if line else entry
+        if len(f"{longer} · {tail}") > width:
+            break
+        line = longer
+    return f"{line} · {tail}\n" if line else ""
 
 
 NOT_COUNTS = frozenset({"skill_rank", "seat", "street", "total", "points", "royalties",
@@ -273,16 +356,28 @@ def _shown(frame: pl.DataFrame, table: str, wide: bool) -> pl.DataFrame:
     return frame if wide else frame.rename({c: HEADERS[c] for c in columns if c in HEADERS})
 
 
-def _fitted(shown: pl.DataFrame, width: int | None) -> tuple[str, list[str]]:
-    """A table of the columns ``shown``, the last ones left out while a line is wider than
-    ``width``; the text and the columns kept."""
+def _fitted(shown: pl.DataFrame, width: int | None, kept: Sequence[str] = ()
+            ) -> tuple[str, list[str]]:
+    """A table of the columns ``shown``, columns left out while a line is wider than
+    ``width`` (the last first, those ``kept``, by their short headers, last of all); the
+    text and the columns kept."""
     names = shown.columns
     text = frame_text(shown, TableFormat.table, names)
     while width is not None and len(names) > 2 and \
             max(len(line) for line in text.splitlines()) > width:
-        names = names[:-1]
+        spare = [n for n in names if n not in kept] or names
+        names = [n for n in names if n != spare[-1]]
         text = frame_text(shown, TableFormat.table, names)
     return text, names
+
+
+def _kept_headers(table: str, wide: bool) -> list[str]:
+    return [c if wide else HEADERS.get(c, c) for c in TABLES[table].kept]
+
+
+LEGEND_COMMAND = {"situations": "review", "mistakes": "review"}
+"""The command whose ``--help`` explains a table's columns, where it is not the table's
+name."""
 
 
 def _left_out(shown: pl.DataFrame, names: list[str]) -> str:
@@ -299,8 +394,10 @@ def table_text(frame: pl.DataFrame, table: str, *, wide: bool = False,
     shown = _shown(frame, table, wide)
     if wide:
         return frame_text(shown, TableFormat.table, shown.columns)
-    text, names = _fitted(shown, width)
-    return text + _left_out(shown, names)
+    text, names = _fitted(shown, width, _kept_headers(table, wide))
+    explained = legend(names, width, LEGEND_COMMAND.get(table, table),
+                       TABLES[table].kept) if width else ""
+    return text + _left_out(shown, names) + explained
 
 
 def _print_table(frame: pl.DataFrame, output: TableFormat, columns: list[str] | str,
@@ -517,10 +614,12 @@ def write_records(parts: Iterable[ScoredBatch], output: OutputFormat, out: TextI
             assert table is not None
             shown = _shown(frame, table, wide)
             if kept is None:  # the first part's columns, for every part after it
-                text, kept = _fitted(shown, None if wide else shutil.get_terminal_size(
-                    ).columns)
+                columns = shutil.get_terminal_size().columns
+                text, kept = _fitted(shown, None if wide else columns,
+                                     _kept_headers(table, wide))
                 out.write(text)
-                left_out = _left_out(shown, kept)
+                left_out = _left_out(shown, kept) + (
+                    "" if wide else legend(kept, columns, "score"))
             else:
                 out.write(frame_text(shown, output, kept).split("\n", 2)[2])
         elif output == "csv":
