@@ -210,3 +210,16 @@ def test_the_defaults_check_reads_the_commands() -> None:
     assert option_default("review", "rollouts") != option_default("simulate", "rollouts")
     with pytest.raises(AssertionError, match="has no --resamples"):
         option_default("review", "resamples")
+
+
+def test_the_short_headers_page_says_what_the_commands_say() -> None:
+    """Every column a command explains (its ``--help``, the line under its table) is on
+    docs/command-line.md under its short header, in the same words."""
+    from ofcstats.analysis import MEANINGS  # noqa: PLC0415
+    from ofcstats.cli.output import HEADERS  # noqa: PLC0415
+
+    page = (ROOT / "docs" / "command-line.md").read_text(encoding="utf-8")
+    for name, meaning in MEANINGS.items():
+        if not name.startswith("street_"):
+            assert f"| `{HEADERS.get(name, name)}` | `{name}` | {meaning} |" in page, name
+    assert all(name in MEANINGS for name in HEADERS), set(HEADERS) - set(MEANINGS)

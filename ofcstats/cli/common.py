@@ -23,7 +23,7 @@ from ofcstats.cli.options import READ_MEMORY, EngineKind, split_list
 from ofcstats.cli.output import Update, _on_terminal, _step, fail, fail_with, progress_bar, warn
 from ofcstats.errors import OfcstatsError, StoreError, UsageError
 from ofcstats.paths import no_loop
-from ofcstats.rules import load_ruleset
+from ofcstats.rules import load_ruleset, preset_names
 from ofcstats.store import Store
 from ofcstats.store import money as stored
 from ofcstats.store.results import rescore_command
@@ -182,6 +182,15 @@ def check_played(store: Store, filters: analysis.Filters, ruleset: str) -> None:
         raise UsageError(not_played_text(ruleset, played_in, hands))
 
 
+LOAD_HANDS = "load hands with ofcstats ingest LOGS"
+"""The hint for a database that holds no hands (not "rescore": nothing to score)."""
+
+
+def _loadable(ruleset: str) -> bool:
+    """Whether ``rescore --ruleset`` could load ``ruleset``: a preset, or a file."""
+    return ruleset in preset_names() or Path(ruleset).is_file()
+
+
 def check_filters(store: Store, filters: analysis.Filters,
                   rulesets: Sequence[str] = ()) -> None:
     """Raise :class:`UsageError` for a filter value (or ruleset) the store does not hold,
@@ -202,6 +211,10 @@ def check_filters(store: Store, filters: analysis.Filters,
                     except UsageError as error:
                         not_played.append(error)
                 continue
+            if kind == "ruleset" and not _loadable(value):
+                # A name rescore could not load either: the nearest names, no command.
+                raise UsageError(unknown_value("ruleset", value, sorted(
+                    {*known, *preset_names()}), "rulesets (scored, or built in)"))
             if kind == "ruleset":
                 check_played(store, filters, value)
                 raise UsageError(unknown_value("ruleset", value, known, "scored rulesets")
@@ -230,6 +243,10 @@ def reading(db: Path | None, filters: analysis.Filters | None = None,
     the filter values checked against it."""
     with _open_existing(db, wait=wait, quiet=quiet) as store, bounded_memory(store):
         if filters is not None or rulesets:
+            if store.query("SELECT 1 AS held FROM hands LIMIT 1").is_empty():
+                # Not "run rescore": with no hands there is nothing to score.
+                raise fail(f"{store.path}: no hands stored yet: {LOAD_HANDS} "
+                           f"--db {store.path}", 1)
             try:
                 check_filters(store, filters or analysis.Filters(), rulesets)
             except OfcstatsError as error:

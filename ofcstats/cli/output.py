@@ -5,6 +5,7 @@ the one-line failures.
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import sys
@@ -36,7 +37,7 @@ from rich.text import Text
 
 from ofcstats import analysis, pipeline, sanitize
 from ofcstats import ingest as ingesting
-from ofcstats.analysis import plural
+from ofcstats.analysis import MEANINGS, plural
 from ofcstats.cli.app import _one_line, exit_code
 from ofcstats.cli.options import OutputFormat, SummaryFormat, TableFormat
 from ofcstats.errors import UsageError
@@ -134,6 +135,26 @@ def _dashed(frame: pl.DataFrame) -> pl.DataFrame:
         if not dtype.is_nested() and frame[name].null_count())
 
 
+def _aligned_decimals(frame: pl.DataFrame) -> pl.DataFrame:
+    """Each float column with one number of decimals (as many as its values need, 3 at
+    most), right-aligned: ``0.180`` above ``0.398``, never ``0.18``.
+
+    >>> _aligned_decimals(pl.DataFrame({"rate": [0.18, 0.398, None]}))["rate"].to_list()
+    ['0.180', '0.398', '    -']
+    """
+    columns = []
+    for name, dtype in frame.schema.items():
+        if not dtype.is_float():
+            continue
+        values = frame[name].to_list()
+        known = [v for v in values if v is not None and math.isfinite(v)]
+        places = max((len(f"{v:.3f}".rstrip("0").split(".")[1]) for v in known), default=0)
+        texts = ["-" if v is None else f"{v:.{places}f}" for v in values]
+        wide = max(map(len, texts), default=0)
+        columns.append(pl.Series(name, [t.rjust(wide) for t in texts], dtype=pl.String))
+    return frame.with_columns(columns)
+
+
 def frame_text(frame: pl.DataFrame, output: OutputFormat | TableFormat,
                columns: Sequence[str] | None = None, *, terminal: bool = False) -> str:
     """Records as an aligned table (of ``columns``, floats rounded), CSV, JSON or JSON
@@ -150,8 +171,9 @@ def frame_text(frame: pl.DataFrame, output: OutputFormat | TableFormat,
         return sanitize.csv_frame(frame, terminal=terminal).write_csv()
     if output == "json":
         return _json(frame)
-    shown = _dashed(sanitize.table_frame(frame if columns is None else frame.select(columns)
-                                         ).with_columns(pl.selectors.float().round(3)))
+    shown = sanitize.table_frame(frame if columns is None else frame.select(columns)
+                                 ).with_columns(pl.selectors.float().round(3))
+    shown = _dashed(shown if columns is None else _aligned_decimals(shown))
     with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_hide_dataframe_shape=True,
                    tbl_hide_column_data_types=True, tbl_formatting="ASCII_MARKDOWN",
                    tbl_width_chars=1000, fmt_str_lengths=100 if columns is None else 60,
@@ -225,7 +247,7 @@ TABLES = {
     "situations": TableColumns(
         ("player", "situation", "decisions", "mean_ev_loss", "95% interval",
          "table_mean_ev_loss", "vs_table"),
-        kept=("player", "situation", "mean_ev_loss", "vs_table")),
+        kept=("player", "situation", "mean_ev_loss", "table_mean_ev_loss", "vs_table")),
 }
 """Each command's table: a new column needs only declaring here (and in ``wide_only``
 unless a player reads it first)."""
@@ -240,44 +262,22 @@ HEADERS = {"skill_rank": "rank", "skill_group": "group", "skill_signal": "skill 
 """Short headers of a table that is not ``--wide`` (docs/command-line.md lists them)."""
 
 
-MEANINGS = {
-    "skill_rank": "the ruleset's place by how fast skill shows in its results (1: fastest)",
-    "skill_group": "rulesets that share a group cannot be told apart by these hands",
-    "skill_signal": "how much of a player's result per hand is the player, not the cards "
-                    "(higher: skill shows sooner)",
-    "hands_to_tell_apart": "hands it takes to tell a player one spread better than the "
-                           "table apart from it",
-    "sd": "how far a seat's points per hand swing (standard deviation)",
-    "mean_abs_points": "points changing hands per seat and hand, won or lost",
-    "royalty_share": "share of the points moved by royalties (bonuses for strong rows)",
-    "foul_rate": "share of hands fouled (rows set out of order)",
-    "fantasyland_entry_rate": "share of hands that earn fantasyland",
-    "fantasyland_stay_rate": "share of fantasyland hands that earn another",
-    "scoop_rate": "share of hands that win all three rows against someone",
-    "total": "points won in all",
-    "mean": "points won per hand",
-    "ci_low": "95% interval of the points per hand, low end",
-    "ci_high": "95% interval of the points per hand, high end",
-    "boot_low": "the same interval from resampling whole sessions, low end",
-    "boot_high": "the same interval from resampling whole sessions, high end",
-    "money": "money won, settled as the table settles it",
-    "hands_for_1": "hands it takes for the interval to narrow to 1 point either side",
-    "mean_ev_loss": "points given up per decision, against the best play found",
-    "total_ev_loss": "points given up in all",
-    "table_mean_ev_loss": "points the whole table gave up per decision here",
-    "vs_table": "this player's loss minus the table's (below 0: better than the table)",
-    "ev_loss": "points this decision gave up, against the best play found",
-    "ev_loss_se": "the error of that loss (its standard error)",
-    "fantasyland_set": "points given up per fantasyland set",
-    "fantasyland_next": "the hand puts the seat into fantasyland next",
-    "royalties": "royalty points collected from all opponents",
-    **{f"street_{n}": f"points given up per decision on street {n}" for n in range(1, 10)},
-}
-"""What each column of a :data:`TABLES` table means, in a player's words: one line under a
-table on a terminal (:func:`legend`), the commands' ``--help`` and docs/command-line.md."""
+def columns_help(*tables: str) -> str:
+    """The end of a command's ``--help``: what the short headers of its tables
+    (:data:`TABLES`) mean, in a player's words (:data:`MEANINGS`)."""
+    said: dict[str, str] = {}
+    for table in tables:
+        for name in TABLES[table].columns:
+            if name in MEANINGS and not name.startswith("street_"):
+                said.setdefault(HEADERS.get(name, name), MEANINGS[name])
+            elif name == "street_1":
+                said.setdefault("st1 ... st9", "points given up per decision on that street")
+    return "Columns: " + "; ".join(f"{header}: {meaning}" for header, meaning in said.items()) \
+        + "."
+
 
 BRIEF = {
-    "skill_signal": "skill's share", "hands_to_tell_apart": "to tell players "
+    "skill_signal": "how much results follow skill", "hands_to_tell_apart": "to tell players "
     "apart", "skill_group": "same: not ranked apart", "skill_rank": "1: skill shows first",
     "foul_rate": "share fouled", "fantasyland_entry_rate": "into fantasyland",
     "fantasyland_stay_rate": "fantasyland kept", "mean_ev_loss": "points lost a decision",
@@ -567,16 +567,44 @@ def _print_summary(summary: ingesting.IngestSummary) -> None:
     conflicts = f" ({summary.conflicts} conflicts)" if summary.conflicts else ""
     skipped = f" ({summary.skipped} already loaded, skipped)" if summary.skipped else ""
     updated = f", {summary.updated:,} updated" if summary.updated else ""
-    typer.echo(f"{plural(files, 'file')}{skipped}: {plural(summary.hands, 'hand')} "
-               f"loaded{updated}, {plural(summary.duplicates, 'duplicate')} skipped, "
-               f"{summary.rejected:,} rejected{conflicts} in {summary.seconds:.1f}s -> "
-               f"{summary.database}")
+    say(f"{plural(files, 'file')}{skipped}: {plural(summary.hands, 'hand')} "
+        f"loaded{updated}, {plural(summary.duplicates, 'duplicate')} skipped, "
+        f"{summary.rejected:,} rejected{conflicts} in {summary.seconds:.1f}s -> "
+        f"{summary.database}")
     for reject in summary.first_rejects:
         where = reject.path if reject.line is None else f"{reject.path}:{reject.line}"
         typer.echo(f"{where}: {reject.reason}", err=True)
     if summary.rejected > len(summary.first_rejects):
         typer.echo(f"... and {summary.rejected - len(summary.first_rejects):,} more: "
                    f"SELECT * FROM rejects in {summary.database}", err=True)
+
+
+def fitted(text: str, width: int | None, indent: int | None = None) -> str:
+    """``text`` with each line wider than ``width`` broken at word boundaries, its next
+    lines indented past the line's own indent (by ``indent`` columns in all, when given;
+    else 4 more); unchanged for no ``width`` (a file, a pipe: one record a line).
+
+    >>> print(fitted("1 file: 3,250 hands loaded, 0 rejected in 2.5s -> club.duckdb", 30))
+    1 file: 3,250 hands loaded, 0
+        rejected in 2.5s ->
+        club.duckdb
+    """
+    if not width:
+        return text
+    lines = []
+    for line in text.split("\n"):
+        own = len(line) - len(line.lstrip(" "))
+        lines.append(textwrap.fill(line.lstrip(" "), width, initial_indent=" " * own,
+                                   subsequent_indent=" " * (own + 4 if indent is None
+                                                            else indent),
+                                   break_long_words=False, break_on_hyphens=False)
+                     if len(line) > width else line)
+    return "\n".join(lines)
+
+
+def say(text: str, *, indent: int | None = None) -> None:
+    """A line (or lines) on stdout, fitted to the terminal's width (:func:`fitted`)."""
+    typer.echo(fitted(text, terminal_width(), indent))
 
 
 def warn(message: str) -> None:

@@ -36,6 +36,7 @@ from ofcstats.cli.options import (
 from ofcstats.cli.output import (
     _on_terminal,
     _print_table,
+    columns_help,
     fail,
     fail_with,
     frame_text,
@@ -108,7 +109,7 @@ def _review_settings(ruleset: str | None, rollouts: int, seed: int, fantasyland_
                     opponents=opponents.value)
 
 
-@app.command()
+@app.command(epilog=columns_help("review", "situations", "mistakes"))
 def review(
     db: DbOption = None,
     player: PlayerOption = None,
