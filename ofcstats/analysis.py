@@ -151,6 +151,46 @@ def labelled(frame: pl.DataFrame) -> pl.DataFrame:
                               .otherwise(pl.col("ruleset")).alias("ruleset"))
 
 
+MEANINGS = {
+    "skill_rank": "the ruleset's place by how fast skill shows in its results (1: fastest)",
+    "skill_group": "rulesets that share a group cannot be told apart by these hands",
+    "skill_signal": "how much of a player's result per hand is the player, not the cards "
+                    "(higher: skill shows sooner)",
+    "hands_to_tell_apart": "hands it takes to tell a player one spread better than the "
+                           "table apart from it",
+    "sd": "how far a seat's points per hand swing (standard deviation)",
+    "mean_abs_points": "points changing hands per seat and hand, won or lost",
+    "royalty_share": "share of the points moved by royalties (bonuses for strong rows)",
+    "foul_rate": "share of hands fouled (rows set out of order)",
+    "fantasyland_entry_rate": "share of hands that earn fantasyland",
+    "fantasyland_stay_rate": "share of fantasyland hands that earn another",
+    "scoop_rate": "share of hands that win all three rows against someone",
+    "total": "points won in all",
+    "mean": "points won per hand",
+    "ci_low": "with the high end: where the player's true points per hand lie, 95% sure",
+    "ci_high": "the high end of that range",
+    "boot_low": "the same range from reshuffling whole sessions (for streaky play)",
+    "boot_high": "its high end",
+    "money": "money won, settled as the table settles it",
+    "hands_for_1": "hands it takes for the interval to narrow to 1 point either side",
+    "mean_ev_loss": "points given up per decision, against the best play found",
+    "total_ev_loss": "points given up in all",
+    "table_mean_ev_loss": "points the whole table gave up per decision here",
+    "vs_table": "this player's loss minus the table's (below 0: better than the table)",
+    "ev_loss": "points this decision gave up, against the best play found",
+    "ev_loss_se": "the error of that loss (its standard error)",
+    "fantasyland_set": "points given up per fantasyland set",
+    "fantasyland_next": "the hand puts the seat into fantasyland next",
+    "royalties": "royalty points collected from all opponents",
+    "points": "points the seat won in the hand, against every opponent",
+    "fouled": "the board was fouled (its rows out of order)",
+    "scoops": "opponents the seat beat in all three rows",
+    **{f"street_{n}": f"points given up per decision on street {n}" for n in range(1, 10)},
+}
+"""What each column of the commands' tables means, in a player's words: the commands'
+``--help``, the line under a table on a terminal (``ofcstats.cli.output.legend``), the
+report's tables and docs/command-line.md."""
+
 NOTHING_SCORED = stored_results.NOTHING_SCORED
 
 

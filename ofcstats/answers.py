@@ -151,10 +151,23 @@ def check_played(store: Store, filters: analysis.Filters, ruleset: str) -> None:
         raise UsageError(not_played_text(ruleset, played_in, hands))
 
 
+LOAD_HANDS = "load hands with ofcstats ingest LOGS"
+"""The hint for a database that holds no hands (not "rescore": nothing to score)."""
+
+
+def _loadable(ruleset: str) -> bool:
+    """Whether ``rescore --ruleset`` could load ``ruleset``: a preset, or a file."""
+    return ruleset in preset_names() or Path(ruleset).is_file()
+
+
 def check_filters(store: Store, filters: analysis.Filters,
                   rulesets: Sequence[str] = ()) -> None:
     """Raise :class:`UsageError` for a filter value (or ruleset) the store does not hold,
-    naming the values it does hold or the closest ones."""
+    naming the values it does hold or the closest ones; :class:`StoreError` when it holds
+    no hands at all."""
+    if store.query("SELECT 1 AS held FROM hands LIMIT 1").is_empty():
+        # Not "run rescore": with no hands there is nothing to score.
+        raise StoreError(f"{store.path}: no hands stored yet: {LOAD_HANDS} --db {store.path}")
     asked = {"player": filters.players, "session": filters.sessions,
              "variant": filters.variants,
              "ruleset": [*(filters.rulesets or []), *rulesets] or None}
@@ -171,6 +184,10 @@ def check_filters(store: Store, filters: analysis.Filters,
                     except UsageError as error:
                         not_played.append(error)
                 continue
+            if kind == "ruleset" and not _loadable(value):
+                # A name rescore could not load either: the nearest names, no command.
+                raise UsageError(unknown_value("ruleset", value, sorted(
+                    {*known, *preset_names()}), "rulesets (scored, or built in)"))
             if kind == "ruleset":
                 check_played(store, filters, value)
                 raise UsageError(unknown_value("ruleset", value, known, "scored rulesets")

@@ -38,6 +38,7 @@ from ofcstats.cli.output import (
     plural,
     print_frame,
     progress_bar,
+    say,
     warn,
 )
 from ofcstats.errors import OfcstatsError, StoreError, UsageError
@@ -189,7 +190,7 @@ def ingest(
     else:
         _print_summary(summary)
         if scored is not None:
-            typer.echo(f"scored: {_rescore_text(scored)}")
+            say(f"scored: {_rescore_text(scored)}")
     if problem is not None:
         typer.echo(f"ofcstats: {problem}", err=True)
     if not summary.clean or problem is not None:
@@ -228,24 +229,24 @@ def db_info(
     with _open_existing(db, wait=wait, quiet=quiet) as store:
         info = store.info()
     if as_json or output is SummaryFormat.json:
-        typer.echo(json.dumps(info, indent=2))
+        say(json.dumps(info, indent=2))  # (JSON: as it is)
         return
-    typer.echo(f"database: {info['path']} (schema version {info['schema_version']})")
-    typer.echo("tables:")
+    say(f"database: {info['path']} (schema version {info['schema_version']})")
+    say("tables:")
     tables = info["tables"]
     assert isinstance(tables, dict)
     for name, count in tables.items():
-        typer.echo(f"  {name:<16} {count:>12,}")
-    typer.echo(f"sessions: {info['sessions']:,}")
-    typer.echo(f"players: {info['players']:,}")
+        say(f"  {name:<16} {count:>12,}")
+    say(f"sessions: {info['sessions']:,}")
+    say(f"players: {info['players']:,}")
     variants = info["variants"]
     assert isinstance(variants, dict)
-    typer.echo("variants: " + (", ".join(f"{k} {v:,}" for k, v in variants.items()) or "none"))
-    typer.echo(f"played: {info['first_played_at'] or '-'} to {info['last_played_at'] or '-'}")
+    say("variants: " + (", ".join(f"{k} {v:,}" for k, v in variants.items()) or "none"))
+    say(f"played: {info['first_played_at'] or '-'} to {info['last_played_at'] or '-'}")
     scoring = info["scoring"]
     assert isinstance(scoring, list)
     for line in _scoring_lines(scoring, bool(info["scoring_complete"])):
-        typer.echo(line)
+        say(line)
 
 
 def _scoring_lines(rows: list[dict[str, Any]], complete: bool) -> list[str]:

@@ -36,6 +36,7 @@ from ofcstats.cli.output import (
     SUFFIXES,
     _on_terminal,
     by_variant_text,
+    columns_help,
     emit,
     fail,
     fail_with,
@@ -52,7 +53,7 @@ _SEED_HELP = ("Seed of the bootstraps: over sessions for the mean, over games fo
               "interval.")
 
 
-@app.command()
+@app.command(epilog=columns_help("compare"))
 def compare(
     db: DbOption = None,
     ruleset: RulesetsOption = None,
@@ -105,7 +106,7 @@ def _with_interval(frame: pl.DataFrame, stat: str) -> pl.Series:
                                              ).iter_rows()], dtype=pl.String)
 
 
-@app.command()
+@app.command(epilog=columns_help("players"))
 def players(
     db: DbOption = None,
     ruleset: Annotated[str | None, typer.Option(
@@ -134,7 +135,7 @@ def players(
                          width=terminal_width(path)), path)
 
 
-@app.command()
+@app.command(epilog=columns_help("player"))
 def player(
     name: Annotated[str, typer.Argument(help="The player's name.", show_default=False)],
     db: DbOption = None,

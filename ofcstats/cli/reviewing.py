@@ -13,7 +13,7 @@ import typer
 import typer.core
 import typer.main
 
-from ofcstats import answers
+from ofcstats import analysis, answers
 from ofcstats.cli.app import app
 from ofcstats.cli.common import _open_existing, engine_for
 from ofcstats.cli.options import (
@@ -35,6 +35,8 @@ from ofcstats.cli.options import (
 from ofcstats.cli.output import (
     _on_terminal,
     _print_table,
+    columns_help,
+    fail,
     fail_with,
     frame_text,
     output_file,
@@ -105,7 +107,7 @@ def _review_settings(ruleset: str | None, rollouts: int, seed: int, fantasyland_
         raise fail_with(error) from None
 
 
-@app.command()
+@app.command(epilog=columns_help("review", "situations", "mistakes"))
 def review(
     db: DbOption = None,
     player: PlayerOption = None,
@@ -276,7 +278,7 @@ def replay(
     with _open_existing(db, wait=wait, quiet=quiet) as store:
         try:
             if len(ids) == 1:
-                text = replaying.page(store, ids[0], settings)  # type: ignore[arg-type]
+                text = replaying.page(store, ids[0], settings)
                 what = f"hand {ids[0]}"
             else:
                 from ofcstats.review import session_page  # noqa: PLC0415

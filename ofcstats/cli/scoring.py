@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated
@@ -39,11 +40,13 @@ from ofcstats.cli.output import (
     _print_table,
     _records_out,
     _rescore_text,
+    columns_help,
     fail,
     fail_with,
     output_file,
     progress_bar,
     report_rejects,
+    say,
     warn,
     write_records,
 )
@@ -62,7 +65,7 @@ from ofcstats.rules import (
 )
 
 
-@app.command()
+@app.command(epilog=columns_help("score"))
 def score(
     files: Annotated[list[Path], typer.Argument(help="ofc-hand/1 logs (.jsonl, .jsonl.gz).",
                                                 show_default=False)],
@@ -100,7 +103,10 @@ def score(
         names = split_list(ruleset)
         chosen = load_rulesets(preset_names()) if all_rulesets else (
             load_rulesets(names) if names else None)
-        with progress_bar("read", _on_terminal(quiet), in_bytes=True) as update, \
+        # No bar while the records themselves go to the terminal: they show the
+        # progress, and a bar would leave its text among them.
+        shown = _on_terminal(quiet) and (written is not None or not sys.stdout.isatty())
+        with progress_bar("read", shown, in_bytes=True) as update, \
                 _records_out(written) as out:
             parts = score_files(files, chosen, own_variants=all_rulesets,
                                 format_name=format_name, progress=update, warn=warn)
@@ -139,14 +145,16 @@ def rulesets(
     names = preset_names()
     width = max(len(n) for n in names + policy_names())
     typer.echo("Rulesets (name, variants it is played under, scoring):")
+    # A line too wide for the terminal goes on under its text, past the names.
     for ruleset in presets:
-        typer.echo(f"  {ruleset.name:<{width}}  "
-                   f"[{', '.join(v.value for v in ruleset.variants)}]  {ruleset.summary()}")
+        say(f"  {ruleset.name:<{width}}  "
+            f"[{', '.join(v.value for v in ruleset.variants)}]  {ruleset.summary()}",
+            indent=width + 4)
     typer.echo("\nFantasyland policies (docs/rules.md §6):")
     for name in policy_names():
         policy = load_policy(name)
         mark = "" if policy.in_sources else " [not in the sources]"
-        typer.echo(f"  {name:<{width}}  {policy.description}{mark}")
+        say(f"  {name:<{width}}  {policy.description}{mark}", indent=width + 4)
 
 
 @rulesets_app.command("show")
@@ -275,4 +283,4 @@ def rescore(
     if as_json:
         typer.echo(json.dumps(asdict(summary), indent=2))
         return
-    typer.echo(_rescore_text(summary))
+    say(_rescore_text(summary))

@@ -10,8 +10,9 @@ import polars as pl
 import typer
 
 from ofcstats import analysis
+from ofcstats.answers import check_played
 from ofcstats.cli.app import app
-from ofcstats.cli.common import _filters, check_played, reading
+from ofcstats.cli.common import _filters, reading
 from ofcstats.cli.options import (
     DbOption,
     FormatOption,

@@ -187,6 +187,8 @@ def _decisions_section(data: ReportData, images: dict[str, str]) -> list[str]:
             *((c, c.replace("_", " ")) for c in streets),
             ("loss_foul", "lost to fouls"), ("loss_fantasyland", "lost: fantasyland"),
             ("total_ev_loss", "total EV loss")]))
+        parts.append(_explained([("mean_ev_loss", "mean EV loss"),
+                                 ("street_1", "street 1")]))
         if data.decision_situations is not None:
             leaks = data.decision_situations.filter(pl.col("variant") == variant)
             parts.append(f'<h3 id="leaks-{html_text(str(variant))}">Leaks by situation</h3>')
@@ -199,6 +201,8 @@ def _decisions_section(data: ReportData, images: dict[str, str]) -> list[str]:
                 ("mean_ev_loss", "mean EV loss"), ("ci_low", "95% low"),
                 ("ci_high", "95% high"), ("table_mean_ev_loss", "table's mean"),
                 ("vs_table", "vs the table")]))
+            parts.append(_explained([("table_mean_ev_loss", "table's mean"),
+                                     ("vs_table", "vs the table")]))
         key = f"{variant}:"
         if key + "decisions" in images:
             parts.append('<div class="pair">'
@@ -230,10 +234,12 @@ def titled(variant: str, draw: Callable[..., Figure], *args: Any) -> Figure:
         figure.axes[0].texts[0].set_text(f"{figure.title}: {figure.why}")
         return figure
     if figure.get_suptitle():
-        figure.suptitle(f"{variant}: {figure.get_suptitle()}", fontweight="bold")
+        with charts.style():
+            charts.suptitled(figure, f"{variant}: {figure.get_suptitle().replace(chr(10), ' ')}")
         return figure
     for axes in figure.axes[:1]:
-        axes.set_title(f"{variant}: {axes.get_title()}")
+        with charts.style():
+            charts.titled(axes, f"{variant}: {axes.get_title().replace(chr(10), ' ')}")
     return figure
 
 
@@ -336,6 +342,19 @@ def _table(frame: pl.DataFrame, columns: Sequence[tuple[str, str]]) -> str:
             f"<tbody>{''.join(body)}</tbody></table></div>")
 
 
+def _explained(columns: Sequence[tuple[str, str]]) -> str:
+    """The line under a table that says what its less plain columns mean
+    (:data:`ofcstats.analysis.MEANINGS`, the words of the commands' ``--help``)."""
+    said = [f"<b>{html_text(label)}</b>: {html_text(analysis.MEANINGS[name])}"
+            for name, label in columns if name in analysis.MEANINGS
+            and name not in PLAIN and not name.startswith("street_")]
+    return f'<p class="legend">{"; ".join(said)}.</p>' if said else ""
+
+
+PLAIN = frozenset({"total", "mean", "money", "ci_high", "boot_high", "total_ev_loss"})
+"""Columns a table's header says well enough (or whose pair's line says it)."""
+
+
 def _image(chart: str, alt: str) -> str:
     """A chart as :func:`_embedded` gives it: an image, or its line of text."""
     if chart.startswith("text:"):
@@ -376,15 +395,18 @@ table{border-collapse:collapse;font-size:.8rem;margin:.8rem 0}
 th,td{padding:.3rem .45rem;border-bottom:1px solid #e3e3e3;text-align:right;white-space:nowrap}
 th{background:#f2f6fa;white-space:normal;vertical-align:bottom;min-width:3.2em}
 td:first-child,th:first-child{text-align:left}
+.wide td:first-child,.wide th:first-child{position:sticky;left:0;z-index:1;
+box-shadow:1px 0 0 #e3e3e3}.wide td:first-child{background:#fff}
 nav ul{columns:3;font-size:.9rem}
 @page{size:A4;margin:12mm}
 @media print{body{margin:0;max-width:none;font-size:9pt}table{font-size:7pt}
-.wide,.replay,.chart{overflow:visible}.chart img{min-width:0}
+.wide,.replay{overflow:visible}
 th,td{padding:.15rem .25rem}figure,table{break-inside:avoid}h2{break-before:page}}
 figure{margin:1rem 0}img{max-width:100%;height:auto}figcaption{color:#555;font-size:.85rem}
+.chart img{display:block;width:100%;max-width:720px}
 .nochart{color:#555;font-style:italic}
-@media (max-width:600px){body{margin:1rem auto;padding:0 .6rem}nav ul{columns:1}
-.chart{overflow-x:auto}.chart img{max-width:none;width:560px}}
+.legend{color:#555;font-size:.8rem;margin-top:-.4rem}
+@media (max-width:600px){body{margin:1rem auto;padding:0 .6rem}nav ul{columns:1}}
 .note{background:#f7f7f2;border-left:4px solid #E69F00;padding:.6rem 1rem}
 .pair{display:flex;flex-wrap:wrap;gap:1rem}.pair figure{flex:1 1 300px;margin:0;min-width:0}
 .replay td{text-align:left;white-space:normal}
@@ -457,21 +479,32 @@ def _variant_section(data: ReportData, variant: str, images: dict[str, str]) -> 
         f"<strong>{esc(main_name)}</strong>. Money under it: points settled per game, "
         f"times {esc(_stakes(data, variant, main_name))}.</p>",
         _table(main, PLAYER_COLUMNS),
-        _image(images[key + "cumulative"], f"{variant}: cumulative points per player under "
-               f"{main_name}, with the band two standard deviations of luck alone would fill"),
+        _explained(PLAYER_COLUMNS),
+        _image(images[key + "cumulative"], f"{variant}: each player's running total of points "
+               f"under {main_name}; a curve outside the grey band is winning (or losing) by "
+               "more than luck alone usually gives"),
         "<h3>Scoring systems compared</h3>",
         "<p>The same hands under every ruleset played in this variant: how volatile each is, "
         "how much of the money royalties move, and how many hands it takes before the "
         "better player shows.</p>",
         _table(compared, RULESET_COLUMNS),
-        _image(images[key + "distribution"], f"{variant}: points per hand under each ruleset"),
+        _explained(RULESET_COLUMNS),
+        _image(images[key + "distribution"], f"{variant}: points a seat wins or loses in a hand "
+               "under each ruleset: the box holds the middle half of the hands, the whiskers "
+               "all but the 1% at each end; a wider box, bigger swings"),
         "<h3>Can these hands rank them?</h3>",
         f"<p>{esc(ranking_text(data, variant))}</p>",
-        _image(images[key + "intervals"], f"{variant}: skill signal of each ruleset with its "
-               "95% interval; rulesets the hands cannot rank shaded together"),
+        _image(images[key + "intervals"], f"{variant}: how much each ruleset lets skill show "
+               "(the skill signal: how far apart the players' results per hand are, against "
+               "the luck of the cards), with its 95% interval; further right, the better "
+               "player shows sooner; rulesets in one shaded band cannot be ranked by these "
+               "hands"),
         "<h3>Player styles</h3>",
-        _image(images[key + "styles"], f"{variant}: foul rate against fantasyland entry rate"),
-        _image(images[key + "royalties"], f"{variant}: royalties collected per hand, by row"),
+        _image(images[key + "styles"], f"{variant}: each player's style: further right, more "
+               "fouled hands; higher, more hands into fantasyland; a bigger marker, more hands "
+               "played"),
+        _image(images[key + "royalties"], f"{variant}: royalty points (the bonuses strong rows "
+               "pay) each player collected per hand, by row"),
     ]
     for player in _players(data, variant):
         mine = analysis.labelled(_percent(players.filter(pl.col("player") == player).sort(
