@@ -78,6 +78,45 @@ def test_player_is_the_commands_json(club: Club) -> None:
         "player", "ivan", "--db", str(club.path), "-r", ",".join(both))
 
 
+@pytest.mark.parametrize(("args", "keywords"), [
+    ((), {}),
+    (("--sort", "points", "--per-player", "3"), {"sort": "points", "per_player": 3}),
+    (("--player", "alice,bob", "--variant", "pineapple", "--fouled", "--limit", "7"),
+     {"player": ["alice", "bob"], "variant": "pineapple", "fouled": True, "limit": 7}),
+    (("--ruleset", "pokerstars", "--fantasyland", "--min-points", "-20", "--max-points",
+      "5", "--sort", "points"),
+     {"ruleset": "pokerstars", "fantasyland": True, "min_points": -20, "max_points": 5,
+      "sort": "points"}),
+    (("--session", "pineapple-american-00001", "--since", "2020-01-01", "--sort",
+      "ev_loss"),
+     {"session": "pineapple-american-00001", "since": "2020-01-01", "sort": "ev_loss"}),
+])
+def test_hands_is_the_commands_json(club: Club, args: tuple[str, ...],
+                                    keywords: dict[str, Any]) -> None:
+    found = club.hands(**keywords)
+    assert not found.is_empty()
+    assert frame_json(found) == json_out("hands", "--db", str(club.path), *args)
+
+
+def test_hands_reviewed_with_mistakes_is_the_commands_json(reviewed: Path) -> None:
+    with ofcstats.open(reviewed) as club:
+        found = club.hands(mistakes=True, sort="ev_loss")
+    assert not found.is_empty()
+    assert found.get_column("mistakes").min() >= 1  # type: ignore[operator]
+    assert frame_json(found) == json_out("hands", "--db", str(reviewed), "--mistakes",
+                                         "--sort", "ev_loss")
+
+
+def test_hands_false_keeps_the_seats_that_did_not(club: Club) -> None:
+    every = club.hands(variant="ofc-classic")
+    fouled = club.hands(variant="ofc-classic", fouled=True)
+    clean = club.hands(variant="ofc-classic", fouled=False)
+    assert fouled.height > 0
+    assert clean.height > 0
+    assert fouled.height + clean.height == every.height
+    assert not clean.get_column("fouled").any()
+
+
 def test_sql_and_info_are_the_commands_json(club: Club) -> None:
     query = "SELECT variant, count(*) AS hands FROM hands GROUP BY 1 ORDER BY 1"
     # (the command in a process of its own: it closes the database to other files)
@@ -101,6 +140,20 @@ def test_a_query_leaves_the_database_open_to_the_commands(club: Club) -> None:
     (lambda c: c.players(since="2027-01-02", until="2026-01-01"),
      ("players", "--since", "2027-01-02", "--until", "2026-01-01")),
     (lambda c: c.compare(since="2100-01-01"), ("compare", "--since", "2100-01-01")),
+    (lambda c: c.hands(session="nope"), ("hands", "--session", "nope")),
+    (lambda c: c.hands(ruleset="russian", variant="pineapple"),
+     ("hands", "-r", "russian", "--variant", "pineapple")),
+    (lambda c: c.replay(), ("replay",)),
+    (lambda c: c.replay("pineapple-american-00001-01", session="pineapple-american-00001"),
+     ("replay", "pineapple-american-00001-01", "--session", "pineapple-american-00001")),
+    (lambda c: c.replay("pineapple-american-00001-01", player="alice"),
+     ("replay", "pineapple-american-00001-01", "--player", "alice")),
+    (lambda c: c.replay("pineapple-american-00001-01", "no-such-hand"),
+     ("replay", "pineapple-american-00001-01", "no-such-hand")),
+    (lambda c: c.replay(session="no-such-session"), ("replay", "--session", "no-such-session")),
+    (lambda c: c.replay(session="pineapple-american-00001", player="ivan"),
+     ("replay", "--session", "pineapple-american-00001", "--player", "ivan")),
+    # (last: the command closes this process's database to other files)
     (lambda c: c.sql("SELECT nothing FROM nowhere"), ("sql", "SELECT nothing FROM nowhere")),
 ])
 def test_an_error_is_the_commands_one_line(club: Club, call: Any,
@@ -190,6 +243,38 @@ def test_replay_shows_itself_and_saves_the_commands_page(reviewed: Path,
                            str(tmp_path / "cli.html"))
     assert code == 0, err
     assert saved.read_bytes() == (tmp_path / "cli.html").read_bytes()
+
+
+@pytest.mark.parametrize(("args", "keywords", "name"), [
+    (("--session", "pineapple-american-00001"), {"session": "pineapple-american-00001"},
+     "pineapple-american-00001.html"),
+    (("--session", "pineapple-american-00001", "--player", "alice"),
+     {"session": "pineapple-american-00001", "player": "alice"},
+     "pineapple-american-00001.html"),
+    (("pineapple-american-00001-03", "pineapple-american-00002-01",
+      "pineapple-american-00001-02"),
+     {"hand_id": ["pineapple-american-00001-03", "pineapple-american-00002-01",
+                  "pineapple-american-00001-02"]}, "hands.html"),
+])
+def test_replay_of_several_hands_saves_the_commands_page(
+        reviewed: Path, tmp_path: Path, args: tuple[str, ...], keywords: dict[str, Any],
+        name: str) -> None:
+    with ofcstats.open(reviewed) as club:
+        page = club.replay(**keywords)
+    assert page._repr_html_() == page.html
+    saved = page.save(tmp_path)
+    assert saved == tmp_path / name
+    code, _, err = command("replay", *args, "--db", str(reviewed), "-o",
+                           str(tmp_path / "cli.html"))
+    assert code == 0, err
+    assert saved.read_bytes() == (tmp_path / "cli.html").read_bytes()
+
+
+def test_replay_takes_hand_ids_as_arguments_or_a_column(club: Club) -> None:
+    ids = club.hands(session="pineapple-american-00001", player="alice", sort="points",
+                     limit=2).get_column("hand_id")
+    assert club.replay(*ids).html == club.replay(ids).html == club.replay(ids.to_list()).html
+    assert all(f'{hand}' in club.replay(ids).html for hand in ids)
 
 
 def test_charts_are_figures_of_one_variant(club: Club) -> None:
