@@ -19,6 +19,7 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
+from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -376,17 +377,25 @@ class Loaded:
 
 @dataclass(frozen=True)
 class Page:
-    """An HTML page (a replayed hand): shown inline by Jupyter, written by :meth:`save`.
+    """An HTML page (replayed hands): shown inline by Jupyter, written by :meth:`save`.
+    Inline, the page stands in a frame of its own, so its style and its keys (the arrow
+    keys step through a session) stay in it and leave the notebook's alone.
 
-    >>> Page("<p>hi</p>", "hand.html")._repr_html_()
-    '<p>hi</p>'
+    >>> Page("<p>hi</p>", "hand.html")._repr_html_()[:39]
+    '<iframe srcdoc="&lt;p&gt;hi&lt;/p&gt;" '
     """
 
     html: str
     name: str
 
     def _repr_html_(self) -> str:
-        return self.html
+        # As tall as the page, up to 800 px (then it scrolls within); 600 px where the
+        # notebook runs no script.
+        fit = "this.style.height=Math.min(this.contentDocument.documentElement" \
+              ".scrollHeight+8,800)+'px'"
+        return (f'<iframe srcdoc="{escape(self.html, quote=True)}" '
+                f'title="{escape(self.name, quote=True)}" onload="{fit}" '
+                'style="width:100%;height:600px;border:1px solid #ddd"></iframe>')
 
     def save(self, path: Path | str | None = None) -> Path:
         """Write the page (whole or not at all) to ``path``, a file or a folder (default:

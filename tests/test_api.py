@@ -3,8 +3,10 @@ bytes; its errors are the command's, one line; ``import ofcstats`` loads nothing
 
 from __future__ import annotations
 
+import html
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -230,13 +232,30 @@ def test_review_of_nothing_reviewed_says_how_to_review(reviewed: Path) -> None:
         club.review(session="pineapple-american-00002", rollouts=16)
 
 
+def shown_page(page: Page) -> str:
+    """The page a notebook shows inline: in a frame of its own, whole."""
+    shown = page._repr_html_()
+    found = re.fullmatch(r'<iframe srcdoc="([^"]*)" [^>]*></iframe>', shown)
+    assert found, shown[:200]
+    return html.unescape(found.group(1))
+
+
+def test_a_page_shown_inline_keeps_its_style_and_keys_to_itself(club: Club) -> None:
+    page = club.replay(session="pineapple-american-00001")
+    assert "document.addEventListener('keydown'" in page.html  # (the page's arrow keys)
+    shown = page._repr_html_()
+    assert shown.startswith("<iframe ")
+    assert "<script" not in shown
+    assert "<style" not in shown
+
+
 def test_replay_shows_itself_and_saves_the_commands_page(reviewed: Path,
                                                          tmp_path: Path) -> None:
     hand = "pineapple-american-00001-01"
     with ofcstats.open(reviewed) as club:
         page = club.replay(hand, rollouts=16)
     assert isinstance(page, Page)
-    assert page._repr_html_() == page.html
+    assert shown_page(page) == page.html
     saved = page.save(tmp_path)
     assert saved == tmp_path / f"{hand}.html"
     code, _, err = command("replay", hand, "--db", str(reviewed), "--rollouts", "16", "-o",
@@ -261,7 +280,7 @@ def test_replay_of_several_hands_saves_the_commands_page(
         name: str) -> None:
     with ofcstats.open(reviewed) as club:
         page = club.replay(**keywords)
-    assert page._repr_html_() == page.html
+    assert shown_page(page) == page.html
     saved = page.save(tmp_path)
     assert saved == tmp_path / name
     code, _, err = command("replay", *args, "--db", str(reviewed), "-o",
@@ -323,3 +342,47 @@ def test_the_api_is_named_and_documented() -> None:
     for name in ("compare", "players", "player", "review", "sql", "info", "ingest",
                  "rescore", "replay", "chart"):
         assert f"club.{name}" in ofcstats.__doc__  # the map names every method
+
+
+def test_a_page_shown_inline_works_in_its_frame_and_leaves_the_notebook_alone(
+        club: Club, tmp_path: Path) -> None:
+    playwright = pytest.importorskip("playwright.sync_api")
+    from test_report import _chromium  # noqa: PLC0415
+
+    chromium = _chromium()
+    if chromium is None:
+        pytest.skip("no Chromium: not installed, and apt-get could not install it here")
+    page = club.replay(session="pineapple-american-00001")
+    hands = page.html.count('<section class="hand"')
+    # A notebook as a browser shows it: its own style and keys, the output inline.
+    notebook = tmp_path / "notebook.html"
+    notebook.write_text("<!DOCTYPE html><html><head><style>body { margin: 3px; }</style>"
+                        "</head><body><textarea id='cell'></textarea>"
+                        f"<div class='output'>{page._repr_html_()}</div></body></html>",
+                        encoding="utf-8")
+    problems: list[str] = []
+    with playwright.sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=chromium, args=[
+            "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"])
+        tab = browser.new_page(viewport={"width": 1000, "height": 900})
+        tab.on("pageerror", lambda e: problems.append(str(e)))
+        tab.on("request", lambda r: problems.append(f"request {r.url}")
+               if not r.url.startswith(("file:", "data:", "about:")) else None)
+        tab.goto(notebook.as_uri())
+        tab.wait_for_load_state("load")
+        frame = tab.frame_locator("iframe")
+        shown = "Array.from(document.querySelectorAll('section.hand')).filter(s => !s.hidden)" \
+            ".map(s => s.id)"
+        inner = tab.frames[1]
+        assert inner.evaluate("document.querySelectorAll('section.hand').length") == hands
+        first = inner.evaluate(shown)
+        tab.focus("#cell")  # typing in a cell: the arrow keys are the notebook's
+        tab.keyboard.press("ArrowRight")
+        assert inner.evaluate(shown) == first
+        frame.locator("#next").click()  # in the frame, the page steps
+        assert inner.evaluate(shown) != first
+        assert tab.evaluate("getComputedStyle(document.body).margin") == "3px"
+        height = tab.evaluate("document.querySelector('iframe').getBoundingClientRect().height")
+        assert 600 <= height <= 802  # (fit to the page, up to 800 px and its border)
+        browser.close()
+    assert problems == []
