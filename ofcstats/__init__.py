@@ -14,6 +14,7 @@ until=, variant=, player=):
     club.players()              ofcstats players     every player under one ruleset
     club.player("alice")        ofcstats player      one player under every ruleset
     club.differences()          (player's list)      logged points that differ
+    club.hands(sort="points")   ofcstats hands       one row per hand and seat
     club.review()               ofcstats review      the stored decisions' EV loss
     club.sql("SELECT ...")      ofcstats sql         any read-only query
     club.info()                 ofcstats db info     tables, counts, scoring check
@@ -21,6 +22,7 @@ until=, variant=, player=):
 Pages and charts (matplotlib Figures):
 
     club.replay(hand_id)        ofcstats replay      a hand street by street (.save(path))
+    club.replay(session="S")    replay --session     a session on one page (player= follows)
     club.chart.cumulative("alice"), club.chart.style_map(), club.chart.royalties(),
     club.chart.comparison(), club.chart.rulesets("alice")
 

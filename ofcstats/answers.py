@@ -284,6 +284,29 @@ def differences(store: Store, filters: analysis.Filters, *, check: bool = True
     return stats.reported_differences_of(analysis.stored_rows(store, filters))
 
 
+def hands(store: Store, filters: analysis.Filters, ruleset: str | None = None, *,
+          fouled: bool | None = None, fantasyland: bool | None = None,
+          mistakes: bool | None = None, min_points: int | None = None,
+          max_points: int | None = None, sort: str = "played", limit: int | None = None,
+          per_player: int | None = None, check: bool = True) -> pl.DataFrame:
+    """``hands``' answer, the hand list (:func:`ofcstats.analysis.hands`): one row per hand
+    and seat, under ``ruleset`` where scored, else per variant the one most of its hands
+    were played under; ``fouled``, ``fantasyland``, ``mistakes``: True keeps the seats
+    that did, False those that did not, None both. ``check``: as :func:`comparison` (the
+    filters with ``ruleset`` as their rulesets). What ``hands --format json`` prints."""
+    if ruleset is not None:
+        filters = replace(filters, rulesets=[ruleset])
+    if check:
+        check_filters(store, filters)
+    if ruleset and not analysis.shown_rulesets(store, filters, ruleset):
+        check_played(store, filters, ruleset)
+    found = analysis.hands(store, filters, ruleset=ruleset, fouled=fouled,
+                           fantasyland=fantasyland, mistakes=mistakes, min_points=min_points,
+                           max_points=max_points, sort=sort, limit=limit,
+                           per_player=per_player)
+    return found.drop("hand_key")
+
+
 def score_loaded(store: Store, rulesets: Sequence[Ruleset] = (), *,
                  progress: pipeline.Progress | None = None) -> pipeline.RescoreSummary:
     """What ``ingest`` scores after loading: every hand not yet scored under the rulesets
@@ -399,6 +422,62 @@ def review(store: Store, chosen: Selection, settings: Settings, *, run: bool = F
                         situations=summary.situation_summary(frame),
                         streets=summary.street_summary(frame), skipped=left_out,
                         decisions=frame)
+
+
+def replay_ids(hand_ids: Iterable[str] | None, session: str | None,
+               player: str | None) -> list[str]:
+    """The hands ``replay`` is asked for (each once, in the order given), checked against
+    the other options: hand ids or a session, one or the other; ``player`` follows a
+    seat over several hands.
+
+    >>> replay_ids(["h1", "h2", "h1"], None, "ann")
+    ['h1', 'h2']
+    """
+    ids = list(dict.fromkeys(hand_ids or []))
+    if not ids and session is None:
+        raise UsageError("give a hand's id, several, or --session SESSION (list them with "
+                         "ofcstats hands)")
+    if ids and session is not None:
+        raise UsageError("give hand ids or --session, not both")
+    if player is not None and len(ids) == 1:
+        raise UsageError("--player follows a seat over several hands: give --session or "
+                         "more hand ids")
+    return ids
+
+
+@dataclass(frozen=True)
+class Replay:
+    """``replay``'s page: ``html``, the whole self-contained page; ``what`` it holds
+    (``hand H``, ``session S (12 hands)``); ``name``, the file it is saved as by default.
+
+    >>> Replay("<p>hi</p>", "hand h1", "h1.html").what
+    'hand h1'
+    """
+
+    html: str
+    what: str
+    name: str
+
+
+def replay(store: Store, hand_ids: Iterable[str] | None = None, session: str | None = None,
+           player: str | None = None, settings: Settings | None = None) -> Replay:
+    """``replay``'s page: one hand street by street under the review's ``settings``
+    (:func:`ofcstats.review.replay.page`), or several hands or a ``session`` on one page
+    (:func:`ofcstats.analysis.replayed`), ``player``'s seat followed. Hand ids or a
+    session, one or the other (:func:`replay_ids`)."""
+    from ofcstats.review import replay as replaying  # noqa: PLC0415 (the simulator)
+    from ofcstats.review import session_page  # noqa: PLC0415
+
+    ids = replay_ids(hand_ids, session, player)
+    if len(ids) == 1:
+        return Replay(replaying.page(store, ids[0], settings), f"hand {ids[0]}",
+                      f"{ids[0]}.html")
+    data = analysis.replayed(store, session=session, hand_ids=ids or None, player=player)
+    count = analysis.plural(data.hands.height, "hand")
+    if session is not None:
+        return Replay(session_page.render(data), f"session {session} ({count})",
+                      f"{session}.html")
+    return Replay(session_page.render(data), f"hands ({count})", "hands.html")
 
 
 @dataclass(frozen=True)

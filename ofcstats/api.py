@@ -19,6 +19,7 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
+from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -64,8 +65,8 @@ class Club:
     """A database opened by :func:`open`: the commands as methods, each returning frames.
 
     Readers: :meth:`compare`, :meth:`players`, :meth:`player`, :meth:`differences`,
-    :meth:`review`, :meth:`sql`, :meth:`info`, :meth:`replay` and the charts of
-    :attr:`chart`. Writers (opened with ``write=True``): :meth:`ingest`,
+    :meth:`hands`, :meth:`review`, :meth:`sql`, :meth:`info`, :meth:`replay` and the
+    charts of :attr:`chart`. Writers (opened with ``write=True``): :meth:`ingest`,
     :meth:`rescore`, ``review(run=True)``. Close it with :meth:`close` or a ``with``
     block.
 
@@ -186,6 +187,34 @@ class Club:
         filters = answers.filters(ruleset, session, since, until, variant, player)
         return answers.differences(self.store, filters)
 
+    def hands(self, *, player: Names = None, session: Names = None, since: Moment = None,
+              until: Moment = None, variant: Names = None, ruleset: str | None = None,
+              fouled: bool | None = None, fantasyland: bool | None = None,
+              mistakes: bool | None = None, min_points: int | None = None,
+              max_points: int | None = None, sort: str = "played", limit: int | None = None,
+              per_player: int | None = None) -> pl.DataFrame:
+        """The hand list (``ofcstats hands``): one row per hand and seat, with its points
+        and money under one ruleset per variant (``ruleset`` where scored, else the one
+        most of the variant's hands were played under), fouled, royalties, fantasyland
+        and, once reviewed, the seat's ``ev_loss`` and ``mistakes`` (null when not).
+        ``fouled``, ``fantasyland`` (played in or entered), ``mistakes``: True keeps the
+        seats that did, False those that did not; ``min_points``/``max_points`` bound
+        the points. ``sort``: ``played`` (play order), ``points`` (the biggest loss
+        first) or ``ev_loss`` (the costliest first); ``limit`` rows at most,
+        ``per_player`` rows at most of each player (with ``sort="points"``: each one's
+        costliest hands). Replay them with :meth:`replay`.
+
+        >>> import ofcstats
+        >>> worst = ofcstats.sample().hands(player="alice", sort="points", limit=3)
+        >>> worst.height, worst.get_column("points").is_sorted()
+        (3, True)
+        """
+        filters = answers.filters(None, session, since, until, variant, player)
+        return answers.hands(self.store, filters, ruleset, fouled=fouled,
+                             fantasyland=fantasyland, mistakes=mistakes,
+                             min_points=min_points, max_points=max_points, sort=sort,
+                             limit=limit, per_player=per_player)
+
     # The decision review.
 
     def review(self, *, run: bool = False, player: Names = None, session: Names = None,
@@ -212,23 +241,32 @@ class Club:
         store = self._writer("review hands") if run else self.store
         return answers.review(store, chosen, settings, run=run, jobs=jobs or 0)
 
-    def replay(self, hand_id: str, *, ruleset: str | None = None, opponents: str = "drawn",
-               rollouts: int = 256, seed: int = 0, fantasyland_value: float = 14.0,
-               screen: int = 6) -> Page:
-        """One hand street by street (``ofcstats replay HAND_ID``): the play made and the
-        best candidate with their expected points. The :class:`Page` shows itself in
-        Jupyter and saves with ``.save(path)``.
+    def replay(self, hand_id: str | Iterable[str] | None = None, *more: str,
+               session: str | None = None, player: str | None = None,
+               ruleset: str | None = None, opponents: str = "drawn", rollouts: int = 256,
+               seed: int = 0, fantasyland_value: float = 14.0, screen: int = 6) -> Page:
+        """Hands replayed on one page (``ofcstats replay``): one hand street by street,
+        the play made and the best candidate with their expected points (the review's
+        settings as keywords); several hands (ids, or a list of them such as a column of
+        :meth:`hands`) or a whole ``session`` with the list of its hands on top, each
+        replayed, and each player's running total; ``player`` follows that seat. Hand ids
+        or a session, one or the other. The :class:`Page` shows itself in Jupyter and
+        saves with ``.save(path)``.
 
         >>> import ofcstats
-        >>> page = ofcstats.sample().replay("pineapple-american-00001-01", rollouts=16)
-        >>> '<table class="street">' in page.html
+        >>> club = ofcstats.sample()
+        >>> '<table class="street">' in club.replay("pineapple-american-00001-01",
+        ...                                         rollouts=16).html
         True
+        >>> club.replay(session="pineapple-american-00001", player="alice").name
+        'pineapple-american-00001.html'
         """
-        from ofcstats.review import replay as replaying  # noqa: PLC0415 (the simulator)
-
         settings = answers.review_settings(ruleset, rollouts, seed, fantasyland_value,
                                            screen, opponents)
-        return Page(replaying.page(self.store, hand_id, settings), f"{hand_id}.html")
+        given = [] if hand_id is None else [hand_id] if isinstance(hand_id, str) \
+            else [str(h) for h in hand_id]
+        page = answers.replay(self.store, [*given, *more], session, player, settings)
+        return Page(page.html, page.name)
 
     # The database as it is: ``sql``, ``info``.
 
@@ -339,17 +377,25 @@ class Loaded:
 
 @dataclass(frozen=True)
 class Page:
-    """An HTML page (a replayed hand): shown inline by Jupyter, written by :meth:`save`.
+    """An HTML page (replayed hands): shown inline by Jupyter, written by :meth:`save`.
+    Inline, the page stands in a frame of its own, so its style and its keys (the arrow
+    keys step through a session) stay in it and leave the notebook's alone.
 
-    >>> Page("<p>hi</p>", "hand.html")._repr_html_()
-    '<p>hi</p>'
+    >>> Page("<p>hi</p>", "hand.html")._repr_html_()[:39]
+    '<iframe srcdoc="&lt;p&gt;hi&lt;/p&gt;" '
     """
 
     html: str
     name: str
 
     def _repr_html_(self) -> str:
-        return self.html
+        # As tall as the page, up to 800 px (then it scrolls within); 600 px where the
+        # notebook runs no script.
+        fit = "this.style.height=Math.min(this.contentDocument.documentElement" \
+              ".scrollHeight+8,800)+'px'"
+        return (f'<iframe srcdoc="{escape(self.html, quote=True)}" '
+                f'title="{escape(self.name, quote=True)}" onload="{fit}" '
+                'style="width:100%;height:600px;border:1px solid #ddd"></iframe>')
 
     def save(self, path: Path | str | None = None) -> Path:
         """Write the page (whole or not at all) to ``path``, a file or a folder (default:

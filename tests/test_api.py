@@ -3,8 +3,10 @@ bytes; its errors are the command's, one line; ``import ofcstats`` loads nothing
 
 from __future__ import annotations
 
+import html
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -78,6 +80,45 @@ def test_player_is_the_commands_json(club: Club) -> None:
         "player", "ivan", "--db", str(club.path), "-r", ",".join(both))
 
 
+@pytest.mark.parametrize(("args", "keywords"), [
+    ((), {}),
+    (("--sort", "points", "--per-player", "3"), {"sort": "points", "per_player": 3}),
+    (("--player", "alice,bob", "--variant", "pineapple", "--fouled", "--limit", "7"),
+     {"player": ["alice", "bob"], "variant": "pineapple", "fouled": True, "limit": 7}),
+    (("--ruleset", "pokerstars", "--fantasyland", "--min-points", "-20", "--max-points",
+      "5", "--sort", "points"),
+     {"ruleset": "pokerstars", "fantasyland": True, "min_points": -20, "max_points": 5,
+      "sort": "points"}),
+    (("--session", "pineapple-american-00001", "--since", "2020-01-01", "--sort",
+      "ev_loss"),
+     {"session": "pineapple-american-00001", "since": "2020-01-01", "sort": "ev_loss"}),
+])
+def test_hands_is_the_commands_json(club: Club, args: tuple[str, ...],
+                                    keywords: dict[str, Any]) -> None:
+    found = club.hands(**keywords)
+    assert not found.is_empty()
+    assert frame_json(found) == json_out("hands", "--db", str(club.path), *args)
+
+
+def test_hands_reviewed_with_mistakes_is_the_commands_json(reviewed: Path) -> None:
+    with ofcstats.open(reviewed) as club:
+        found = club.hands(mistakes=True, sort="ev_loss")
+    assert not found.is_empty()
+    assert found.get_column("mistakes").min() >= 1  # type: ignore[operator]
+    assert frame_json(found) == json_out("hands", "--db", str(reviewed), "--mistakes",
+                                         "--sort", "ev_loss")
+
+
+def test_hands_false_keeps_the_seats_that_did_not(club: Club) -> None:
+    every = club.hands(variant="ofc-classic")
+    fouled = club.hands(variant="ofc-classic", fouled=True)
+    clean = club.hands(variant="ofc-classic", fouled=False)
+    assert fouled.height > 0
+    assert clean.height > 0
+    assert fouled.height + clean.height == every.height
+    assert not clean.get_column("fouled").any()
+
+
 def test_sql_and_info_are_the_commands_json(club: Club) -> None:
     query = "SELECT variant, count(*) AS hands FROM hands GROUP BY 1 ORDER BY 1"
     # (the command in a process of its own: it closes the database to other files)
@@ -101,6 +142,20 @@ def test_a_query_leaves_the_database_open_to_the_commands(club: Club) -> None:
     (lambda c: c.players(since="2027-01-02", until="2026-01-01"),
      ("players", "--since", "2027-01-02", "--until", "2026-01-01")),
     (lambda c: c.compare(since="2100-01-01"), ("compare", "--since", "2100-01-01")),
+    (lambda c: c.hands(session="nope"), ("hands", "--session", "nope")),
+    (lambda c: c.hands(ruleset="russian", variant="pineapple"),
+     ("hands", "-r", "russian", "--variant", "pineapple")),
+    (lambda c: c.replay(), ("replay",)),
+    (lambda c: c.replay("pineapple-american-00001-01", session="pineapple-american-00001"),
+     ("replay", "pineapple-american-00001-01", "--session", "pineapple-american-00001")),
+    (lambda c: c.replay("pineapple-american-00001-01", player="alice"),
+     ("replay", "pineapple-american-00001-01", "--player", "alice")),
+    (lambda c: c.replay("pineapple-american-00001-01", "no-such-hand"),
+     ("replay", "pineapple-american-00001-01", "no-such-hand")),
+    (lambda c: c.replay(session="no-such-session"), ("replay", "--session", "no-such-session")),
+    (lambda c: c.replay(session="pineapple-american-00001", player="ivan"),
+     ("replay", "--session", "pineapple-american-00001", "--player", "ivan")),
+    # (last: the command closes this process's database to other files)
     (lambda c: c.sql("SELECT nothing FROM nowhere"), ("sql", "SELECT nothing FROM nowhere")),
 ])
 def test_an_error_is_the_commands_one_line(club: Club, call: Any,
@@ -177,19 +232,68 @@ def test_review_of_nothing_reviewed_says_how_to_review(reviewed: Path) -> None:
         club.review(session="pineapple-american-00002", rollouts=16)
 
 
+def shown_page(page: Page) -> str:
+    """The page a notebook shows inline: in a frame of its own, whole."""
+    shown = page._repr_html_()
+    found = re.fullmatch(r'<iframe srcdoc="([^"]*)" [^>]*></iframe>', shown)
+    assert found, shown[:200]
+    return html.unescape(found.group(1))
+
+
+def test_a_page_shown_inline_keeps_its_style_and_keys_to_itself(club: Club) -> None:
+    page = club.replay(session="pineapple-american-00001")
+    assert "document.addEventListener('keydown'" in page.html  # (the page's arrow keys)
+    shown = page._repr_html_()
+    assert shown.startswith("<iframe ")
+    assert "<script" not in shown
+    assert "<style" not in shown
+
+
 def test_replay_shows_itself_and_saves_the_commands_page(reviewed: Path,
                                                          tmp_path: Path) -> None:
     hand = "pineapple-american-00001-01"
     with ofcstats.open(reviewed) as club:
         page = club.replay(hand, rollouts=16)
     assert isinstance(page, Page)
-    assert page._repr_html_() == page.html
+    assert shown_page(page) == page.html
     saved = page.save(tmp_path)
     assert saved == tmp_path / f"{hand}.html"
     code, _, err = command("replay", hand, "--db", str(reviewed), "--rollouts", "16", "-o",
                            str(tmp_path / "cli.html"))
     assert code == 0, err
     assert saved.read_bytes() == (tmp_path / "cli.html").read_bytes()
+
+
+@pytest.mark.parametrize(("args", "keywords", "name"), [
+    (("--session", "pineapple-american-00001"), {"session": "pineapple-american-00001"},
+     "pineapple-american-00001.html"),
+    (("--session", "pineapple-american-00001", "--player", "alice"),
+     {"session": "pineapple-american-00001", "player": "alice"},
+     "pineapple-american-00001.html"),
+    (("pineapple-american-00001-03", "pineapple-american-00002-01",
+      "pineapple-american-00001-02"),
+     {"hand_id": ["pineapple-american-00001-03", "pineapple-american-00002-01",
+                  "pineapple-american-00001-02"]}, "hands.html"),
+])
+def test_replay_of_several_hands_saves_the_commands_page(
+        reviewed: Path, tmp_path: Path, args: tuple[str, ...], keywords: dict[str, Any],
+        name: str) -> None:
+    with ofcstats.open(reviewed) as club:
+        page = club.replay(**keywords)
+    assert shown_page(page) == page.html
+    saved = page.save(tmp_path)
+    assert saved == tmp_path / name
+    code, _, err = command("replay", *args, "--db", str(reviewed), "-o",
+                           str(tmp_path / "cli.html"))
+    assert code == 0, err
+    assert saved.read_bytes() == (tmp_path / "cli.html").read_bytes()
+
+
+def test_replay_takes_hand_ids_as_arguments_or_a_column(club: Club) -> None:
+    ids = club.hands(session="pineapple-american-00001", player="alice", sort="points",
+                     limit=2).get_column("hand_id")
+    assert club.replay(*ids).html == club.replay(ids).html == club.replay(ids.to_list()).html
+    assert all(f'{hand}' in club.replay(ids).html for hand in ids)
 
 
 def test_charts_are_figures_of_one_variant(club: Club) -> None:
@@ -238,3 +342,47 @@ def test_the_api_is_named_and_documented() -> None:
     for name in ("compare", "players", "player", "review", "sql", "info", "ingest",
                  "rescore", "replay", "chart"):
         assert f"club.{name}" in ofcstats.__doc__  # the map names every method
+
+
+def test_a_page_shown_inline_works_in_its_frame_and_leaves_the_notebook_alone(
+        club: Club, tmp_path: Path) -> None:
+    playwright = pytest.importorskip("playwright.sync_api")
+    from test_report import _chromium  # noqa: PLC0415
+
+    chromium = _chromium()
+    if chromium is None:
+        pytest.skip("no Chromium: not installed, and apt-get could not install it here")
+    page = club.replay(session="pineapple-american-00001")
+    hands = page.html.count('<section class="hand"')
+    # A notebook as a browser shows it: its own style and keys, the output inline.
+    notebook = tmp_path / "notebook.html"
+    notebook.write_text("<!DOCTYPE html><html><head><style>body { margin: 3px; }</style>"
+                        "</head><body><textarea id='cell'></textarea>"
+                        f"<div class='output'>{page._repr_html_()}</div></body></html>",
+                        encoding="utf-8")
+    problems: list[str] = []
+    with playwright.sync_playwright() as driver:
+        browser = driver.chromium.launch(executable_path=chromium, args=[
+            "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"])
+        tab = browser.new_page(viewport={"width": 1000, "height": 900})
+        tab.on("pageerror", lambda e: problems.append(str(e)))
+        tab.on("request", lambda r: problems.append(f"request {r.url}")
+               if not r.url.startswith(("file:", "data:", "about:")) else None)
+        tab.goto(notebook.as_uri())
+        tab.wait_for_load_state("load")
+        frame = tab.frame_locator("iframe")
+        shown = "Array.from(document.querySelectorAll('section.hand')).filter(s => !s.hidden)" \
+            ".map(s => s.id)"
+        inner = tab.frames[1]
+        assert inner.evaluate("document.querySelectorAll('section.hand').length") == hands
+        first = inner.evaluate(shown)
+        tab.focus("#cell")  # typing in a cell: the arrow keys are the notebook's
+        tab.keyboard.press("ArrowRight")
+        assert inner.evaluate(shown) == first
+        frame.locator("#next").click()  # in the frame, the page steps
+        assert inner.evaluate(shown) != first
+        assert tab.evaluate("getComputedStyle(document.body).margin") == "3px"
+        height = tab.evaluate("document.querySelector('iframe').getBoundingClientRect().height")
+        assert 600 <= height <= 802  # (fit to the page, up to 800 px and its border)
+        browser.close()
+    assert problems == []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 import time
 from pathlib import Path
@@ -68,10 +69,15 @@ def test_notebook_runs_top_to_bottom_in_under_a_minute(path: Path,
     images = sum("image/png" in output.get("data", {}) for cell in notebook.cells
                  if cell.cell_type == "code" for output in cell.outputs)
     assert images >= 1
+    pages = [html.unescape(output["data"]["text/html"]) for cell in notebook.cells
+             if cell.cell_type == "code" for output in cell.outputs
+             if "text/html" in output.get("data", {})]
+    if path.stem == "01_session_review":  # the hand list, then a session replayed inline
+        assert any("costliest" in cell.source and "hand_id" in cell.source
+                   for cell in notebook.cells if cell.cell_type == "code")
+        assert any('<table class="hands-list"' in page and '<section class="hand"' in page
+                   for page in pages)
     if path.stem == "03_player_styles":  # the decisions part: a replayed mistake per player
-        pages = [output["data"]["text/html"] for cell in notebook.cells
-                 if cell.cell_type == "code" for output in cell.outputs
-                 if "text/html" in output.get("data", {})]
         assert any('<table class="street">' in page and 'class="card' in page
                    for page in pages)
 

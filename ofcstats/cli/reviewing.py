@@ -13,7 +13,7 @@ import typer
 import typer.core
 import typer.main
 
-from ofcstats import analysis, answers
+from ofcstats import answers
 from ofcstats.cli.app import app
 from ofcstats.cli.common import _open_existing, engine_for
 from ofcstats.cli.options import (
@@ -36,14 +36,13 @@ from ofcstats.cli.output import (
     _on_terminal,
     _print_table,
     columns_help,
-    fail,
     fail_with,
     frame_text,
     output_file,
     progress_bar,
     to_terminal,
 )
-from ofcstats.errors import OfcstatsError, StoreError
+from ofcstats.errors import OfcstatsError
 from ofcstats.paths import written_whole
 
 if TYPE_CHECKING:
@@ -262,36 +261,18 @@ def replay(
 
     Example: ofcstats replay --session club7-2026-11-29 -o night.html --db club.duckdb
     """
-    from ofcstats.review import replay as replaying  # noqa: PLC0415
-
     settings = _review_settings(ruleset, rollouts, seed, fantasyland_value, screen, opponents)
-    ids = list(dict.fromkeys(hand_ids or []))
-    if not ids and session is None:
-        raise fail("give a hand's id, several, or --session SESSION (list them with "
-                   "ofcstats hands)")
-    if ids and session is not None:
-        raise fail("give hand ids or --session, not both")
-    if player is not None and len(ids) == 1:
-        raise fail("--player follows a seat over several hands: give --session or more "
-                   "hand ids")
+    try:
+        ids = answers.replay_ids(hand_ids, session, player)
+    except OfcstatsError as error:
+        raise fail_with(error) from None
     path = output_file(output, "hand.html" if len(ids) == 1 else "session.html", "page")
     with _open_existing(db, wait=wait, quiet=quiet) as store:
         try:
-            if len(ids) == 1:
-                text = replaying.page(store, ids[0], settings)
-                what = f"hand {ids[0]}"
-            else:
-                from ofcstats.review import session_page  # noqa: PLC0415
-
-                data = analysis.replayed(store, session=session, hand_ids=ids or None,
-                                         player=player)
-                text = session_page.render(data)
-                what = (f"session {session}" if session is not None else "hands") + \
-                    f" ({analysis.plural(data.hands.height, 'hand')})"
-        except StoreError as error:
-            raise fail(str(error), 1) from None
+            page = answers.replay(store, ids, session, player, settings)
         except OfcstatsError as error:
             raise fail_with(error) from None
+    text, what = page.html, page.what
     with written_whole(path) as partial:
         partial.write_text(text, encoding="utf-8")
     typer.echo(f"{what} -> {path.resolve()}")

@@ -9,8 +9,7 @@ from typing import Annotated
 import polars as pl
 import typer
 
-from ofcstats import analysis
-from ofcstats.answers import check_played
+from ofcstats import answers
 from ofcstats.cli.app import app
 from ofcstats.cli.common import _filters, reading
 from ofcstats.cli.options import (
@@ -31,13 +30,12 @@ from ofcstats.cli.output import (
     SUFFIXES,
     by_variant_text,
     emit,
-    fail,
     fail_with,
     output_file,
     terminal_width,
     to_terminal,
 )
-from ofcstats.errors import OfcstatsError, StoreError
+from ofcstats.errors import OfcstatsError
 
 
 class HandSort(StrEnum):
@@ -96,18 +94,13 @@ def hands(
     filters = _filters([ruleset] if ruleset else None, session, since, until, variant, player)
     with reading(db, filters, wait=wait, quiet=quiet) as store:
         try:
-            if ruleset and not analysis.shown_rulesets(store, filters, ruleset):
-                check_played(store, filters, ruleset)
-            frame = analysis.hands(
-                store, filters, ruleset=ruleset, fouled=fouled or None,
+            frame = answers.hands(
+                store, filters, ruleset, fouled=fouled or None,
                 fantasyland=fantasyland or None, mistakes=mistakes or None,
                 min_points=min_points, max_points=max_points, sort=sort.value, limit=limit,
-                per_player=per_player)
-        except StoreError as error:
-            raise fail(str(error), 1) from None
+                per_player=per_player, check=False)
         except OfcstatsError as error:
             raise fail_with(error) from None
-    frame = frame.drop("hand_key")
     if output is TableFormat.table:
         if frame.is_empty():
             emit("no hands match the filters\n", path)

@@ -58,7 +58,8 @@ _SCRIPT = """
     rows.forEach(r => r.classList.toggle('at', +r.dataset.i === at));
     where.textContent = 'hand ' + (at + 1) + ' of ' + hands.length;
     if (scroll) { hands[at].scrollIntoView(); }
-    history.replaceState(null, '', '#' + hands[at].id);
+    // (shown inline in a notebook, the page has no address of its own to keep it in)
+    if (location.protocol !== 'about:') { history.replaceState(null, '', '#' + hands[at].id); }
   }
   function step(by) {
     const shown = order();
