@@ -26,7 +26,7 @@ from ofcstats.errors import HandError
 from ofcstats.formats import nested
 from ofcstats.formats.base import nothing_expected
 from ofcstats.formats.jsonl import join_errors
-from ofcstats.formats.lines import LineBatch, LongLine
+from ofcstats.formats.lines import LineBatch, Unread
 from ofcstats.records import (
     BOTTOM,
     MIDDLE,
@@ -79,7 +79,7 @@ def read_batches(batches: Iterable[LineBatch], source: str,
     header: tuple[str, list[str]] | None = None
     carry = b""
     carry_line = 1
-    carry_long: tuple[LongLine, ...] = ()  # long lines among those carried (blank in carry)
+    carry_long: tuple[Unread, ...] = ()  # long lines among those carried (blank in carry)
     pending = iter(batches)
     current = next(pending, None)
     while current is not None:
