@@ -46,6 +46,7 @@ from ofcstats.cli.output import (
     steps_bar,
     terminal_width,
     to_terminal,
+    warn,
 )
 from ofcstats.errors import OfcstatsError, StoreError
 
@@ -161,7 +162,8 @@ def player(
 ) -> None:
     """One player under every scored ruleset, per variant: results, money as the table
     settled it (each game's loss cap over the whole table), style; then the hands whose
-    logged points differ from the re-score.
+    logged points differ from the re-score, and those no re-score checks (logged under a
+    ruleset the database does not know).
 
     Example: ofcstats player alice --db club.duckdb
     """
@@ -170,6 +172,7 @@ def player(
     with reading(db, filters, wait=wait, quiet=quiet) as store, _summing(quiet):
         table = _player_table(store, filters, seed)
         differences = stats.reported_differences_of(analysis.stored_rows(store, filters))
+        unchecked = analysis.not_checked(store, filters)
     text = by_variant_text(
         table.sort(["variant", "mean", "ruleset"], descending=[False, True, False]), output,
         "player", terminal=to_terminal(path), wide=wide,
@@ -178,7 +181,11 @@ def player(
         text += (f"\n{plural(differences.height, 'seat')} where the logged points differ from the "
                  "re-score under the ruleset played:\n"
                  + frame_text(differences, output, differences.columns))
+    if output is TableFormat.table and unchecked is not None:
+        text += f"\n{unchecked}\n"
     emit(text, path)
+    if output is not TableFormat.table and unchecked is not None:
+        warn(unchecked)
 
 
 @app.command()
