@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import zstandard
+from formatgen import to_csv
 from handgen import random_hand, write_jsonl
 from typer.testing import CliRunner
 
@@ -175,3 +176,39 @@ def test_a_gzip_cut_between_two_lines_is_one_reject_for_the_break(tmp_path: Path
     reject = summary.first_rejects[0]
     assert reject.line is None
     assert reject.reason.startswith("the compressed data breaks off (")
+
+
+def _csv(path: Path, n: int) -> list[bytes]:
+    rng = random.Random(8)
+    text = to_csv([random_hand(rng, f"h{i}", "pineapple", 3) for i in range(n)]).encode()
+    path.write_bytes(text)
+    return text.split(b"\n")
+
+
+@pytest.mark.parametrize(("column", "why"), [
+    (12, "line 6, one of its rows, could not be read"),  # the id is read: h1
+    (2, "line 6, between two of its rows, could not be read")])  # in the id: not read
+def test_a_damaged_row_of_a_csv_rejects_its_hand_never_loads_it_short_of_a_seat(
+        tmp_path: Path, column: int, why: str) -> None:
+    """Rows 5 to 7 are hand h1's three seats (row 1 the header): a damaged row 6 is no
+    hand of two seats, but a reject, and the hand's."""
+    path = tmp_path / "boards.csv"
+    lines = _csv(path, 5)
+    lines[5] = lines[5][:column - 1] + b"\x00" + lines[5][column:]
+    path.write_bytes(b"\n".join(lines))
+    summary = ingest([path], tmp_path / "x.duckdb")
+    assert summary.hands == 4
+    found = {(r.line, r.reason) for r in summary.first_rejects}
+    assert (5, f"hand h1: {why}") in found
+    assert any(line == 6 and reason.startswith("a NUL byte at column ")
+               for line, reason in found)
+
+
+def test_a_damaged_csv_row_between_two_hands_naming_neither_leaves_both(
+        tmp_path: Path) -> None:
+    path = tmp_path / "boards.csv"
+    lines = _csv(path, 3)
+    lines.insert(4, b"zz\x00,1,x,,,")  # between h0 (rows 2-4) and h1
+    path.write_bytes(b"\n".join(lines))
+    summary = ingest([path], tmp_path / "x.duckdb")
+    assert (summary.hands, summary.rejected) == (3, 1)

@@ -259,6 +259,8 @@ def db_info(
         info = store.info()
     if as_json or output is SummaryFormat.json:
         typer.echo(json.dumps(info, indent=2))
+        if info["unchecked"]:
+            raise typer.Exit(1)
         return
     typer.echo(f"database: {info['path']} (schema version {info['schema_version']})")
     typer.echo("tables:")
