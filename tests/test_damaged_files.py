@@ -161,6 +161,14 @@ def test_a_compressed_log_cut_in_half_loads_every_whole_line_its_decompressor_re
     assert raw
     assert recovered.split(b"\n")[-1].decode().startswith(raw)
     assert f"{path}:{line}: the compressed data breaks off in this line" in result.stderr
+    # The same bytes piped: a stream is read once, and loses no more.
+    piped = tmp_path / "piped.duckdb"
+    done = subprocess.run([sys.executable, "-m", "ofcstats", "ingest", "-", "--db", str(piped),
+                           "--no-rescore"], input=cut, capture_output=True, timeout=120,
+                          check=False)
+    assert done.returncode == 1, done.stderr
+    assert _stored(piped) == (whole_lines, rejects)
+    assert f"-:{line}: the compressed data breaks off in this line" in done.stderr.decode()
 
 
 def test_a_gzip_cut_between_two_lines_is_one_reject_for_the_break(tmp_path: Path) -> None:

@@ -697,7 +697,9 @@ def read_line_batches(
         counted = _Hashing(plain, digest)
         counted.done = start
         raw = io.BufferedReader(counted, buffer_size=_READ_AHEAD)
-        lines = raw if isinstance(plain, Replay) else _decompressed(raw)
+        # A stream is read unbuffered: a buffered reader that meets the break in the middle
+        # of a read loses what it read before it in that read.
+        lines = counted if isinstance(plain, Replay) else _decompressed(raw)
         # What is left of a plain file bounds a batch's buffer (a small file's one batch
         # then takes a buffer of its size, not of a batch's); a file that grows as it is
         # read is read on to its end all the same.
