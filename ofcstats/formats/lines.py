@@ -556,14 +556,15 @@ def _fill(stream: Any, pending: bytes, room: int) -> tuple[bytearray, BaseExcept
     """A new buffer of ``pending`` and then up to ``room`` bytes of ``stream`` (fewer
     only at its end): the batch's lines are read straight into it, copied once, a
     megabyte at a time. A compressed stream that breaks off keeps what was read before
-    the break (all but the last megabyte's worth), and the error comes with it."""
+    the break (the decompressing readers give every byte they recovered before they raise),
+    and the error comes with it."""
     held = len(pending)
     buffer = bytearray(held + room)
     buffer[:held] = pending
     view, done, broken = memoryview(buffer), held, None
     try:
         while done < len(buffer):
-            n = stream.readinto(view[done:done + _READ_AHEAD])  # (a break loses one)
+            n = stream.readinto(view[done:done + _READ_AHEAD])
             if not n:
                 break
             done += n
