@@ -61,6 +61,10 @@ def test_a_raised_result_is_reported_as_not_checked_when_the_ruleset_is_not_supp
     assert shown.exit_code == 0, shown.output
     assert NOT_CHECKED in shown.stdout
     assert "differ from the re-score" not in shown.stdout
+    as_csv = runner.invoke(app, ["player", player, "--db", str(db), "-f", "csv"])
+    assert as_csv.exit_code == 0, as_csv.output
+    assert as_csv.stderr == f"ofcstats: warning: {NOT_CHECKED}\n", "said beside the rows"
+    assert "not checked" not in as_csv.stdout
     info = runner.invoke(app, ["db", "info", "--db", str(db)])
     assert info.exit_code == 1, "the store is not complete"
     assert f"scoring: NOT COMPLETE: {NOT_CHECKED}" in info.stdout
