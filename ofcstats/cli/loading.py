@@ -220,9 +220,10 @@ def _score_loaded(database: Path, wait: float | None, quiet: bool,
     the hands logged under a ruleset the database does not score them under
     (:meth:`Store.unchecked`; without ``score``, those a rescore scores are left out)."""
     note = _WaitNote(quiet)  # (another program may have taken the file after the load)
-    scored, problem = None, None
+    scored = None
     try:
-        with closing(note), Store(database, wait=wait, on_wait=note) as store:
+        with closing(note), Store(database, read_only=not score and not rulesets, wait=wait,
+                                  on_wait=note) as store:
             if score:
                 with progress_bar("rescore", _on_terminal(quiet)) as update:
                     scored = pipeline.update(store, rulesets, progress=note.then(update))
@@ -235,7 +236,7 @@ def _score_loaded(database: Path, wait: float | None, quiet: bool,
             schema=UNCHECKED_SCHEMA)
     if not score:
         unchecked = unchecked.filter(pl.col("why") != NOT_SCORED)
-    return scored, problem, unchecked
+    return scored, None, unchecked
 
 
 @db_app.command("info")
