@@ -209,6 +209,18 @@ def stored_rows(store: Store, filters: Filters,
     return stats.Rows(store, f"SELECT * FROM results_named WHERE {where}", params)
 
 
+def not_checked(store: Store, filters: Filters) -> str | None:
+    """The check against the logs' own points, its other half (the first:
+    :func:`stats.reported_differences_of`): the hands with logged points that no re-score
+    checks, logged under a ruleset the store does not score them under, in one line with
+    the fix (``N hands not checked: ruleset X unknown; ...``); None when there are none.
+    Such hands are never counted as agreeing."""
+    found = store.unchecked(filters)
+    if found.is_empty() or not found.get_column("reported").sum():
+        return None
+    return stored_results.unchecked_text(found, "reported")
+
+
 def player_table(store: Store, filters: Filters, *, seed: int = 7,
                  pairs: dict[str, str] | None = None, rows: stats.Rows | None = None,
                  summed: tuple[pl.DataFrame, pl.DataFrame] | None = None,

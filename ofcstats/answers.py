@@ -255,10 +255,13 @@ def players(store: Store, filters: analysis.Filters, ruleset: str | None = None,
 class PlayerAnswer:
     """``player``'s answer: ``table``, the player under every scored ruleset per variant
     (what ``player --format json`` prints), and ``differences``, the seats whose logged
-    points differ from the re-score under the ruleset played."""
+    points differ from the re-score under the ruleset played, and ``unchecked``, the line
+    that counts the hands no re-score checks (logged under a ruleset the store does not
+    score over their variant), None when there are none."""
 
     table: pl.DataFrame
     differences: pl.DataFrame
+    unchecked: str | None = None
 
 
 def player(store: Store, name: str, filters: analysis.Filters, *, seed: int = 7,
@@ -271,7 +274,8 @@ def player(store: Store, name: str, filters: analysis.Filters, *, seed: int = 7,
     table = analysis.player_table(store, filters, seed=seed)
     return PlayerAnswer(table.sort(["variant", "mean", "ruleset"],
                                    descending=[False, True, False]),
-                        differences(store, filters, check=False))
+                        differences(store, filters, check=False),
+                        analysis.not_checked(store, filters))
 
 
 def differences(store: Store, filters: analysis.Filters, *, check: bool = True
@@ -312,10 +316,7 @@ def score_loaded(store: Store, rulesets: Sequence[Ruleset] = (), *,
     """What ``ingest`` scores after loading: every hand not yet scored under the rulesets
     the store holds and the presets played under its variants
     (:func:`ofcstats.pipeline.update`), and under ``rulesets`` too."""
-    held = pipeline.default_rulesets(store, as_stored=True)
-    names = {r.name for r in rulesets}
-    return pipeline.rescore(store, [*(r for r in held if r.name not in names), *rulesets],
-                            progress=progress)
+    return pipeline.update(store, rulesets, progress=progress)
 
 
 def sql(store: Store, query: str, progress: Callable[[int, int | None], None] | None = None,

@@ -262,14 +262,26 @@ def default_rulesets(store: Store, *, as_stored: bool) -> list[Ruleset]:
     return [*presets, *(r for name, r in held.items() if name not in names)]
 
 
-def update(store: Store, *, progress: Progress | None = None,
-           batch_hands: int = BATCH_HANDS) -> RescoreSummary:
+def update(store: Store, rulesets: Sequence[Ruleset] = (), *,
+           progress: Progress | None = None, batch_hands: int = BATCH_HANDS
+           ) -> RescoreSummary:
     """Score every hand the store holds and has not scored (or scored before its session
     grew) under the rulesets it holds and the presets played under its variants
-    (:func:`default_rulesets`, as stored), so that every question can be answered: what
-    ``ofcstats ingest`` does after loading. What-ifs asked for before stay."""
-    return rescore(store, default_rulesets(store, as_stored=True), progress=progress,
+    (:func:`default_rulesets`, as stored), and ``rulesets`` too (``ingest -r``: a house
+    ruleset its logs name, registered with the load), so that every question can be
+    answered: what ``ofcstats ingest`` does after loading. What-ifs asked for before
+    stay."""
+    given = {r.name: r for r in rulesets}
+    held = [given.pop(r.name, r) for r in default_rulesets(store, as_stored=True)]
+    return rescore(store, [*held, *given.values()], progress=progress,
                    batch_hands=batch_hands)
+
+
+def register(store: Store, rulesets: Sequence[Ruleset]) -> None:
+    """Have the store hold ``rulesets`` without scoring them yet (``ingest -r
+    --no-rescore``): the next rescore scores them, as every ruleset the store holds."""
+    with store.transaction():
+        _register(store, rulesets, rebuild=False)
 
 
 def _work(store: Store, rulesets: Sequence[Ruleset], ids: dict[str, int],

@@ -31,7 +31,8 @@ def database(tmp_path_factory: pytest.TempPathFactory) -> Path:
     db = tmp_path_factory.mktemp("usage") / "club.duckdb"
     ingest([SAMPLE / "ofc-turbo-classic-kush.jsonl", SAMPLE / "chinese-13-russian.jsonl"], db)
     with Store(db) as store:
-        rescore(store, load_rulesets(["american", "russian"]))
+        # (classic-kush: the ruleset the Turbo hands were logged under, which checks them)
+        rescore(store, load_rulesets(["american", "russian", "classic-kush"]))
     return db
 
 

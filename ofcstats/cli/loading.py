@@ -10,6 +10,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
 
+import polars as pl
 import typer
 import typer.core
 import typer.main
@@ -26,6 +27,7 @@ from ofcstats.cli.options import (
     SummaryFormat,
     SummaryFormatOption,
     WaitOption,
+    split_list,
 )
 from ofcstats.cli.output import (
     SUFFIXES,
@@ -43,9 +45,9 @@ from ofcstats.cli.output import (
 )
 from ofcstats.errors import OfcstatsError, StoreError, UsageError
 from ofcstats.paths import no_loop, replace_directory_files, writable_directory
-from ofcstats.rules import Ruleset, load_ruleset, presets_played_in
+from ofcstats.rules import Ruleset, load_ruleset, load_rulesets, presets_played_in
 from ofcstats.store import SHARD_HANDS, Store
-from ofcstats.store.results import RESCORE
+from ofcstats.store.results import NOT_SCORED, RESCORE, UNCHECKED_SCHEMA, unchecked_text
 from ofcstats.variants import VARIANT_NAMES, Variant
 
 
@@ -147,6 +149,11 @@ def ingest(
         "--no-rescore", help="Only load: leave the scoring to a later ofcstats rescore "
         "(for bulk loads; until then the commands that answer from the results say what "
         "is not scored).")] = False,
+    ruleset: Annotated[list[str] | None, typer.Option(
+        "--ruleset", "-r", help="A ruleset the logs name that is no preset (a house "
+        "ruleset): its TOML file; repeat, or separate with commas. The database holds it "
+        "from this load on, so the hands logged under it are scored under it and their "
+        "logged points checked at once.", show_default=False)] = None,
 ) -> None:
     """Load hand logs into the database, each file in one transaction, then score what
     is not scored yet, so that every command can answer.
@@ -159,9 +166,11 @@ def ingest(
     table. Then, as ofcstats rescore would, the hands not yet scored (and the sessions
     that grew) are scored under every ruleset the database holds and every preset played
     under their variants, in batches each written in its own transaction (--no-rescore:
-    load only). Exit code 1 when anything was rejected or left out, or the scoring
-    failed (when every hand is rejected, a database that did not exist is not created);
-    2, with nothing created, when an input is missing.
+    load only). Hands logged under a ruleset the database does not know (a house
+    ruleset's name) are counted and named, with how to supply it: -r FILE, here or with
+    rescore. Exit code 1 when anything was rejected or left out, hands are left not
+    checked, or the scoring failed (when every hand is rejected, a database that did not
+    exist is not created); 2, with nothing created, when an input is missing.
 
     Example: ofcstats ingest logs/ --db club.duckdb
     """
@@ -171,6 +180,8 @@ def ingest(
     database = db or ingesting.default_database()
     _large_frames_process()
     try:
+        named = split_list(ruleset) or []
+        rulesets = load_rulesets(named) if named else []
         for path in [*paths, database]:
             no_loop(path, "log" if path in paths else "database")
         note = _WaitNote(quiet or shown is SummaryFormat.json)
@@ -181,34 +192,51 @@ def ingest(
                                        wait=wait, update=update_stored, on_wait=note, warn=warn)
     except OfcstatsError as error:
         raise fail_with(error) from None
-    scored, problem = None, None
-    if not no_rescore:
-        scored, problem = _score_loaded(database, wait, quiet or shown is SummaryFormat.json)
+    scored, problem, unchecked = _score_loaded(
+        database, wait, quiet or shown is SummaryFormat.json, rulesets, score=not no_rescore)
     if shown is SummaryFormat.json:
         typer.echo(json.dumps({**summary.to_dict(), "rescore": None if scored is None
-                               else asdict(scored)}, indent=2))
+                               else asdict(scored),
+                               "unchecked": unchecked.to_dicts()}, indent=2))
     else:
         _print_summary(summary)
         if scored is not None:
             say(f"scored: {_rescore_text(scored)}")
     if problem is not None:
         typer.echo(f"ofcstats: {problem}", err=True)
-    if not summary.clean or problem is not None:
+    if not unchecked.is_empty():
+        typer.echo(f"ofcstats: {unchecked_text(unchecked)}", err=True)
+    if not summary.clean or problem is not None or not unchecked.is_empty():
         raise typer.Exit(1)
 
 
-def _score_loaded(database: Path, wait: float | None, quiet: bool
-                  ) -> tuple[pipeline.RescoreSummary | None, str | None]:
-    """After a load: score what the database has not scored
-    (:func:`ofcstats.answers.score_loaded`),
-    with a progress bar; what it did, or why it could not (one line, with the fix)."""
+def _score_loaded(database: Path, wait: float | None, quiet: bool,
+                  rulesets: list[Ruleset], *, score: bool
+                  ) -> tuple[pipeline.RescoreSummary | None, str | None, pl.DataFrame]:
+    """After a load: score what the database has not scored (:func:`ofcstats.answers.score_loaded`),
+    with a progress bar, under ``rulesets`` too (without ``score``: only have the
+    database hold them); what it did, or why it could not (one line, with the fix); and
+    the hands logged under a ruleset the database does not score them under
+    (:meth:`Store.unchecked`; without ``score``, those a rescore scores are left out)."""
     note = _WaitNote(quiet)  # (another program may have taken the file after the load)
+    scored = None
     try:
-        with closing(note), Store(database, wait=wait, on_wait=note) as store, \
-                progress_bar("rescore", _on_terminal(quiet)) as update:
-            return answers.score_loaded(store, progress=note.then(update)), None
+        with closing(note), Store(database, read_only=not score and not rulesets, wait=wait,
+                                  on_wait=note) as store:
+            if score:
+                with progress_bar("rescore", _on_terminal(quiet)) as update:
+                    scored = answers.score_loaded(store, rulesets,
+                                                  progress=note.then(update))
+            elif rulesets:
+                pipeline.register(store, rulesets)
+            unchecked = store.unchecked()
     except OfcstatsError as error:
-        return None, f"{_one_line(error)} (the hands were loaded; they are not scored yet)"
+        fix = "they are not scored yet" if score else "the rulesets are not registered"
+        return None, f"{_one_line(error)} (the hands were loaded; {fix})", pl.DataFrame(
+            schema=UNCHECKED_SCHEMA)
+    if not score:
+        unchecked = unchecked.filter(pl.col("why") != NOT_SCORED)
+    return scored, None, unchecked
 
 
 @db_app.command("info")
@@ -222,7 +250,9 @@ def db_info(
     """Show the database's tables with their row counts, sessions, players and dates,
     and check that every stored hand is scored under every ruleset of its variant
     (what-ifs included): per variant, the rulesets that hold all its hands, and what is
-    missing from the others.
+    missing from the others; and that no hand was logged under a ruleset the database
+    does not score it under (its logged points would go unchecked). Exit code 1 when
+    hands are not checked.
 
     Example: ofcstats db info --db club.duckdb
     """
@@ -230,6 +260,8 @@ def db_info(
         info = store.info()
     if as_json or output is SummaryFormat.json:
         say(json.dumps(info, indent=2))  # (JSON: as it is)
+        if info["unchecked"]:
+            raise typer.Exit(1)
         return
     say(f"database: {info['path']} (schema version {info['schema_version']})")
     say("tables:")
@@ -245,16 +277,26 @@ def db_info(
     say(f"played: {info['first_played_at'] or '-'} to {info['last_played_at'] or '-'}")
     scoring = info["scoring"]
     assert isinstance(scoring, list)
-    for line in _scoring_lines(scoring, bool(info["scoring_complete"])):
+    unchecked = info["unchecked_text"]
+    assert unchecked is None or isinstance(unchecked, str)
+    for line in _scoring_lines(scoring, bool(info["scoring_complete"]), unchecked):
         say(line)
+    if unchecked is not None:
+        raise typer.Exit(1)
 
 
-def _scoring_lines(rows: list[dict[str, Any]], complete: bool) -> list[str]:
+def _scoring_lines(rows: list[dict[str, Any]], complete: bool, unchecked: str | None = None
+                   ) -> list[str]:
     """``db info``'s check that every stored hand is scored: per variant, the rulesets
-    that score all its hands, then each shortfall on a line of its own."""
+    that score all its hands, then each shortfall on a line of its own; ``unchecked``:
+    the hands logged under a ruleset not scored over their variant (their logged points
+    checked by nothing), in one line."""
     if not rows:
         return []
-    lines = ["scoring: every stored hand scored under every ruleset of its variant" if complete
+    scored = all(row["ruleset"] is not None and row["scored"] == row["current"] == row["hands"]
+                 for row in rows)
+    lines = ["scoring: every stored hand scored under every ruleset of its variant"
+             if complete else f"scoring: NOT COMPLETE: {unchecked}" if scored
              else f"scoring: NOT COMPLETE (run {RESCORE}):"]
     for variant in dict.fromkeys(row["variant"] for row in rows):
         mine = [row for row in rows if row["variant"] == variant]
@@ -279,6 +321,8 @@ def _scoring_lines(rows: list[dict[str, Any]], complete: bool) -> list[str]:
                 parts.append(f"{stale:,} scored before their session changed")
             lines.append(f"    {row['ruleset']}{' (what-if)' if row['what_if'] else ''}: "
                          + ", ".join(parts or [f"{row['current']:,} up to date"]))
+    if unchecked is not None and not scored:
+        lines.append(f"  {unchecked}")
     return lines
 
 

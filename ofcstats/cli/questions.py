@@ -46,6 +46,7 @@ from ofcstats.cli.output import (
     steps_bar,
     terminal_width,
     to_terminal,
+    warn,
 )
 from ofcstats.errors import OfcstatsError
 
@@ -149,7 +150,8 @@ def player(
 ) -> None:
     """One player under every scored ruleset, per variant: results, money as the table
     settled it (each game's loss cap over the whole table), style; then the hands whose
-    logged points differ from the re-score.
+    logged points differ from the re-score, and those no re-score checks (logged under a
+    ruleset the database does not know).
 
     Example: ofcstats player alice --db club.duckdb
     """
@@ -160,14 +162,18 @@ def player(
             found = answers.player(store, name, filters, seed=seed, check=False)
         except OfcstatsError as error:
             raise fail_with(error) from None
-    differences = found.differences
+    differences, unchecked = found.differences, found.unchecked
     text = by_variant_text(found.table, output, "player", terminal=to_terminal(path),
                            wide=wide, width=terminal_width(path))
     if output is TableFormat.table and not differences.is_empty():
         text += (f"\n{plural(differences.height, 'seat')} where the logged points differ from the "
                  "re-score under the ruleset played:\n"
                  + frame_text(differences, output, differences.columns))
+    if output is TableFormat.table and unchecked is not None:
+        text += f"\n{unchecked}\n"
     emit(text, path)
+    if output is not TableFormat.table and unchecked is not None:
+        warn(unchecked)
 
 
 @app.command()

@@ -44,6 +44,8 @@ class ReportData:
     # ruleset statistics per variant and ruleset, with their 95% intervals and skill groups
     rulesets: pl.DataFrame
     differences: pl.DataFrame  # reported points that differ from the re-score
+    # the hands whose logged points no re-score checks, in one line (analysis.not_checked)
+    unchecked: str | None = None
     # hands and sessions per variant, and under None in all
     counts: dict[str | None, tuple[int, int]] = field(default_factory=dict)
     # running totals per variant, ruleset and player (analysis.running_totals)
@@ -107,6 +109,7 @@ def collect(store: Store, filters: analysis.Filters | None = None,
                                                     summed=summed, intervals=summary),
                       rulesets=compared.table, tell_apart=compared.tell_apart,
                       differences=stats.reported_differences_of(rows),
+                      unchecked=analysis.not_checked(store, filters),
                       counts=analysis.hand_counts(rows),
                       running=analysis.running_totals(store, filters, rows),
                       histogram=analysis.points_histogram(rows),
@@ -580,9 +583,13 @@ def render_html(data: ReportData, images: dict[str, str]) -> str:
         parts += _variant_section(data, variant, images)
     parts += _decisions_section(data, images)
     parts.append("<h2 id=\"checks\">Checks against the logs</h2>")
+    if data.unchecked is not None:
+        parts.append(f"<p class=\"note\">{esc(data.unchecked)}. Their logged points are "
+                     "checked against nothing.</p>")
     if data.differences.is_empty():
-        parts.append("<p>Every logged <code>reported_points</code> agrees with the re-score "
-                     "under the ruleset played (or the logs give none).</p>")
+        other = "other " if data.unchecked is not None else ""
+        parts.append(f"<p>Every {other}logged <code>reported_points</code> agrees with the "
+                     "re-score under the ruleset played (or the logs give none).</p>")
     else:
         parts.append(f"<p class=\"note\">{data.differences.height:,} seat results differ "
                      "from the points the log reported: a site's scoring quirk or a logging "

@@ -511,6 +511,12 @@ class Store(FileLoads, HandLoading):
         self.require_scored(names, found)
         return [found[name] for name in names]
 
+    def unchecked(self, filters: results.Filters | None = None) -> pl.DataFrame:
+        """Hands logged under a ruleset this store does not score over their variant,
+        whose logged points no re-score checks, per ruleset and variant, with why
+        (:func:`results.unchecked`; :func:`results.unchecked_text` words it)."""
+        return results.unchecked(self.con, filters)
+
     def info(self) -> dict[str, object]:
         """Tables and their row counts, sessions, players, variants and the date range, and
         per variant and ruleset how many hands are scored (:func:`results.scoring_check`)."""
@@ -526,6 +532,7 @@ class Store(FileLoads, HandLoading):
         variants = dict(self.con.execute(
             "SELECT variant, count(*) FROM hands GROUP BY variant ORDER BY variant").fetchall())
         scoring = results.scoring_check(self.con).to_dicts()
+        unchecked = self.unchecked()
         return {
             "path": str(self.path),
             "schema_version": self.version(),
@@ -538,9 +545,13 @@ class Store(FileLoads, HandLoading):
             # Per variant and ruleset scored over it: the hands stored, those the results
             # hold rows of, and those the progress marks say are up to date.
             "scoring": scoring,
-            "scoring_complete": all(row["ruleset"] is not None
-                                    and row["scored"] == row["current"] == row["hands"]
-                                    for row in scoring),
+            # Complete: every hand scored under every ruleset held over its variant, and
+            # under the ruleset it was logged under (else its logged points go unchecked).
+            "scoring_complete": unchecked.is_empty() and all(
+                row["ruleset"] is not None and row["scored"] == row["current"] == row["hands"]
+                for row in scoring),
+            "unchecked": unchecked.to_dicts(),
+            "unchecked_text": results.unchecked_text(unchecked) if unchecked.height else None,
         }
 
     def export_parquet(self, directory: Path,
