@@ -69,6 +69,20 @@ def _given_value(option: str, words: Sequence[str]) -> str | None:
 
 
 _AT_LEAST = re.compile(r"[Ii]nput should be greater than or equal to (\S+)")
+_OUT_OF_RANGE = re.compile(r"[Ii]nput should be (?:greater|less) than")
+
+
+def _range_rule(param: object) -> str | None:
+    """``must be from 1 to 10,000``: the range of an option with both bounds, else None."""
+    low, high = getattr(param, "min", None), getattr(param, "max", None)
+    if low is None or high is None:
+        return None
+    return f"must be from {_bound(low)} to {_bound(high)}"
+
+
+def _bound(value: float) -> str:
+    """``10,000``, ``86,400``, ``0.5``."""
+    return f"{int(value):,}" if float(value).is_integer() else f"{value:g}"
 
 
 def usage_line(error: usage.UsageError, words: Sequence[str]) -> str:
@@ -90,6 +104,8 @@ def usage_line(error: usage.UsageError, words: Sequence[str]) -> str:
         reason = error.message.strip().removeprefix("Value error, ").rstrip(".")
         if "datetime" in reason or "date" in reason.split():
             reason = "not a date: give one in ISO 8601, e.g. 2026-01-31 or 2026-01-31T18:00"
+        elif _OUT_OF_RANGE.search(reason) and (rule := _range_rule(error.param)):
+            reason = rule
         elif match := _AT_LEAST.search(reason):
             reason = f"must be {match.group(1)} or more"
         elif " is not one of " in reason:

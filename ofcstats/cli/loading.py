@@ -21,6 +21,11 @@ from ofcstats import ingest as ingesting
 from ofcstats.cli.app import _one_line, app, db_app
 from ofcstats.cli.common import _large_frames_process, _open_existing, _WaitNote
 from ofcstats.cli.options import (
+    CHANCE,
+    HANDS,
+    ROLLOUTS,
+    SEED,
+    SHARD_SIZE,
     DbOption,
     JsonFlag,
     OutputFormat,
@@ -61,18 +66,21 @@ def simulate(
     variant: Annotated[str, typer.Option(
         "--variant", help=f"{', '.join(VARIANT_NAMES[:-1])} or {VARIANT_NAMES[-1]}.")
     ] = Variant.PINEAPPLE.value,
-    hands: Annotated[int, typer.Option("--hands", "-n", help="Hands to play.")] = 1000,
+    hands: Annotated[int, typer.Option("--hands", "-n", help="Hands to play.", min=HANDS.low,
+                                       max=HANDS.high)] = 1000,
     ruleset: Annotated[str | None, typer.Option(
         "--ruleset", "-r", help="A preset name or a TOML file (played under the variant): "
         "scoring and fantasyland. Default: american, or for a variant it is not played "
         "under, the first preset played under it.", show_default=False)] = None,
     seed: Annotated[int, typer.Option(
-        "--seed", min=0, help="The same seed writes the same file.")]
+        "--seed", min=SEED.low, max=SEED.high, help="The same seed writes the same file.")]
         = 0,
     rollouts: Annotated[int, typer.Option(
-        "--rollouts", help="Samples per decision of the montecarlo bot.")] = 100,
+        "--rollouts", help="Samples per decision of the montecarlo bot.", min=ROLLOUTS.low,
+        max=ROLLOUTS.high)] = 100,
     timeout_rate: Annotated[float, typer.Option(
-        "--timeout-rate", help="Chance that a seat runs out of time in a hand.")] = 0.0,
+        "--timeout-rate", help="Chance that a seat runs out of time in a hand.",
+        min=CHANCE.low, max=CHANCE.high)] = 0.0,
     prefix: Annotated[str | None, typer.Option(
         "--prefix", help="Hand and session ids start with it. Default: sim<seed>.")] = None,
     append: Annotated[bool, typer.Option(
@@ -328,7 +336,8 @@ def export(
     db: DbOption = None,
     shard_hands: Annotated[int, typer.Option(
         "--shard-hands", help="Hands per shard of hands, seats and placements (whole "
-        "sessions: a shard may hold more).", min=1)] = SHARD_HANDS,
+        "sessions: a shard may hold more).", min=SHARD_SIZE.low, max=SHARD_SIZE.high)
+    ] = SHARD_HANDS,
     quiet: QuietOption = False,
     wait: WaitOption = None,
 ) -> None:

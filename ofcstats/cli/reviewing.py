@@ -18,6 +18,11 @@ from ofcstats import engine as engines
 from ofcstats.cli.app import app
 from ofcstats.cli.common import _open_existing, check_filters, dates, engine_for
 from ofcstats.cli.options import (
+    JOBS,
+    POINTS,
+    ROLLOUTS,
+    SCREEN,
+    SEED,
     AddressOption,
     ConfigOption,
     DbOption,
@@ -49,11 +54,12 @@ from ofcstats.paths import written_whole
 RolloutsOption = Annotated[int, typer.Option(
     "--rollouts", help="Selection rollouts of a decision (the first step's are an eighth, at "
     "least 16; the two leaders get four times as many), and twice as many that measure "
-    "the loss of the play made.")]
+    "the loss of the play made.", min=ROLLOUTS.low, max=ROLLOUTS.high)]
 
 
 ReviewSeedOption = Annotated[int, typer.Option(
-    "--seed", min=0, help="Seed of the rollouts: the same seed gives the same numbers.")]
+    "--seed", min=SEED.low, max=SEED.high,
+    help="Seed of the rollouts: the same seed gives the same numbers.")]
 
 
 ReviewRulesetOption = Annotated[str | None, typer.Option(
@@ -64,7 +70,7 @@ ReviewRulesetOption = Annotated[str | None, typer.Option(
 
 FantasylandValueOption = Annotated[float, typer.Option(
     "--fantasyland-value", help="Points per opponent a board reaching fantasyland is worth "
-    "on top of its score.")]
+    "on top of its score.", min=POINTS.low, max=POINTS.high)]
 
 
 # The review's defaults are written out here (its modules load the simulator, a slow
@@ -72,7 +78,7 @@ FantasylandValueOption = Annotated[float, typer.Option(
 ScreenOption = Annotated[int, typer.Option(
     "--screen", help="Candidates the first step keeps (the best on its rollouts), besides "
     "the play made, for the rest of the selection rollouts; 0: every candidate on every "
-    "rollout.")]
+    "rollout.", min=SCREEN.low, max=SCREEN.high)]
 
 
 class OpponentsMode(StrEnum):
@@ -99,10 +105,6 @@ def _review_settings(ruleset: str | None, rollouts: int, seed: int, fantasyland_
                      screen: int, opponents: OpponentsMode) -> object:
     from ofcstats.review.store import Settings  # noqa: PLC0415
 
-    if rollouts < 1:
-        raise fail(f"--rollouts must be at least 1, not {rollouts}")
-    if screen < 0:
-        raise fail(f"--screen must be 0 or more, not {screen}")
     return Settings(ruleset=ruleset, rollouts=rollouts, seed=seed,
                     fantasyland_value=fantasyland_value, screen=screen,
                     opponents=opponents.value)
@@ -132,7 +134,7 @@ def review(
         "--jobs", "-j", help="Threads sharing the rollouts (the numbers do not change); "
         "with --engine, its workers. Default: one per core, at most 2, when there are "
         "more than 100 hands to review, else 1; with --engine, the config file's, else "
-        "every core.", show_default=False)] = None,
+        "every core.", show_default=False, min=JOBS.low, max=JOBS.high)] = None,
     engine: EngineOption = None,
     address: AddressOption = None,
     source: FromOption = None,

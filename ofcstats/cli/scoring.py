@@ -18,6 +18,7 @@ from ofcstats import pipeline
 from ofcstats.cli.app import app, rulesets_app
 from ofcstats.cli.common import _large_frames_process, _open_existing, engine_for
 from ofcstats.cli.options import (
+    JOBS,
     AddressOption,
     ConfigOption,
     DbOption,
@@ -237,7 +238,8 @@ def rescore(
     jobs: Annotated[int | None, typer.Option(
         "--jobs", "-j", help="Worker processes of the local engine (or CPUs of a Ray "
         "cluster started here); alone, asks for --engine local. Default: the config "
-        "file's, else every core.", show_default=False)] = None,
+        "file's, else every core.", show_default=False, min=JOBS.low, max=JOBS.high)
+    ] = None,
     address: AddressOption = None,
     source: FromOption = None,
     config: ConfigOption = None,

@@ -42,7 +42,7 @@ from ofcstats.store.decisions import Selection
 from ofcstats.variants import Variant
 
 DEFAULT_RULESET = "american"
-_HANDS_AT_ONCE = 400  # hands per transaction
+_HANDS_AT_ONCE = 400  # hands per transaction at the default rollouts (fewer past them)
 _HANDS_FOR_JOBS = 100  # fewer hands are reviewed in one process by default
 _MOST_JOBS = 2
 
@@ -278,15 +278,27 @@ def _reviewed(store: Store, selection: Selection | None, settings: Settings | No
     done = 0
     if progress is not None:
         progress(0, len(keys))
+    at_once = hands_at_once(settings.rollouts)
     with _pool(jobs if len(keys) > 1 else 1) as pool:
-        for start in range(0, len(keys), _HANDS_AT_ONCE):
-            batch = keys[start:start + _HANDS_AT_ONCE]
+        for start in range(0, len(keys), at_once):
+            batch = keys[start:start + at_once]
             found = positions(stored.review_seats(store, batch), pending, settings.ruleset)
             verdicts = _review(found, settings, pool, jobs)
             yield len(batch), _rows(verdicts, settings, name)
             done += len(batch)
             if progress is not None:
                 progress(done, len(keys))
+
+
+def hands_at_once(rollouts: int) -> int:
+    """Hands reviewed (and written) in one batch: fewer as the rollouts grow past the
+    default, so that a batch's rollouts, and the memory they take, stay about the
+    default's whatever ``--rollouts`` asks.
+
+    >>> hands_at_once(DEFAULT_ROLLOUTS), hands_at_once(10 * DEFAULT_ROLLOUTS), hands_at_once(10**6)
+    (400, 40, 1)
+    """
+    return max(1, _HANDS_AT_ONCE * DEFAULT_ROLLOUTS // max(rollouts, DEFAULT_ROLLOUTS))
 
 
 def reviewed_as(settings: Settings) -> str:

@@ -1,0 +1,92 @@
+"""The edges of the command line: numbers past their bounds, a database that cannot be
+written, a write-ahead log a stopped writer left, a store not wholly scored, Ctrl-C.
+Each ends in one line saying what happened and what to do, with the exit code the
+README gives."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import typer.main
+from test_cli_usage import one_line_error
+from typer.testing import CliRunner
+
+from ofcstats.cli import app, options
+
+runner = CliRunner()
+
+
+def _number_options() -> Iterator[tuple[list[str], Any]]:
+    """(command words, option) of every option taking a number, of every command."""
+    def walk(command: Any, words: list[str]) -> Iterator[tuple[list[str], Any]]:
+        for name, sub in getattr(command, "commands", {}).items():
+            yield from walk(sub, [*words, name])
+        for param in command.params:
+            annotation = param.type_descriptor.annotation
+            kinds = set(getattr(annotation, "__args__", ())) | {annotation}
+            if kinds & {int, float} and not getattr(param, "is_flag", False):
+                yield words, param
+    yield from walk(typer.main.get_command(app), [])
+
+
+NUMBER_OPTIONS = list(_number_options())
+DECLARED = {(bound.low, bound.high) for bound in vars(options).values()
+            if isinstance(bound, options.Bound)}
+
+
+def test_the_walk_finds_the_count_options_the_issue_names() -> None:
+    found = {(" ".join(words), param.opts[0]) for words, param in NUMBER_OPTIONS}
+    assert {("review", "--rollouts"), ("simulate", "--hands"), ("compare", "--resamples"),
+            ("rescore", "--jobs"), ("review", "--jobs"), ("export", "--shard-hands"),
+            ("review", "--screen"), ("db info", "--wait")} <= found
+
+
+@pytest.mark.parametrize(("words", "param"), NUMBER_OPTIONS,
+                         ids=[f"{' '.join(w)} {p.opts[0]}" for w, p in NUMBER_OPTIONS])
+def test_every_number_option_has_a_lower_and_an_upper_bound_declared_once(
+        words: list[str], param: Any) -> None:
+    assert param.min is not None, (words, param.opts)
+    assert param.max is not None, (words, param.opts)
+    assert (param.min, param.max) in DECLARED, "declare the bound in ofcstats/cli/options.py"
+
+
+_ARGUMENTS = {"simulate": ["-p", "a:safe,b:safe", "-o", "{tmp}/s.jsonl"],
+              "export": ["--parquet", "{tmp}/pq"], "sql": ["SELECT 1"],
+              "player": ["ann"], "replay": ["h1", "-o", "{tmp}/h.html"],
+              "report": ["-o", "{tmp}/r.html"], "ingest": ["{tmp}/none.jsonl"],
+              "score": ["{tmp}/none.jsonl"]}
+
+
+@pytest.mark.parametrize(("words", "param"), NUMBER_OPTIONS,
+                         ids=[f"{' '.join(w)} {p.opts[0]}" for w, p in NUMBER_OPTIONS])
+def test_a_number_past_its_bound_is_a_one_line_usage_error_before_anything_is_made(
+        words: list[str], param: Any, tmp_path: Path) -> None:
+    over = param.max + 1 if isinstance(param.max, int) else param.max * 2 + 1
+    given = f"{over}" if isinstance(over, int) else f"{over:g}"
+    rest = [a.format(tmp=tmp_path) for a in _ARGUMENTS.get(words[-1], [])]
+    command: Any = typer.main.get_command(app)
+    for word in words:
+        command = command.commands[word]
+    takes_db = any("--db" in getattr(p, "opts", []) for p in command.params)
+    db = ["--db", str(tmp_path / "club.duckdb")] if takes_db else []
+    text = one_line_error(runner.invoke(app, [*words, *rest, param.opts[0], given, *db]), 2)
+    low = f"{int(param.min):,}" if float(param.min).is_integer() else f"{param.min:g}"
+    high = f"{int(param.max):,}" if float(param.max).is_integer() else f"{param.max:g}"
+    assert text == (f"ofcstats: {param.opts[0]} {given}: must be from {low} to {high} "
+                    f"(see ofcstats {' '.join(words)} --help)")
+    assert not list(tmp_path.iterdir())
+
+
+def test_review_rollouts_past_the_bound_stop_at_once_instead_of_filling_memory(
+        tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "ofcstats", "review", "--rollouts",
+                           "100000000", "--db", str(tmp_path / "club.duckdb")],
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == ("ofcstats: --rollouts 100000000: must be from 1 to 10,000 (see "
+                           "ofcstats review --help)\n")
