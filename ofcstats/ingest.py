@@ -42,7 +42,7 @@ import polars as pl
 from ofcstats import formats, reading
 from ofcstats.errors import HandError, NothingLoadedError, OfcstatsError, StoreError, UsageError
 from ofcstats.formats.lines import Tally, is_stream, open_stream
-from ofcstats.paths import writable_file
+from ofcstats.paths import writable_database
 from ofcstats.records import HandBatch, reject_rows
 from ofcstats.store import DEFAULT_DB, FileLoad, Store, waiting_changes
 from ofcstats.store.connect import interrupted, storage_full
@@ -225,7 +225,7 @@ def check_inputs(paths: list[Path], files: list[Path], database: Path) -> None:
                              f"{', '.join(LOG_SUFFIXES)}, optionally .gz or .zst)")
     if not files:
         raise UsageError("no log files given")
-    writable_file(database, "database", make_parents=False)
+    writable_database(database)
 
 
 def _is_log(path: Path) -> bool:

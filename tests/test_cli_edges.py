@@ -5,6 +5,11 @@ README gives."""
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
+import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -13,10 +18,15 @@ from typing import Any
 
 import pytest
 import typer.main
+from handgen import scored_database
 from test_cli_usage import one_line_error
+from test_storage_faults import _tmpfs
 from typer.testing import CliRunner
 
 from ofcstats.cli import app, options
+from ofcstats.rules import load_ruleset
+from ofcstats.simulate import Player, Simulation, simulate
+from ofcstats.variants import Variant
 
 runner = CliRunner()
 
@@ -90,3 +100,85 @@ def test_review_rollouts_past_the_bound_stop_at_once_instead_of_filling_memory(
     assert done.returncode == 2, done.stderr
     assert done.stderr == ("ofcstats: --rollouts 100000000: must be from 1 to 10,000 (see "
                            "ofcstats review --help)\n")
+
+
+@pytest.fixture(scope="module")
+def log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    sim = Simulation(variant=Variant.PINEAPPLE, ruleset=load_ruleset("american"),
+                     players=[Player("ann", "safe"), Player("bob", "aggressive")], hands=60,
+                     seed=41)
+    path = tmp_path_factory.mktemp("edges") / "hands.jsonl"
+    path.write_text("".join(json.dumps(h) + "\n" for h in simulate(sim)), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def database(log: Path) -> Path:
+    return scored_database(log, ["american"])
+
+
+@contextlib.contextmanager
+def _read_only_copy(database: Path, folder: Path) -> Iterator[Path]:
+    """A copy of ``database`` that cannot be written: on a read-only file system as root
+    (whom file modes do not stop), else a file without write permission."""
+    if os.geteuid() != 0:
+        folder.mkdir()
+        copy = folder / "club.duckdb"
+        shutil.copyfile(database, copy)
+        copy.chmod(0o444)
+        yield copy
+        return
+    with _tmpfs(folder, "size=16m") as disk:
+        shutil.copyfile(database, disk / "club.duckdb")
+        subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
+        yield disk / "club.duckdb"
+
+
+def _writers(db: Path, log: Path) -> list[list[str]]:
+    """Every command that writes the database."""
+    at = ["--db", str(db)]
+    return [["ingest", str(log), *at], ["ingest", str(log), "--no-rescore", *at],
+            ["rescore", *at], ["rescore", "-r", "american", *at],
+            ["review", "--rollouts", "2", *at]]
+
+
+def test_every_writer_refuses_a_read_only_database_in_the_same_one_line(
+        database: Path, log: Path, tmp_path: Path) -> None:
+    with _read_only_copy(database, tmp_path / "ro") as db:
+        before = hashlib.sha256(db.read_bytes()).hexdigest()
+        for command in _writers(db, log):
+            text = one_line_error(runner.invoke(app, command), 2)
+            assert text == (f"ofcstats: {db}: cannot write the database: the file is "
+                            "read-only; give yourself write permission, or copy the file to "
+                            "a place you can write and name the copy with --db"), command
+        assert hashlib.sha256(db.read_bytes()).hexdigest() == before
+        assert sorted(p.name for p in db.parent.iterdir()) == ["club.duckdb"]
+        read = runner.invoke(app, ["players", "--db", str(db)])  # readers still read it
+        assert read.exit_code == 0, read.output
+
+
+def test_every_writer_refuses_a_database_whose_directory_cannot_be_written(
+        database: Path, log: Path, tmp_path: Path) -> None:
+    """DuckDB writes its log beside the file: a writable file in a read-only directory
+    is refused before anything is written, as a read-only file is."""
+    writable = tmp_path / "rw" / "club.duckdb"
+    writable.parent.mkdir()
+    shutil.copyfile(database, writable)
+    with _read_only_copy(database, tmp_path / "ro") as db:
+        if os.geteuid() == 0:  # the writable file put over the read-only one
+            subprocess.run(["mount", "--bind", str(writable), str(db)], check=True)
+        else:
+            db.chmod(0o644)
+            db.parent.chmod(0o555)
+        try:
+            for command in _writers(db, log):
+                text = one_line_error(runner.invoke(app, command), 2)
+                assert text == (f"ofcstats: {db}: cannot write the database: the directory "
+                                f"{db.parent} is not writable (the database's log is written "
+                                "beside it); give yourself write permission, or copy the file "
+                                "to a place you can write and name the copy with --db"), command
+        finally:
+            if os.geteuid() == 0:
+                subprocess.run(["umount", str(db)], check=False)
+            else:
+                db.parent.chmod(0o755)
