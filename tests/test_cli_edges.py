@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -182,3 +183,37 @@ def test_every_writer_refuses_a_database_whose_directory_cannot_be_written(
                 subprocess.run(["umount", str(db)], check=False)
             else:
                 db.parent.chmod(0o755)
+
+
+_KILLED_WRITER = """
+import os, signal, sys, duckdb
+con = duckdb.connect(sys.argv[1])
+con.execute("UPDATE seats SET player = 'zed' WHERE player = 'ann'")  # committed
+os.kill(os.getpid(), signal.SIGKILL)  # killed before any checkpoint
+"""
+
+
+def test_the_log_a_killed_writer_left_is_named_as_such_not_as_a_full_disk(
+        database: Path, tmp_path: Path) -> None:
+    db = tmp_path / "club.duckdb"
+    shutil.copyfile(database, db)
+    killed = subprocess.run([sys.executable, "-c", _KILLED_WRITER, str(db)], timeout=60,
+                            check=False)
+    assert killed.returncode == -signal.SIGKILL
+    size = (tmp_path / "club.duckdb.wal").stat().st_size
+    assert 0 < size < 1e6
+    for command in (["player", "zed"], ["db", "info"], ["players"]):
+        read = runner.invoke(app, [*command, "--db", str(db)])
+        assert read.exit_code == 0, read.output
+        assert read.stderr == (
+            f"ofcstats: warning: {db}: club.duckdb.wal holds {round(size / 1e3):,} KB of "
+            "changes a writer committed but had not moved into the database when it stopped "
+            "(killed, say): they are read from there and nothing is lost; the next command "
+            "that writes (ingest, rescore, review) moves them in\n")
+    moved = runner.invoke(app, ["rescore", "-r", "american", "--db", str(db)])
+    assert moved.exit_code == 0, moved.output
+    assert not (tmp_path / "club.duckdb.wal").exists() or \
+        (tmp_path / "club.duckdb.wal").stat().st_size == 0
+    again = runner.invoke(app, ["player", "zed", "--db", str(db)])
+    assert again.exit_code == 0, again.output
+    assert again.stderr == ""

@@ -487,7 +487,7 @@ def test_changes_a_stopped_writer_left_in_the_log_are_moved_by_the_next_writer(
     assert log_size(db) > 0
     read = runner.invoke(app, ["player", "zed", "--db", str(db)])
     assert read.exit_code == 0, read.output
-    assert "changes are kept in club.duckdb.wal" in read.stderr
+    assert "club.duckdb.wal holds" in read.stderr
     done = runner.invoke(app, ["rescore", "-r", "american", "--db", str(db)])
     assert done.exit_code == 0, done.output
     assert log_size(db) == 0

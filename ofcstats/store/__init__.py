@@ -33,6 +33,7 @@ concept it belongs to:
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from datetime import datetime
@@ -61,7 +62,7 @@ from ofcstats.store.schema import MIGRATIONS, SCHEMA_VERSION, Step
 
 __all__ = ["DEFAULT_DB", "HEADER_BYTES", "LOCK_WAIT", "MIGRATIONS", "SCHEMA_VERSION",
            "SHARDED_TABLES", "SHARD_HANDS", "UPDATABLE", "Added", "FileLoad", "Step", "Store",
-           "lock_wait", "log_path", "log_size", "waiting_changes"]
+           "lock_wait", "log_path", "log_size", "stale_log", "waiting_changes"]
 
 DEFAULT_DB = "ofcstats.duckdb"
 SHARD_HANDS = 50_000
@@ -101,6 +102,32 @@ def waiting_changes(path: Path) -> str | None:
             f"from there) until they can be moved into the database: free about "
             f"{_megabytes(size)} on that disk, then run a command that writes (ingest, "
             "rescore, review) to move them")
+
+
+def _amount(count: int) -> str:
+    """``56 KB`` under a megabyte (never ``0.0 MB``), else ``1.5 MB``."""
+    return f"{max(1, round(count / 1e3)):,} KB" if count < 1e6 else _megabytes(count)
+
+
+def stale_log(path: Path) -> str | None:
+    """What a write-ahead log beside ``path`` is, in words, when the disk has room to move
+    it into the database: changes a writer committed and had not yet moved into the file
+    when it stopped (killed, say), read from the log until a writer moves them. None when
+    there is no log, or when the disk lacks the room (then :func:`waiting_changes` says how
+    much to free)."""
+    size = log_size(path)
+    if not size:
+        return None
+    try:
+        free = shutil.disk_usage(path.parent).free
+    except OSError:
+        return None
+    if free < 2 * size + (1 << 20):
+        return None
+    return (f"{log_path(path).name} holds {_amount(size)} of changes a writer committed but "
+            "had not moved into the database when it stopped (killed, say): they are read "
+            "from there and nothing is lost; the next command that writes (ingest, rescore, "
+            "review) moves them in")
 
 
 _KNOWN = {
@@ -197,7 +224,7 @@ class Store(FileLoads, HandLoading):
         left = self.leftover()
         if not left:
             return None
-        return f"{self.path}: " + (waiting_changes(self.path) or (
+        return f"{self.path}: " + (stale_log(self.path) or waiting_changes(self.path) or (
             f"the database file holds {_megabytes(left)} a failed write left behind: the "
             "next command that writes (ingest, rescore, review) gives it back"))
 
