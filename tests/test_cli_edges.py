@@ -9,6 +9,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -25,8 +26,10 @@ from test_storage_faults import _tmpfs
 from typer.testing import CliRunner
 
 from ofcstats.cli import app, options
+from ofcstats.pipeline import update
 from ofcstats.rules import load_ruleset
 from ofcstats.simulate import Player, Simulation, simulate
+from ofcstats.store import Store
 from ofcstats.variants import Variant
 
 runner = CliRunner()
@@ -217,3 +220,190 @@ def test_the_log_a_killed_writer_left_is_named_as_such_not_as_a_full_disk(
     again = runner.invoke(app, ["player", "zed", "--db", str(db)])
     assert again.exit_code == 0, again.output
     assert again.stderr == ""
+
+
+def _partly_scored(log: Path, folder: Path, batches: int) -> tuple[Path, int]:
+    """A store of ``log`` whose scoring stopped (Ctrl-C) as ``batches`` batches of a few
+    sessions each were scored (the last one being written is finished: each batch is one
+    transaction); and how many hands those batches scored."""
+    db = folder / "partly.duckdb"
+    assert runner.invoke(app, ["ingest", str(log), "--no-rescore", "--db", str(db)]
+                         ).exit_code == 0
+    reached: list[int] = []
+
+    def stop(done: int, total: int) -> None:
+        reached.append(done)
+        if len(reached) > batches:
+            raise KeyboardInterrupt
+
+    with Store(db) as store, pytest.raises(KeyboardInterrupt):
+        update(store, progress=stop, batch_hands=12)
+    return db, reached[-1]
+
+
+def test_db_info_after_an_interrupted_scoring_says_how_many_hands_are_scored_and_exits_1(
+        log: Path, tmp_path: Path) -> None:
+    db, scored = _partly_scored(log, tmp_path, 2)
+    hands = log.read_text(encoding="utf-8").count("\n")
+    assert 0 < scored < hands
+    shown = runner.invoke(app, ["db", "info", "--db", str(db)])
+    assert shown.exit_code == 1, shown.output
+    lines = shown.stdout.splitlines()
+    at = lines.index(f"scoring: NOT COMPLETE: {scored:,} of {hands:,} hands scored under "
+                     "every ruleset of their variant; run ofcstats rescore")
+    assert lines[at + 1] == f"  pineapple: {scored:,} of {hands:,} hands scored under all 8 " \
+        "of its rulesets"
+    assert f"    american: {hands - scored:,} not scored" in lines
+    assert "every one scored under 0" not in shown.stdout
+    as_json = runner.invoke(app, ["db", "info", "--db", str(db), "-f", "json"])
+    assert as_json.exit_code == 1
+    info = json.loads(as_json.stdout)
+    assert (info["scoring_complete"], info["whole_hands"]) == (False, {"pineapple": scored})
+    assert runner.invoke(app, ["rescore", "--db", str(db), "-q"]).exit_code == 0
+    done = runner.invoke(app, ["db", "info", "--db", str(db)])
+    assert done.exit_code == 0, done.output
+    assert "scoring: every stored hand scored under every ruleset of its variant" in done.stdout
+
+
+# `ofcstats ARGS` with Ctrl-C as on a terminal, the work made small enough to stop in the
+# middle (small batches), and a line on stderr as each batch is kept.
+_STOPPABLE = """
+import signal, sys
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as on a terminal
+import ofcstats.ingest, ofcstats.pipeline, ofcstats.simulate
+from ofcstats.review import store as reviewing
+from ofcstats.store import Store
+def said(real, word):
+    def wrapped(*args, **kwargs):
+        out = real(*args, **kwargs)
+        print(word, file=sys.stderr, flush=True)
+        return out
+    return wrapped
+Store.add = said(Store.add, "kept")
+ofcstats.ingest.APPEND_HANDS = 200
+ofcstats.pipeline.write_batch = said(ofcstats.pipeline.write_batch, "kept")
+rescore = ofcstats.pipeline.rescore
+ofcstats.pipeline.rescore = lambda *a, **k: rescore(*a, **{**k, "batch_hands": 60})
+reviewing.stored.replace_decisions = said(reviewing.stored.replace_decisions, "kept")
+reviewing._HANDS_AT_ONCE = 4
+ofcstats.simulate.MAX_TABLES = 4
+ofcstats.simulate.LineFormat.lines = said(ofcstats.simulate.LineFormat.lines, "kept")
+from ofcstats.cli import main
+sys.argv = ["ofcstats", *sys.argv[1:]]
+main()
+"""
+
+
+def _stopped(args: list[str], after: int) -> tuple[int, str]:
+    """Run ``ofcstats ARGS``, press Ctrl-C once ``after`` batches are kept: the exit code
+    and the last line of stderr."""
+    child = subprocess.Popen([sys.executable, "-c", _STOPPABLE, *args, "--quiet"],
+                             stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    assert child.stderr is not None
+    lines: list[str] = []
+    with child.stderr:
+        for line in child.stderr:
+            lines.append(line.strip())
+            if lines.count("kept") == after:
+                child.send_signal(signal.SIGINT)
+                break
+        lines += [line.strip() for line in child.stderr]
+    child.wait(timeout=60)
+    assert lines.count("kept") >= after, lines
+    return child.returncode, lines[-1]
+
+
+@pytest.fixture(scope="module")
+def big_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    sim = Simulation(variant=Variant.PINEAPPLE, ruleset=load_ruleset("american"),
+                     players=[Player("cy", "safe"), Player("dee", "random")], hands=1500,
+                     seed=42)
+    path = tmp_path_factory.mktemp("edges-big") / "big.jsonl"
+    path.write_text("".join(json.dumps(h) + "\n" for h in simulate(sim)), encoding="utf-8")
+    return path
+
+
+def test_ctrl_c_during_ingest_names_the_files_kept_the_one_rolled_back_and_what_to_run(
+        log: Path, big_log: Path, tmp_path: Path) -> None:
+    db = tmp_path / "club.duckdb"
+    code, last = _stopped(["ingest", str(log), str(big_log), "--db", str(db)], after=3)
+    assert code == 130
+    assert last == (f"ofcstats: interrupted: 1 of 2 files loaded whole (hands.jsonl); "
+                    f"{big_log} was rolled back, the database as it was before it; run the "
+                    "same ofcstats ingest again to load the rest (what is loaded is skipped) "
+                    "and score them")
+    with Store(db, read_only=True) as store:
+        assert store.count("hands") == 60
+    again = runner.invoke(app, ["ingest", str(log), str(big_log), "--db", str(db), "-q"])
+    assert again.exit_code == 0, again.output
+    assert "1,500 hands loaded" in again.stdout
+
+
+def test_ctrl_c_during_rescore_says_how_far_it_scored_and_db_info_agrees(
+        big_log: Path, tmp_path: Path) -> None:
+    db = tmp_path / "club.duckdb"
+    assert runner.invoke(app, ["ingest", str(big_log), "--db", str(db), "--no-rescore"]
+                         ).exit_code == 0
+    code, last = _stopped(["rescore", "--db", str(db)], after=2)
+    assert code == 130
+    found = re.fullmatch(r"ofcstats: interrupted: ([\d,]+) of 1,500 hands scored, each batch "
+                         r"kept whole; run ofcstats rescore to score the rest", last)
+    assert found, last
+    scored = found.group(1)
+    info = runner.invoke(app, ["db", "info", "--db", str(db)])
+    assert info.exit_code == 1
+    assert (f"scoring: NOT COMPLETE: {scored} of 1,500 hands scored under every ruleset of "
+            "their variant; run ofcstats rescore") in info.stdout
+    assert runner.invoke(app, ["rescore", "--db", str(db), "-q"]).exit_code == 0
+    assert runner.invoke(app, ["db", "info", "--db", str(db)]).exit_code == 0
+
+
+def test_ctrl_c_during_review_says_how_many_hands_are_kept_and_that_it_resumes(
+        database: Path, tmp_path: Path) -> None:
+    db = tmp_path / "club.duckdb"
+    shutil.copyfile(database, db)
+    code, last = _stopped(["review", "--rollouts", "2", "-j", "1", "--db", str(db)], after=2)
+    assert code == 130
+    found = re.fullmatch(r"ofcstats: interrupted: ([\d,]+) of ([\d,]+) hands reviewed, kept "
+                         r"in the decisions table; run the same ofcstats review again to "
+                         r"review the rest \(what is reviewed is not reviewed again\)", last)
+    assert found, last
+    with Store(db, read_only=True) as store:
+        kept = store.query("SELECT count(DISTINCT hand_key) AS n FROM decisions")["n"][0]
+    assert f"{kept:,}" == found.group(1)
+
+
+def test_ctrl_c_during_simulate_says_how_many_hands_the_file_keeps_and_append_finishes_it(
+        tmp_path: Path) -> None:
+    out = tmp_path / "s.jsonl"
+    args = ["simulate", "-p", "ann:safe,bob:random", "-n", "400", "--seed", "4", "-o", str(out)]
+    code, last = _stopped(args, after=3)
+    assert code == 130
+    found = re.fullmatch(r"ofcstats: interrupted: ([\d,]+) of 400 hands kept in (.*), those of "
+                         r"the blocks of 4 tables played whole \(the block being played is not "
+                         r"written\); run the same command with --append to finish it", last)
+    assert found, last
+    assert found.group(2) == str(out)
+    assert out.read_bytes().count(b"\n") == int(found.group(1).replace(",", ""))
+    resumed = subprocess.run([sys.executable, "-c", _STOPPABLE, *args, "--append", "-q"],
+                             capture_output=True, text=True, timeout=120, check=False)
+    assert resumed.returncode == 0, resumed.stderr
+    fresh = tmp_path / "fresh.jsonl"
+    whole = subprocess.run([sys.executable, "-c", _STOPPABLE, *args[:-1], str(fresh), "-q"],
+                           capture_output=True, text=True, timeout=120, check=False)
+    assert whole.returncode == 0, whole.stderr
+    assert out.read_bytes() == fresh.read_bytes()
+
+
+def test_ctrl_c_in_a_command_that_keeps_nothing_says_nothing_was_changed(
+        database: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ofcstats import analysis  # noqa: PLC0415
+
+    def stopped(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(analysis, "player_table", stopped)
+    result = runner.invoke(app, ["players", "--db", str(database)])
+    assert result.exit_code == 130
+    assert result.stderr == ("ofcstats: interrupted: nothing was stored or written to a "
+                             "file; run the command again\n")

@@ -18,7 +18,7 @@ import typer.main
 from typer._click import exceptions as usage
 from typer.exceptions import TyperException
 
-from ofcstats.errors import DatabaseInUseError, OfcstatsError, StoreError
+from ofcstats.errors import DatabaseInUseError, Interrupted, OfcstatsError, StoreError
 from ofcstats.store.connect import interrupted, storage_full
 
 
@@ -119,6 +119,17 @@ def usage_line(error: usage.UsageError, words: Sequence[str]) -> str:
     return f"{text[:1].lower()}{text[1:]}{see}"
 
 
+NOTHING_CHANGED = "nothing was stored or written to a file; run the command again"
+"""What Ctrl-C kept of a command that keeps nothing as it goes (a reader, or a file
+written whole at its end)."""
+
+
+def interrupted_line(error: BaseException) -> str:
+    """Ctrl-C as one line: what the command kept and what to run next (the words of an
+    :class:`Interrupted`), else that nothing was changed."""
+    return f"interrupted: {error.kept if isinstance(error, Interrupted) else NOTHING_CHANGED}"
+
+
 class _Group(typer.core.TyperGroup):
     """Every command's errors as one line and an exit code; a traceback only with --debug."""
 
@@ -161,12 +172,12 @@ class _Group(typer.core.TyperGroup):
             return super().invoke(ctx)
         except (typer.Exit, typer.Abort, TyperException, BrokenPipeError):
             raise  # typer's own handling: a closed pipe ends the command quietly
-        except KeyboardInterrupt:
-            typer.echo("ofcstats: interrupted", err=True)
+        except KeyboardInterrupt as error:
+            typer.echo(f"ofcstats: {interrupted_line(error)}", err=True)
             raise typer.Exit(130) from None
         except Exception as error:
             if interrupted(error):  # Ctrl-C while DuckDB ran a query
-                typer.echo("ofcstats: interrupted", err=True)
+                typer.echo(f"ofcstats: {interrupted_line(error)}", err=True)
                 raise typer.Exit(130) from None
             if _Settings.debug:
                 raise

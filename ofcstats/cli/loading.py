@@ -48,7 +48,7 @@ from ofcstats.cli.output import (
     progress_bar,
     warn,
 )
-from ofcstats.errors import OfcstatsError, StoreError, UsageError
+from ofcstats.errors import Interrupted, OfcstatsError, StoreError, UsageError
 from ofcstats.paths import no_loop, replace_directory_files, writable_directory
 from ofcstats.rules import Ruleset, load_ruleset, presets_played_in
 from ofcstats.store import SHARD_HANDS, Store
@@ -193,7 +193,11 @@ def ingest(
         raise fail_with(error) from None
     scored, problem = None, None
     if not no_rescore:
-        scored, problem = _score_loaded(database, wait, quiet or shown is SummaryFormat.json)
+        try:
+            scored, problem = _score_loaded(database, wait, quiet or shown is SummaryFormat.json)
+        except Interrupted as error:
+            raise Interrupted(f"every file loaded ({plural(summary.hands, 'new hand')}), then "
+                              f"the scoring stopped: {error.kept}") from None
     if shown is SummaryFormat.json:
         typer.echo(json.dumps({**summary.to_dict(), "rescore": None if scored is None
                                else asdict(scored)}, indent=2))
@@ -233,12 +237,16 @@ def db_info(
     (what-ifs included): per variant, the rulesets that hold all its hands, and what is
     missing from the others.
 
+    Exit code 1 when the store is not complete (a hand not scored under a ruleset of its
+    variant, or scored before its session changed: run ofcstats rescore).
+
     Example: ofcstats db info --db club.duckdb
     """
     with _open_existing(db, wait=wait, quiet=quiet) as store:
         info = store.info()
     if as_json or output is SummaryFormat.json:
         typer.echo(json.dumps(info, indent=2))
+        _complete_or_exit(info)
         return
     typer.echo(f"database: {info['path']} (schema version {info['schema_version']})")
     typer.echo("tables:")
@@ -254,17 +262,31 @@ def db_info(
     typer.echo(f"played: {info['first_played_at'] or '-'} to {info['last_played_at'] or '-'}")
     scoring = info["scoring"]
     assert isinstance(scoring, list)
-    for line in _scoring_lines(scoring, bool(info["scoring_complete"])):
+    whole_hands = info["whole_hands"]
+    assert isinstance(whole_hands, dict)
+    for line in _scoring_lines(scoring, bool(info["scoring_complete"]), whole_hands):
         typer.echo(line)
+    _complete_or_exit(info)
 
 
-def _scoring_lines(rows: list[dict[str, Any]], complete: bool) -> list[str]:
+def _complete_or_exit(info: dict[str, object]) -> None:
+    """Exit code 1 when ``db info`` found the store not complete."""
+    if not info["scoring_complete"]:
+        raise typer.Exit(1)
+
+
+def _scoring_lines(rows: list[dict[str, Any]], complete: bool,
+                   whole_hands: dict[str, int]) -> list[str]:
     """``db info``'s check that every stored hand is scored: per variant, the rulesets
-    that score all its hands, then each shortfall on a line of its own."""
+    that score all its hands (or, when none does, how many hands all of them score),
+    then each shortfall on a line of its own."""
     if not rows:
         return []
+    stored = {row["variant"]: row["hands"] for row in rows}
+    done, total = sum(whole_hands.get(v, 0) for v in stored), sum(stored.values())
     lines = ["scoring: every stored hand scored under every ruleset of its variant" if complete
-             else f"scoring: NOT COMPLETE (run {RESCORE}):"]
+             else f"scoring: NOT COMPLETE: {done:,} of {plural(total, 'hand')} scored under "
+             f"every ruleset of their variant; run {RESCORE}"]
     for variant in dict.fromkeys(row["variant"] for row in rows):
         mine = [row for row in rows if row["variant"] == variant]
         hands = mine[0]["hands"]
@@ -275,9 +297,13 @@ def _scoring_lines(rows: list[dict[str, Any]], complete: bool) -> list[str]:
         whole = [row for row in mine if row["scored"] == row["current"] == hands]
         names = ", ".join(row["ruleset"] + (" (what-if)" if row["what_if"] else "")
                           for row in whole)
-        lines.append(f"  {variant}: {plural(hands, 'hand')}, every one scored under "
-                     f"{len(whole)} of {plural(len(mine), 'ruleset')}"
-                     + (f": {names}" if whole else ""))
+        if whole:
+            lines.append(f"  {variant}: {plural(hands, 'hand')}, every one scored under "
+                         f"{len(whole)} of {plural(len(mine), 'ruleset')}: {names}")
+        else:
+            every = "its ruleset" if len(mine) == 1 else f"all {len(mine)} of its rulesets"
+            lines.append(f"  {variant}: {whole_hands.get(variant, 0):,} of "
+                         f"{plural(hands, 'hand')} scored under {every}")
         for row in mine:
             if row in whole:
                 continue

@@ -50,6 +50,7 @@ from ofcstats.cli.output import (
 )
 from ofcstats.errors import OfcstatsError
 from ofcstats.paths import written_whole
+from ofcstats.store.connect import kept_on_interrupt
 
 RolloutsOption = Annotated[int, typer.Option(
     "--rollouts", help="Selection rollouts of a decision (the first step's are an eighth, at "
@@ -166,7 +167,9 @@ def review(
                                     since=since, until=until)
     sharded = engine_for(engine, jobs, address, source, config, jobs_shard=False)
     # Written to: the decisions table keeps what was reviewed.
-    with _open_existing(db, read_only=False, wait=wait, quiet=quiet) as store:
+    with kept_on_interrupt(lambda: "the hands reviewed are kept in the decisions table; run "
+                           "the same ofcstats review again to review the rest"), \
+            _open_existing(db, read_only=False, wait=wait, quiet=quiet) as store:
         try:
             check_filters(store, analysis.Filters(players=player or None,
                                                   sessions=session or None))

@@ -62,6 +62,8 @@ from ofcstats.rules import (
     policy_names,
     preset_names,
 )
+from ofcstats.store.connect import kept_on_interrupt
+from ofcstats.store.results import RESCORE
 
 
 @app.command()
@@ -273,7 +275,9 @@ def rescore(
     except OfcstatsError as error:
         raise fail_with(error) from None
     sharded = engine_for(engine, jobs, address, source, config, jobs_shard=True)
-    with _open_existing(db, read_only=False, wait=wait, quiet=quiet) as store:
+    with kept_on_interrupt(lambda: "the batches scored are kept (each in one transaction); "
+                           f"run {RESCORE} to score the rest"), \
+            _open_existing(db, read_only=False, wait=wait, quiet=quiet) as store:
         try:
             if every:
                 # Every preset, and the other rulesets the database holds.

@@ -549,7 +549,9 @@ class Store(FileLoads, HandLoading):
         players = self.con.execute("SELECT count(DISTINCT player) FROM seats").fetchall()[0]
         variants = dict(self.con.execute(
             "SELECT variant, count(*) FROM hands GROUP BY variant ORDER BY variant").fetchall())
-        scoring = results.scoring_check(self.con).to_dicts()
+        check = results.scoring_check(self.con)
+        scoring = check.to_dicts()
+        whole = results.whole_hands(self.con, check)
         return {
             "path": str(self.path),
             "schema_version": self.version(),
@@ -562,6 +564,8 @@ class Store(FileLoads, HandLoading):
             # Per variant and ruleset scored over it: the hands stored, those the results
             # hold rows of, and those the progress marks say are up to date.
             "scoring": scoring,
+            # Per variant: the hands scored, and up to date, under every ruleset of it.
+            "whole_hands": whole,
             "scoring_complete": all(row["ruleset"] is not None
                                     and row["scored"] == row["current"] == row["hands"]
                                     for row in scoring),

@@ -16,7 +16,7 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from ofcstats.errors import DatabaseInUseError, StoreError, UsageError
+from ofcstats.errors import DatabaseInUseError, Interrupted, StoreError, UsageError
 from ofcstats.paths import FIX_DATABASE, writable_database
 from ofcstats.sanitize import visible
 
@@ -180,3 +180,18 @@ def interrupted(error: BaseException) -> bool:
         isinstance(error, RuntimeError) and str(error).strip() == "Query interrupted") or (
         isinstance(error, duckdb.Error) and "the Arrow source" in str(error)
         and "KeyboardInterrupt" in str(error))
+
+
+@contextmanager
+def kept_on_interrupt(kept: Callable[[], str]) -> Iterator[None]:
+    """Ctrl-C in the block, Python's or DuckDB's (:func:`interrupted`), raised as
+    :class:`Interrupted` with ``kept()``'s words: what the work kept, what to run next.
+    An :class:`Interrupted` from inside keeps its own words."""
+    try:
+        yield
+    except Interrupted:
+        raise
+    except BaseException as error:
+        if interrupted(error):
+            raise Interrupted(kept()) from error
+        raise
