@@ -281,7 +281,7 @@ def said(real, word):
     return wrapped
 Store.add = said(Store.add, "kept")
 ofcstats.ingest.APPEND_HANDS = 200
-ofcstats.pipeline.write_batch = said(ofcstats.pipeline.write_batch, "kept")
+ofcstats.pipeline.write_batch = said(ofcstats.pipeline.write_batch, "scored")
 rescore = ofcstats.pipeline.rescore
 ofcstats.pipeline.rescore = lambda *a, **k: rescore(*a, **{**k, "batch_hands": 60})
 reviewing.stored.replace_decisions = said(reviewing.stored.replace_decisions, "kept")
@@ -294,9 +294,9 @@ main()
 """
 
 
-def _stopped(args: list[str], after: int) -> tuple[int, str]:
-    """Run ``ofcstats ARGS``, press Ctrl-C once ``after`` batches are kept: the exit code
-    and the last line of stderr."""
+def _stopped(args: list[str], after: int, word: str = "kept") -> tuple[int, str]:
+    """Run ``ofcstats ARGS``, press Ctrl-C once ``after`` batches are kept (loaded,
+    reviewed, written; ``scored``: scored): the exit code and the last line of stderr."""
     child = subprocess.Popen([sys.executable, "-c", _STOPPABLE, *args, "--quiet"],
                              stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
     assert child.stderr is not None
@@ -304,12 +304,12 @@ def _stopped(args: list[str], after: int) -> tuple[int, str]:
     with child.stderr:
         for line in child.stderr:
             lines.append(line.strip())
-            if lines.count("kept") == after:
+            if lines.count(word) == after:
                 child.send_signal(signal.SIGINT)
                 break
         lines += [line.strip() for line in child.stderr]
     child.wait(timeout=60)
-    assert lines.count("kept") >= after, lines
+    assert lines.count(word) >= after, lines
     return child.returncode, lines[-1]
 
 
@@ -344,7 +344,7 @@ def test_ctrl_c_during_rescore_says_how_far_it_scored_and_db_info_agrees(
     db = tmp_path / "club.duckdb"
     assert runner.invoke(app, ["ingest", str(big_log), "--db", str(db), "--no-rescore"]
                          ).exit_code == 0
-    code, last = _stopped(["rescore", "--db", str(db)], after=2)
+    code, last = _stopped(["rescore", "--db", str(db)], after=2, word="scored")
     assert code == 130
     found = re.fullmatch(r"ofcstats: interrupted: ([\d,]+) of 1,500 hands scored, each batch "
                          r"kept whole; run ofcstats rescore to score the rest", last)
@@ -407,3 +407,17 @@ def test_ctrl_c_in_a_command_that_keeps_nothing_says_nothing_was_changed(
     assert result.exit_code == 130
     assert result.stderr == ("ofcstats: interrupted: nothing was stored or written to a "
                              "file; run the command again\n")
+
+
+def test_ctrl_c_while_ingest_scores_says_every_file_is_loaded_and_how_far_it_scored(
+        big_log: Path, tmp_path: Path) -> None:
+    db = tmp_path / "club.duckdb"
+    code, last = _stopped(["ingest", str(big_log), "--db", str(db)], after=1, word="scored")
+    assert code == 130
+    found = re.fullmatch(r"ofcstats: interrupted: every file loaded \(1,500 new hands\), then "
+                         r"the scoring stopped: ([\d,]+) of 1,500 hands scored, each batch "
+                         r"kept whole; run ofcstats rescore to score the rest", last)
+    assert found, last
+    info = runner.invoke(app, ["db", "info", "--db", str(db)])
+    assert info.exit_code == 1
+    assert f"NOT COMPLETE: {found.group(1)} of 1,500 hands scored" in info.stdout
