@@ -20,6 +20,11 @@ from ofcstats import ingest as ingesting
 from ofcstats.cli.app import _one_line, app, db_app
 from ofcstats.cli.common import _large_frames_process, _open_existing, _WaitNote
 from ofcstats.cli.options import (
+    CHANCE,
+    HANDS,
+    ROLLOUTS,
+    SEED,
+    SHARD_SIZE,
     DbOption,
     JsonFlag,
     OutputFormat,
@@ -43,7 +48,7 @@ from ofcstats.cli.output import (
     say,
     warn,
 )
-from ofcstats.errors import OfcstatsError, StoreError, UsageError
+from ofcstats.errors import Interrupted, OfcstatsError, StoreError, UsageError
 from ofcstats.paths import no_loop, replace_directory_files, writable_directory
 from ofcstats.rules import Ruleset, load_ruleset, load_rulesets, presets_played_in
 from ofcstats.store import SHARD_HANDS, Store
@@ -61,18 +66,21 @@ def simulate(
     variant: Annotated[str, typer.Option(
         "--variant", help=f"{', '.join(VARIANT_NAMES[:-1])} or {VARIANT_NAMES[-1]}.")
     ] = Variant.PINEAPPLE.value,
-    hands: Annotated[int, typer.Option("--hands", "-n", help="Hands to play.")] = 1000,
+    hands: Annotated[int, typer.Option("--hands", "-n", help="Hands to play.", min=HANDS.low,
+                                       max=HANDS.high)] = 1000,
     ruleset: Annotated[str | None, typer.Option(
         "--ruleset", "-r", help="A preset name or a TOML file (played under the variant): "
         "scoring and fantasyland. Default: american, or for a variant it is not played "
         "under, the first preset played under it.", show_default=False)] = None,
     seed: Annotated[int, typer.Option(
-        "--seed", min=0, help="The same seed writes the same file.")]
+        "--seed", min=SEED.low, max=SEED.high, help="The same seed writes the same file.")]
         = 0,
     rollouts: Annotated[int, typer.Option(
-        "--rollouts", help="Samples per decision of the montecarlo bot.")] = 100,
+        "--rollouts", help="Samples per decision of the montecarlo bot.", min=ROLLOUTS.low,
+        max=ROLLOUTS.high)] = 100,
     timeout_rate: Annotated[float, typer.Option(
-        "--timeout-rate", help="Chance that a seat runs out of time in a hand.")] = 0.0,
+        "--timeout-rate", help="Chance that a seat runs out of time in a hand.",
+        min=CHANCE.low, max=CHANCE.high)] = 0.0,
     prefix: Annotated[str | None, typer.Option(
         "--prefix", help="Hand and session ids start with it. Default: sim<seed>.")] = None,
     append: Annotated[bool, typer.Option(
@@ -192,8 +200,13 @@ def ingest(
                                        wait=wait, update=update_stored, on_wait=note, warn=warn)
     except OfcstatsError as error:
         raise fail_with(error) from None
-    scored, problem, unchecked = _score_loaded(
-        database, wait, quiet or shown is SummaryFormat.json, rulesets, score=not no_rescore)
+    try:
+        scored, problem, unchecked = _score_loaded(
+            database, wait, quiet or shown is SummaryFormat.json, rulesets,
+            score=not no_rescore)
+    except Interrupted as error:
+        raise Interrupted(f"every file loaded ({plural(summary.hands, 'new hand')}), then "
+                          f"the scoring stopped: {error.kept}") from None
     if shown is SummaryFormat.json:
         typer.echo(json.dumps({**summary.to_dict(), "rescore": None if scored is None
                                else asdict(scored),
@@ -254,14 +267,16 @@ def db_info(
     does not score it under (its logged points would go unchecked). Exit code 1 when
     hands are not checked.
 
+    Exit code 1 when the store is not complete (a hand not scored under a ruleset of its
+    variant, or scored before its session changed: run ofcstats rescore).
+
     Example: ofcstats db info --db club.duckdb
     """
     with _open_existing(db, wait=wait, quiet=quiet) as store:
         info = store.info()
     if as_json or output is SummaryFormat.json:
         say(json.dumps(info, indent=2))  # (JSON: as it is)
-        if info["unchecked"]:
-            raise typer.Exit(1)
+        _complete_or_exit(info)
         return
     say(f"database: {info['path']} (schema version {info['schema_version']})")
     say("tables:")
@@ -279,25 +294,37 @@ def db_info(
     assert isinstance(scoring, list)
     unchecked = info["unchecked_text"]
     assert unchecked is None or isinstance(unchecked, str)
-    for line in _scoring_lines(scoring, bool(info["scoring_complete"]), unchecked):
+    whole_hands = info["whole_hands"]
+    assert isinstance(whole_hands, dict)
+    for line in _scoring_lines(scoring, bool(info["scoring_complete"]), whole_hands,
+                               unchecked):
         say(line)
-    if unchecked is not None:
+    _complete_or_exit(info)
+
+
+def _complete_or_exit(info: dict[str, object]) -> None:
+    """Exit code 1 when ``db info`` found the store not complete (hands not scored, or
+    logged under a ruleset no re-score checks)."""
+    if not info["scoring_complete"]:
         raise typer.Exit(1)
 
 
-def _scoring_lines(rows: list[dict[str, Any]], complete: bool, unchecked: str | None = None
-                   ) -> list[str]:
+def _scoring_lines(rows: list[dict[str, Any]], complete: bool,
+                   whole_hands: dict[str, int], unchecked: str | None = None) -> list[str]:
     """``db info``'s check that every stored hand is scored: per variant, the rulesets
-    that score all its hands, then each shortfall on a line of its own; ``unchecked``:
-    the hands logged under a ruleset not scored over their variant (their logged points
-    checked by nothing), in one line."""
+    that score all its hands (or, when none does, how many hands all of them score),
+    then each shortfall on a line of its own; ``unchecked``: the hands logged under a
+    ruleset not scored over their variant (their logged points checked by nothing), in
+    one line."""
     if not rows:
         return []
-    scored = all(row["ruleset"] is not None and row["scored"] == row["current"] == row["hands"]
-                 for row in rows)
+    stored = {row["variant"]: row["hands"] for row in rows}
+    done, total = sum(whole_hands.get(v, 0) for v in stored), sum(stored.values())
+    scored = done == total
     lines = ["scoring: every stored hand scored under every ruleset of its variant"
              if complete else f"scoring: NOT COMPLETE: {unchecked}" if scored
-             else f"scoring: NOT COMPLETE (run {RESCORE}):"]
+             else f"scoring: NOT COMPLETE: {done:,} of {plural(total, 'hand')} scored under "
+             f"every ruleset of their variant; run {RESCORE}"]
     for variant in dict.fromkeys(row["variant"] for row in rows):
         mine = [row for row in rows if row["variant"] == variant]
         hands = mine[0]["hands"]
@@ -308,9 +335,13 @@ def _scoring_lines(rows: list[dict[str, Any]], complete: bool, unchecked: str | 
         whole = [row for row in mine if row["scored"] == row["current"] == hands]
         names = ", ".join(row["ruleset"] + (" (what-if)" if row["what_if"] else "")
                           for row in whole)
-        lines.append(f"  {variant}: {plural(hands, 'hand')}, every one scored under "
-                     f"{len(whole)} of {plural(len(mine), 'ruleset')}"
-                     + (f": {names}" if whole else ""))
+        if whole:
+            lines.append(f"  {variant}: {plural(hands, 'hand')}, every one scored under "
+                         f"{len(whole)} of {plural(len(mine), 'ruleset')}: {names}")
+        else:
+            every = "its ruleset" if len(mine) == 1 else f"all {len(mine)} of its rulesets"
+            lines.append(f"  {variant}: {whole_hands.get(variant, 0):,} of "
+                         f"{plural(hands, 'hand')} scored under {every}")
         for row in mine:
             if row in whole:
                 continue
@@ -365,7 +396,8 @@ def export(
     db: DbOption = None,
     shard_hands: Annotated[int, typer.Option(
         "--shard-hands", help="Hands per shard of hands, seats and placements (whole "
-        "sessions: a shard may hold more).", min=1)] = SHARD_HANDS,
+        "sessions: a shard may hold more).", min=SHARD_SIZE.low, max=SHARD_SIZE.high)
+    ] = SHARD_HANDS,
     quiet: QuietOption = False,
     wait: WaitOption = None,
 ) -> None:

@@ -16,6 +16,7 @@ from ofcstats import analysis, answers, uncertainty
 from ofcstats.cli.app import app
 from ofcstats.cli.common import _filters, _summing, reading
 from ofcstats.cli.options import (
+    SEED,
     DbOption,
     FormatOption,
     OutputPathOption,
@@ -117,7 +118,8 @@ def players(
     session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
     variant: VariantOption = None, player: PlayerOption = None,
     quiet: QuietOption = False, output_path: OutputPathOption = None,
-    seed: Annotated[int, typer.Option("--seed", min=0, help=_SEED_HELP)] = 7,
+    seed: Annotated[int, typer.Option("--seed", min=SEED.low, max=SEED.high,
+                                        help=_SEED_HELP)] = 7,
     wait: WaitOption = None,
 ) -> None:
     """Every player's results under one ruleset per variant: points, spread, 95%
@@ -145,7 +147,8 @@ def player(
     session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
     variant: VariantOption = None, quiet: QuietOption = False,
     output_path: OutputPathOption = None,
-    seed: Annotated[int, typer.Option("--seed", min=0, help=_SEED_HELP)] = 7,
+    seed: Annotated[int, typer.Option("--seed", min=SEED.low, max=SEED.high,
+                                        help=_SEED_HELP)] = 7,
     wait: WaitOption = None,
 ) -> None:
     """One player under every scored ruleset, per variant: results, money as the table
@@ -189,7 +192,8 @@ def report(
         metavar="<path>")] = None,
     session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
     variant: VariantOption = None, player: PlayerOption = None,
-    seed: Annotated[int, typer.Option("--seed", min=0, help=_SEED_HELP)] = 7,
+    seed: Annotated[int, typer.Option("--seed", min=SEED.low, max=SEED.high,
+                                        help=_SEED_HELP)] = 7,
     quiet: QuietOption = False,
     wait: WaitOption = None,
 ) -> None:

@@ -17,6 +17,11 @@ from ofcstats import answers
 from ofcstats.cli.app import app
 from ofcstats.cli.common import _open_existing, engine_for
 from ofcstats.cli.options import (
+    JOBS,
+    POINTS,
+    ROLLOUTS,
+    SCREEN,
+    SEED,
     AddressOption,
     ConfigOption,
     DbOption,
@@ -44,6 +49,7 @@ from ofcstats.cli.output import (
 )
 from ofcstats.errors import OfcstatsError
 from ofcstats.paths import written_whole
+from ofcstats.store.connect import kept_on_interrupt
 
 if TYPE_CHECKING:
     from ofcstats.review.store import Settings
@@ -51,11 +57,12 @@ if TYPE_CHECKING:
 RolloutsOption = Annotated[int, typer.Option(
     "--rollouts", help="Selection rollouts of a decision (the first step's are an eighth, at "
     "least 16; the two leaders get four times as many), and twice as many that measure "
-    "the loss of the play made.")]
+    "the loss of the play made.", min=ROLLOUTS.low, max=ROLLOUTS.high)]
 
 
 ReviewSeedOption = Annotated[int, typer.Option(
-    "--seed", min=0, help="Seed of the rollouts: the same seed gives the same numbers.")]
+    "--seed", min=SEED.low, max=SEED.high,
+    help="Seed of the rollouts: the same seed gives the same numbers.")]
 
 
 ReviewRulesetOption = Annotated[str | None, typer.Option(
@@ -66,7 +73,7 @@ ReviewRulesetOption = Annotated[str | None, typer.Option(
 
 FantasylandValueOption = Annotated[float, typer.Option(
     "--fantasyland-value", help="Points per opponent a board reaching fantasyland is worth "
-    "on top of its score.")]
+    "on top of its score.", min=POINTS.low, max=POINTS.high)]
 
 
 # The review's defaults are written out here (its modules load the simulator, a slow
@@ -74,7 +81,7 @@ FantasylandValueOption = Annotated[float, typer.Option(
 ScreenOption = Annotated[int, typer.Option(
     "--screen", help="Candidates the first step keeps (the best on its rollouts), besides "
     "the play made, for the rest of the selection rollouts; 0: every candidate on every "
-    "rollout.")]
+    "rollout.", min=SCREEN.low, max=SCREEN.high)]
 
 
 class OpponentsMode(StrEnum):
@@ -130,7 +137,7 @@ def review(
         "--jobs", "-j", help="Threads sharing the rollouts (the numbers do not change); "
         "with --engine, its workers. Default: one per core, at most 2, when there are "
         "more than 100 hands to review, else 1; with --engine, the config file's, else "
-        "every core.", show_default=False)] = None,
+        "every core.", show_default=False, min=JOBS.low, max=JOBS.high)] = None,
     engine: EngineOption = None,
     address: AddressOption = None,
     source: FromOption = None,
@@ -161,7 +168,9 @@ def review(
         raise fail_with(error) from None
     sharded = engine_for(engine, jobs, address, source, config, jobs_shard=False)
     # Written to: the decisions table keeps what was reviewed.
-    with _open_existing(db, read_only=False, wait=wait, quiet=quiet) as store:
+    with kept_on_interrupt(lambda: "the hands reviewed are kept in the decisions table; run "
+                           "the same ofcstats review again to review the rest"), \
+            _open_existing(db, read_only=False, wait=wait, quiet=quiet) as store:
         try:
             with progress_bar("review", _on_terminal(quiet or output is not TableFormat.table)
                               ) as update:

@@ -18,6 +18,7 @@ from ofcstats import answers
 from ofcstats.cli.app import app, rulesets_app
 from ofcstats.cli.common import _large_frames_process, _open_existing, engine_for
 from ofcstats.cli.options import (
+    JOBS,
     AddressOption,
     ConfigOption,
     DbOption,
@@ -63,6 +64,8 @@ from ofcstats.rules import (
     policy_names,
     preset_names,
 )
+from ofcstats.store.connect import kept_on_interrupt
+from ofcstats.store.results import RESCORE
 
 
 @app.command(epilog=columns_help("score"))
@@ -244,7 +247,8 @@ def rescore(
     jobs: Annotated[int | None, typer.Option(
         "--jobs", "-j", help="Worker processes of the local engine (or CPUs of a Ray "
         "cluster started here); alone, asks for --engine local. Default: the config "
-        "file's, else every core.", show_default=False)] = None,
+        "file's, else every core.", show_default=False, min=JOBS.low, max=JOBS.high)
+    ] = None,
     address: AddressOption = None,
     source: FromOption = None,
     config: ConfigOption = None,
@@ -273,7 +277,9 @@ def rescore(
     except OfcstatsError as error:
         raise fail_with(error) from None
     sharded = engine_for(engine, jobs, address, source, config, jobs_shard=True)
-    with _open_existing(db, read_only=False, wait=wait, quiet=quiet) as store:
+    with kept_on_interrupt(lambda: "the batches scored are kept (each in one transaction); "
+                           f"run {RESCORE} to score the rest"), \
+            _open_existing(db, read_only=False, wait=wait, quiet=quiet) as store:
         try:
             with progress_bar("rescore", _on_terminal(quiet or as_json)) as update:
                 summary = answers.rescore(store, asked, rebuild=rebuild, engine=sharded,

@@ -369,6 +369,26 @@ def unchecked_text(found: pl.DataFrame, count: str = "hands") -> str:
             + "; ".join(fix for fix in fixes if fix))
 
 
+def whole_hands(con: duckdb.DuckDBPyConnection, check: pl.DataFrame) -> dict[str, int]:
+    """Per variant, the hands scored and up to date under every ruleset scored over it:
+    those the progress marks say are current under all of them, and no more than the
+    fewest any of them has result rows of (``check``: :func:`scoring_check`'s rows). A
+    variant no ruleset is scored over has none."""
+    standing = _STANDING.format(sessions="true", rulesets="true")
+    marked = dict(con.sql(f"""
+        SELECT variant, sum(hands)::BIGINT FROM (
+            SELECT session_id, variant, any_value(hands) AS hands, bool_and(current) AS ok
+            FROM ({standing}) GROUP BY ALL)
+        WHERE ok GROUP BY ALL
+    """).fetchall())
+    fewest = check.filter(pl.col("ruleset").is_not_null()).group_by("variant").agg(
+        pl.col("scored").min())
+    rows = dict(zip(fewest.get_column("variant").to_list(),
+                    fewest.get_column("scored").to_list(), strict=True))
+    return {variant: min(int(marked.get(variant) or 0), int(rows.get(variant, 0)))
+            for variant in check.get_column("variant").unique(maintain_order=True).to_list()}
+
+
 def session_seats(con: duckdb.DuckDBPyConnection, session_ids: Sequence[str]
                   ) -> pl.DataFrame:
     """The seats of whole sessions (every variant: play order and games are the whole
