@@ -20,6 +20,7 @@ from ofcstats.ingest import ingest
 from ofcstats.pipeline import rescore
 from ofcstats.rules import load_rulesets, preset_names
 from ofcstats.store import Store
+from ofcstats.uncertainty import resample, sums
 
 SKILLS = (3.0, 0.0, -3.0)
 
@@ -101,7 +102,7 @@ def test_player_intervals_summed_in_the_database_are_those_of_the_per_game_frame
 
 
 def test_the_compiled_weights_are_numpys_counts() -> None:
-    from ofcstats._bootstrap_kernel import weights  # noqa: PLC0415 - loads the compiler
+    from ofcstats.uncertainty._kernel import weights  # noqa: PLC0415 - loads the compiler
 
     rng = np.random.default_rng(5)
     for games in (1, 7, 5_000):
@@ -110,7 +111,7 @@ def test_the_compiled_weights_are_numpys_counts() -> None:
         found = weights(drawn, games)
         assert found.dtype == np.float64
         assert np.array_equal(found, expected)
-        assert np.array_equal(uncertainty._weights(drawn.copy(), games), expected)
+        assert np.array_equal(resample._weights(drawn.copy(), games), expected)
 
 
 def test_a_ruleset_against_itself_with_doubled_points_is_one_group() -> None:
@@ -318,13 +319,13 @@ def _in_one_pass(store: Store, filters: Filters) -> tuple[uncertainty.Comparison
 def _passes(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, object]]:
     """The options of every pass over the rows from now on, as they start."""
     calls: list[dict[str, object]] = []
-    scan = uncertainty._scan_into
+    scan = sums._scan_into
 
     def spy(*args: object, **kwargs: object) -> object:
         calls.append(kwargs)
         return scan(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(uncertainty, "_scan_into", spy)
+    monkeypatch.setattr(sums, "_scan_into", spy)
     return calls
 
 
@@ -347,7 +348,7 @@ def test_sums_that_overflow_16_bits_are_summed_again_in_64(
     with Store(sample_store, read_only=True) as store:
         expected, expected_players = _in_one_pass(store, Filters())
         passes = _passes(monkeypatch)
-        monkeypatch.setattr(uncertainty, "_SMALL_HIGH", 1)  # a game of two hands overflows
+        monkeypatch.setattr(sums, "_SMALL_HIGH", 1)  # a game of two hands overflows
         found, found_players = _in_one_pass(store, Filters())
     assert [p["wide"] for p in passes[:2]] == [False, True]
     assert found.table.equals(expected.table)
