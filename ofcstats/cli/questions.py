@@ -49,8 +49,7 @@ from ofcstats.cli.output import (
 )
 from ofcstats.errors import OfcstatsError, StoreError
 
-_SEED_HELP = ("Seed of the bootstraps: over sessions for the mean, over games for every other "
-              "interval.")
+_SEED_HELP = "Seed of the bootstrap over games: the same seed, the same intervals."
 
 
 @app.command()
@@ -67,6 +66,13 @@ def compare(
     fouls, fantasyland, and how fast skill shows (rulesets ranked by the skill signal),
     each with its 95% interval (a bootstrap over games, paired across rulesets).
 
+    The skill signal is the spread of the players' mean points per hand, less what their
+    luck puts in it, over the SD per hand; where its interval reaches 0, these hands show
+    no skill difference, and the table says so. Hands to tell apart: after that many
+    hands, a player truly one spread better than the table's average (a typical gap
+    between players) has a 95% interval of their mean that excludes the average about
+    half the time.
+
     Rulesets the data cannot rank share a skill group; under each table, whether the top
     two can be told apart, or about how many more hands it would take. The table shows
     the skill signal's interval; CSV and JSON carry every interval (<stat>_ci_low,
@@ -80,6 +86,9 @@ def compare(
     with reading(db, filters, wait=wait, quiet=quiet) as store, _summing(quiet):
         try:
             found = analysis.comparison(store, filters, resamples=resamples, seed=seed)
+            scored = store.scored_rulesets(sorted(set(
+                found.table.get_column("ruleset").to_list()))) \
+                if not found.table.is_empty() else []
         except OfcstatsError as error:
             raise fail_with(error) from None
     table = found.frame()
@@ -90,6 +99,11 @@ def compare(
     notes = {str(row["variant"]): analysis.tell_apart_text(row, what_if.filter(
                  pl.col("variant") == row["variant"]).get_column("ruleset").to_list())
              for row in found.tell_apart.iter_rows(named=True)}
+    for name in sorted(hands):
+        mine = found.table.filter(pl.col("variant") == name)
+        words = [notes.get(name, ""), analysis.no_skill_text(mine),
+                 analysis.no_fantasyland_text(mine, scored)]
+        notes[name] = "\n".join(filter(None, words))
     if output is TableFormat.table:
         table = table.with_columns(_with_interval(table, "skill_signal"),
                                    pl.col("skill_group").cast(pl.String).fill_null("-"))
@@ -141,10 +155,13 @@ def players(
         if shown:
             filters = replace(filters, rulesets=sorted(set(shown.values())))
         table = _player_table(store, filters, seed, shown)
+        scored = store.scored_rulesets(sorted(set(table.get_column("ruleset").to_list())))
+    notes = {str(name): analysis.no_fantasyland_text(mine, scored)
+             for (name,), mine in table.group_by("variant")}
     emit(by_variant_text(
         table.sort(["variant", "total", "player"], descending=[False, True, False]), output,
         "players", terminal=to_terminal(path), wide=wide,
-        width=terminal_width(path)), path)
+        width=terminal_width(path), notes=notes), path)
 
 
 @app.command()
@@ -170,10 +187,13 @@ def player(
     with reading(db, filters, wait=wait, quiet=quiet) as store, _summing(quiet):
         table = _player_table(store, filters, seed)
         differences = stats.reported_differences_of(analysis.stored_rows(store, filters))
+        scored = store.scored_rulesets(sorted(set(table.get_column("ruleset").to_list())))
+    notes = {str(name): analysis.no_fantasyland_text(mine, scored)
+             for (name,), mine in table.group_by("variant")}
     text = by_variant_text(
         table.sort(["variant", "mean", "ruleset"], descending=[False, True, False]), output,
         "player", terminal=to_terminal(path), wide=wide,
-        width=terminal_width(path))
+        width=terminal_width(path), notes=notes)
     if output is TableFormat.table and not differences.is_empty():
         text += (f"\n{plural(differences.height, 'seat')} where the logged points differ from the "
                  "re-score under the ruleset played:\n"

@@ -329,7 +329,6 @@ def _percent(frame: pl.DataFrame, columns: Sequence[str]) -> pl.DataFrame:
 
 PLAYER_COLUMNS = (("player", "player"), ("hands", "hands"), ("total", "points"),
                   ("mean", "per hand"), ("ci_low", "95% low"), ("ci_high", "95% high"),
-                  ("boot_low", "bootstrap low"), ("boot_high", "bootstrap high"),
                   ("sd", "SD"), ("money", "money (units)"), ("foul_rate", "fouls %"),
                   ("fantasyland_entry_rate", "FL entry %"),
                   ("fantasyland_stay_rate", "FL stay %"), ("scoop_rate", "scoops %"),
@@ -409,6 +408,9 @@ def ranking_text(data: ReportData, variant: str) -> str:
                  f"the other {ranked.height - len(best)} rank below them.")
     else:
         words = f"{best[0]} alone is in the best group."
+    quiet = analysis.no_skill_text(data.of(data.rulesets, variant))
+    if quiet:
+        words += f" {quiet}."
     apart = data.of(data.tell_apart, variant) if not data.tell_apart.is_empty() else None
     if apart is not None and not apart.is_empty():
         what_if = ranked.filter(pl.col("what_if")).get_column("ruleset").to_list() \
@@ -441,6 +443,7 @@ def _variant_section(data: ReportData, variant: str, images: dict[str, str]) -> 
         "how much of the money royalties move, and how many hands it takes before the "
         "better player shows.</p>",
         _table(compared, RULESET_COLUMNS),
+        f"<p>{esc(analysis.TELL_APART_MEANING)}</p>",
         _image(images[key + "distribution"], f"{variant}: points per hand under each ruleset"),
         "<h3>Can these hands rank them?</h3>",
         f"<p>{esc(ranking_text(data, variant))}</p>",

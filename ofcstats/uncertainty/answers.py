@@ -49,10 +49,13 @@ COMPARE_STATS = ("sd", "mean_abs_points", "royalty_share", "foul_rate",
 ``skill_signal``."""
 
 
-def _compare_replicates(summed: npt.NDArray[np.float64]) -> dict[str, npt.NDArray[np.float64]]:
+def _compare_replicates(summed: npt.NDArray[np.float64], noise: npt.NDArray[np.float64]
+                        ) -> dict[str, npt.NDArray[np.float64]]:
     """Per resample and ruleset, :data:`COMPARE_STATS` from the resampled sums
     (resamples, rulesets, players, :data:`_COMPARE_COLUMNS`), as
-    :func:`ofcstats.stats.ruleset_table` computes them."""
+    :func:`ofcstats.stats.ruleset_table` computes them. ``noise`` (per ruleset): what the
+    players' luck adds to the variance of their means (:func:`ofcstats.stats.skill_noise`,
+    estimated once from the data), taken out of it in every resample as in the estimate."""
     column = {name: summed[..., i] for i, name in enumerate(_COMPARE_COLUMNS)}
     every = {name: value.sum(axis=-1) for name, value in column.items()}
     n, total, squares = every["hands"], every["total"], every["squares"]
@@ -66,7 +69,8 @@ def _compare_replicates(summed: npt.NDArray[np.float64]) -> dict[str, npt.NDArra
         means = np.where(kept, column["total"] / np.where(kept, hands, 1), 0.0)
         centre = means.sum(axis=-1) / counted
         deviations = np.where(kept, means - centre[..., None], 0.0)
-        spread = np.sqrt((deviations ** 2).sum(axis=-1) / (counted - 1))
+        between = (deviations ** 2).sum(axis=-1) / (counted - 1)
+        spread = np.sqrt(np.clip(between - noise, 0, None))
         within = np.where(kept, column["squares"] - column["total"] ** 2
                           / np.where(kept, hands, 1), 0.0).sum(axis=-1)
         pooled = np.sqrt(within / np.where(kept, hands - 1, 0).sum(axis=-1))
@@ -105,11 +109,12 @@ def compare(per_game: pl.DataFrame, hands: pl.DataFrame, *, resamples: int = RES
     frame's totals (``hands``: :func:`ofcstats.stats.hands_per_ruleset`), with
     ``<stat>_ci_low`` / ``<stat>_ci_high`` for every statistic, ``skill_group``
     (:func:`skill_groups`) and, per variant, :func:`tell_apart`."""
-    table = stats.ruleset_table(totals(per_game), hands)
+    noise = stats.skill_noise_of(per_game, ("session_id", "game"))
+    table = stats.ruleset_table(totals(per_game), hands, noise)
     layouts = ((variant, _Layout.of(per_game.filter(pl.col("variant") == variant),
                                     _COMPARE_COLUMNS))
                for variant in sorted(table.get_column("variant").unique().to_list()))
-    return _compared(table, layouts, resamples, seed)
+    return _compared(table, layouts, resamples, seed, noise)
 
 
 _GAME_COMPARE = ("abs_points", "abs_royalty", "abs_other", "fouls", "eligible", "entered")
@@ -129,7 +134,8 @@ def compare_stored(rows: stats.Rows, games: pl.DataFrame, *, resamples: int = RE
     scanned = _scan(per_hand, games, _GAME_COMPARE, _PLAYER_COMPARE)
     what_if = "what_if" in per_hand.columns
     summed, hands = _point_sums(scanned, _COMPARE_COLUMNS, what_if)
-    table = stats.ruleset_table(summed, hands)
+    noise = _noise(scanned)
+    table = stats.ruleset_table(summed, hands, noise)
 
     def layouts() -> Iterator[tuple[str, _Layout]]:
         for variant in sorted(table.get_column("variant").unique().to_list()):
@@ -137,7 +143,20 @@ def compare_stored(rows: stats.Rows, games: pl.DataFrame, *, resamples: int = RE
             yield variant, _Layout.scanned(scan, _COMPARE_COLUMNS)
             del scan
 
-    return _compared(table, layouts(), resamples, seed)
+    return _compared(table, layouts(), resamples, seed, noise)
+
+
+def _noise(scanned: dict[str, _Scanned]) -> pl.DataFrame:
+    """:func:`ofcstats.stats.skill_noise_of` from the passes' sums per game and player."""
+    found = []
+    for variant, scan in sorted(scanned.items()):
+        estimate = stats.skill_noise(scan.pair_game, scan.pair_player,
+                                     scan.pair_sums.column("hands"),
+                                     scan.pair_sums.column("total"))
+        found.append(pl.DataFrame({"variant": [variant] * len(scan.rulesets),
+                                   "ruleset": scan.rulesets, "noise": estimate}))
+    return pl.concat(found) if found else pl.DataFrame(schema={
+        "variant": pl.String, "ruleset": pl.String, "noise": pl.Float64})
 
 
 def _point_sums(scanned: dict[str, _Scanned], columns: Sequence[str], what_if: bool
@@ -170,13 +189,16 @@ def _point_sums(scanned: dict[str, _Scanned], columns: Sequence[str], what_if: b
 
 
 def _compared(table: pl.DataFrame, layouts: Iterable[tuple[str, _Layout]], resamples: int,
-              seed: int) -> Comparison:
+              seed: int, noise: pl.DataFrame) -> Comparison:
     """:func:`compare`'s answer from the point estimates (``table``) and each variant's
     layout, one variant at a time."""
     intervals: list[pl.DataFrame] = []
     apart: list[pl.DataFrame] = []
     for variant, layout in layouts:
-        parts = [_compare_replicates(chunk)
+        noisy = dict(noise.filter(pl.col("variant") == variant).select(
+            "ruleset", pl.col("noise").fill_nan(None).fill_null(0.0)).iter_rows())
+        shift = np.array([noisy.get(r, 0.0) for r in layout.rulesets])[None, :]
+        parts = [_compare_replicates(chunk, shift)
                  for chunk in layout.resampled(resamples, _rng(seed, variant))]
         replicates = {name: np.concatenate([part[name] for part in parts])
                       for name in COMPARE_STATS}
@@ -210,7 +232,21 @@ def _compared(table: pl.DataFrame, layouts: Iterable[tuple[str, _Layout]], resam
     joined = joined.with_columns(
         pl.when(pl.col(stat).is_not_null()).then(pl.col(f"{stat}_ci_{end}")).alias(
             f"{stat}_ci_{end}")
-        for stat in (*COMPARE_STATS, "hands_to_tell_apart") for end in ("low", "high")
+        for stat in COMPARE_STATS for end in ("low", "high")
+    ).with_columns(
+        pl.when(pl.col("skill_signal").is_not_null()).then(
+            pl.col(f"hands_to_tell_apart_ci_{end}")).alias(f"hands_to_tell_apart_ci_{end}")
+        for end in ("low", "high")
+    ) if intervals else joined
+    # Skill shown only where the signal's interval stays above 0; where it reaches 0 these
+    # hands show no skill difference, and the hands to tell players apart have only a
+    # lower bound (from the interval's upper end).
+    joined = joined.with_columns(
+        skill_shown=pl.when(pl.col("skill_signal_ci_low").is_not_null()).then(
+            pl.col("skill_signal_ci_low") > 0),
+    ).with_columns(
+        hands_to_tell_apart=pl.when(pl.col("skill_shown").fill_null(True)).then(
+            pl.col("hands_to_tell_apart")),
     ) if intervals else joined
     return Comparison(stats._stable(joined), stats._stable(
         pl.concat(apart) if apart else _tell_apart_frame([])))
@@ -297,9 +333,44 @@ PLAYER_RATES = {
     "win_rate_middle": ("wins_middle", "opponents"),
     "win_rate_bottom": ("wins_bottom", "opponents"),
     "money_per_game": ("money_millionths", "games"),
+    "mean": ("total", "hands"),
 }
 """A player's rates as numerator and denominator sums (money in whole millionths, so that
-its sums are exact too)."""
+its sums are exact too), and their mean points per hand."""
+
+COUNTED = ("foul_rate", "fantasyland_entry_rate", "fantasyland_stay_rate", "scoop_rate",
+           "scooped_rate", "win_rate_top", "win_rate_middle", "win_rate_bottom")
+"""The rates of :data:`PLAYER_RATES` that count events: each event is one of the
+denominator's (a foul is one of the hands), so the rate lies between 0 and 1."""
+
+FEW = 10
+"""Fewer events than this (or fewer non-events), and a rate's interval is a score
+interval (:func:`wilson`) rather than the bootstrap's percentiles."""
+
+
+def wilson(rate: pl.Expr, n: pl.Expr, *, low: bool) -> pl.Expr:
+    """An end of the Wilson score interval (95%) of a proportion ``rate`` of ``n`` trials
+    (``n`` need not be whole: an effective number of trials)."""
+    z2 = stats.Z95 ** 2
+    centre = (rate + z2 / (2 * n)) / (1 + z2 / n)
+    half = stats.Z95 * (rate * (1 - rate) / n + z2 / (4 * n * n)).sqrt() / (1 + z2 / n)
+    return (centre - half).clip(lower_bound=0) if low else (centre + half).clip(upper_bound=1)
+
+
+def _few_events(name: str, top: str, bottom: str) -> list[pl.Expr]:
+    """The ends of a counted rate's interval where its events (or non-events) are fewer
+    than :data:`FEW`: the Wilson interval over the effective number of trials, the trials
+    that would give a binomial rate the variance the game bootstrap gives this one
+    (``p (1 - p) / variance``; at most the trials themselves), or, with no event (or no
+    non-event) to measure that variance by, the trials themselves."""
+    x, n = pl.col(top).cast(pl.Float64), pl.col(bottom).cast(pl.Float64)
+    rate = x / n
+    variance = pl.col(f"{name}_sd").pow(2)
+    effective = pl.when((x > 0) & (x < n) & (variance > 0)).then(
+        pl.min_horizontal(rate * (1 - rate) / variance, n)).otherwise(n)
+    few = (n > 0) & ((x < FEW) | (n - x < FEW))
+    return [pl.when(few).then(wilson(rate, effective, low=end == "low")).otherwise(
+        pl.col(f"{name}_ci_{end}")).alias(f"{name}_ci_{end}") for end in ("low", "high")]
 _MONEY_SCALE = 1_000_000
 
 
@@ -332,6 +403,18 @@ def player_intervals(per_game: pl.DataFrame, money: pl.DataFrame | None = None, 
 
 
 _PLAYER_COLUMNS = sorted({c for pair in PLAYER_RATES.values() for c in pair})
+_COUNTED_COLUMNS = sorted({c for name in COUNTED for c in PLAYER_RATES[name]})
+
+
+def _sds(values: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """The SD along the first axis over the defined resamples, NaN where fewer than two."""
+    defined = np.isfinite(values)
+    count = defined.sum(axis=0)
+    filled = np.where(defined, values, 0.0)
+    mean = filled.sum(axis=0) / np.maximum(count, 1)
+    squares = (np.where(defined, values - mean, 0.0) ** 2).sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(count > 1, np.sqrt(squares / (count - 1)), np.nan)
 
 
 def player_intervals_stored(rows: stats.Rows, games: pl.DataFrame,
@@ -380,13 +463,16 @@ def _player_table(observed: pl.DataFrame | None, layouts: Iterable[tuple[str, _L
                 for top, bottom in PLAYER_RATES.values()], axis=-1))
         replicates = np.concatenate(chunks)  # resamples, rulesets, players, rates
         low, high = _quantiles(replicates)
+        spread = _sds(replicates)
         keys = [(r, p) for r in layout.rulesets for p in layout.players]
         frame_v = pl.DataFrame({
             "player": [p for _, p in keys], "variant": [variant] * len(keys),
             "ruleset": [r for r, _ in keys],
             **{f"{name}_ci_{end}": bound[:, :, i].ravel()
                for i, name in enumerate(PLAYER_RATES)
-               for end, bound in (("low", low), ("high", high))}})
+               for end, bound in (("low", low), ("high", high))},
+            **{f"{name}_sd": spread[:, :, i].ravel() for i, name in enumerate(PLAYER_RATES)
+               if name in COUNTED}})
         parts.append(frame_v)
         del layout, chunks, replicates
     if observed is None:
@@ -395,8 +481,12 @@ def _player_table(observed: pl.DataFrame | None, layouts: Iterable[tuple[str, _L
     rates = observed.select(*stats.KEYS, *(
         pl.when(pl.col(bottom) > 0).then(
             pl.col(top) / pl.col(bottom) / (_MONEY_SCALE if top == "money_millionths" else 1))
-        .alias(name) for name, (top, bottom) in PLAYER_RATES.items()))
+        .alias(name) for name, (top, bottom) in PLAYER_RATES.items()), *(
+        pl.col(c).alias(f"{c}_sum") for c in _COUNTED_COLUMNS))
     table = rates.join(pl.concat(parts), on=list(stats.KEYS), how="inner") if parts else rates
+    table = table.with_columns(
+        expression for name in COUNTED for expression in _few_events(
+            name, *(f"{c}_sum" for c in PLAYER_RATES[name]))) if parts else table
     table = table.with_columns(
         (pl.col(f"money_per_game_ci_{end}") / _MONEY_SCALE) for end in ("low", "high")
     ) if parts else table

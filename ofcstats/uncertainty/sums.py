@@ -151,6 +151,12 @@ class _Sums:
         return _Sums(grow(self.small), self.small_columns, grow(self.large),
                      self.large_columns)
 
+    def column(self, name: str) -> npt.NDArray[np.signedinteger]:
+        """One column's sums (rows x rulesets)."""
+        if name in self.small_columns:
+            return self.small[..., self.small_columns.index(name)]
+        return self.large[..., self.large_columns.index(name)]
+
     def parts(self, place: dict[str, int]
               ) -> list[tuple[npt.NDArray[np.signedinteger], list[int]]]:
         """As :meth:`_Block.of` takes them: each array with its columns' places."""
