@@ -513,3 +513,14 @@ def test_a_rate_with_no_event_has_the_score_intervals_upper_end() -> None:
     assert row["fantasyland_entry_rate_ci_low"] == 0
     z2 = stats.Z95 ** 2
     assert row["fantasyland_entry_rate_ci_high"] == pytest.approx(z2 / (600 + z2), abs=1e-9)
+
+
+def test_compare_gives_a_rate_with_no_event_an_upper_end_above_0() -> None:
+    """No fantasyland entry in 1,800 eligible seat hands: compare's interval is the
+    Wilson interval of 0 of 1,800, not [0, 0]."""
+    frame = per_game(200, entry=0.0, seed=6)
+    row = uncertainty.compare(frame, hands_of(frame), resamples=100).table.row(0, named=True)
+    assert row["fantasyland_entry_rate"] == 0
+    assert row["fantasyland_entry_rate_ci_low"] == 0
+    z2 = stats.Z95 ** 2
+    assert row["fantasyland_entry_rate_ci_high"] == pytest.approx(z2 / (1800 + z2), abs=1e-9)

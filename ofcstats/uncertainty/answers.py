@@ -110,11 +110,12 @@ def compare(per_game: pl.DataFrame, hands: pl.DataFrame, *, resamples: int = RES
     ``<stat>_ci_low`` / ``<stat>_ci_high`` for every statistic, ``skill_group``
     (:func:`skill_groups`) and, per variant, :func:`tell_apart`."""
     noise = stats.skill_noise_of(per_game, ("session_id", "game"))
-    table = stats.ruleset_table(totals(per_game), hands, noise)
+    summed = totals(per_game)
+    table = stats.ruleset_table(summed, hands, noise)
     layouts = ((variant, _Layout.of(per_game.filter(pl.col("variant") == variant),
                                     _COMPARE_COLUMNS))
                for variant in sorted(table.get_column("variant").unique().to_list()))
-    return _compared(table, layouts, resamples, seed, noise)
+    return _compared(table, layouts, resamples, seed, noise, summed)
 
 
 _GAME_COMPARE = ("abs_points", "abs_royalty", "abs_other", "fouls", "eligible", "entered")
@@ -143,7 +144,7 @@ def compare_stored(rows: stats.Rows, games: pl.DataFrame, *, resamples: int = RE
             yield variant, _Layout.scanned(scan, _COMPARE_COLUMNS)
             del scan
 
-    return _compared(table, layouts(), resamples, seed, noise)
+    return _compared(table, layouts(), resamples, seed, noise, summed)
 
 
 def _noise(scanned: dict[str, _Scanned]) -> pl.DataFrame:
@@ -188,10 +189,15 @@ def _point_sums(scanned: dict[str, _Scanned], columns: Sequence[str], what_if: b
     return (pl.concat(summed).sort(*stats.KEYS) if summed else empty), hands
 
 
+_COMPARE_COUNTED = {"foul_rate": ("fouls", "hands"),
+                    "fantasyland_entry_rate": ("entered", "eligible")}
+"""The rates of ``compare`` that count events, as numerator and denominator sums."""
+
+
 def _compared(table: pl.DataFrame, layouts: Iterable[tuple[str, _Layout]], resamples: int,
-              seed: int, noise: pl.DataFrame) -> Comparison:
-    """:func:`compare`'s answer from the point estimates (``table``) and each variant's
-    layout, one variant at a time."""
+              seed: int, noise: pl.DataFrame, summed: pl.DataFrame) -> Comparison:
+    """:func:`compare`'s answer from the point estimates (``table``; ``summed``, the sums
+    per player they come from) and each variant's layout, one variant at a time."""
     intervals: list[pl.DataFrame] = []
     apart: list[pl.DataFrame] = []
     for variant, layout in layouts:
@@ -209,6 +215,8 @@ def _compared(table: pl.DataFrame, layouts: Iterable[tuple[str, _Layout]], resam
             low, high = _quantiles(replicates[name])
             frame = frame.with_columns(pl.Series(f"{name}_ci_low", low),
                                        pl.Series(f"{name}_ci_high", high))
+        frame = frame.with_columns(pl.Series(f"{name}_sd", _sds(replicates[name]))
+                                   for name in _COMPARE_COUNTED)
         signal = replicates["skill_signal"]
         ranked = mine.filter(pl.col("skill_rank").is_not_null()).sort("skill_rank").get_column(
             "ruleset").to_list()
@@ -238,6 +246,17 @@ def _compared(table: pl.DataFrame, layouts: Iterable[tuple[str, _Layout]], resam
             pl.col(f"hands_to_tell_apart_ci_{end}")).alias(f"hands_to_tell_apart_ci_{end}")
         for end in ("low", "high")
     ) if intervals else joined
+    # Rates of few events: the score interval (as a player's rates).
+    counted = summed.group_by("variant", "ruleset").agg(
+        pl.col(c).sum().alias(f"{c}_sum") for pair in _COMPARE_COUNTED.values() for c in pair)
+    helpers = [*counted.columns[2:], *(f"{name}_sd" for name in _COMPARE_COUNTED)]
+    joined = joined.join(counted, on=["variant", "ruleset"], how="left").with_columns(
+        expression for name, (top, bottom) in _COMPARE_COUNTED.items()
+        for expression in _few_events(name, f"{top}_sum", f"{bottom}_sum")
+    ).with_columns(
+        pl.when(pl.col(name).is_not_null()).then(pl.col(f"{name}_ci_{end}")).alias(
+            f"{name}_ci_{end}") for name in _COMPARE_COUNTED for end in ("low", "high")
+    ).drop(helpers) if intervals else joined
     # Skill shown only where the signal's interval stays above 0; where it reaches 0 these
     # hands show no skill difference, and the hands to tell players apart have only a
     # lower bound (from the interval's upper end).
