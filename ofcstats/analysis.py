@@ -254,9 +254,17 @@ def player_table(store: Store, filters: Filters, *, seed: int = 7,
     result = uncertainty.player_intervals_stored(rows, hands, games, seed=seed)
     del hands, games
     shared = [c for c in result.columns if c in table.columns and c not in stats.KEYS]
+    result = without_fantasyland(result, rulesets)
+    table = without_fantasyland(table, rulesets)
+    # The mean's one interval: the bootstrap over games, as every other interval here
+    # (the hands of one game move together), in the place of the normal interval.
+    mean = result.select(*stats.KEYS, ci_low="mean_ci_low", ci_high="mean_ci_high")
+    table = table.drop("ci_low", "ci_high", "boot_low", "boot_high").join(
+        mean, on=list(stats.KEYS), how="left").select(table.drop("boot_low", "boot_high")
+                                                       .columns)
     return table.join(settled, on=["player", "variant", "ruleset"], how="left").join(
-        result.drop(shared), on=list(stats.KEYS), how="left").sort(
-        "variant", "ruleset", "player")
+        result.drop(*shared, "mean_ci_low", "mean_ci_high"), on=list(stats.KEYS),
+        how="left").sort("variant", "ruleset", "player")
 
 
 def comparison(store: Store, filters: Filters, rows: stats.Rows | None = None, *,
@@ -268,8 +276,52 @@ def comparison(store: Store, filters: Filters, rows: stats.Rows | None = None, *
     games of the filtered hands, paired across rulesets)."""
     if rows is None:
         rows = stored_rows(store, filters)
-    return uncertainty.compare_stored(rows, hand_games(store, filters),
-                                      resamples=resamples, seed=seed)
+    found = uncertainty.compare_stored(rows, hand_games(store, filters),
+                                       resamples=resamples, seed=seed)
+    names = sorted(found.table.get_column("ruleset").unique().to_list()) \
+        if not found.table.is_empty() else []
+    return replace(found, table=without_fantasyland(found.table,
+                                                    store.scored_rulesets(names)))
+
+
+FANTASYLAND_RATES = ("fantasyland_entry_rate", "fantasyland_stay_rate")
+"""The rates a ruleset without fantasyland makes impossible."""
+
+
+def no_fantasyland(rulesets: Sequence[Ruleset]) -> list[str]:
+    """The names of the rulesets without fantasyland, in order."""
+    return sorted(r.name for r in rulesets if r.fantasyland.entry is None)
+
+
+def without_fantasyland(frame: pl.DataFrame, rulesets: Sequence[Ruleset]) -> pl.DataFrame:
+    """``frame`` with its fantasyland rates and their intervals null (not 0, not [0, 0])
+    on the rows of a ruleset without fantasyland: not a rate these hands measured as 0,
+    but one the ruleset makes impossible."""
+    names = no_fantasyland(rulesets)
+    columns = [c for rate in FANTASYLAND_RATES for c in (rate, f"{rate}_ci_low",
+                                                         f"{rate}_ci_high")
+               if c in frame.columns]
+    if not names or not columns:
+        return frame
+    return frame.with_columns(pl.when(pl.col("ruleset").is_in(names)).then(None)
+                              .otherwise(pl.col(c)).alias(c) for c in columns)
+
+
+def no_fantasyland_text(frame: pl.DataFrame, rulesets: Sequence[Ruleset]) -> str:
+    """One line saying which rulesets of a table have no fantasyland (their fantasyland
+    rates shown as nothing); empty when none of them.
+
+    >>> from ofcstats.rules import load_rulesets
+    >>> print(no_fantasyland_text(pl.DataFrame({"ruleset": ["american", "pokerstars"]}),
+    ...                           load_rulesets(["american", "pokerstars"])))
+    Fantasyland rates n/a under pokerstars: no fantasyland under this ruleset
+    """
+    names = [n for n in no_fantasyland(rulesets)
+             if n in set(frame.get_column("ruleset").to_list())]
+    if not names:
+        return ""
+    return (f"Fantasyland rates n/a under {', '.join(names)}: no fantasyland under "
+            f"{'this ruleset' if len(names) == 1 else 'these rulesets'}")
 
 
 def tell_apart_text(row: dict[str, object], what_if: Collection[str] = ()) -> str:
@@ -303,6 +355,40 @@ def tell_apart_text(row: dict[str, object], what_if: Collection[str] = ()) -> st
                 f"(difference {row['difference']:.3f})")
     return (f"{first} and {second} cannot be told apart yet: about {more:,} more hands at "
             f"the observed difference ({row['difference']:.3f})")
+
+
+TELL_APART_MEANING = (
+    "Hands to tell apart: after that many hands, a player truly one spread better than the "
+    "table's average (a typical gap between players) has a 95% interval of their mean that "
+    "excludes the average about half the time.")
+"""What ``hands_to_tell_apart`` means, in the words ``compare``'s help, the report and
+docs/statistics.md use (tests/test_uncertainty.py checks it by simulation)."""
+
+
+def no_skill_text(table: pl.DataFrame) -> str:
+    """One line naming the rulesets of a variant's ``compare`` table (with
+    ``skill_shown``) under which these hands show no skill difference between the
+    players at all, with the fewest hands it could take to show one; empty when there
+    are none.
+
+    >>> print(no_skill_text(pl.DataFrame({"ruleset": ["a", "b", "c"],
+    ...     "skill_shown": [False, True, False],
+    ...     "hands_to_tell_apart_ci_low": [2300, 400, None]})))  # doctest: +ELLIPSIS
+    No skill difference between these players shows under a, c: the skill signal's 95% ...
+    ... (to tell players apart would take at least 2,300 hands under a)
+    """
+    if "skill_shown" not in table.columns:
+        return ""
+    rows = labelled(table).filter(pl.col("skill_shown").not_()).sort("ruleset")
+    if rows.is_empty():
+        return ""
+    names = rows.get_column("ruleset").to_list()
+    bounds = [f"{n:,} hands under {name}" for name, n in rows.select(
+        "ruleset", "hands_to_tell_apart_ci_low").iter_rows() if n is not None]
+    return (f"No skill difference between these players shows under {', '.join(names)}: "
+            "the skill signal's 95% interval reaches 0"
+            + (f" (to tell players apart would take at least {', '.join(bounds)})"
+               if bounds else ""))
 
 
 def _choose(scored: list[str], own: list[str], played: list[tuple[str, int]],

@@ -215,10 +215,10 @@ TABLES = {
         frozenset({"hands", "skill_rank", "mean_abs_points", "royalty_share"}),
         kept=("ruleset", "skill_signal", "hands_to_tell_apart")),
     "players": TableColumns(
-        ("player", "ruleset", "hands", "total", "mean", "sd", "ci_low", "ci_high", "boot_low",
-         "boot_high", "money", "foul_rate", "fantasyland_entry_rate", "fantasyland_stay_rate",
-         "scoop_rate", "hands_for_1"),
-        frozenset({"ruleset", "total", "sd", "boot_low", "boot_high", "fantasyland_entry_rate",
+        ("player", "ruleset", "hands", "total", "mean", "sd", "ci_low", "ci_high", "money",
+         "foul_rate", "fantasyland_entry_rate", "fantasyland_stay_rate", "scoop_rate",
+         "hands_for_1"),
+        frozenset({"ruleset", "total", "sd", "fantasyland_entry_rate",
                    "fantasyland_stay_rate", "scoop_rate", "hands_for_1"})),
     "player": TableColumns(
         ("ruleset", "hands", "total", "mean", "sd", "ci_low", "ci_high", "money", "foul_rate",
@@ -472,8 +472,9 @@ def by_variant_text(frame: pl.DataFrame, output: TableFormat, table: str,
                 part.columns, wide) and part["ruleset"].n_unique() == 1:
             under = f" under {part['ruleset'][0]}"
         note = notes.get(str(variant), "") if notes else ""
-        if note:  # a note as wide as the terminal, at most
-            note = (textwrap.fill(note, width) if width else note) + "\n"
+        if note:  # a note as wide as the terminal, at most (as the table, unless wide)
+            note = "\n".join(textwrap.fill(line, width) if width and not wide else line
+                             for line in note.splitlines()) + "\n"
         parts.append(f"{variant}{count}{under}\n"
                      + table_text(part, table, wide=wide, width=width) + note)
     return "\n".join(parts)

@@ -50,9 +50,10 @@ from ofcstats.cli.output import (
     warn,
 )
 from ofcstats.errors import OfcstatsError
+from ofcstats.rules import Ruleset
+from ofcstats.store import Store
 
-_SEED_HELP = ("Seed of the bootstraps: over sessions for the mean, over games for every other "
-              "interval.")
+_SEED_HELP = "Seed of the bootstrap over games: the same seed, the same intervals."
 
 
 @app.command(epilog=columns_help("compare"))
@@ -69,6 +70,13 @@ def compare(
     fouls, fantasyland, and how fast skill shows (rulesets ranked by the skill signal),
     each with its 95% interval (a bootstrap over games, paired across rulesets).
 
+    The skill signal is the spread of the players' mean points per hand, less what their
+    luck puts in it, over the SD per hand; where its interval reaches 0, these hands show
+    no skill difference, and the table says so. Hands to tell apart: after that many
+    hands, a player truly one spread better than the table's average (a typical gap
+    between players) has a 95% interval of their mean that excludes the average about
+    half the time.
+
     Rulesets the data cannot rank share a skill group; under each table, whether the top
     two can be told apart, or about how many more hands it would take. The table shows
     the skill signal's interval; CSV and JSON carry every interval (<stat>_ci_low,
@@ -83,6 +91,7 @@ def compare(
         try:
             found = answers.comparison(store, filters, resamples=resamples, seed=seed,
                                        check=False)
+            scored = _scored(store, found.table)
         except OfcstatsError as error:
             raise fail_with(error) from None
     table = found.frame()
@@ -91,12 +100,25 @@ def compare(
     notes = {str(row["variant"]): analysis.tell_apart_text(row, what_if.filter(
                  pl.col("variant") == row["variant"]).get_column("ruleset").to_list())
              for row in found.tell_apart.iter_rows(named=True)}
+    for name in sorted(hands):
+        mine = found.table.filter(pl.col("variant") == name)
+        words = [notes.get(name, ""), analysis.no_skill_text(mine),
+                 analysis.no_fantasyland_text(mine, scored)]
+        notes[name] = "\n".join(filter(None, words))
     if output is TableFormat.table:
         table = table.with_columns(_with_interval(table, "skill_signal"),
                                    pl.col("skill_group").cast(pl.String).fill_null("-"))
     emit(by_variant_text(table, output, "compare", hands, terminal=to_terminal(path),
                          wide=wide, width=terminal_width(path), notes=notes),
          path)
+
+
+def _scored(store: Store, table: pl.DataFrame) -> list[Ruleset]:
+    """The rulesets a table's rows name, as they were scored (for the notes that say a
+    rate is impossible under one: no fantasyland under it)."""
+    if table.is_empty():
+        return []
+    return store.scored_rulesets(sorted(set(table.get_column("ruleset").to_list())))
 
 
 def _with_interval(frame: pl.DataFrame, stat: str) -> pl.Series:
@@ -134,8 +156,11 @@ def players(
             table = answers.players(store, filters, ruleset, seed=seed, check=False)
         except OfcstatsError as error:
             raise fail_with(error) from None
+        scored = _scored(store, table)
+    notes = {str(name): analysis.no_fantasyland_text(mine, scored)
+             for (name,), mine in table.group_by("variant")}
     emit(by_variant_text(table, output, "players", terminal=to_terminal(path), wide=wide,
-                         width=terminal_width(path)), path)
+                         width=terminal_width(path), notes=notes), path)
 
 
 @app.command(epilog=columns_help("player"))
@@ -165,9 +190,12 @@ def player(
             found = answers.player(store, name, filters, seed=seed, check=False)
         except OfcstatsError as error:
             raise fail_with(error) from None
+        scored = _scored(store, found.table)
     differences, unchecked = found.differences, found.unchecked
+    notes = {str(name): analysis.no_fantasyland_text(mine, scored)
+             for (name,), mine in found.table.group_by("variant")}
     text = by_variant_text(found.table, output, "player", terminal=to_terminal(path),
-                           wide=wide, width=terminal_width(path))
+                           wide=wide, width=terminal_width(path), notes=notes)
     if output is TableFormat.table and not differences.is_empty():
         text += (f"\n{plural(differences.height, 'seat')} where the logged points differ from the "
                  "re-score under the ruleset played:\n"

@@ -374,7 +374,6 @@ def _percent(frame: pl.DataFrame, columns: Sequence[str]) -> pl.DataFrame:
 
 PLAYER_COLUMNS = (("player", "player"), ("hands", "hands"), ("total", "points"),
                   ("mean", "per hand"), ("ci_low", "95% low"), ("ci_high", "95% high"),
-                  ("boot_low", "bootstrap low"), ("boot_high", "bootstrap high"),
                   ("sd", "SD"), ("money", "money (units)"), ("foul_rate", "fouls %"),
                   ("fantasyland_entry_rate", "FL entry %"),
                   ("fantasyland_stay_rate", "FL stay %"), ("scoop_rate", "scoops %"),
@@ -457,6 +456,9 @@ def ranking_text(data: ReportData, variant: str) -> str:
                  f"the other {ranked.height - len(best)} rank below them.")
     else:
         words = f"{best[0]} alone is in the best group."
+    quiet = analysis.no_skill_text(data.of(data.rulesets, variant))
+    if quiet:
+        words += f" {quiet}."
     apart = data.of(data.tell_apart, variant) if not data.tell_apart.is_empty() else None
     if apart is not None and not apart.is_empty():
         what_if = ranked.filter(pl.col("what_if")).get_column("ruleset").to_list() \
@@ -492,6 +494,7 @@ def _variant_section(data: ReportData, variant: str, images: dict[str, str]) -> 
         "better player shows.</p>",
         _table(compared, RULESET_COLUMNS),
         _explained(RULESET_COLUMNS),
+        f"<p>{esc(analysis.TELL_APART_MEANING)}</p>",
         _image(images[key + "distribution"], f"{variant}: points a seat wins or loses in a hand "
                "under each ruleset: the box holds the middle half of the hands, the whiskers "
                "all but the 1% at each end; a wider box, bigger swings"),
