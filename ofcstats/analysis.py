@@ -154,10 +154,13 @@ def labelled(frame: pl.DataFrame) -> pl.DataFrame:
 MEANINGS = {
     "skill_rank": "the ruleset's place by how fast skill shows in its results (1: fastest)",
     "skill_group": "rulesets that share a group cannot be told apart by these hands",
-    "skill_signal": "how much of a player's result per hand is the player, not the cards "
-                    "(higher: skill shows sooner)",
-    "hands_to_tell_apart": "hands it takes to tell a player one spread better than the "
-                           "table apart from it",
+    "skill_signal": "how much of a player's result per hand is the player, not the cards, "
+                    "the players' luck taken out (0: no skill difference shows; higher: "
+                    "skill shows sooner)",
+    "skill_shown": "whether these hands show any skill difference at all (its interval "
+                   "stays above 0)",
+    "hands_to_tell_apart": "hands after which a player one spread better than the table "
+                           "is told apart from it about half the time",
     "sd": "how far a seat's points per hand swing (standard deviation)",
     "mean_abs_points": "points changing hands per seat and hand, won or lost",
     "royalty_share": "share of the points moved by royalties (bonuses for strong rows)",
@@ -167,10 +170,9 @@ MEANINGS = {
     "scoop_rate": "share of hands that win all three rows against someone",
     "total": "points won in all",
     "mean": "points won per hand",
-    "ci_low": "with the high end: where the player's true points per hand lie, 95% sure",
+    "ci_low": "with the high end: where the player's true points per hand lie, 95% sure "
+              "(whole games resampled: a game's hands move together)",
     "ci_high": "the high end of that range",
-    "boot_low": "the same range from reshuffling whole sessions (for streaky play)",
-    "boot_high": "its high end",
     "money": "money won, settled as the table settles it",
     "hands_for_1": "hands it takes for the interval to narrow to 1 point either side",
     "mean_ev_loss": "points given up per decision, against the best play found",
@@ -185,6 +187,10 @@ MEANINGS = {
     "points": "points the seat won in the hand, against every opponent",
     "fouled": "the board was fouled (its rows out of order)",
     "scoops": "opponents the seat beat in all three rows",
+    "fantasyland": "the seat played this hand in fantasyland",
+    "fantasyland_entered": "the hand earned the seat fantasyland",
+    "mistakes": "the review's mistakes in the hand (empty: not reviewed)",
+    "timed_out": "the player ran out of time in this hand",
     **{f"street_{n}": f"points given up per decision on street {n}" for n in range(1, 10)},
 }
 """What each column of the commands' tables means, in a player's words: the commands'

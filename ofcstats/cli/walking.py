@@ -29,6 +29,7 @@ from ofcstats.cli.options import (
 from ofcstats.cli.output import (
     SUFFIXES,
     by_variant_text,
+    columns_help,
     emit,
     fail_with,
     output_file,
@@ -46,7 +47,7 @@ class HandSort(StrEnum):
     ev_loss = "ev_loss"
 
 
-@app.command()
+@app.command(epilog=columns_help("hands"))
 def hands(
     db: DbOption = None,
     player: PlayerOption = None,

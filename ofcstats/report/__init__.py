@@ -354,7 +354,7 @@ def _explained(columns: Sequence[tuple[str, str]]) -> str:
     return f'<p class="legend">{"; ".join(said)}.</p>' if said else ""
 
 
-PLAIN = frozenset({"total", "mean", "money", "ci_high", "boot_high", "total_ev_loss"})
+PLAIN = frozenset({"total", "mean", "money", "ci_high", "total_ev_loss"})
 """Columns a table's header says well enough (or whose pair's line says it)."""
 
 
