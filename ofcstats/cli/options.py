@@ -54,6 +54,11 @@ POINTS = Bound(0.0, 1_000.0)
 """Points a value in points may be worth (as a ruleset's values: 0 to 1,000)."""
 WAIT = Bound(0.0, 86_400.0)
 """Seconds to wait for a database another program holds: up to a day."""
+ROWS = Bound(0, 1_000_000_000)
+"""Rows a listing shows (``hands --limit``): more than any database holds."""
+HAND_POINTS = Bound(-1_000_000, 1_000_000)
+"""Points a seat wins or loses in one hand (a ruleset pays at most 1,000 points an
+opponent; far fewer than 1,000 opponents share a table)."""
 
 
 class OutputFormat(StrEnum):

@@ -13,6 +13,8 @@ from ofcstats import answers
 from ofcstats.cli.app import app
 from ofcstats.cli.common import _filters, reading
 from ofcstats.cli.options import (
+    HAND_POINTS,
+    ROWS,
     DbOption,
     FormatOption,
     OutputPathOption,
@@ -64,19 +66,23 @@ def hands(
     mistakes: Annotated[bool, typer.Option(
         "--mistakes", help="Only reviewed seats with a mistake (ofcstats review).")] = False,
     min_points: Annotated[int | None, typer.Option(
-        "--min-points", help="Only seats that scored at least this many points.",
+        "--min-points", min=HAND_POINTS.low, max=HAND_POINTS.high,
+        help="Only seats that scored at least this many points.",
         show_default=False)] = None,
     max_points: Annotated[int | None, typer.Option(
-        "--max-points", help="Only seats that scored at most this many points (-10: lost "
-        "10 or more).", show_default=False)] = None,
+        "--max-points", min=HAND_POINTS.low, max=HAND_POINTS.high,
+        help="Only seats that scored at most this many points (-10: lost 10 or more).",
+        show_default=False)] = None,
     sort: Annotated[HandSort, typer.Option(
         "--sort", help="played: in play order; points: the biggest loss first; ev_loss: "
         "the costliest decisions first (seats not reviewed last).")] = HandSort.played,
     limit: Annotated[int | None, typer.Option(
-        "--limit", "-n", min=0, help="At most this many rows.", show_default=False)] = None,
+        "--limit", "-n", min=ROWS.low, max=ROWS.high, help="At most this many rows.",
+        show_default=False)] = None,
     per_player: Annotated[int | None, typer.Option(
-        "--per-player", min=0, help="At most this many rows of each player (the first in "
-        "the order asked: with --sort points, each player's worst hands).",
+        "--per-player", min=ROWS.low, max=ROWS.high,
+        help="At most this many rows of each player (the first in the order asked: with "
+        "--sort points, each player's worst hands).",
         show_default=False)] = None,
     output: FormatOption = TableFormat.table, wide: WideOption = False,
     output_path: OutputPathOption = None, quiet: QuietOption = False,
