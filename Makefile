@@ -58,9 +58,9 @@ browser: ## Install the system's Chromium for the report's browser test, where p
 
 demo: $(BASE) ## Load the sample data, score it under every ruleset, compare, write report.html
 	@mkdir -p out
-	$(BIN)/ofcstats ingest data/sample --db $(DEMO_DB) --quiet
-	$(BIN)/ofcstats rescore --all-rulesets --ruleset data/rulesets/pineapple-progressive.toml \
+	$(BIN)/ofcstats ingest data/sample -r data/rulesets/pineapple-progressive.toml \
 		--db $(DEMO_DB) --quiet
+	$(BIN)/ofcstats rescore --all-rulesets --db $(DEMO_DB) --quiet
 	$(BIN)/ofcstats compare --db $(DEMO_DB)
 	$(BIN)/ofcstats report --db $(DEMO_DB) --ruleset american -o report.html
 

@@ -210,6 +210,22 @@ for _ in read_line_batches(Path(sys.argv[1])):
     pass
 """
 
+_INFLATE = """
+import sys
+from isal import igzip
+import zstandard
+path = sys.argv[1]
+buffer = bytearray(1 << 20)
+with open(path, "rb") as raw:
+    reader = igzip.IGzipFile(fileobj=raw) if path.endswith(".gz") else \\
+        zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
+    while reader.readinto(buffer):
+        pass
+"""
+"""The baseline of the lines alone: the decompressor alone (ISA-L's gzip reader,
+zstandard's), a megabyte at a time, no lines cut (and no break kept apart from the lines
+before it, as the line reader's own readers do)."""
+
 
 def _ingest(path: Path, db: Path, fresh: bool = True, scored: bool = False
             ) -> tuple[float, int, dict[str, object]]:
@@ -435,11 +451,14 @@ def _other_forms(streets: Path, n: int, repeats: int) -> list[str]:
             assert summary["hands"] == n, summary
             runs.setdefault("ingest", []).append((seconds, peak_kb))
             runs.setdefault("inflate", []).append(_parse_only(_DECOMPRESS, packed))
+            runs.setdefault("floor", []).append(_parse_only(_INFLATE, packed))
         seconds, peak_kb = _median(runs["ingest"])
         inflate, _ = _median(runs["inflate"])
+        floor, _ = _median(runs["floor"])
         lines.append(_rate(f"street{suffix}", n, size_mb, seconds,
                            f"({packed.stat().st_size / 1e6:,.0f} MB on disk; its lines "
-                           f"alone {inflate:.1f} s)  peak RSS {peak_kb / 1024:,.0f} MB"))
+                           f"alone {inflate:.1f} s, the decompressor alone {floor:.1f} s)  "
+                           f"peak RSS {peak_kb / 1024:,.0f} MB"))
     return lines
 
 

@@ -16,10 +16,13 @@ from dataclasses import replace
 import polars as pl
 
 from ofcstats import session, stats, uncertainty
-from ofcstats.errors import StoreError
+from ofcstats.errors import StoreError, UsageError
+from ofcstats.review.session_page import Replayed
 from ofcstats.rules.model import Ruleset
 from ofcstats.stakes import MONEY_DECIMALS
 from ofcstats.store import Store
+from ofcstats.store import decisions as stored_decisions
+from ofcstats.store import handlist as stored_hands
 from ofcstats.store import money as stored
 from ofcstats.store import results as stored_results
 from ofcstats.store.results import Filters
@@ -148,6 +151,52 @@ def labelled(frame: pl.DataFrame) -> pl.DataFrame:
                               .otherwise(pl.col("ruleset")).alias("ruleset"))
 
 
+MEANINGS = {
+    "skill_rank": "the ruleset's place by how fast skill shows in its results (1: fastest)",
+    "skill_group": "rulesets that share a group cannot be told apart by these hands",
+    "skill_signal": "how much of a player's result per hand is the player, not the cards, "
+                    "the players' luck taken out (0: no skill difference shows; higher: "
+                    "skill shows sooner)",
+    "skill_shown": "whether these hands show any skill difference at all (its interval "
+                   "stays above 0)",
+    "hands_to_tell_apart": "hands after which a player one spread better than the table "
+                           "is told apart from it about half the time",
+    "sd": "how far a seat's points per hand swing (standard deviation)",
+    "mean_abs_points": "points changing hands per seat and hand, won or lost",
+    "royalty_share": "share of the points moved by royalties (bonuses for strong rows)",
+    "foul_rate": "share of hands fouled (rows set out of order)",
+    "fantasyland_entry_rate": "share of hands that earn fantasyland",
+    "fantasyland_stay_rate": "share of fantasyland hands that earn another",
+    "scoop_rate": "share of hands that win all three rows against someone",
+    "total": "points won in all",
+    "mean": "points won per hand",
+    "ci_low": "with the high end: where the player's true points per hand lie, 95% sure "
+              "(whole games resampled: a game's hands move together)",
+    "ci_high": "the high end of that range",
+    "money": "money won, settled as the table settles it",
+    "hands_for_1": "hands it takes for the interval to narrow to 1 point either side",
+    "mean_ev_loss": "points given up per decision, against the best play found",
+    "total_ev_loss": "points given up in all",
+    "table_mean_ev_loss": "points the whole table gave up per decision here",
+    "vs_table": "this player's loss minus the table's (below 0: better than the table)",
+    "ev_loss": "points this decision gave up, against the best play found",
+    "ev_loss_se": "the error of that loss (its standard error)",
+    "fantasyland_set": "points given up per fantasyland set",
+    "fantasyland_next": "the hand puts the seat into fantasyland next",
+    "royalties": "royalty points collected from all opponents",
+    "points": "points the seat won in the hand, against every opponent",
+    "fouled": "the board was fouled (its rows out of order)",
+    "scoops": "opponents the seat beat in all three rows",
+    "fantasyland": "the seat played this hand in fantasyland",
+    "fantasyland_entered": "the hand earned the seat fantasyland",
+    "mistakes": "the review's mistakes in the hand (empty: not reviewed)",
+    "timed_out": "the player ran out of time in this hand",
+    **{f"street_{n}": f"points given up per decision on street {n}" for n in range(1, 10)},
+}
+"""What each column of the commands' tables means, in a player's words: the commands'
+``--help``, the line under a table on a terminal (``ofcstats.cli.output.legend``), the
+report's tables and docs/command-line.md."""
+
 NOTHING_SCORED = stored_results.NOTHING_SCORED
 
 
@@ -164,6 +213,18 @@ def stored_rows(store: Store, filters: Filters,
                              or "false") + ")"
         params += [value for pair in sorted(pairs.items()) for value in pair]
     return stats.Rows(store, f"SELECT * FROM results_named WHERE {where}", params)
+
+
+def not_checked(store: Store, filters: Filters) -> str | None:
+    """The check against the logs' own points, its other half (the first:
+    :func:`stats.reported_differences_of`): the hands with logged points that no re-score
+    checks, logged under a ruleset the store does not score them under, in one line with
+    the fix (``N hands not checked: ruleset X unknown; ...``); None when there are none.
+    Such hands are never counted as agreeing."""
+    found = store.unchecked(filters)
+    if found.is_empty() or not found.get_column("reported").sum():
+        return None
+    return stored_results.unchecked_text(found, "reported")
 
 
 def player_table(store: Store, filters: Filters, *, seed: int = 7,
@@ -200,9 +261,17 @@ def player_table(store: Store, filters: Filters, *, seed: int = 7,
     result = uncertainty.player_intervals_stored(rows, hands, games, seed=seed)
     del hands, games
     shared = [c for c in result.columns if c in table.columns and c not in stats.KEYS]
+    result = without_fantasyland(result, rulesets)
+    table = without_fantasyland(table, rulesets)
+    # The mean's one interval: the bootstrap over games, as every other interval here
+    # (the hands of one game move together), in the place of the normal interval.
+    mean = result.select(*stats.KEYS, ci_low="mean_ci_low", ci_high="mean_ci_high")
+    table = table.drop("ci_low", "ci_high", "boot_low", "boot_high").join(
+        mean, on=list(stats.KEYS), how="left").select(table.drop("boot_low", "boot_high")
+                                                       .columns)
     return table.join(settled, on=["player", "variant", "ruleset"], how="left").join(
-        result.drop(shared), on=list(stats.KEYS), how="left").sort(
-        "variant", "ruleset", "player")
+        result.drop(*shared, "mean_ci_low", "mean_ci_high"), on=list(stats.KEYS),
+        how="left").sort("variant", "ruleset", "player")
 
 
 def comparison(store: Store, filters: Filters, rows: stats.Rows | None = None, *,
@@ -214,8 +283,52 @@ def comparison(store: Store, filters: Filters, rows: stats.Rows | None = None, *
     games of the filtered hands, paired across rulesets)."""
     if rows is None:
         rows = stored_rows(store, filters)
-    return uncertainty.compare_stored(rows, hand_games(store, filters),
-                                      resamples=resamples, seed=seed)
+    found = uncertainty.compare_stored(rows, hand_games(store, filters),
+                                       resamples=resamples, seed=seed)
+    names = sorted(found.table.get_column("ruleset").unique().to_list()) \
+        if not found.table.is_empty() else []
+    return replace(found, table=without_fantasyland(found.table,
+                                                    store.scored_rulesets(names)))
+
+
+FANTASYLAND_RATES = ("fantasyland_entry_rate", "fantasyland_stay_rate")
+"""The rates a ruleset without fantasyland makes impossible."""
+
+
+def no_fantasyland(rulesets: Sequence[Ruleset]) -> list[str]:
+    """The names of the rulesets without fantasyland, in order."""
+    return sorted(r.name for r in rulesets if r.fantasyland.entry is None)
+
+
+def without_fantasyland(frame: pl.DataFrame, rulesets: Sequence[Ruleset]) -> pl.DataFrame:
+    """``frame`` with its fantasyland rates and their intervals null (not 0, not [0, 0])
+    on the rows of a ruleset without fantasyland: not a rate these hands measured as 0,
+    but one the ruleset makes impossible."""
+    names = no_fantasyland(rulesets)
+    columns = [c for rate in FANTASYLAND_RATES for c in (rate, f"{rate}_ci_low",
+                                                         f"{rate}_ci_high")
+               if c in frame.columns]
+    if not names or not columns:
+        return frame
+    return frame.with_columns(pl.when(pl.col("ruleset").is_in(names)).then(None)
+                              .otherwise(pl.col(c)).alias(c) for c in columns)
+
+
+def no_fantasyland_text(frame: pl.DataFrame, rulesets: Sequence[Ruleset]) -> str:
+    """One line saying which rulesets of a table have no fantasyland (their fantasyland
+    rates shown as nothing); empty when none of them.
+
+    >>> from ofcstats.rules import load_rulesets
+    >>> print(no_fantasyland_text(pl.DataFrame({"ruleset": ["american", "pokerstars"]}),
+    ...                           load_rulesets(["american", "pokerstars"])))
+    Fantasyland rates n/a under pokerstars: no fantasyland under this ruleset
+    """
+    names = [n for n in no_fantasyland(rulesets)
+             if n in set(frame.get_column("ruleset").to_list())]
+    if not names:
+        return ""
+    return (f"Fantasyland rates n/a under {', '.join(names)}: no fantasyland under "
+            f"{'this ruleset' if len(names) == 1 else 'these rulesets'}")
 
 
 def tell_apart_text(row: dict[str, object], what_if: Collection[str] = ()) -> str:
@@ -249,6 +362,40 @@ def tell_apart_text(row: dict[str, object], what_if: Collection[str] = ()) -> st
                 f"(difference {row['difference']:.3f})")
     return (f"{first} and {second} cannot be told apart yet: about {more:,} more hands at "
             f"the observed difference ({row['difference']:.3f})")
+
+
+TELL_APART_MEANING = (
+    "Hands to tell apart: after that many hands, a player truly one spread better than the "
+    "table's average (a typical gap between players) has a 95% interval of their mean that "
+    "excludes the average about half the time.")
+"""What ``hands_to_tell_apart`` means, in the words ``compare``'s help, the report and
+docs/statistics.md use (tests/test_uncertainty.py checks it by simulation)."""
+
+
+def no_skill_text(table: pl.DataFrame) -> str:
+    """One line naming the rulesets of a variant's ``compare`` table (with
+    ``skill_shown``) under which these hands show no skill difference between the
+    players at all, with the fewest hands it could take to show one; empty when there
+    are none.
+
+    >>> print(no_skill_text(pl.DataFrame({"ruleset": ["a", "b", "c"],
+    ...     "skill_shown": [False, True, False],
+    ...     "hands_to_tell_apart_ci_low": [2300, 400, None]})))  # doctest: +ELLIPSIS
+    No skill difference between these players shows under a, c: the skill signal's 95% ...
+    ... (to tell players apart would take at least 2,300 hands under a)
+    """
+    if "skill_shown" not in table.columns:
+        return ""
+    rows = labelled(table).filter(pl.col("skill_shown").not_()).sort("ruleset")
+    if rows.is_empty():
+        return ""
+    names = rows.get_column("ruleset").to_list()
+    bounds = [f"{n:,} hands under {name}" for name, n in rows.select(
+        "ruleset", "hands_to_tell_apart_ci_low").iter_rows() if n is not None]
+    return (f"No skill difference between these players shows under {', '.join(names)}: "
+            "the skill signal's 95% interval reaches 0"
+            + (f" (to tell players apart would take at least {', '.join(bounds)})"
+               if bounds else ""))
 
 
 def _choose(scored: list[str], own: list[str], played: list[tuple[str, int]],
@@ -429,3 +576,94 @@ def _in_play_order(frame: pl.DataFrame, places: pl.DataFrame) -> pl.DataFrame:
         places, on="hand_key").sort(sort_by)
     return frame[keys.get_column("_row")].with_columns(keys.get_column("order"),
                                                        keys.get_column("game"))
+
+
+HAND_SORTS = tuple(stored_hands.SORTS)
+"""The orders :func:`hands` can give: ``played``, ``points``, ``ev_loss``."""
+
+
+def hands(store: Store, filters: Filters = Filters(),  # noqa: B008 - frozen
+          *, ruleset: str | None = None, fouled: bool | None = None,
+          fantasyland: bool | None = None, mistakes: bool | None = None,
+          min_points: int | None = None, max_points: int | None = None,
+          sort: str = "played", limit: int | None = None,
+          per_player: int | None = None) -> pl.DataFrame:
+    """The hand list: one row per hand and seat the filters keep (``filters.players``: those
+    players' seats), under one ruleset per variant (``ruleset`` where it was scored for
+    the variant, else the one most of its hands were played under: :func:`shown_rulesets`).
+
+    Columns: ``hand_id``, ``session_id``, ``played_at``, ``variant``, ``ruleset``,
+    ``player``, ``seat``, ``points``, ``money`` (the seat's unit-weighted points times
+    the stake; a game's loss cap settles whole games, so a capped game's hands can add
+    up to more than it paid), ``fouled``, ``royalties``, ``fantasyland`` (played in it),
+    ``fantasyland_entered``, ``timed_out``, and from the seat's review ``ev_loss`` (summed
+    over its streets) and ``mistakes``, both null when the seat was not reviewed;
+    ``hand_key`` last.
+
+    ``fouled``, ``fantasyland`` (played in or entered), ``mistakes`` (one or more):
+    True keeps the seats that did, False those that did not; ``min_points`` and
+    ``max_points`` bound the points. ``sort``: ``played`` (play order), ``points`` (the
+    largest loss first) or ``ev_loss`` (the largest first, seats not reviewed last);
+    ``limit``: at most so many rows; ``per_player``: at most so many of each player (in
+    each variant), the first in that order. Hands not scored under the ruleset shown are
+    an error (:meth:`Store.require_scored`).
+
+    >>> import ofcstats
+    >>> with ofcstats.Store("club.duckdb", read_only=True) as store:  # doctest: +SKIP
+    ...     worst = hands(store, Filters(players=["alice"]), sort="points", limit=10)
+    """
+    if ruleset is None and filters.rulesets:
+        ruleset = filters.rulesets[0]
+    if sort not in stored_hands.SORTS:
+        raise UsageError(f"sort by {sort!r}? choose one of {', '.join(HAND_SORTS)}")
+    for name, value in (("limit", limit), ("per_player", per_player)):
+        if value is not None and value < 0:
+            raise UsageError(f"{name} must be 0 or more, not {value}")
+    shown = shown_rulesets(store, filters, ruleset)
+    store.require_scored(filters=filters, pairs=shown)
+    stakes = {r.name: None if r.point_value is None else float(r.point_value)
+              for r in store.scored_rulesets(sorted(set(shown.values())))}
+    own = stored_hands.HandFilters(fouled=fouled, fantasyland=fantasyland, mistakes=mistakes,
+                                   min_points=min_points, max_points=max_points)
+    return stored_hands.hand_rows(store, filters, shown, stakes, own, sort=sort, limit=limit,
+                                  per_player=per_player)
+
+
+def replayed(store: Store, *, session: str | None = None,
+             hand_ids: Sequence[str] | None = None,
+             player: str | None = None, ruleset: str | None = None) -> Replayed:
+    """What the replay page of a session (or of the hands named, in play order) shows
+    (:class:`ofcstats.review.session_page.Replayed`): the hands, their seats, each seat's
+    line of the hand list (:func:`hands`, under ``ruleset`` or the one played) and the
+    decisions of its review as stored. ``player``: only the hands that player sat in,
+    followed. Draw it with :func:`ofcstats.review.session_page.render`.
+
+    >>> with ofcstats.Store("club.duckdb", read_only=True) as store:  # doctest: +SKIP
+    ...     night = replayed(store, session="club7-2026-11-29")
+    """
+    if (session is None) == (hand_ids is None):
+        raise UsageError("give hand ids or --session SESSION, one or the other")
+    chosen = stored_decisions.replay_hands(store, hand_ids=hand_ids,
+                                           sessions=None if session is None else [session])
+    if hand_ids is not None:
+        missing = sorted(set(hand_ids) - set(chosen["hand_id"].to_list()))
+        if missing:
+            raise UsageError(f"no hand {missing[0]!r} in {store.path}: list the hands with "
+                             "ofcstats hands")
+    if chosen.is_empty():
+        raise UsageError(f"no hands in session {session!r}: list the sessions with "
+                         "ofcstats hands")
+    sessions = sorted(set(chosen["session_id"].to_list()))
+    listed = hands(store, Filters(sessions=sessions), ruleset=ruleset)
+    listed = listed.filter(pl.col("hand_key").is_in(chosen["hand_key"].implode()))
+    if player is not None:
+        sat = listed.filter(pl.col("player") == player)["hand_key"]
+        if sat.is_empty():
+            raise UsageError(f"{player} sat in none of these hands")
+        chosen = chosen.filter(pl.col("hand_key").is_in(sat.implode()))
+    keys = chosen["hand_key"].to_list()
+    return Replayed(hands=chosen, listed=listed, player=player,
+                    seats=stored_decisions.replay_seats(store, keys),
+                    decisions=stored_decisions.seat_decisions(store, keys),
+                    title=f"Session {session}" if session is not None
+                    else f"{len(keys)} hands")

@@ -47,3 +47,13 @@ class DatabaseInUseError(StoreError):
         return (f"{self.path}: the database is in use by {self.holder}; waited "
                 f"{self.waited:g} s. Close that program or its connection (a notebook: "
                 f"con.close()), or wait longer: {longer} (or $OFCSTATS_LOCK_WAIT)")
+
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C, with what the work kept and what to run next, in words (``12,000 of 30,000
+    hands scored, each batch kept whole; run ofcstats rescore to score the rest``). A
+    :class:`KeyboardInterrupt` still, so that whatever stops on Ctrl-C stops on it."""
+
+    def __init__(self, kept: str) -> None:
+        super().__init__(kept)
+        self.kept = kept

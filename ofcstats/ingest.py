@@ -42,10 +42,10 @@ import polars as pl
 from ofcstats import formats, reading
 from ofcstats.errors import HandError, NothingLoadedError, OfcstatsError, StoreError, UsageError
 from ofcstats.formats.lines import Tally, is_stream, open_stream
-from ofcstats.paths import writable_file
+from ofcstats.paths import writable_database
 from ofcstats.records import HandBatch, reject_rows
 from ofcstats.store import DEFAULT_DB, FileLoad, Store, waiting_changes
-from ofcstats.store.connect import interrupted, storage_full
+from ofcstats.store.connect import interrupted, kept_on_interrupt, storage_full
 
 LOG_SUFFIXES = (".jsonl", ".ndjson", ".json", ".csv")
 COMPRESSED_SUFFIXES = (".gz", ".zst")
@@ -225,7 +225,7 @@ def check_inputs(paths: list[Path], files: list[Path], database: Path) -> None:
                              f"{', '.join(LOG_SUFFIXES)}, optionally .gz or .zst)")
     if not files:
         raise UsageError("no log files given")
-    writable_file(database, "database", make_parents=False)
+    writable_database(database)
 
 
 def _is_log(path: Path) -> bool:
@@ -289,7 +289,9 @@ def ingest(paths: Iterable[Path], database: Path | str | None = None,
     summary = IngestSummary(database=str(db))
     report = _Progress(progress, sum(sizes))
     existed = db.exists()
-    with Store(db, wait=wait, on_wait=on_wait) as store, contextlib.ExitStack() as readers:
+    loading: list[Path] = []  # the file being stored, while it is
+    with kept_on_interrupt(lambda: interrupted_load(summary, files, loading)), \
+            Store(db, wait=wait, on_wait=on_wait) as store, contextlib.ExitStack() as readers:
         check_whole(store)
         # (:meth:`Store.bulk_loading`: DuckDB's threads and write buffer set for a load)
         readers.enter_context(store.bulk_loading())
@@ -309,7 +311,18 @@ def ingest(paths: Iterable[Path], database: Path | str | None = None,
                 if reader is not None:
                     readers.callback(reader.close)
             job = in_flight.popleft()
-            summary.files.append(_do(store, job, db, summary, first_reasons))
+            loading[:] = [job.path]
+            loads = store.count("ingested_files")
+            try:
+                summary.files.append(_do(store, job, db, summary, first_reasons))
+            except KeyboardInterrupt:
+                # Ctrl-C may come after the file's commit, before it is counted here.
+                with contextlib.suppress(duckdb.Error):
+                    if store.count("ingested_files") > loads:
+                        summary.files.append(FileSummary(path=str(job.path)))
+                        loading.clear()
+                raise
+            loading.clear()
             run.done(job, summary.files[-1])
             report.finish(index, size)
         readers.close()  # (the parsing is over: DuckDB may use every core again)
@@ -322,6 +335,23 @@ def ingest(paths: Iterable[Path], database: Path | str | None = None,
         raise NothingLoadedError(_all_rejected_text(summary, db))
     summary.seconds = time.perf_counter() - started
     return summary
+
+
+def interrupted_load(summary: IngestSummary, files: list[Path], loading: list[Path]) -> str:
+    """What a load stopped by Ctrl-C kept, and what to run next, in words: the files
+    loaded whole (each is one transaction), the one being stored (rolled back)."""
+    done = [f for f in summary.files if f.problem is None]  # (or loaded before)
+    names = ", ".join(Path(f.path).name for f in done[:3]) + (
+        f" and {len(done) - 3:,} more" if len(done) > 3 else "")
+    kept = (f"{len(done):,} of {len(files):,} files loaded whole ({names})" if done
+            else "no file loaded")
+    if loading:
+        kept += f"; {loading[0]} was rolled back, the database as it was before it"
+    left = len(files) - len(summary.files)
+    if not left and not loading:
+        return f"{kept}, every file read; run ofcstats rescore to score what is not scored"
+    return (f"{kept}; run the same ofcstats ingest again to load the rest (what is loaded is "
+            "skipped) and score them")
 
 
 def _all_rejected(summary: IngestSummary) -> bool:

@@ -63,6 +63,29 @@ def writable_file(path: Path, what: str = "output", *, make_parents: bool = True
     raise UsageError(f"{path}: cannot write the {what} here")
 
 
+def writable_database(path: Path) -> None:
+    """Raise :class:`UsageError` unless a program may write the database file ``path``:
+    the file, when it exists, and the directory it is in (DuckDB writes its write-ahead
+    log beside the file), or, for a new one, a directory that exists and can be written.
+    Every command that writes the database asks this first, so that each is refused the
+    same way. Nothing is created."""
+    no_loop(path, "database")
+    if path.is_file() and not os.access(path, os.W_OK):
+        raise UsageError(f"{path}: cannot write the database: the file is read-only; "
+                         f"{FIX_DATABASE}")
+    writable_file(path, "database", make_parents=False)
+    folder = path.parent
+    if path.exists() and (not os.access(folder, os.W_OK | os.X_OK)
+                          or not _can_create_in(folder)):
+        raise UsageError(f"{path}: cannot write the database: the directory {folder} is not "
+                         f"writable (the database's log is written beside it); {FIX_DATABASE}")
+
+
+FIX_DATABASE = ("give yourself write permission, or copy the file to a place you can write "
+                "and name the copy with --db")
+"""What to do about a database that cannot be written."""
+
+
 def _can_create_in(directory: Path) -> bool:
     """Whether a file can be made in ``directory``: tried, since permission bits do not
     tell (a superuser passes every check, yet cannot make files in ``/proc``); the trial

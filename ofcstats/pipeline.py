@@ -40,6 +40,7 @@ from ofcstats.score import available_cores, score_with_showdowns
 from ofcstats.showdown import differs, showdown_key
 from ofcstats.store import Store
 from ofcstats.store import results as stored
+from ofcstats.store.connect import kept_on_interrupt
 from ofcstats.store.results import ALL_VARIANTS
 
 __all__ = ["ALL_VARIANTS", "BATCH_HANDS", "RescoreSummary", "default_rulesets", "fingerprint",
@@ -215,9 +216,21 @@ def rescore(store: Store, rulesets: Sequence[Ruleset], *, rebuild: bool = False,
     """
     started = datetime.now()
     summary = RescoreSummary(rulesets=[r.name for r in rulesets])
+    written = [0, -1]  # hands of the batches written (each one transaction), hands to score
+    with kept_on_interrupt(lambda: stopped_text(*written)):
+        _rescore(store, rulesets, rebuild, what_if, progress, batch_hands, summary, written)
+    summary.seconds = (datetime.now() - started).total_seconds()
+    return summary
+
+
+def _rescore(store: Store, rulesets: Sequence[Ruleset], rebuild: bool,
+             what_if: Collection[str], progress: Progress | None, batch_hands: int,
+             summary: RescoreSummary, written: list[int]) -> None:
+    """:func:`rescore`'s work, into ``summary``; ``written``: the hands of the batches
+    written so far and the hands to score, as it goes."""
     work = plan(store, rulesets, rebuild=rebuild, what_if=what_if)
     summary.rebuilt = work.rebuilt
-    total = work.total
+    total = written[1] = work.total
     done = 0
     seen: set[str] = set()
     with store.writer() as writer, ThreadPoolExecutor(max_workers=1) as pool:
@@ -227,8 +240,9 @@ def rescore(store: Store, rulesets: Sequence[Ruleset], *, rebuild: bool = False,
                 scored, results, showdowns = _scored_batch(store, item, sessions)
                 if pending is not None:
                     pending.result()  # the previous batch is written; its errors surface here
-                pending = pool.submit(write_batch, writer, item.ruleset_ids,
-                                      sessions, scored, results, showdowns)
+                pending = pool.submit(_written, written, int(sessions.get_column("hands").sum()),
+                                      writer, item.ruleset_ids, sessions, scored, results,
+                                      showdowns)
                 done += int(sessions.get_column("hands").sum())
                 summary.hands += scored.height
                 summary.rows += results.height
@@ -239,8 +253,28 @@ def rescore(store: Store, rulesets: Sequence[Ruleset], *, rebuild: bool = False,
         if pending is not None:
             pending.result()
     finish(store, work.ids.values())
-    summary.seconds = (datetime.now() - started).total_seconds()
-    return summary
+
+
+def _written(count: list[int], hands: int, writer: stored.Writer, ruleset_ids: list[int],
+             sessions: pl.DataFrame, scored: pl.DataFrame, results: pl.DataFrame,
+             showdowns: dict[int, pl.DataFrame]) -> None:
+    """:func:`write_batch`, then ``hands`` added to ``count[0]``: the hands written."""
+    write_batch(writer, ruleset_ids, sessions, scored, results, showdowns)
+    count[0] += hands
+
+
+def stopped_text(written: int, total: int) -> str:
+    """What a rescore stopped by Ctrl-C kept, and what to run next (``total`` -1: not
+    known yet, as nothing was scored).
+
+    >>> print(stopped_text(62_496, 100_200))  # doctest: +NORMALIZE_WHITESPACE
+    62,496 of 100,200 hands scored, each batch kept whole; run ofcstats rescore to score
+    the rest
+    """
+    if total < 0:
+        return f"nothing scored yet; run {stored.RESCORE} to score the hands"
+    return (f"{written:,} of {total:,} hands scored, each batch kept whole; run "
+            f"{stored.RESCORE} to score the rest")
 
 
 def default_rulesets(store: Store, *, as_stored: bool) -> list[Ruleset]:
@@ -262,14 +296,26 @@ def default_rulesets(store: Store, *, as_stored: bool) -> list[Ruleset]:
     return [*presets, *(r for name, r in held.items() if name not in names)]
 
 
-def update(store: Store, *, progress: Progress | None = None,
-           batch_hands: int = BATCH_HANDS) -> RescoreSummary:
+def update(store: Store, rulesets: Sequence[Ruleset] = (), *,
+           progress: Progress | None = None, batch_hands: int = BATCH_HANDS
+           ) -> RescoreSummary:
     """Score every hand the store holds and has not scored (or scored before its session
     grew) under the rulesets it holds and the presets played under its variants
-    (:func:`default_rulesets`, as stored), so that every question can be answered: what
-    ``ofcstats ingest`` does after loading. What-ifs asked for before stay."""
-    return rescore(store, default_rulesets(store, as_stored=True), progress=progress,
+    (:func:`default_rulesets`, as stored), and ``rulesets`` too (``ingest -r``: a house
+    ruleset its logs name, registered with the load), so that every question can be
+    answered: what ``ofcstats ingest`` does after loading. What-ifs asked for before
+    stay."""
+    given = {r.name: r for r in rulesets}
+    held = [given.pop(r.name, r) for r in default_rulesets(store, as_stored=True)]
+    return rescore(store, [*held, *given.values()], progress=progress,
                    batch_hands=batch_hands)
+
+
+def register(store: Store, rulesets: Sequence[Ruleset]) -> None:
+    """Have the store hold ``rulesets`` without scoring them yet (``ingest -r
+    --no-rescore``): the next rescore scores them, as every ruleset the store holds."""
+    with store.transaction():
+        _register(store, rulesets, rebuild=False)
 
 
 def _work(store: Store, rulesets: Sequence[Ruleset], ids: dict[str, int],

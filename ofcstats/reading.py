@@ -31,8 +31,10 @@ from ofcstats.validate import validate
 
 def checked(raw: RawBatch, con: duckdb.DuckDBPyConnection) -> HandBatch:
     """The validation stage: a parsed batch's hands checked, with its rejects, its lines
-    too long to read (whatever the format: they reach it as blank lines), and a problem
-    with the file's lines (a last line cut short, say) as one more reject."""
+    that cannot be read (too long, not text, or cut short by a break in the compressed
+    data: whatever the format, they reach it as blank lines), and a problem with the
+    file's lines (the compressed data breaking off between two lines) as one more
+    reject."""
     batch = validate(raw, con)
     if raw.lines.long_lines:
         long = raw.lines.long_lines

@@ -9,9 +9,9 @@ matrix product per player and variant.
 
 Definitions (they are printed in the report's methodology section too):
 
-- *SD* is the sample standard deviation of points per hand; the normal 95% interval of
-  the mean is ``mean ± 1.96 SD / sqrt(hands)``; the bootstrap interval resamples whole
-  sessions (hands within a session are not independent: fantasyland carries over).
+- *SD* is the sample standard deviation of points per hand; the 95% interval of a
+  player's mean points per hand resamples whole games, as every other interval (the
+  hands of one game move together: fantasyland, the same opponents).
 - *Hands for ±1*: how many hands the normal 95% interval needs to be ±1 point per
   hand wide: ``(1.96 SD)²``.
 - *Fantasyland entry rate*: entries earned per hand played outside fantasyland in a
@@ -20,10 +20,15 @@ Definitions (they are printed in the report's methodology section too):
   rate*: the same per row.
 - *Royalty share*: of all points that changed hands, the part paid as royalties,
   ``Σ|royalty points| / (Σ|royalty points| + Σ|other points|)``.
-- *Skill signal*: the spread (SD) of players' mean points per hand divided by the
-  pooled SD within players; *hands to tell players apart* ``= (1.96 / signal)²``.
-  A higher signal means skill shows in fewer hands. Rulesets are ranked within each
-  variant by the signal rounded to nine decimals, ties broken by the ruleset's name.
+- *Skill signal*: the spread (SD) of players' mean points per hand, less the part the
+  players' luck puts in it, divided by the pooled SD within players: the square root of
+  (the variance of the players' means minus the variance their means would have if no
+  player were better, estimated from the same games), 0 where the luck explains it all.
+  *Hands to tell players apart* ``= (1.96 / signal)²``: after that many hands, a player
+  truly one spread better than the table's average has a 95% interval of their mean
+  that excludes the average about half the time. A higher signal means skill shows in
+  fewer hands. Rulesets are ranked within each variant by the signal rounded to nine
+  decimals, ties broken by the ruleset's name.
 - *Money*: settled per game (one orbit of the button plus its fantasyland hands; a
   timeout ends it early, and a change of variant or stakes starts a new game) and
   ruleset over every seat at the table: the loss cap limits what a player loses in the
@@ -483,7 +488,7 @@ def _session_means(points: npt.NDArray[np.float64], hands: npt.NDArray[np.float6
     if k < SESSION_DRAWS_FROM:
         multinomial = rng.multinomial(k, np.full(k, 1.0 / k), size=bootstrap).astype(np.float64)
         return (multinomial @ points) / (multinomial @ hands)[:, None]
-    from ofcstats._bootstrap_kernel import counted, weights  # noqa: PLC0415 - the compiler
+    from ofcstats.uncertainty._kernel import counted, weights  # noqa: PLC0415 - the compiler
 
     # Whole numbers: exact in float32 while every partial sum stays under 2**24.
     summed = np.column_stack([points, hands])
@@ -515,12 +520,103 @@ def ruleset_stats(scored: pl.LazyFrame | pl.DataFrame) -> pl.DataFrame:
 
 
 def ruleset_stats_of(rows: Rows) -> pl.DataFrame:
-    """:func:`ruleset_stats` of :class:`Rows` (the store's, or a frame's)."""
-    return ruleset_table(sums(rows), hands_per_ruleset(rows))
+    """:func:`ruleset_stats` of :class:`Rows` (the store's, or a frame's). Without the
+    games, the noise in the spread of the players' means (:func:`skill_noise`) is taken
+    with each hand as its own game."""
+    rows = per_player_hand(rows)
+    hand = "hand_key" if "hand_key" in rows.columns else "hand_id"
+    per_hand = rows.query(_PER_HAND, hand=hand)
+    return ruleset_table(sums(rows), hands_per_ruleset(rows),
+                         skill_noise_of(per_hand, (hand,)))
 
 
-def ruleset_table(summed: pl.DataFrame, hands: pl.DataFrame) -> pl.DataFrame:
-    """:func:`ruleset_stats` from :func:`sums` and :func:`hands_per_ruleset`."""
+_PER_HAND = """
+SELECT variant::VARCHAR AS variant, ruleset::VARCHAR AS ruleset, {hand},
+       player::VARCHAR AS player, count(*)::BIGINT AS hands,
+       coalesce(sum(points), 0)::BIGINT AS total
+FROM ({source})
+GROUP BY ALL
+"""
+
+
+def skill_noise(game: npt.NDArray[np.int64], player: npt.NDArray[np.int64],
+                hands: npt.NDArray[np.integer], total: npt.NDArray[np.integer]
+                ) -> npt.NDArray[np.float64]:
+    """How much the players' luck adds to the spread of their means, per ruleset: the
+    expected sample variance of the players' mean points per hand when every player's
+    true mean is the same, estimated from the games themselves.
+
+    The rows are pairs of a game and a player (``game``, ``player``: codes from 0) with
+    that player's ``hands`` and ``total`` points in that game, per ruleset (pairs x
+    rulesets). Only players with :data:`MIN_HANDS_FOR_SKILL` hands count, as in the
+    skill signal. With ``N_i`` a player's hands, ``m_i`` their mean and
+    ``u_ig = (total_ig - m_i hands_ig) / N_i`` (a game's part in the error of their
+    mean), the variance of player ``i``'s mean is ``Σ_g u_ig²`` and the covariance of two
+    players' means ``Σ_g u_ig u_jg`` (the hands of one game move together; players at
+    one table win what the others lose): the noise in the sample variance of ``k``
+    means is ``(Σ_i Σ_g u_ig² - Σ_g (Σ_i u_ig)² / k) / (k - 1)``.
+
+    That times ``G / (G - 1)`` for ``G`` games (the usual correction of a variance
+    estimated by clusters) is the noise; NaN where fewer than two players count."""
+    rulesets = hands.shape[1] if hands.ndim == 2 else 0
+    estimate = np.full(rulesets, np.nan)
+    if not len(player):
+        return estimate
+    # In one order (by game, then player), whatever order the pairs came in: the same sums.
+    order = np.lexsort((player, game))
+    game, player, hands, total = game[order], player[order], hands[order], total[order]
+    players = int(player.max()) + 1
+    games = int(game.max()) + 1
+    for r in range(rulesets):
+        h = hands[:, r].astype(np.float64)
+        t = total[:, r].astype(np.float64)
+        n = np.bincount(player, h, minlength=players)
+        kept = n >= MIN_HANDS_FOR_SKILL
+        k = int(kept.sum())
+        mine = kept[player] & (h > 0)
+        counted = np.unique(game[mine]).size
+        if k < 2 or counted < 2:
+            continue
+        mean = np.bincount(player, t, minlength=players) / np.where(kept, n, 1)
+        u = (t[mine] - mean[player[mine]] * h[mine]) / n[player[mine]]
+        within = float(np.sum(u * u))
+        across = float(np.sum(np.bincount(game[mine], u, minlength=games) ** 2))
+        estimate[r] = max(0.0, (within - across / k) / (k - 1)) * counted / (counted - 1)
+    return estimate
+
+
+def skill_noise_of(per_game: pl.DataFrame, game: Sequence[str]) -> pl.DataFrame:
+    """:func:`skill_noise` of a frame with a row per variant, ruleset, game (the columns
+    ``game``) and player, with its ``hands`` and ``total``: per variant and ruleset, the
+    ``noise``."""
+    found: list[pl.DataFrame] = []
+    for (variant,), mine in per_game.sort("variant").group_by("variant", maintain_order=True):
+        rulesets = sorted(mine.get_column("ruleset").unique().to_list())
+        games = mine.select(*game).unique().sort(*game).with_row_index("g")
+        players = mine.select("player").unique().sort("player").with_row_index("p")
+        keyed = mine.join(games, on=list(game)).join(players, on="player").with_columns(
+            pl.col("g", "p").cast(pl.Int64))
+        pairs = keyed.select("g", "p").unique().sort("g", "p").with_row_index("pair")
+        keyed = keyed.join(pairs, on=["g", "p"])
+        sums = {c: np.zeros((pairs.height, len(rulesets)), dtype=np.int64)
+                for c in ("hands", "total")}
+        at = keyed.get_column("pair").to_numpy()
+        column = keyed.get_column("ruleset").replace_strict(
+            rulesets, list(range(len(rulesets))), return_dtype=pl.Int64).to_numpy()
+        for c, values in sums.items():
+            values[at, column] = keyed.get_column(c).to_numpy()
+        estimate = skill_noise(pairs.get_column("g").to_numpy(),
+                               pairs.get_column("p").to_numpy(), sums["hands"], sums["total"])
+        found.append(pl.DataFrame({"variant": [str(variant)] * len(rulesets),
+                                   "ruleset": rulesets, "noise": estimate}))
+    return pl.concat(found) if found else pl.DataFrame(schema={
+        "variant": pl.String, "ruleset": pl.String, "noise": pl.Float64})
+
+
+def ruleset_table(summed: pl.DataFrame, hands: pl.DataFrame, noise: pl.DataFrame
+                  ) -> pl.DataFrame:
+    """:func:`ruleset_stats` from :func:`sums`, :func:`hands_per_ruleset` and the noise in
+    the spread of the players' means (:func:`skill_noise_of`)."""
     added = [pl.col(c).sum() for c in (
         "hands", "total", "squares", "abs_points", "abs_royalty", "abs_other", "fouls",
         "eligible", "entered")]
@@ -550,9 +646,13 @@ def ruleset_table(summed: pl.DataFrame, hands: pl.DataFrame) -> pl.DataFrame:
         players=pl.len(),
         spread=pl.col("mean").std(),
         pooled_sd=(pl.col("within").sum() / (pl.col("n") - 1).sum()).sqrt(),
-    ).with_columns(
-        skill_signal=_rate(pl.col("spread"), pl.col("pooled_sd")),
-    ).with_columns(
+    ).join(noise.select("variant", "ruleset", "noise"), on=["variant", "ruleset"],
+           how="left").with_columns(
+        # The spread of the means less what the players' luck puts in it, floored at 0.
+        skill_signal=_rate((pl.col("spread").pow(2) - pl.col("noise").fill_nan(None)
+                            .fill_null(0.0)).clip(lower_bound=0).sqrt(),
+                           pl.col("pooled_sd")),
+    ).drop("noise").with_columns(
         # No signal at all (every player's mean equal): never told apart.
         hands_to_tell_apart=pl.when(pl.col("skill_signal") > 0).then(
             (Z95 / pl.col("skill_signal")).pow(2).ceil()).cast(pl.Int64),

@@ -122,7 +122,7 @@ def test_ingest_no_rescore_leaves_the_answers_refusing_until_a_rescore(
     assert exported.exit_code == 0
     assert "ofcstats: warning: the results exported leave hands out: not every hand" \
         in exported.output
-    assert "NOT COMPLETE" in _run(["db", "info", *at])
+    assert "NOT COMPLETE" in _run(["db", "info", *at], 1)
     _run(["rescore", *at, "-q"])
     assert _players(db)[("chinese-13", "bob")] == CHINESE_HANDS
 

@@ -4,6 +4,7 @@ not depend on the thread count, and the small cases (one hand, one session)."""
 
 from __future__ import annotations
 
+import html
 import itertools
 import json
 import os
@@ -186,7 +187,13 @@ def test_compare_gives_every_statistic_its_interval_and_a_skill_group(database: 
     for row in data:
         for stat in COMPARED:
             low, value, high = row[f"{stat}_ci_low"], row[stat], row[f"{stat}_ci_high"]
-            if value is None:
+            if stat == "hands_to_tell_apart" and row["skill_shown"] is False:
+                # No skill shown: no number of hands, only the fewest it could take.
+                assert value is None, row["ruleset"]
+                assert high is None, row["ruleset"]
+                assert low is not None, row["ruleset"]
+                assert row["skill_signal_ci_low"] == 0, row["ruleset"]
+            elif value is None:
                 assert low is None, (row["ruleset"], stat)
                 assert high is None, (row["ruleset"], stat)
             elif stat == "hands_to_tell_apart":  # no upper end where skill may be nil
@@ -230,7 +237,7 @@ def test_compare_shows_the_skill_signal_interval_and_a_line_on_the_top_two(datab
                  if k.startswith("top_two_")}
         line = analysis.tell_apart_text(apart)
         table = text.split(f"{variant}: ")[1].split("\n\n")[0]
-        assert table.rstrip().endswith(line), table
+        assert line in table.splitlines(), table
         assert ("cannot be told apart" in line) == (not apart["told_apart"])
 
 
@@ -369,3 +376,47 @@ def test_analysis_commands_write_their_table_to_a_file(database: Path, tmp_path:
     assert _run(*command, "--db", str(database), "-f", "csv", "-o", str(target)) == ""
     shown = _run(*command, "--db", str(database), "-f", "csv")
     assert target.read_text(encoding="utf-8") == shown
+
+
+def test_hands_to_tell_apart_means_the_same_in_the_help_the_report_and_the_docs(
+        database: Path, tmp_path: Path) -> None:
+    def flat(text: str) -> str:
+        return " ".join(text.split())
+
+    sentence = analysis.TELL_APART_MEANING
+    assert sentence in flat(_run("compare", "--help"))
+    with Store(database, read_only=True) as store:
+        page = write_report(collect(store), tmp_path / "r.html").html.read_text("utf-8")
+    assert sentence in flat(html.unescape(page))
+    docs = Path(__file__).parent.parent / "docs" / "statistics.md"
+    assert sentence in flat(docs.read_text(encoding="utf-8"))
+
+
+def test_compare_says_in_words_where_these_hands_show_no_skill(database: Path) -> None:
+    data = json.loads(_run("compare", "--db", str(database), "-f", "json"))
+    text = _run("compare", "--db", str(database), "--wide")
+    for variant in ("chinese-13", "pineapple"):
+        table = pl.DataFrame([r for r in data if r["variant"] == variant])
+        words = analysis.no_skill_text(table)
+        quiet = table.filter(pl.col("skill_shown").not_()).get_column("ruleset").to_list()
+        assert bool(words) == bool(quiet)
+        section = text.split(f"{variant}: ")[1].split("\n\n")[0]
+        assert words in " ".join(section.split()) if words else \
+            "No skill difference" not in section
+
+
+def test_a_ruleset_without_fantasyland_says_so_instead_of_a_rate_of_0(database: Path) -> None:
+    data = json.loads(_run("players", "--db", str(database), "-r", "pokerstars", "-f", "json"))
+    assert data
+    for row in data:
+        for rate in ("fantasyland_entry_rate", "fantasyland_stay_rate"):
+            assert row[rate] is None, row
+            assert row[f"{rate}_ci_low"] is None, row
+    text = _run("players", "--db", str(database), "-r", "pokerstars")
+    assert "Fantasyland rates n/a under pokerstars: no fantasyland under this ruleset" in text
+    compared = json.loads(_run("compare", "--db", str(database), "-f", "json"))
+    stars = [r for r in compared if r["ruleset"] == "pokerstars"]
+    assert stars
+    assert all(r["fantasyland_entry_rate"] is None for r in stars)
+    american = [r for r in compared if r["ruleset"] == "american"]
+    assert all(r["fantasyland_entry_rate"] is not None for r in american)

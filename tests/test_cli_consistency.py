@@ -53,13 +53,14 @@ USAGE_ERRORS = {
                "ofcstats: --since yesterday: not a date: give one in ISO 8601, e.g. "
                "2026-01-31 or 2026-01-31T18:00 (see ofcstats compare --help)"),
     "a negative wait": (["players", "--wait", "-1"],
-                        "ofcstats: --wait -1: must be 0 or more (see ofcstats players --help)"),
+                        "ofcstats: --wait -1: must be from 0 to 86,400 (see ofcstats players "
+                        "--help)"),
     "a format": (["player", "ann", "-f", "xml"],
                  "ofcstats: -f xml: use one of table, csv, json (see ofcstats player --help)"),
     "an option": (["compare", "--bogus"],
                   "ofcstats: no such option: --bogus (see ofcstats compare --help)"),
-    "an argument": (["replay"],
-                    "ofcstats: missing argument 'hand_id' (see ofcstats replay --help)"),
+    "an argument": (["player"],
+                    "ofcstats: missing argument 'name' (see ofcstats player --help)"),
 }
 
 
@@ -98,7 +99,8 @@ def test_a_negative_seed_is_a_usage_error_before_anything_is_written(
     at = ["--db", str(work / "club.duckdb")] if args[0] != "simulate" else []
     args = [str(work / "seed.html") if arg == "r.html" else arg for arg in args]
     text = one_line_error(runner.invoke(app, [*args, "--seed", "-1", *at]), 2)
-    assert text == f"ofcstats: --seed -1: must be 0 or more (see ofcstats {args[0]} --help)"
+    assert text == (f"ofcstats: --seed -1: must be from 0 to 9,223,372,036,854,775,807 (see "
+                    f"ofcstats {args[0]} --help)")
     assert not (work / "seed.html").exists()
 
 

@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import polars as pl
 import pytest
 from test_cli_usage import hold
 
@@ -233,3 +234,150 @@ def test_a_reader_on_a_terminal_gives_up_after_its_wait_in_one_line(work: Path) 
 def holder_name(holder: subprocess.Popen[str]) -> str:
     """How the lock message names the test's holding process."""
     return f"{Path(sys.executable).resolve().name} (PID {holder.pid}: python -c ...)"
+
+
+def on_screen(shown: bytes, columns: int = 80) -> list[str]:
+    """What a terminal ``columns`` wide shows once a command is done (its lines, bars that
+    wiped themselves gone), by a terminal emulator fed everything the command wrote."""
+    pyte = pytest.importorskip("pyte")
+    screen = pyte.HistoryScreen(columns, 50, history=1_000_000)
+    pyte.ByteStream(screen).feed(shown)
+    # The lines scrolled off the top, then those on the screen.
+    scrolled = ["".join(line[x].data for x in range(columns)) for line in screen.history.top]
+    lines = [line.rstrip() for line in [*scrolled, *screen.display]]
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
+def printed_lines(shown: bytes) -> list[str]:
+    """The lines a command printed, escape sequences left out (a line wider than the
+    terminal shows here at its full length, not as the terminal wraps it)."""
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", shown.decode(errors="replace"))
+    return [line.split("\r")[-1] for line in text.replace("\r\n", "\n").split("\n")]
+
+
+NARROW = {"COLUMNS": "80"}
+BAR = re.compile(r"━|\d:\d\d:\d\d")
+
+
+@pytest.mark.parametrize("args", [
+    ["score", "log.jsonl"], ["score", "log.jsonl", "-f", "csv"],
+    ["score", "log.jsonl", "-f", "jsonl"], ["compare", "--db", "club.duckdb"],
+    ["players", "--db", "club.duckdb", "--ruleset", "american"],
+    ["ingest", "log.jsonl", "--db", "screen.duckdb"],
+    ["rescore", "--db", "club.duckdb", "-r", "western"],
+], ids=lambda args: "-".join(args[:3]))
+def test_no_progress_text_is_left_on_the_screen(work: Path, args: list[str]) -> None:
+    code, shown = run_on_terminal(args, work, env=NARROW)
+    assert code == 0, shown.decode(errors="replace")
+    screen = on_screen(shown)
+    assert screen, shown
+    left = [line for line in screen if BAR.search(line)]
+    assert not left, left
+
+
+def test_the_screen_check_sees_a_bar_left_behind() -> None:
+    assert BAR.search(on_screen(b"read \xe2\x94\x81\xe2\x94\x81 0:00:00| ruleset | hand_id\r\n")[0])
+    assert on_screen(b"read 0:00:01\r\x1b[2K| ruleset |\r\n") == ["| ruleset |"]
+
+
+@pytest.mark.parametrize("args", [
+    ["ingest", "log.jsonl", "--db", "fits.duckdb", "--quiet"],
+    ["db", "info", "--db", "club.duckdb"],
+    ["rulesets"],
+    ["rescore", "--db", "club.duckdb", "-r", "pokerstars", "--quiet"],
+    ["compare", "--db", "club.duckdb", "--quiet"],
+    ["players", "--db", "club.duckdb", "--quiet"],
+    ["player", "ann", "--db", "club.duckdb", "--quiet"],
+], ids=lambda args: "-".join(args[:2]))
+def test_every_line_fits_80_columns(work: Path, args: list[str]) -> None:
+    code, shown = run_on_terminal(args, work, env=NARROW)
+    assert code == 0, shown.decode(errors="replace")
+    lines = printed_lines(shown)
+    wide = [line for line in lines if len(line) > 80]
+    assert not wide, wide
+
+
+def test_a_summary_too_wide_for_the_terminal_breaks_between_words(work: Path) -> None:
+    code, shown = run_on_terminal(["ingest", "log.jsonl", "--db", "words.duckdb", "--quiet"],
+                                  work, env={"COLUMNS": "40"})
+    assert code == 0, shown.decode(errors="replace")
+    lines = [line for line in printed_lines(shown) if line.strip()]
+    assert len(lines) > 1
+    assert all(len(line) <= 40 for line in lines), lines
+    joined = " ".join(line.strip() for line in lines)
+    assert "200 hands loaded, 0 duplicates skipped, 0 rejected in " in joined, joined
+
+
+def test_a_table_on_a_terminal_says_what_its_short_headers_mean(work: Path) -> None:
+    code, shown = run_on_terminal(["players", "--db", "club.duckdb", "--ruleset", "american",
+                                   "--quiet"], work, env=NARROW)
+    assert code == 0, shown.decode(errors="replace")
+    lines = printed_lines(shown)
+    (legend,) = [line for line in lines if "more: ofcstats players --help" in line]
+    assert "fouls: share fouled" in legend
+    assert len(legend) <= 80
+    # Into a pipe, the table alone: the legend is for a person reading.
+    piped = run_in_pipe(["players", "--db", "club.duckdb", "--ruleset", "american"], work)
+    assert b"--help" not in piped.stdout
+
+
+def test_compare_at_80_columns_keeps_the_columns_it_exists_for(work: Path) -> None:
+    code, shown = run_on_terminal(["compare", "--db", "club.duckdb", "--quiet"], work,
+                                  env={"COLUMNS": "60"})
+    assert code == 0, shown.decode(errors="replace")
+    header = next(line for line in printed_lines(shown) if line.startswith("| "))
+    assert "skill (95%)" in header
+    assert "hands_to_tell" in header
+    assert "with --wide" in shown.decode(errors="replace")  # others were left out
+
+
+def test_a_table_column_has_one_number_of_decimals(work: Path) -> None:
+    code, shown = run_on_terminal(["players", "--db", "club.duckdb", "--ruleset", "american",
+                                   "--quiet", "--wide"], work, env={"COLUMNS": "300"})
+    assert code == 0, shown.decode(errors="replace")
+    rows = [line.split("|")[1:-1] for line in printed_lines(shown)
+            if line.startswith("| ") and not line.startswith("| player")]
+    assert len(rows) >= 2
+    for cells in zip(*rows, strict=True):
+        places = {len(cell.strip().split(".")[1]) for cell in cells
+                  if re.fullmatch(r"-?[\d,]+\.\d+", cell.strip())}
+        assert len(places) <= 1, cells
+
+
+def test_an_empty_database_sends_the_user_to_ingest_not_rescore(work: Path) -> None:
+    empty = work / "nothing.duckdb"
+    with Store(empty):
+        pass
+    run = run_in_pipe(["compare", "--db", str(empty)], work)
+    assert run.returncode == 1
+    message = run.stderr.decode()
+    assert "load hands with ofcstats ingest" in message
+    assert "rescore" not in message
+
+
+def test_a_misspelled_ruleset_gets_the_nearest_name_not_a_command_that_fails(
+        work: Path) -> None:
+    run = run_in_pipe(["players", "--db", "club.duckdb", "--ruleset", "americn"], work)
+    assert run.returncode == 2
+    message = run.stderr.decode()
+    assert "did you mean american?" in message
+    assert "rescore" not in message
+
+
+def test_review_by_situation_at_80_columns_keeps_the_comparison_with_the_table() -> None:
+    """The view exists to set a player's loss beside the table's: those columns are the
+    last a narrow terminal loses."""
+    from ofcstats.cli.output import table_text  # noqa: PLC0415
+
+    frame = pl.DataFrame({
+        "player": ["carol"], "situation": ["chasing fantasyland"],
+        "decisions": [1234], "mean_ev_loss": [0.25], "95% interval": ["0.201 to 0.299"],
+        "table_mean_ev_loss": [0.2], "vs_table": [0.05]})
+    text = table_text(frame, "situations", width=80)
+    header = text.splitlines()[0]
+    assert max(len(line) for line in text.splitlines()) <= 80
+    assert "table_ev_loss" in header
+    assert "vs_table" in header
+    assert "95% interval" not in header  # left out first

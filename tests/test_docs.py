@@ -33,7 +33,7 @@ def links(page: Path) -> list[str]:
 
 def test_the_documentation_pages_are_there() -> None:
     assert {p.name for p in PAGES} >= {"README.md", "rules.md", "format.md", "database.md",
-                                       "cli.md"}
+                                       "cli.md", "command-line.md", "report.md"}
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
@@ -149,8 +149,77 @@ def test_the_documented_limits_are_the_codes() -> None:
     assert f"| `players[].unit` | {UNIT.text} |" in formats
     assert f"money per point: a number from {POINT_VALUE.text} |" in formats
     assert f"the player's unit, a number from {UNIT.text} (default 1)" in formats
-    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
-    assert f"`point_value` is a number from {POINT_VALUE.text} and `loss_cap` one from " \
-           f"{LOSS_CAP.text} points" in readme
     rules = " ".join((ROOT / "docs" / "rules.md").read_text(encoding="utf-8").split())
+    assert f"`point_value` is a number from {POINT_VALUE.text} and `loss_cap` one from " \
+           f"{LOSS_CAP.text} points" in rules
     assert f"a `unit` (a number from {UNIT.text}, default 1)" in rules
+
+
+def option_default(command: str, option: str) -> object:
+    """The default of ``ofcstats COMMAND --option``, read from the command itself."""
+    import typer.main  # noqa: PLC0415
+
+    from ofcstats.cli import app  # noqa: PLC0415
+
+    group = typer.main.get_command(app)
+    found = [p.default for p in group.commands[command].params  # type: ignore[attr-defined]
+             if f"--{option}" in p.opts]
+    assert len(found) == 1, f"ofcstats {command} has no --{option}"
+    return found[0]
+
+
+def flat(page: str) -> str:
+    return " ".join((ROOT / page).read_text(encoding="utf-8").split())
+
+
+def test_the_documented_review_defaults_are_the_commands() -> None:
+    """The rollouts, screen, seed and fantasyland value the docs give as defaults are those
+    of ``review`` and ``replay``."""
+    rollouts, screen = option_default("review", "rollouts"), option_default("review", "screen")
+    seed, value = option_default("review", "seed"), option_default("review", "fantasyland-value")
+    for command in ("replay",):
+        assert (option_default(command, "rollouts"), option_default(command, "screen"),
+                option_default(command, "seed")) == (rollouts, screen, seed)
+    review = flat("docs/review.md")
+    assert f"`--rollouts N` ({rollouts}), `--screen K` ({screen}), `--seed S` ({seed}) and " \
+           f"`--fantasyland-value V` ({value:g})" in review
+    assert f"(`R` is `--rollouts`, {rollouts} by default)" in review
+    assert f"2. the `--screen` best of them ({screen})" in review
+    assert f"`--rollouts`, {rollouts} by default" in flat("docs/command-line.md")
+    # No other number of rollouts is given as review's default anywhere a user reads.
+    for page in PAGES:
+        text = " ".join(page.read_text(encoding="utf-8").split())
+        for found in re.finditer(r"(\d[\d,]*) (?:rollouts )?by default", text):
+            if "rollouts" in text[max(0, found.start() - 60):found.end()]:
+                assert int(found[1].replace(",", "")) == rollouts, (page.name, found[0])
+
+
+def test_the_documented_bootstrap_defaults_are_the_commands() -> None:
+    """The resamples and the seed docs/statistics.md gives are those of every command that
+    draws intervals."""
+    resamples = option_default("compare", "resamples")
+    seed = option_default("compare", "seed")
+    for command in ("players", "player", "report"):
+        assert option_default(command, "seed") == seed, command
+    statistics = flat("docs/statistics.md")
+    assert f"{resamples:,} resamples (`--resamples`, 100 to 100,000), seed {seed} " \
+           "(`--seed`)" in statistics
+
+
+def test_the_defaults_check_reads_the_commands() -> None:
+    assert option_default("review", "rollouts") != option_default("simulate", "rollouts")
+    with pytest.raises(AssertionError, match="has no --resamples"):
+        option_default("review", "resamples")
+
+
+def test_the_short_headers_page_says_what_the_commands_say() -> None:
+    """Every column a command explains (its ``--help``, the line under its table) is on
+    docs/command-line.md under its short header, in the same words."""
+    from ofcstats.analysis import MEANINGS  # noqa: PLC0415
+    from ofcstats.cli.output import HEADERS  # noqa: PLC0415
+
+    page = (ROOT / "docs" / "command-line.md").read_text(encoding="utf-8")
+    for name, meaning in MEANINGS.items():
+        if not name.startswith("street_"):
+            assert f"| `{HEADERS.get(name, name)}` | `{name}` | {meaning} |" in page, name
+    assert all(name in MEANINGS for name in HEADERS), set(HEADERS) - set(MEANINGS)

@@ -208,7 +208,7 @@ def test_rescore_command_with_engine_and_parquet_export(
     assert _scored(db) == reference
     for args, message in ((["--from", str(tmp_path)], "not a Parquet export"),
                           (["--engine", "spark"], "spark"),
-                          (["--jobs", "0"], "--jobs must be at least 1"),
+                          (["--jobs", "0"], "--jobs 0: must be from 1 to 1,024"),
                           (["--config", str(tmp_path / "none.toml")], "no such configuration")):
         wrong = runner.invoke(app, ["rescore", *args, *at])
         assert wrong.exit_code == 2, args

@@ -196,7 +196,8 @@ def test_cli_db_info_and_export(tmp_path: Path) -> None:
     db = tmp_path / "x.duckdb"
     ingest([write_jsonl(tmp_path / "a.jsonl", hands(3, 15))], db)
     info = runner.invoke(app, ["db", "info", "--db", str(db)])
-    assert info.exit_code == 0
+    assert info.exit_code == 1  # loaded by the library alone, not scored: not complete
+    assert "scoring: NOT COMPLETE: 0 of 3 hands" in info.stdout
     assert "hands" in info.stdout
     assert "players: " in info.stdout
     exported = runner.invoke(app, ["export", "--parquet", str(tmp_path / "pq"), "--db", str(db)])
@@ -834,7 +835,10 @@ def test_ctrl_c_while_duckdb_stores_a_file_says_interrupted_and_keeps_the_databa
     result = CliRunner().invoke(app, ["ingest", str(write_jsonl(
         tmp_path / "second.jsonl", hands(5, 4, "s"))), "--db", str(db), "--quiet"])
     assert result.exit_code == 130, result.output
-    assert result.output.strip().splitlines()[-1] == "ofcstats: interrupted"
+    assert result.output.strip().splitlines()[-1] == (
+        f"ofcstats: interrupted: no file loaded; {tmp_path / 'second.jsonl'} was rolled back, "
+        "the database as it was before it; run the same ofcstats ingest again to load the "
+        "rest (what is loaded is skipped) and score them")
     monkeypatch.undo()
     assert counts(db) == before
 
@@ -873,7 +877,9 @@ def test_ctrl_c_mid_file_says_interrupted_and_a_rerun_completes(tmp_path: Path) 
         lines += [line.strip() for line in child.stderr]
         child.wait(timeout=30)
     assert child.returncode == 130, lines
-    assert lines[-1] == "ofcstats: interrupted"
+    assert lines[-1] == (f"ofcstats: interrupted: no file loaded; {big} was rolled back, "
+                         "the database as it was before it; run the same ofcstats ingest "
+                         "again to load the rest (what is loaded is skipped) and score them")
     assert counts(db) == before
     assert ingest([big], db).hands == 10_000
 

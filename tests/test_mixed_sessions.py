@@ -111,8 +111,19 @@ def _every_ruleset_of(variants: list[str], hands: int = 2 * HANDS
 
 
 def _ok(args: list[str]) -> str:
+    return _run(args, 0)
+
+
+def _run(args: list[str], code: int) -> str:
     result = runner.invoke(app, args)
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == code, result.output
+    return result.stdout
+
+
+def _not_complete(args: list[str]) -> str:
+    """``db info`` on a store not complete: exit code 1, what it printed."""
+    result = runner.invoke(app, args)
+    assert result.exit_code == 1, result.output
     return result.stdout
 
 
@@ -254,16 +265,17 @@ def test_db_info_says_which_variants_and_rulesets_miss_hands(
     db = str(tmp_path / "club.duckdb")
     _ok(["ingest", str(night["pineapple"]), "--db", db, "-q"])
     _ok(["ingest", str(night["chinese-13"]), "--db", db, "--no-rescore", "-q"])
-    text = _ok(["db", "info", "--db", db])
-    assert "scoring: NOT COMPLETE (run ofcstats rescore):" in text
+    text = _not_complete(["db", "info", "--db", db])
+    assert (f"scoring: NOT COMPLETE: 0 of {4 * HANDS:,} hands scored under every ruleset of "
+            "their variant; run ofcstats rescore") in text
     # No ruleset of 13-card poker is held yet: said so, whatever the rest.
     assert f"  chinese-13: {2 * HANDS} hands, none scored: no ruleset is scored over this " \
         "variant" in text
-    assert f"  pineapple: {2 * HANDS} hands, every one scored under 0 of 8 rulesets\n" in text
+    assert f"  pineapple: 0 of {2 * HANDS} hands scored under all 8 of its rulesets\n" in text
     assert f"    american: {2 * HANDS} scored before their session changed" in text
     # A ruleset that scores every variant (a what-if) misses the 13-card hands.
     _ok(["rescore", "--ruleset", "american", "--what-if", "one-six", "--db", db, "-q"])
-    info = json.loads(_ok(["db", "info", "--db", db, "-f", "json"]))
+    info = json.loads(_not_complete(["db", "info", "--db", db, "-f", "json"]))
     rows = {(r["variant"], r["ruleset"]): r for r in info["scoring"]}
     assert rows[("chinese-13", "one-six")]["what_if"] is False
     assert rows[("pineapple", "one-six")]["what_if"] is True
@@ -278,12 +290,12 @@ def test_db_info_says_which_variants_and_rulesets_miss_hands(
     con.execute("""DELETE FROM showdowns WHERE hand_key IN (
         SELECT hand_key FROM hands WHERE variant = 'chinese-13' ORDER BY hand_key LIMIT 5)""")
     con.close()
-    info = json.loads(_ok(["db", "info", "--db", db, "-f", "json"]))
+    info = json.loads(_not_complete(["db", "info", "--db", db, "-f", "json"]))
     assert not info["scoring_complete"]
     assert {r["ruleset"]: r["scored"] for r in info["scoring"]
             if r["variant"] == "chinese-13"} == dict.fromkeys(
         ["foreign", "one-six", "russian", "two-four", "two-four-scoop"], 2 * HANDS - 5)
-    assert "    russian: 5 not scored\n" in _ok(["db", "info", "--db", db])
+    assert "    russian: 5 not scored\n" in _not_complete(["db", "info", "--db", db])
 
 
 def test_every_answer_holds_every_hand_of_every_variant(

@@ -29,10 +29,10 @@ from ofcstats.report import (
     _embedded,
     _image,
     _pages,
-    _titled,
     charts,
     collect,
     ranking_text,
+    titled,
     write_report,
 )
 from ofcstats.rules import load_ruleset, load_rulesets
@@ -183,6 +183,18 @@ def _in_browser(page_file: Path, width: int, shot: Path) -> dict[str, object]:
             " images: Array.from(document.images).map(i => [i.naturalWidth, i.naturalHeight,"
             "   i.complete]),"
             " svgs: document.querySelectorAll('svg').length})")
+        # Each chart where it is drawn (its box on the screen, and its SVG); each table's
+        # box: whether it fits, and where its first column is once scrolled to the end.
+        seen["charts"] = page.evaluate(
+            "Array.from(document.querySelectorAll('.chart img')).map(i => {"
+            " const r = i.getBoundingClientRect();"
+            " return [r.left, r.right, r.width, i.getAttribute('src')]; })")
+        seen["tables"] = page.evaluate(
+            "Array.from(document.querySelectorAll('.wide')).map(b => {"
+            " const fits = b.scrollWidth <= b.clientWidth + 1; b.scrollLeft = b.scrollWidth;"
+            " const first = b.querySelector('tbody td') || b.querySelector('th');"
+            " return [fits, first.getBoundingClientRect().left - b.getBoundingClientRect().left,"
+            "  b.getBoundingClientRect().right]; })")
         page.screenshot(path=str(shot), full_page=True)
         browser.close()
     return {"problems": problems, **seen}
@@ -217,10 +229,52 @@ def test_the_report_renders_in_a_real_browser(reviewed: Path, tmp_path: Path,
     charts_drawn = page.count("data:image/svg+xml;base64,")
     assert len(seen["images"]) == charts_drawn > 0  # type: ignore[arg-type]
     assert all(w > 0 and h > 0 and done for w, h, done in seen["images"])  # type: ignore[attr-defined]
-    # No sideways scroll of the page, on a desktop or a phone: wide tables and charts
-    # scroll in their own boxes.
+    # No sideways scroll of the page, on a desktop or a phone: wide tables scroll in
+    # their own boxes.
     assert seen["width"] <= seen["inner"] == width
     assert (tmp_path / "report.png").stat().st_size > 10_000
+    charts_seen = seen["charts"]
+    assert len(charts_seen) == charts_drawn  # type: ignore[arg-type]
+    for left, right, _, _ in charts_seen:  # type: ignore[attr-defined]
+        assert left >= 0, f"a chart is drawn from {left} px"
+        assert right <= width, f"a chart is drawn to {right} px"
+    for fits, first, right in seen["tables"]:  # type: ignore[attr-defined]
+        assert right <= width
+        assert fits or first >= -0.5, "a table scrolled sideways hides its first column"
+    if width == 390:
+        smallest = min(_smallest_text(src, shown) for _, _, shown, src in charts_seen)  # type: ignore[attr-defined]
+        assert smallest >= 9, f"a chart's text is {smallest:.1f} px on a phone"
+
+
+def _smallest_text(src: str, shown: float) -> float:
+    """The smallest text of a chart (an SVG as a data URI) drawn ``shown`` px wide, in px."""
+    svg = base64.b64decode(src.split(",", 1)[1]).decode("utf-8")
+    view = float(re.search(r'viewBox="[0-9.]+ [0-9.]+ ([0-9.]+)', svg).group(1))  # type: ignore[union-attr]
+    sizes = [float(size) for size in re.findall(r"font-size: ([0-9.]+)px", svg)]
+    return min(sizes) * shown / view
+
+
+def test_the_smallest_text_is_read_from_the_chart_as_drawn() -> None:
+    svg = '<svg viewBox="0 0 200 100"><text style="font-size: 9px">a</text>' \
+          '<text style="font-size: 12px">b</text></svg>'
+    src = "data:image/svg+xml;base64," + base64.b64encode(svg.encode()).decode()
+    assert _smallest_text(src, 400) == 18
+    assert _smallest_text(src, 100) == 4.5
+
+
+def test_every_chart_fits_a_phone_with_its_text_legible() -> None:
+    """Without a browser: each chart's SVG, scaled to the 370 px a phone of 390 px leaves
+    it, keeps its smallest text at 9 px or more."""
+    rows = pl.DataFrame({"player": ["ann", "bob", "a much longer player name"],
+                         "ruleset": "r", "hands": [100, 400, 250],
+                         "foul_rate": [0.0, 0.2, 0.35], "fantasyland_entry_rate": [0.0, 0.3, 0.1],
+                         "royalties_top": [1.0, 2.0, 0.5], "royalties_middle": [1.0, 0.5, 0.2],
+                         "royalties_bottom": [2.0, 1.0, 3.0]})
+    for figure in (charts.style_map(rows, "r"), charts.royalties_by_row(rows, "r"),
+                   charts.player_under_rulesets(_nine_rulesets(), "ann")):
+        src = "data:image/svg+xml;base64," + base64.b64encode(
+            charts.svg(figure).encode()).decode()
+        assert _smallest_text(src, 370) >= 9
 
 
 WHAT_IFS = ("russian", "one-six")  # what-ifs on the Pineapple hands of the fixture
@@ -300,7 +354,7 @@ def test_a_ruleset_without_royalties_gets_a_note_not_an_empty_chart() -> None:
 def test_a_chart_with_nothing_to_draw_is_one_line_of_text_on_the_page() -> None:
     players = pl.DataFrame({"player": ["ann"], "ruleset": "russian", "royalties_top": [0.0],
                             "royalties_middle": [0.0], "royalties_bottom": [0.0]})
-    shown = _embedded(_titled("chinese-13", charts.royalties_by_row, players, "russian"))
+    shown = _embedded(titled("chinese-13", charts.royalties_by_row, players, "russian"))
     assert _image(shown, "alt") == (
         '<p class="nochart">chinese-13: Royalties collected per hand, by row (russian): '
         "no royalties were collected under russian.</p>")
@@ -355,7 +409,9 @@ def test_many_rulesets_are_small_multiples_one_in_colour_over_the_rest_in_grey()
     assert len(few.axes[0].get_legend().get_texts()) == 3
 
 
-def test_beside_the_style_map_the_bars_legend_stays_off_it() -> None:
+def test_over_the_style_map_the_bars_legend_stays_off_it() -> None:
+    """The bars above the style map (one above the other, to fit a phone): the bars'
+    legend over neither the style map nor a bar."""
     streets = pl.DataFrame({"player": ["ann", "bob"], "street": ["street_1"] * 2,
                             "mean_ev_loss": [1.0, 2.0], "ci_low": [0.5, 1.5],
                             "ci_high": [1.5, 2.5]})
@@ -365,15 +421,19 @@ def test_beside_the_style_map_the_bars_legend_stays_off_it() -> None:
     renderer = figure.canvas.get_renderer()  # type: ignore[attr-defined]
     left, right = figure.axes
     legend = left.get_legend().get_window_extent(renderer)
-    beside = right.get_tightbbox(renderer)
-    assert legend.x1 < beside.x0
+    under = right.get_tightbbox(renderer)
+    assert legend.y0 > under.y1
+    bars = [bar.get_window_extent(renderer) for bar in left.patches]
+    assert bars
+    assert not any(legend.overlaps(bar) for bar in bars)
 
 
 def test_the_report_draws_the_intervals_and_says_whether_the_hands_can_rank(
         written: tuple[Path, Path, int], database: Path) -> None:
     page = written[0].read_text(encoding="utf-8")
     assert "<h3>Can these hands rank them?</h3>" in page
-    assert "skill signal of each ruleset with its 95% interval" in page
+    assert "how much each ruleset lets skill show (the skill signal: " in page
+    assert "with its 95% interval; further right, the better player shows sooner" in page
     with Store(database, read_only=True) as store:
         data = collect(store)
     said = ranking_text(data, "pineapple")
@@ -448,3 +508,17 @@ def test_one_ruleset_has_nothing_to_rank_and_the_page_says_so() -> None:
                                              "skill_rank": [1], "skill_group": [1]}),
                       differences=pl.DataFrame())
     assert ranking_text(data, "pineapple").startswith("Fewer than two rulesets")
+
+
+def test_under_each_table_its_columns_are_said_in_a_players_words(
+        written: tuple[Path, Path, int]) -> None:
+    """The words the commands' --help gives (MEANINGS), under the report's tables, and
+    beside each chart a caption that says how to read it."""
+    from ofcstats.analysis import MEANINGS  # noqa: PLC0415
+
+    page = written[0].read_text(encoding="utf-8")
+    for name in ("foul_rate", "fantasyland_stay_rate", "skill_signal", "hands_to_tell_apart",
+                 "royalty_share"):
+        assert html.escape(MEANINGS[name]) in page, name
+    assert page.count('<p class="legend">') >= 2
+    assert "further right, more fouled hands; higher, more hands into fantasyland" in page

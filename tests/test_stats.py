@@ -105,7 +105,12 @@ def test_ruleset_volatility_royalty_share_and_skill_signal() -> None:
     within = math.sqrt(40 / 39)
     assert wide["pooled_sd"] == pytest.approx(within)
     assert wide["spread"] == pytest.approx(math.sqrt(8))
-    assert wide["skill_signal"] == pytest.approx(math.sqrt(8) / within)
+    # Each hand moves a player's mean by (points - mean) / 40 = ±1/40, ann's and bob's
+    # in opposite directions (their sum, 0): the noise in the variance of the two means is
+    # 2 players x 40 hands x (1/40)² over 1 degree of freedom, times 40/39 for estimating
+    # it from the same 40 hands.
+    noise = 2 * 40 * (1 / 40) ** 2 * 40 / 39
+    assert wide["skill_signal"] == pytest.approx(math.sqrt(8 - noise) / within)
     assert flat["skill_signal"] == pytest.approx(0)
     assert (wide["skill_rank"], flat["skill_rank"]) == (1, 2)
     # Royalties move 1 point each way every hand (80 in all); the rest moves 2 in the

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import subprocess
@@ -20,6 +21,7 @@ from ofcstats.ingest import ingest
 from ofcstats.pipeline import rescore
 from ofcstats.rules import load_rulesets, preset_names
 from ofcstats.store import Store
+from ofcstats.uncertainty import resample, sums
 
 SKILLS = (3.0, 0.0, -3.0)
 
@@ -101,7 +103,7 @@ def test_player_intervals_summed_in_the_database_are_those_of_the_per_game_frame
 
 
 def test_the_compiled_weights_are_numpys_counts() -> None:
-    from ofcstats._bootstrap_kernel import weights  # noqa: PLC0415 - loads the compiler
+    from ofcstats.uncertainty._kernel import weights  # noqa: PLC0415 - loads the compiler
 
     rng = np.random.default_rng(5)
     for games in (1, 7, 5_000):
@@ -110,7 +112,7 @@ def test_the_compiled_weights_are_numpys_counts() -> None:
         found = weights(drawn, games)
         assert found.dtype == np.float64
         assert np.array_equal(found, expected)
-        assert np.array_equal(uncertainty._weights(drawn.copy(), games), expected)
+        assert np.array_equal(resample._weights(drawn.copy(), games), expected)
 
 
 def test_a_ruleset_against_itself_with_doubled_points_is_one_group() -> None:
@@ -253,7 +255,8 @@ def test_the_95_percent_intervals_cover_the_truth_95_times_in_100() -> None:
     90 and 99 times in 100; the paired difference of the skill signals too."""
     rulesets = {"no-royalties": (1.0, 0.0), "royalties": (1.0, 6.0)}
     big = per_game(100_000, rulesets=rulesets, seed=999, skills=SKILLS)
-    truth = stats.ruleset_table(uncertainty.totals(big), hands_of(big)).sort("ruleset")
+    truth = stats.ruleset_table(uncertainty.totals(big), hands_of(big), stats.skill_noise_of(
+        big, ("session_id", "game"))).sort("ruleset")
     names = ("sd", "mean_abs_points", "foul_rate", "skill_signal")
     hits = {(name, r): 0 for name in names for r in range(2)}
     hits.update({("royalty_share", 1): 0, ("difference", 0): 0})
@@ -318,13 +321,13 @@ def _in_one_pass(store: Store, filters: Filters) -> tuple[uncertainty.Comparison
 def _passes(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, object]]:
     """The options of every pass over the rows from now on, as they start."""
     calls: list[dict[str, object]] = []
-    scan = uncertainty._scan_into
+    scan = sums._scan_into
 
     def spy(*args: object, **kwargs: object) -> object:
         calls.append(kwargs)
         return scan(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(uncertainty, "_scan_into", spy)
+    monkeypatch.setattr(sums, "_scan_into", spy)
     return calls
 
 
@@ -347,7 +350,7 @@ def test_sums_that_overflow_16_bits_are_summed_again_in_64(
     with Store(sample_store, read_only=True) as store:
         expected, expected_players = _in_one_pass(store, Filters())
         passes = _passes(monkeypatch)
-        monkeypatch.setattr(uncertainty, "_SMALL_HIGH", 1)  # a game of two hands overflows
+        monkeypatch.setattr(sums, "_SMALL_HIGH", 1)  # a game of two hands overflows
         found, found_players = _in_one_pass(store, Filters())
     assert [p["wide"] for p in passes[:2]] == [False, True]
     assert found.table.equals(expected.table)
@@ -367,3 +370,157 @@ def test_a_name_the_database_did_not_foretell_is_named_from_the_rows(
     assert [p["named"] for p in passes[:2]] == [True, False]
     assert found.table.equals(expected.table)
     assert found_players.equals(expected_players)
+
+
+# The statistics that can say "no difference": simulated tables with a known truth.
+
+EQUAL = (0.0, 0.0, 0.0)
+"""Three players of one style: no player is better."""
+RULESETS = {"plain": (1.0, 0.0), "royalties": (1.0, 6.0)}
+
+
+@functools.cache
+def _compared_tables(skills: tuple[float, ...], games: int, tables: int
+                     ) -> tuple[pl.DataFrame, ...]:
+    """``compare``'s table of each of ``tables`` simulated tables (cached: several tests
+    read the same tables)."""
+    found = []
+    for rep in range(tables):
+        frame = per_game(games, skills=skills, rulesets=RULESETS, seed=500 + rep)
+        found.append(uncertainty.compare(frame, hands_of(frame), resamples=300,
+                                         seed=rep).table.sort("ruleset"))
+    return tuple(found)
+
+
+@functools.cache
+def _true_table(skills: tuple[float, ...]) -> pl.DataFrame:
+    big = per_game(100_000, skills=skills, rulesets=RULESETS, seed=999)
+    return stats.ruleset_table(uncertainty.totals(big), hands_of(big), stats.skill_noise_of(
+        big, ("session_id", "game"))).sort("ruleset")
+
+
+@pytest.mark.slow
+def test_players_of_one_style_show_no_skill_in_nine_tables_of_ten() -> None:
+    """Three equal players, 2,000 hands: the skill signal's interval reaches 0 under
+    every ruleset in at least 90% of tables, the estimate averages within 0.01 of 0, and
+    where it reaches 0 no number of hands to tell players apart is given."""
+    tables = _compared_tables(EQUAL, 667, 40)
+    reached = [all(t.get_column("skill_signal_ci_low") == 0) for t in tables]
+    assert sum(reached) / len(tables) >= 0.9
+    estimates = np.array([t.get_column("skill_signal").to_list() for t in tables])
+    assert abs(estimates.mean()) <= 0.01, estimates.mean(axis=0)
+    for table in tables:
+        quiet = table.filter(pl.col("skill_signal_ci_low") == 0)
+        assert quiet.get_column("skill_shown").not_().all()
+        assert quiet.get_column("hands_to_tell_apart").is_null().all()
+        assert quiet.get_column("hands_to_tell_apart_ci_high").is_null().all()
+
+
+def test_without_removing_the_noise_equal_players_would_show_skill() -> None:
+    """The spread of the means alone (the signal before the noise is taken out) is well
+    above 0 for equal players: the noise is what the estimate removes."""
+    table = _compared_tables(EQUAL, 667, 40)[0]
+    raw = table.get_column("spread") / table.get_column("pooled_sd")
+    assert (raw > 0.01).all()
+    assert (table.get_column("skill_signal") < raw).all()
+
+
+@pytest.mark.slow
+def test_players_of_different_skill_show_it_at_600_hands() -> None:
+    """A clear difference (a signal about 0.7, as between a random bot and two others):
+    the interval stays above 0 in every table of 600 hands."""
+    tables = _compared_tables((6.0, 0.0, -6.0), 200, 30)
+    assert all((t.get_column("skill_signal_ci_low") > 0).all() for t in tables)
+    assert all(t.get_column("skill_shown").all() for t in tables)
+
+
+@pytest.mark.slow
+def test_the_skill_signal_interval_covers_the_truth_at_600_hands() -> None:
+    """A small difference at 600 hands (the truth from a table of 300,000 hands): the
+    interval holds it in at least 92% of tables, under each ruleset."""
+    skills = (1.0, 0.0, -1.0)
+    truth = _true_table(skills).get_column("skill_signal").to_list()
+    tables = _compared_tables(skills, 200, 100)
+    for r, value in enumerate(truth):
+        held = [t.row(r, named=True)["skill_signal_ci_low"] <= value
+                <= t.row(r, named=True)["skill_signal_ci_high"] for t in tables]
+        assert sum(held) / len(tables) >= 0.92, (r, sum(held))
+
+
+@pytest.mark.slow
+def test_hands_to_tell_apart_is_where_a_player_one_spread_up_is_told_apart_half_the_time(
+        ) -> None:
+    """The sentence of docs/statistics.md: after ``hands_to_tell_apart`` hands, a player
+    whose true mean is one spread of the players' true means above the table's average
+    has a 95% interval of its mean that excludes the average in about half of tables
+    (within 10 points)."""
+    skills = (1.0, 0.0, -1.0)  # p0 is one spread (the SD of 1, 0, -1) above the average
+    hands = int(_true_table(skills).row(0, named=True)["hands_to_tell_apart"])
+    told = []
+    for rep in range(200):
+        frame = per_game(math.ceil(hands / 3), skills=skills, seed=2_000 + rep)
+        means = uncertainty.player_intervals(frame, resamples=300, seed=rep)
+        told.append(means.row(0, named=True)["mean_ci_low"] > 0)
+    assert abs(sum(told) / len(told) - 0.5) <= 0.10, sum(told)
+
+
+@pytest.mark.slow
+def test_a_players_mean_interval_allows_for_the_hands_of_a_game_moving_together() -> None:
+    """Each player's luck shared by the hands of a game: the interval of a player's mean
+    holds the truth in at least 90% of tables of 600 hands, where one that takes the
+    hands as independent holds it far less often."""
+    skills = (2.0, 0.0, -2.0)
+    true_mean = 2.0  # p0's skill less the table's average
+    held, naive = 0, 0
+    repetitions = 100
+    for rep in range(repetitions):
+        frame = per_game(200, skills=skills, game_noise=10.0, seed=3_000 + rep)
+        row = uncertainty.player_intervals(frame, resamples=300, seed=rep).row(0, named=True)
+        held += row["mean_ci_low"] <= true_mean <= row["mean_ci_high"]
+        mine = uncertainty.totals(frame).row(0, named=True)
+        n, total, squares = mine["hands"], mine["total"], mine["squares"]
+        half = stats.Z95 * math.sqrt((squares - total * total / n) / (n - 1) / n)
+        naive += abs(total / n - true_mean) <= half
+    assert held / repetitions >= 0.90, held
+    assert naive / repetitions < 0.90, naive
+
+
+@pytest.mark.slow
+def test_a_rate_near_0_with_few_or_no_events_is_covered() -> None:
+    """A true fantasyland entry rate of 0.0003 over 600 hands (mostly no entry at all):
+    the interval holds it in at least 90% of tables, and reaches above 0 when nothing
+    was seen."""
+    held, empty = 0, 0
+    repetitions = 100
+    for rep in range(repetitions):
+        frame = per_game(200, entry=0.0003, seed=4_000 + rep)
+        row = uncertainty.player_intervals(frame, resamples=200, seed=rep).row(0, named=True)
+        held += row["fantasyland_entry_rate_ci_low"] <= 0.0003 \
+            <= row["fantasyland_entry_rate_ci_high"]
+        if row["fantasyland_entry_rate"] == 0:
+            empty += 1
+            assert row["fantasyland_entry_rate_ci_high"] > 0.0003
+    assert empty > repetitions // 2  # most tables see no entry at all
+    assert held / repetitions >= 0.90, held
+
+
+def test_a_rate_with_no_event_has_the_score_intervals_upper_end() -> None:
+    """No entry in 600 eligible hands: the interval is [0, z² / (600 + z²)], the Wilson
+    interval of 0 of 600 (no event to measure the games' dependence by)."""
+    frame = per_game(200, entry=0.0, seed=5)
+    row = uncertainty.player_intervals(frame, resamples=100).row(0, named=True)
+    assert row["fantasyland_entry_rate"] == 0
+    assert row["fantasyland_entry_rate_ci_low"] == 0
+    z2 = stats.Z95 ** 2
+    assert row["fantasyland_entry_rate_ci_high"] == pytest.approx(z2 / (600 + z2), abs=1e-9)
+
+
+def test_compare_gives_a_rate_with_no_event_an_upper_end_above_0() -> None:
+    """No fantasyland entry in 1,800 eligible seat hands: compare's interval is the
+    Wilson interval of 0 of 1,800, not [0, 0]."""
+    frame = per_game(200, entry=0.0, seed=6)
+    row = uncertainty.compare(frame, hands_of(frame), resamples=100).table.row(0, named=True)
+    assert row["fantasyland_entry_rate"] == 0
+    assert row["fantasyland_entry_rate_ci_low"] == 0
+    z2 = stats.Z95 ** 2
+    assert row["fantasyland_entry_rate_ci_high"] == pytest.approx(z2 / (1800 + z2), abs=1e-9)

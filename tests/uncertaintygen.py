@@ -13,19 +13,25 @@ from ofcstats.uncertainty import SUM_COLUMNS
 def per_game(games: int, *, skills: Sequence[float] = (1.0, 0.0, -1.0), noise: float = 10.0,
              hands_per_game: int = 3, foul: float = 0.2, royalty: float = 0.0,
              rulesets: dict[str, tuple[float, float]] | None = None, seed: int = 1,
-             variant: str = "pineapple") -> pl.DataFrame:
+             variant: str = "pineapple", game_noise: float = 0.0,
+             entry: float = 0.0) -> pl.DataFrame:
     """``games`` games of ``hands_per_game`` hands, each hand played by every player:
     points are the player's skill plus normal noise of SD ``noise``, centred over the
     table (zero-sum); a hand fouls with probability ``foul``. ``rulesets``: name to
     (scale, royalty SD): the points times the scale, plus zero-sum royalty noise
-    independent of skill. Points are whole numbers (rounded)."""
+    independent of skill. Points are whole numbers (rounded). ``game_noise``: the SD of
+    a player's luck shared by every hand of a game (the hands of one game move
+    together); ``entry``: the chance that a hand enters fantasyland."""
     rulesets = rulesets or {"base": (1.0, royalty)}
     rng = np.random.default_rng(seed)
     n_players = len(skills)
     shape = (games, hands_per_game, n_players)
     base = np.asarray(skills)[None, None, :] + rng.normal(0, noise, shape)
+    if game_noise:
+        base = base + rng.normal(0, game_noise, (games, 1, n_players))
     base -= base.mean(axis=-1, keepdims=True)
     fouls = rng.random(shape) < foul
+    entered = (rng.random(shape) < entry).sum(axis=1) if entry else np.zeros((games, n_players))
     frames = []
     for name, (scale, royalty_sd) in sorted(rulesets.items()):
         extra = rng.normal(0, royalty_sd, shape) if royalty_sd else np.zeros(shape)
@@ -41,7 +47,7 @@ def per_game(games: int, *, skills: Sequence[float] = (1.0, 0.0, -1.0), noise: f
             "abs_other": np.abs(points - royalties).sum(axis=1),
             "fouls": fouls.sum(axis=1),
             "eligible": np.full((games, n_players), hands_per_game),
-            "entered": np.zeros((games, n_players)),
+            "entered": entered,
             "stayed": np.zeros((games, n_players)),
             "fantasyland_hands": np.zeros((games, n_players)),
             "royalty_top": np.zeros((games, n_players)),

@@ -13,13 +13,13 @@ from __future__ import annotations
 # The commands' modules, imported in the order --help lists their commands (each
 # registers its commands on ``app`` as it is imported).
 # isort: off
-from ofcstats.cli import loading, scoring, questions, reference, reviewing
+from ofcstats.cli import loading, scoring, questions, walking, reference, reviewing
 # isort: on
 from ofcstats.cli.app import app, exit_code
 from ofcstats.cli.reference import cli_reference
 
 __all__ = ["app", "cli_reference", "exit_code", "loading", "main", "questions", "reference",
-           "reviewing", "scoring"]
+           "reviewing", "scoring", "walking"]
 
 
 def main() -> None:

@@ -18,7 +18,7 @@ import typer.main
 from typer._click import exceptions as usage
 from typer.exceptions import TyperException
 
-from ofcstats.errors import DatabaseInUseError, OfcstatsError, StoreError
+from ofcstats.errors import DatabaseInUseError, Interrupted, OfcstatsError, StoreError
 from ofcstats.store.connect import interrupted, storage_full
 
 
@@ -69,6 +69,20 @@ def _given_value(option: str, words: Sequence[str]) -> str | None:
 
 
 _AT_LEAST = re.compile(r"[Ii]nput should be greater than or equal to (\S+)")
+_OUT_OF_RANGE = re.compile(r"[Ii]nput should be (?:greater|less) than")
+
+
+def _range_rule(param: object) -> str | None:
+    """``must be from 1 to 10,000``: the range of an option with both bounds, else None."""
+    low, high = getattr(param, "min", None), getattr(param, "max", None)
+    if low is None or high is None:
+        return None
+    return f"must be from {_bound(low)} to {_bound(high)}"
+
+
+def _bound(value: float) -> str:
+    """``10,000``, ``86,400``, ``0.5``."""
+    return f"{int(value):,}" if float(value).is_integer() else f"{value:g}"
 
 
 def usage_line(error: usage.UsageError, words: Sequence[str]) -> str:
@@ -90,6 +104,8 @@ def usage_line(error: usage.UsageError, words: Sequence[str]) -> str:
         reason = error.message.strip().removeprefix("Value error, ").rstrip(".")
         if "datetime" in reason or "date" in reason.split():
             reason = "not a date: give one in ISO 8601, e.g. 2026-01-31 or 2026-01-31T18:00"
+        elif _OUT_OF_RANGE.search(reason) and (rule := _range_rule(error.param)):
+            reason = rule
         elif match := _AT_LEAST.search(reason):
             reason = f"must be {match.group(1)} or more"
         elif " is not one of " in reason:
@@ -101,6 +117,17 @@ def usage_line(error: usage.UsageError, words: Sequence[str]) -> str:
         return f"{where}: {reason}{see}"
     text = " ".join(error.format_message().split()).rstrip(".")
     return f"{text[:1].lower()}{text[1:]}{see}"
+
+
+NOTHING_CHANGED = "nothing was stored or written to a file; run the command again"
+"""What Ctrl-C kept of a command that keeps nothing as it goes (a reader, or a file
+written whole at its end)."""
+
+
+def interrupted_line(error: BaseException) -> str:
+    """Ctrl-C as one line: what the command kept and what to run next (the words of an
+    :class:`Interrupted`), else that nothing was changed."""
+    return f"interrupted: {error.kept if isinstance(error, Interrupted) else NOTHING_CHANGED}"
 
 
 class _Group(typer.core.TyperGroup):
@@ -145,12 +172,12 @@ class _Group(typer.core.TyperGroup):
             return super().invoke(ctx)
         except (typer.Exit, typer.Abort, TyperException, BrokenPipeError):
             raise  # typer's own handling: a closed pipe ends the command quietly
-        except KeyboardInterrupt:
-            typer.echo("ofcstats: interrupted", err=True)
+        except KeyboardInterrupt as error:
+            typer.echo(f"ofcstats: {interrupted_line(error)}", err=True)
             raise typer.Exit(130) from None
         except Exception as error:
             if interrupted(error):  # Ctrl-C while DuckDB ran a query
-                typer.echo("ofcstats: interrupted", err=True)
+                typer.echo(f"ofcstats: {interrupted_line(error)}", err=True)
                 raise typer.Exit(130) from None
             if _Settings.debug:
                 raise

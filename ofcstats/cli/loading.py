@@ -10,17 +10,21 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
 
-import duckdb
 import polars as pl
 import typer
 import typer.core
 import typer.main
 
-from ofcstats import analysis, formats, pipeline
+from ofcstats import analysis, answers, formats, pipeline
 from ofcstats import ingest as ingesting
 from ofcstats.cli.app import _one_line, app, db_app
 from ofcstats.cli.common import _large_frames_process, _open_existing, _WaitNote
 from ofcstats.cli.options import (
+    CHANCE,
+    HANDS,
+    ROLLOUTS,
+    SEED,
+    SHARD_SIZE,
     DbOption,
     JsonFlag,
     OutputFormat,
@@ -28,10 +32,10 @@ from ofcstats.cli.options import (
     SummaryFormat,
     SummaryFormatOption,
     WaitOption,
+    split_list,
 )
 from ofcstats.cli.output import (
     SUFFIXES,
-    Update,
     _on_terminal,
     _print_summary,
     _rescore_text,
@@ -41,13 +45,14 @@ from ofcstats.cli.output import (
     plural,
     print_frame,
     progress_bar,
+    say,
     warn,
 )
-from ofcstats.errors import OfcstatsError, StoreError, UsageError
+from ofcstats.errors import Interrupted, OfcstatsError, StoreError, UsageError
 from ofcstats.paths import no_loop, replace_directory_files, writable_directory
-from ofcstats.rules import Ruleset, load_ruleset, presets_played_in
+from ofcstats.rules import Ruleset, load_ruleset, load_rulesets, presets_played_in
 from ofcstats.store import SHARD_HANDS, Store
-from ofcstats.store.results import RESCORE
+from ofcstats.store.results import NOT_SCORED, RESCORE, UNCHECKED_SCHEMA, unchecked_text
 from ofcstats.variants import VARIANT_NAMES, Variant
 
 
@@ -61,18 +66,21 @@ def simulate(
     variant: Annotated[str, typer.Option(
         "--variant", help=f"{', '.join(VARIANT_NAMES[:-1])} or {VARIANT_NAMES[-1]}.")
     ] = Variant.PINEAPPLE.value,
-    hands: Annotated[int, typer.Option("--hands", "-n", help="Hands to play.")] = 1000,
+    hands: Annotated[int, typer.Option("--hands", "-n", help="Hands to play.", min=HANDS.low,
+                                       max=HANDS.high)] = 1000,
     ruleset: Annotated[str | None, typer.Option(
         "--ruleset", "-r", help="A preset name or a TOML file (played under the variant): "
         "scoring and fantasyland. Default: american, or for a variant it is not played "
         "under, the first preset played under it.", show_default=False)] = None,
     seed: Annotated[int, typer.Option(
-        "--seed", min=0, help="The same seed writes the same file.")]
+        "--seed", min=SEED.low, max=SEED.high, help="The same seed writes the same file.")]
         = 0,
     rollouts: Annotated[int, typer.Option(
-        "--rollouts", help="Samples per decision of the montecarlo bot.")] = 100,
+        "--rollouts", help="Samples per decision of the montecarlo bot.", min=ROLLOUTS.low,
+        max=ROLLOUTS.high)] = 100,
     timeout_rate: Annotated[float, typer.Option(
-        "--timeout-rate", help="Chance that a seat runs out of time in a hand.")] = 0.0,
+        "--timeout-rate", help="Chance that a seat runs out of time in a hand.",
+        min=CHANCE.low, max=CHANCE.high)] = 0.0,
     prefix: Annotated[str | None, typer.Option(
         "--prefix", help="Hand and session ids start with it. Default: sim<seed>.")] = None,
     append: Annotated[bool, typer.Option(
@@ -149,6 +157,11 @@ def ingest(
         "--no-rescore", help="Only load: leave the scoring to a later ofcstats rescore "
         "(for bulk loads; until then the commands that answer from the results say what "
         "is not scored).")] = False,
+    ruleset: Annotated[list[str] | None, typer.Option(
+        "--ruleset", "-r", help="A ruleset the logs name that is no preset (a house "
+        "ruleset): its TOML file; repeat, or separate with commas. The database holds it "
+        "from this load on, so the hands logged under it are scored under it and their "
+        "logged points checked at once.", show_default=False)] = None,
 ) -> None:
     """Load hand logs into the database, each file in one transaction, then score what
     is not scored yet, so that every command can answer.
@@ -161,9 +174,11 @@ def ingest(
     table. Then, as ofcstats rescore would, the hands not yet scored (and the sessions
     that grew) are scored under every ruleset the database holds and every preset played
     under their variants, in batches each written in its own transaction (--no-rescore:
-    load only). Exit code 1 when anything was rejected or left out, or the scoring
-    failed (when every hand is rejected, a database that did not exist is not created);
-    2, with nothing created, when an input is missing.
+    load only). Hands logged under a ruleset the database does not know (a house
+    ruleset's name) are counted and named, with how to supply it: -r FILE, here or with
+    rescore. Exit code 1 when anything was rejected or left out, hands are left not
+    checked, or the scoring failed (when every hand is rejected, a database that did not
+    exist is not created); 2, with nothing created, when an input is missing.
 
     Example: ofcstats ingest logs/ --db club.duckdb
     """
@@ -173,6 +188,8 @@ def ingest(
     database = db or ingesting.default_database()
     _large_frames_process()
     try:
+        named = split_list(ruleset) or []
+        rulesets = load_rulesets(named) if named else []
         for path in [*paths, database]:
             no_loop(path, "log" if path in paths else "database")
         note = _WaitNote(quiet or shown is SummaryFormat.json)
@@ -183,33 +200,56 @@ def ingest(
                                        wait=wait, update=update_stored, on_wait=note, warn=warn)
     except OfcstatsError as error:
         raise fail_with(error) from None
-    scored, problem = None, None
-    if not no_rescore:
-        scored, problem = _score_loaded(database, wait, quiet or shown is SummaryFormat.json)
+    try:
+        scored, problem, unchecked = _score_loaded(
+            database, wait, quiet or shown is SummaryFormat.json, rulesets,
+            score=not no_rescore)
+    except Interrupted as error:
+        raise Interrupted(f"every file loaded ({plural(summary.hands, 'new hand')}), then "
+                          f"the scoring stopped: {error.kept}") from None
     if shown is SummaryFormat.json:
         typer.echo(json.dumps({**summary.to_dict(), "rescore": None if scored is None
-                               else asdict(scored)}, indent=2))
+                               else asdict(scored),
+                               "unchecked": unchecked.to_dicts()}, indent=2))
     else:
         _print_summary(summary)
         if scored is not None:
-            typer.echo(f"scored: {_rescore_text(scored)}")
+            say(f"scored: {_rescore_text(scored)}")
     if problem is not None:
         typer.echo(f"ofcstats: {problem}", err=True)
-    if not summary.clean or problem is not None:
+    if not unchecked.is_empty():
+        typer.echo(f"ofcstats: {unchecked_text(unchecked)}", err=True)
+    if not summary.clean or problem is not None or not unchecked.is_empty():
         raise typer.Exit(1)
 
 
-def _score_loaded(database: Path, wait: float | None, quiet: bool
-                  ) -> tuple[pipeline.RescoreSummary | None, str | None]:
-    """After a load: score what the database has not scored (:func:`pipeline.update`),
-    with a progress bar; what it did, or why it could not (one line, with the fix)."""
+def _score_loaded(database: Path, wait: float | None, quiet: bool,
+                  rulesets: list[Ruleset], *, score: bool
+                  ) -> tuple[pipeline.RescoreSummary | None, str | None, pl.DataFrame]:
+    """After a load: score what the database has not scored (:func:`ofcstats.answers.score_loaded`),
+    with a progress bar, under ``rulesets`` too (without ``score``: only have the
+    database hold them); what it did, or why it could not (one line, with the fix); and
+    the hands logged under a ruleset the database does not score them under
+    (:meth:`Store.unchecked`; without ``score``, those a rescore scores are left out)."""
     note = _WaitNote(quiet)  # (another program may have taken the file after the load)
+    scored = None
     try:
-        with closing(note), Store(database, wait=wait, on_wait=note) as store, \
-                progress_bar("rescore", _on_terminal(quiet)) as update:
-            return pipeline.update(store, progress=note.then(update)), None
+        with closing(note), Store(database, read_only=not score and not rulesets, wait=wait,
+                                  on_wait=note) as store:
+            if score:
+                with progress_bar("rescore", _on_terminal(quiet)) as update:
+                    scored = answers.score_loaded(store, rulesets,
+                                                  progress=note.then(update))
+            elif rulesets:
+                pipeline.register(store, rulesets)
+            unchecked = store.unchecked()
     except OfcstatsError as error:
-        return None, f"{_one_line(error)} (the hands were loaded; they are not scored yet)"
+        fix = "they are not scored yet" if score else "the rulesets are not registered"
+        return None, f"{_one_line(error)} (the hands were loaded; {fix})", pl.DataFrame(
+            schema=UNCHECKED_SCHEMA)
+    if not score:
+        unchecked = unchecked.filter(pl.col("why") != NOT_SCORED)
+    return scored, None, unchecked
 
 
 @db_app.command("info")
@@ -223,40 +263,68 @@ def db_info(
     """Show the database's tables with their row counts, sessions, players and dates,
     and check that every stored hand is scored under every ruleset of its variant
     (what-ifs included): per variant, the rulesets that hold all its hands, and what is
-    missing from the others.
+    missing from the others; and that no hand was logged under a ruleset the database
+    does not score it under (its logged points would go unchecked). Exit code 1 when
+    hands are not checked.
+
+    Exit code 1 when the store is not complete (a hand not scored under a ruleset of its
+    variant, or scored before its session changed: run ofcstats rescore).
 
     Example: ofcstats db info --db club.duckdb
     """
     with _open_existing(db, wait=wait, quiet=quiet) as store:
         info = store.info()
     if as_json or output is SummaryFormat.json:
-        typer.echo(json.dumps(info, indent=2))
+        say(json.dumps(info, indent=2))  # (JSON: as it is)
+        _complete_or_exit(info)
         return
-    typer.echo(f"database: {info['path']} (schema version {info['schema_version']})")
-    typer.echo("tables:")
+    say(f"database: {info['path']} (schema version {info['schema_version']})")
+    say("tables:")
     tables = info["tables"]
     assert isinstance(tables, dict)
     for name, count in tables.items():
-        typer.echo(f"  {name:<16} {count:>12,}")
-    typer.echo(f"sessions: {info['sessions']:,}")
-    typer.echo(f"players: {info['players']:,}")
+        say(f"  {name:<16} {count:>12,}")
+    say(f"sessions: {info['sessions']:,}")
+    say(f"players: {info['players']:,}")
     variants = info["variants"]
     assert isinstance(variants, dict)
-    typer.echo("variants: " + (", ".join(f"{k} {v:,}" for k, v in variants.items()) or "none"))
-    typer.echo(f"played: {info['first_played_at'] or '-'} to {info['last_played_at'] or '-'}")
+    say("variants: " + (", ".join(f"{k} {v:,}" for k, v in variants.items()) or "none"))
+    say(f"played: {info['first_played_at'] or '-'} to {info['last_played_at'] or '-'}")
     scoring = info["scoring"]
     assert isinstance(scoring, list)
-    for line in _scoring_lines(scoring, bool(info["scoring_complete"])):
-        typer.echo(line)
+    unchecked = info["unchecked_text"]
+    assert unchecked is None or isinstance(unchecked, str)
+    whole_hands = info["whole_hands"]
+    assert isinstance(whole_hands, dict)
+    for line in _scoring_lines(scoring, bool(info["scoring_complete"]), whole_hands,
+                               unchecked):
+        say(line)
+    _complete_or_exit(info)
 
 
-def _scoring_lines(rows: list[dict[str, Any]], complete: bool) -> list[str]:
+def _complete_or_exit(info: dict[str, object]) -> None:
+    """Exit code 1 when ``db info`` found the store not complete (hands not scored, or
+    logged under a ruleset no re-score checks)."""
+    if not info["scoring_complete"]:
+        raise typer.Exit(1)
+
+
+def _scoring_lines(rows: list[dict[str, Any]], complete: bool,
+                   whole_hands: dict[str, int], unchecked: str | None = None) -> list[str]:
     """``db info``'s check that every stored hand is scored: per variant, the rulesets
-    that score all its hands, then each shortfall on a line of its own."""
+    that score all its hands (or, when none does, how many hands all of them score),
+    then each shortfall on a line of its own; ``unchecked``: the hands logged under a
+    ruleset not scored over their variant (their logged points checked by nothing), in
+    one line."""
     if not rows:
         return []
-    lines = ["scoring: every stored hand scored under every ruleset of its variant" if complete
-             else f"scoring: NOT COMPLETE (run {RESCORE}):"]
+    stored = {row["variant"]: row["hands"] for row in rows}
+    done, total = sum(whole_hands.get(v, 0) for v in stored), sum(stored.values())
+    scored = done == total
+    lines = ["scoring: every stored hand scored under every ruleset of its variant"
+             if complete else f"scoring: NOT COMPLETE: {unchecked}" if scored
+             else f"scoring: NOT COMPLETE: {done:,} of {plural(total, 'hand')} scored under "
+             f"every ruleset of their variant; run {RESCORE}"]
     for variant in dict.fromkeys(row["variant"] for row in rows):
         mine = [row for row in rows if row["variant"] == variant]
         hands = mine[0]["hands"]
@@ -267,9 +335,13 @@ def _scoring_lines(rows: list[dict[str, Any]], complete: bool) -> list[str]:
         whole = [row for row in mine if row["scored"] == row["current"] == hands]
         names = ", ".join(row["ruleset"] + (" (what-if)" if row["what_if"] else "")
                           for row in whole)
-        lines.append(f"  {variant}: {plural(hands, 'hand')}, every one scored under "
-                     f"{len(whole)} of {plural(len(mine), 'ruleset')}"
-                     + (f": {names}" if whole else ""))
+        if whole:
+            lines.append(f"  {variant}: {plural(hands, 'hand')}, every one scored under "
+                         f"{len(whole)} of {plural(len(mine), 'ruleset')}: {names}")
+        else:
+            every = "its ruleset" if len(mine) == 1 else f"all {len(mine)} of its rulesets"
+            lines.append(f"  {variant}: {whole_hands.get(variant, 0):,} of "
+                         f"{plural(hands, 'hand')} scored under {every}")
         for row in mine:
             if row in whole:
                 continue
@@ -280,6 +352,8 @@ def _scoring_lines(rows: list[dict[str, Any]], complete: bool) -> list[str]:
                 parts.append(f"{stale:,} scored before their session changed")
             lines.append(f"    {row['ruleset']}{' (what-if)' if row['what_if'] else ''}: "
                          + ", ".join(parts or [f"{row['current']:,} up to date"]))
+    if unchecked is not None and not scored:
+        lines.append(f"  {unchecked}")
     return lines
 
 
@@ -306,18 +380,12 @@ def sql(
     path = output_file(output_path, f"query{SUFFIXES[output]}", "rows")
     with _open_existing(db, wait=wait, quiet=quiet) as store, \
             progress_bar("sql", _on_terminal(quiet), unit="rows") as update:
-        frame = run_query(store, query, update)
+        try:
+            frame = answers.sql(store, query, update)
+        except OfcstatsError as error:
+            raise fail_with(error) from None
     if frame is not None:
         print_frame(frame, output, path)
-
-
-def run_query(store: Store, query: str, progress: Update | None = None) -> pl.DataFrame | None:
-    """The rows of a query on a read-only store (None for a statement with no rows); a
-    query DuckDB refuses is a :class:`UsageError` with DuckDB's reason."""
-    try:
-        return store.user_query(query, 1 << 16, progress)
-    except duckdb.Error as error:
-        raise UsageError(f"the query failed: {str(error).splitlines()[0]}") from None
 
 
 @app.command()
@@ -328,7 +396,8 @@ def export(
     db: DbOption = None,
     shard_hands: Annotated[int, typer.Option(
         "--shard-hands", help="Hands per shard of hands, seats and placements (whole "
-        "sessions: a shard may hold more).", min=1)] = SHARD_HANDS,
+        "sessions: a shard may hold more).", min=SHARD_SIZE.low, max=SHARD_SIZE.high)
+    ] = SHARD_HANDS,
     quiet: QuietOption = False,
     wait: WaitOption = None,
 ) -> None:

@@ -5,6 +5,7 @@ the one-line failures.
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import sys
@@ -36,7 +37,7 @@ from rich.text import Text
 
 from ofcstats import analysis, pipeline, sanitize
 from ofcstats import ingest as ingesting
-from ofcstats.analysis import plural
+from ofcstats.analysis import MEANINGS, plural
 from ofcstats.cli.app import _one_line, exit_code
 from ofcstats.cli.options import OutputFormat, SummaryFormat, TableFormat
 from ofcstats.errors import UsageError
@@ -134,6 +135,26 @@ def _dashed(frame: pl.DataFrame) -> pl.DataFrame:
         if not dtype.is_nested() and frame[name].null_count())
 
 
+def _aligned_decimals(frame: pl.DataFrame) -> pl.DataFrame:
+    """Each float column with one number of decimals (as many as its values need, 3 at
+    most), right-aligned: ``0.180`` above ``0.398``, never ``0.18``.
+
+    >>> _aligned_decimals(pl.DataFrame({"rate": [0.18, 0.398, None]}))["rate"].to_list()
+    ['0.180', '0.398', '    -']
+    """
+    columns = []
+    for name, dtype in frame.schema.items():
+        if not dtype.is_float():
+            continue
+        values = frame[name].to_list()
+        known = [v for v in values if v is not None and math.isfinite(v)]
+        places = max((len(f"{v:.3f}".rstrip("0").split(".")[1]) for v in known), default=0)
+        texts = ["-" if v is None else f"{v:.{places}f}" for v in values]
+        wide = max(map(len, texts), default=0)
+        columns.append(pl.Series(name, [t.rjust(wide) for t in texts], dtype=pl.String))
+    return frame.with_columns(columns)
+
+
 def frame_text(frame: pl.DataFrame, output: OutputFormat | TableFormat,
                columns: Sequence[str] | None = None, *, terminal: bool = False) -> str:
     """Records as an aligned table (of ``columns``, floats rounded), CSV, JSON or JSON
@@ -150,8 +171,9 @@ def frame_text(frame: pl.DataFrame, output: OutputFormat | TableFormat,
         return sanitize.csv_frame(frame, terminal=terminal).write_csv()
     if output == "json":
         return _json(frame)
-    shown = _dashed(sanitize.table_frame(frame if columns is None else frame.select(columns)
-                                         ).with_columns(pl.selectors.float().round(3)))
+    shown = sanitize.table_frame(frame if columns is None else frame.select(columns)
+                                 ).with_columns(pl.selectors.float().round(3))
+    shown = _dashed(shown if columns is None else _aligned_decimals(shown))
     with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_hide_dataframe_shape=True,
                    tbl_hide_column_data_types=True, tbl_formatting="ASCII_MARKDOWN",
                    tbl_width_chars=1000, fmt_str_lengths=100 if columns is None else 60,
@@ -173,6 +195,9 @@ class TableColumns:
     wide_only: frozenset[str] = frozenset()
     when_any: frozenset[str] = frozenset()
     """Columns shown only in a table where they hold a value (the streets a variant has)."""
+    kept: tuple[str, ...] = ()
+    """The columns the table exists for: on a terminal too narrow for every column, the
+    others are left out first (from the last)."""
 
     def shown(self, present: Sequence[str], wide: bool) -> list[str]:
         """The columns to show of those ``present``: with ``wide``, all of them, the
@@ -187,12 +212,13 @@ TABLES = {
         ("skill_group", "ruleset", "hands", "skill_signal", "sd", "foul_rate",
          "fantasyland_entry_rate", "hands_to_tell_apart", "skill_rank", "mean_abs_points",
          "royalty_share"),
-        frozenset({"hands", "skill_rank", "mean_abs_points", "royalty_share"})),
+        frozenset({"hands", "skill_rank", "mean_abs_points", "royalty_share"}),
+        kept=("ruleset", "skill_signal", "hands_to_tell_apart")),
     "players": TableColumns(
-        ("player", "ruleset", "hands", "total", "mean", "sd", "ci_low", "ci_high", "boot_low",
-         "boot_high", "money", "foul_rate", "fantasyland_entry_rate", "fantasyland_stay_rate",
-         "scoop_rate", "hands_for_1"),
-        frozenset({"ruleset", "total", "sd", "boot_low", "boot_high", "fantasyland_entry_rate",
+        ("player", "ruleset", "hands", "total", "mean", "sd", "ci_low", "ci_high", "money",
+         "foul_rate", "fantasyland_entry_rate", "fantasyland_stay_rate", "scoop_rate",
+         "hands_for_1"),
+        frozenset({"ruleset", "total", "sd", "fantasyland_entry_rate",
                    "fantasyland_stay_rate", "scoop_rate", "hands_for_1"})),
     "player": TableColumns(
         ("ruleset", "hands", "total", "mean", "sd", "ci_low", "ci_high", "money", "foul_rate",
@@ -218,9 +244,16 @@ TABLES = {
                    "rows_top", "rows_middle", "rows_bottom", "wins_top", "wins_middle",
                    "wins_bottom", "scooped", "fantasyland_cards", "unit_points",
                    "fantasyland_earned", "fantasyland_entered", "fantasyland_stayed"})),
+    "hands": TableColumns(
+        ("hand_id", "player", "points", "money", "ev_loss", "mistakes", "fouled",
+         "fantasyland", "fantasyland_entered", "royalties", "seat", "timed_out",
+         "session_id", "played_at"),
+        frozenset({"royalties", "seat", "timed_out", "session_id", "played_at"}),
+        frozenset({"ev_loss", "mistakes"})),
     "situations": TableColumns(
         ("player", "situation", "decisions", "mean_ev_loss", "95% interval",
-         "table_mean_ev_loss", "vs_table")),
+         "table_mean_ev_loss", "vs_table"),
+        kept=("player", "situation", "mean_ev_loss", "table_mean_ev_loss", "vs_table")),
 }
 """Each command's table: a new column needs only declaring here (and in ``wide_only``
 unless a player reads it first)."""
@@ -231,8 +264,65 @@ HEADERS = {"skill_rank": "rank", "skill_group": "group", "skill_signal": "skill 
            "fantasyland_stay_rate": "fl_stay", "hands_to_tell_apart": "hands_to_tell",
            "mean_ev_loss": "ev_loss", "table_mean_ev_loss": "table_ev_loss",
            "fantasyland_set": "fl_set", "fantasyland_next": "fl_next",
+           "fantasyland": "in_fl", "fantasyland_entered": "enters_fl",
            **{f"street_{n}": f"st{n}" for n in range(1, 10)}}
-"""Short headers of a table that is not ``--wide`` (docs/cli.md lists them)."""
+"""Short headers of a table that is not ``--wide`` (docs/command-line.md lists them)."""
+
+
+def columns_help(*tables: str) -> str:
+    """The end of a command's ``--help``: what the short headers of its tables
+    (:data:`TABLES`) mean, in a player's words (:data:`MEANINGS`)."""
+    said: dict[str, str] = {}
+    for table in tables:
+        for name in TABLES[table].columns:
+            if name in MEANINGS and not name.startswith("street_"):
+                said.setdefault(HEADERS.get(name, name), MEANINGS[name])
+            elif name == "street_1":
+                said.setdefault("st1 ... st9", "points given up per decision on that street")
+    return "Columns: " + "; ".join(f"{header}: {meaning}" for header, meaning in said.items()) \
+        + "."
+
+
+BRIEF = {
+    "skill_signal": "how much results follow skill", "hands_to_tell_apart": "to tell players "
+    "apart", "skill_group": "same: not ranked apart", "skill_rank": "1: skill shows first",
+    "foul_rate": "share fouled", "fantasyland_entry_rate": "into fantasyland",
+    "fantasyland_stay_rate": "fantasyland kept", "mean_ev_loss": "points lost a decision",
+    "table_mean_ev_loss": "the table's", "vs_table": "yours minus table's",
+    "sd": "swing a hand", "fantasyland_set": "fantasyland sets",
+    "fantasyland_next": "into fantasyland next", "hands_for_1": "hands to ±1 point",
+    **{f"street_{n}": "by street" for n in range(1, 10)},
+}
+"""The few words of :data:`MEANINGS` a terminal's line under a table has room for."""
+
+
+def legend(names: Sequence[str], width: int, command: str,
+           first: Sequence[str] = ()) -> str:
+    """One line under a terminal's table: what its short headers mean, as many as fit in
+    ``width`` columns (whole entries; those of ``first``, then the table's order), and
+    where the rest is said; or nothing.
+
+    >>> legend(["player", "fouls", "fl_entry"], 80, "players")
+    'fouls: share fouled · fl_entry: into fantasyland · more: ofcstats players --help\\n'
+    """
+    full = {HEADERS.get(name, name): name for name in HEADERS}
+    named = [full.get(header, header) for header in names]
+    order = [n for n in first if n in named] + [n for n in named if n not in first]
+    entries = []
+    for name in order:
+        if name.startswith("street_") and name != "street_1":
+            continue  # st1... says it for every street
+        if name in BRIEF:
+            header = HEADERS.get(name, name)
+            entries.append(f"{header}{'...' if name == 'street_1' else ''}: {BRIEF[name]}")
+    tail = f"more: ofcstats {command} --help"
+    line = ""
+    for entry in entries:
+        longer = f"{line} · {entry}" if line else entry
+        if len(f"{longer} · {tail}") > width:
+            break
+        line = longer
+    return f"{line} · {tail}\n" if line else ""
 
 
 NOT_COUNTS = frozenset({"skill_rank", "seat", "street", "total", "points", "royalties",
@@ -273,16 +363,28 @@ def _shown(frame: pl.DataFrame, table: str, wide: bool) -> pl.DataFrame:
     return frame if wide else frame.rename({c: HEADERS[c] for c in columns if c in HEADERS})
 
 
-def _fitted(shown: pl.DataFrame, width: int | None) -> tuple[str, list[str]]:
-    """A table of the columns ``shown``, the last ones left out while a line is wider than
-    ``width``; the text and the columns kept."""
+def _fitted(shown: pl.DataFrame, width: int | None, kept: Sequence[str] = ()
+            ) -> tuple[str, list[str]]:
+    """A table of the columns ``shown``, columns left out while a line is wider than
+    ``width`` (the last first, those ``kept``, by their short headers, last of all); the
+    text and the columns kept."""
     names = shown.columns
     text = frame_text(shown, TableFormat.table, names)
     while width is not None and len(names) > 2 and \
             max(len(line) for line in text.splitlines()) > width:
-        names = names[:-1]
+        spare = [n for n in names if n not in kept] or names
+        names = [n for n in names if n != spare[-1]]
         text = frame_text(shown, TableFormat.table, names)
     return text, names
+
+
+def _kept_headers(table: str, wide: bool) -> list[str]:
+    return [c if wide else HEADERS.get(c, c) for c in TABLES[table].kept]
+
+
+LEGEND_COMMAND = {"situations": "review", "mistakes": "review"}
+"""The command whose ``--help`` explains a table's columns, where it is not the table's
+name."""
 
 
 def _left_out(shown: pl.DataFrame, names: list[str]) -> str:
@@ -299,8 +401,10 @@ def table_text(frame: pl.DataFrame, table: str, *, wide: bool = False,
     shown = _shown(frame, table, wide)
     if wide:
         return frame_text(shown, TableFormat.table, shown.columns)
-    text, names = _fitted(shown, width)
-    return text + _left_out(shown, names)
+    text, names = _fitted(shown, width, _kept_headers(table, wide))
+    explained = legend(names, width, LEGEND_COMMAND.get(table, table),
+                       TABLES[table].kept) if width else ""
+    return text + _left_out(shown, names) + explained
 
 
 def _print_table(frame: pl.DataFrame, output: TableFormat, columns: list[str] | str,
@@ -368,8 +472,9 @@ def by_variant_text(frame: pl.DataFrame, output: TableFormat, table: str,
                 part.columns, wide) and part["ruleset"].n_unique() == 1:
             under = f" under {part['ruleset'][0]}"
         note = notes.get(str(variant), "") if notes else ""
-        if note:  # a note as wide as the terminal, at most
-            note = (textwrap.fill(note, width) if width else note) + "\n"
+        if note:  # a note as wide as the terminal, at most (as the table, unless wide)
+            note = "\n".join(textwrap.fill(line, width) if width and not wide else line
+                             for line in note.splitlines()) + "\n"
         parts.append(f"{variant}{count}{under}\n"
                      + table_text(part, table, wide=wide, width=width) + note)
     return "\n".join(parts)
@@ -470,16 +575,44 @@ def _print_summary(summary: ingesting.IngestSummary) -> None:
     conflicts = f" ({summary.conflicts} conflicts)" if summary.conflicts else ""
     skipped = f" ({summary.skipped} already loaded, skipped)" if summary.skipped else ""
     updated = f", {summary.updated:,} updated" if summary.updated else ""
-    typer.echo(f"{plural(files, 'file')}{skipped}: {plural(summary.hands, 'hand')} "
-               f"loaded{updated}, {plural(summary.duplicates, 'duplicate')} skipped, "
-               f"{summary.rejected:,} rejected{conflicts} in {summary.seconds:.1f}s -> "
-               f"{summary.database}")
+    say(f"{plural(files, 'file')}{skipped}: {plural(summary.hands, 'hand')} "
+        f"loaded{updated}, {plural(summary.duplicates, 'duplicate')} skipped, "
+        f"{summary.rejected:,} rejected{conflicts} in {summary.seconds:.1f}s -> "
+        f"{summary.database}")
     for reject in summary.first_rejects:
         where = reject.path if reject.line is None else f"{reject.path}:{reject.line}"
         typer.echo(f"{where}: {reject.reason}", err=True)
     if summary.rejected > len(summary.first_rejects):
         typer.echo(f"... and {summary.rejected - len(summary.first_rejects):,} more: "
                    f"SELECT * FROM rejects in {summary.database}", err=True)
+
+
+def fitted(text: str, width: int | None, indent: int | None = None) -> str:
+    """``text`` with each line wider than ``width`` broken at word boundaries, its next
+    lines indented past the line's own indent (by ``indent`` columns in all, when given;
+    else 4 more); unchanged for no ``width`` (a file, a pipe: one record a line).
+
+    >>> print(fitted("1 file: 3,250 hands loaded, 0 rejected in 2.5s -> club.duckdb", 30))
+    1 file: 3,250 hands loaded, 0
+        rejected in 2.5s ->
+        club.duckdb
+    """
+    if not width:
+        return text
+    lines = []
+    for line in text.split("\n"):
+        own = len(line) - len(line.lstrip(" "))
+        lines.append(textwrap.fill(line.lstrip(" "), width, initial_indent=" " * own,
+                                   subsequent_indent=" " * (own + 4 if indent is None
+                                                            else indent),
+                                   break_long_words=False, break_on_hyphens=False)
+                     if len(line) > width else line)
+    return "\n".join(lines)
+
+
+def say(text: str, *, indent: int | None = None) -> None:
+    """A line (or lines) on stdout, fitted to the terminal's width (:func:`fitted`)."""
+    typer.echo(fitted(text, terminal_width(), indent))
 
 
 def warn(message: str) -> None:
@@ -517,10 +650,12 @@ def write_records(parts: Iterable[ScoredBatch], output: OutputFormat, out: TextI
             assert table is not None
             shown = _shown(frame, table, wide)
             if kept is None:  # the first part's columns, for every part after it
-                text, kept = _fitted(shown, None if wide else shutil.get_terminal_size(
-                    ).columns)
+                columns = shutil.get_terminal_size().columns
+                text, kept = _fitted(shown, None if wide else columns,
+                                     _kept_headers(table, wide))
                 out.write(text)
-                left_out = _left_out(shown, kept)
+                left_out = _left_out(shown, kept) + (
+                    "" if wide else legend(kept, columns, "score"))
             else:
                 out.write(frame_text(shown, output, kept).split("\n", 2)[2])
         elif output == "csv":

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from pathlib import Path
 from typing import Annotated
 
@@ -13,10 +12,11 @@ import typer
 import typer.core
 import typer.main
 
-from ofcstats import analysis, stats, uncertainty
+from ofcstats import analysis, answers, uncertainty
 from ofcstats.cli.app import app
-from ofcstats.cli.common import _filters, _player_table, _summing, check_played, reading
+from ofcstats.cli.common import _filters, _summing, reading
 from ofcstats.cli.options import (
+    SEED,
     DbOption,
     FormatOption,
     OutputPathOption,
@@ -37,6 +37,7 @@ from ofcstats.cli.output import (
     SUFFIXES,
     _on_terminal,
     by_variant_text,
+    columns_help,
     emit,
     fail,
     fail_with,
@@ -46,14 +47,16 @@ from ofcstats.cli.output import (
     steps_bar,
     terminal_width,
     to_terminal,
+    warn,
 )
-from ofcstats.errors import OfcstatsError, StoreError
+from ofcstats.errors import OfcstatsError
+from ofcstats.rules import Ruleset
+from ofcstats.store import Store
 
-_SEED_HELP = ("Seed of the bootstraps: over sessions for the mean, over games for every other "
-              "interval.")
+_SEED_HELP = "Seed of the bootstrap over games: the same seed, the same intervals."
 
 
-@app.command()
+@app.command(epilog=columns_help("compare"))
 def compare(
     db: DbOption = None,
     ruleset: RulesetsOption = None,
@@ -67,6 +70,13 @@ def compare(
     fouls, fantasyland, and how fast skill shows (rulesets ranked by the skill signal),
     each with its 95% interval (a bootstrap over games, paired across rulesets).
 
+    The skill signal is the spread of the players' mean points per hand, less what their
+    luck puts in it, over the SD per hand; where its interval reaches 0, these hands show
+    no skill difference, and the table says so. Hands to tell apart: after that many
+    hands, a player truly one spread better than the table's average (a typical gap
+    between players) has a 95% interval of their mean that excludes the average about
+    half the time.
+
     Rulesets the data cannot rank share a skill group; under each table, whether the top
     two can be told apart, or about how many more hands it would take. The table shows
     the skill signal's interval; CSV and JSON carry every interval (<stat>_ci_low,
@@ -79,23 +89,36 @@ def compare(
     filters = _filters(ruleset, session, since, until, variant, player)
     with reading(db, filters, wait=wait, quiet=quiet) as store, _summing(quiet):
         try:
-            found = analysis.comparison(store, filters, resamples=resamples, seed=seed)
+            found = answers.comparison(store, filters, resamples=resamples, seed=seed,
+                                       check=False)
+            scored = _scored(store, found.table)
         except OfcstatsError as error:
             raise fail_with(error) from None
     table = found.frame()
-    if table.is_empty():
-        raise fail(analysis.NOTHING_SCORED, 1)
     hands = dict(table.group_by("variant").agg(pl.col("hands").max()).iter_rows())
     what_if = table.filter(pl.col("what_if")) if "what_if" in table.columns else table.clear()
     notes = {str(row["variant"]): analysis.tell_apart_text(row, what_if.filter(
                  pl.col("variant") == row["variant"]).get_column("ruleset").to_list())
              for row in found.tell_apart.iter_rows(named=True)}
+    for name in sorted(hands):
+        mine = found.table.filter(pl.col("variant") == name)
+        words = [notes.get(name, ""), analysis.no_skill_text(mine),
+                 analysis.no_fantasyland_text(mine, scored)]
+        notes[name] = "\n".join(filter(None, words))
     if output is TableFormat.table:
         table = table.with_columns(_with_interval(table, "skill_signal"),
                                    pl.col("skill_group").cast(pl.String).fill_null("-"))
     emit(by_variant_text(table, output, "compare", hands, terminal=to_terminal(path),
                          wide=wide, width=terminal_width(path), notes=notes),
          path)
+
+
+def _scored(store: Store, table: pl.DataFrame) -> list[Ruleset]:
+    """The rulesets a table's rows name, as they were scored (for the notes that say a
+    rate is impossible under one: no fantasyland under it)."""
+    if table.is_empty():
+        return []
+    return store.scored_rulesets(sorted(set(table.get_column("ruleset").to_list())))
 
 
 def _with_interval(frame: pl.DataFrame, stat: str) -> pl.Series:
@@ -107,7 +130,7 @@ def _with_interval(frame: pl.DataFrame, stat: str) -> pl.Series:
                                              ).iter_rows()], dtype=pl.String)
 
 
-@app.command()
+@app.command(epilog=columns_help("players"))
 def players(
     db: DbOption = None,
     ruleset: Annotated[str | None, typer.Option(
@@ -117,7 +140,8 @@ def players(
     session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
     variant: VariantOption = None, player: PlayerOption = None,
     quiet: QuietOption = False, output_path: OutputPathOption = None,
-    seed: Annotated[int, typer.Option("--seed", min=0, help=_SEED_HELP)] = 7,
+    seed: Annotated[int, typer.Option("--seed", min=SEED.low, max=SEED.high,
+                                        help=_SEED_HELP)] = 7,
     wait: WaitOption = None,
 ) -> None:
     """Every player's results under one ruleset per variant: points, spread, 95%
@@ -128,26 +152,18 @@ def players(
     path = output_file(output_path, f"players{SUFFIXES[output]}", "table")
     filters = _filters([ruleset] if ruleset else None, session, since, until, variant, player)
     with reading(db, filters, wait=wait, quiet=quiet) as store, _summing(quiet):
-        # Only the rulesets shown are read: one per variant.
-        shown = analysis.shown_rulesets(store, filters, ruleset)
         try:
-            if ruleset and not shown:
-                check_played(store, filters, ruleset)
-            store.require_scored(filters=filters, pairs=shown)
-        except StoreError as error:
-            raise fail(str(error), 1) from None
+            table = answers.players(store, filters, ruleset, seed=seed, check=False)
         except OfcstatsError as error:
             raise fail_with(error) from None
-        if shown:
-            filters = replace(filters, rulesets=sorted(set(shown.values())))
-        table = _player_table(store, filters, seed, shown)
-    emit(by_variant_text(
-        table.sort(["variant", "total", "player"], descending=[False, True, False]), output,
-        "players", terminal=to_terminal(path), wide=wide,
-        width=terminal_width(path)), path)
+        scored = _scored(store, table)
+    notes = {str(name): analysis.no_fantasyland_text(mine, scored)
+             for (name,), mine in table.group_by("variant")}
+    emit(by_variant_text(table, output, "players", terminal=to_terminal(path), wide=wide,
+                         width=terminal_width(path), notes=notes), path)
 
 
-@app.command()
+@app.command(epilog=columns_help("player"))
 def player(
     name: Annotated[str, typer.Argument(help="The player's name.", show_default=False)],
     db: DbOption = None,
@@ -156,29 +172,39 @@ def player(
     session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
     variant: VariantOption = None, quiet: QuietOption = False,
     output_path: OutputPathOption = None,
-    seed: Annotated[int, typer.Option("--seed", min=0, help=_SEED_HELP)] = 7,
+    seed: Annotated[int, typer.Option("--seed", min=SEED.low, max=SEED.high,
+                                        help=_SEED_HELP)] = 7,
     wait: WaitOption = None,
 ) -> None:
     """One player under every scored ruleset, per variant: results, money as the table
     settled it (each game's loss cap over the whole table), style; then the hands whose
-    logged points differ from the re-score.
+    logged points differ from the re-score, and those no re-score checks (logged under a
+    ruleset the database does not know).
 
     Example: ofcstats player alice --db club.duckdb
     """
     path = output_file(output_path, f"player{SUFFIXES[output]}", "table")
     filters = _filters(ruleset, session, since, until, variant, [name])
     with reading(db, filters, wait=wait, quiet=quiet) as store, _summing(quiet):
-        table = _player_table(store, filters, seed)
-        differences = stats.reported_differences_of(analysis.stored_rows(store, filters))
-    text = by_variant_text(
-        table.sort(["variant", "mean", "ruleset"], descending=[False, True, False]), output,
-        "player", terminal=to_terminal(path), wide=wide,
-        width=terminal_width(path))
+        try:
+            found = answers.player(store, name, filters, seed=seed, check=False)
+        except OfcstatsError as error:
+            raise fail_with(error) from None
+        scored = _scored(store, found.table)
+    differences, unchecked = found.differences, found.unchecked
+    notes = {str(name): analysis.no_fantasyland_text(mine, scored)
+             for (name,), mine in found.table.group_by("variant")}
+    text = by_variant_text(found.table, output, "player", terminal=to_terminal(path),
+                           wide=wide, width=terminal_width(path), notes=notes)
     if output is TableFormat.table and not differences.is_empty():
         text += (f"\n{plural(differences.height, 'seat')} where the logged points differ from the "
                  "re-score under the ruleset played:\n"
                  + frame_text(differences, output, differences.columns))
+    if output is TableFormat.table and unchecked is not None:
+        text += f"\n{unchecked}\n"
     emit(text, path)
+    if output is not TableFormat.table and unchecked is not None:
+        warn(unchecked)
 
 
 @app.command()
@@ -194,7 +220,8 @@ def report(
         metavar="<path>")] = None,
     session: SessionOption = None, since: SinceOption = None, until: UntilOption = None,
     variant: VariantOption = None, player: PlayerOption = None,
-    seed: Annotated[int, typer.Option("--seed", min=0, help=_SEED_HELP)] = 7,
+    seed: Annotated[int, typer.Option("--seed", min=SEED.low, max=SEED.high,
+                                        help=_SEED_HELP)] = 7,
     quiet: QuietOption = False,
     wait: WaitOption = None,
 ) -> None:

@@ -6,18 +6,22 @@ from __future__ import annotations
 import json
 import sys
 from enum import StrEnum
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import polars as pl
 import typer
 import typer.core
 import typer.main
 
-from ofcstats import analysis
-from ofcstats import engine as engines
+from ofcstats import answers
 from ofcstats.cli.app import app
-from ofcstats.cli.common import _open_existing, check_filters, dates, engine_for
+from ofcstats.cli.common import _open_existing, engine_for
 from ofcstats.cli.options import (
+    JOBS,
+    POINTS,
+    ROLLOUTS,
+    SCREEN,
+    SEED,
     AddressOption,
     ConfigOption,
     DbOption,
@@ -36,7 +40,7 @@ from ofcstats.cli.options import (
 from ofcstats.cli.output import (
     _on_terminal,
     _print_table,
-    fail,
+    columns_help,
     fail_with,
     frame_text,
     output_file,
@@ -45,15 +49,20 @@ from ofcstats.cli.output import (
 )
 from ofcstats.errors import OfcstatsError
 from ofcstats.paths import written_whole
+from ofcstats.store.connect import kept_on_interrupt
+
+if TYPE_CHECKING:
+    from ofcstats.review.store import Settings
 
 RolloutsOption = Annotated[int, typer.Option(
     "--rollouts", help="Selection rollouts of a decision (the first step's are an eighth, at "
     "least 16; the two leaders get four times as many), and twice as many that measure "
-    "the loss of the play made.")]
+    "the loss of the play made.", min=ROLLOUTS.low, max=ROLLOUTS.high)]
 
 
 ReviewSeedOption = Annotated[int, typer.Option(
-    "--seed", min=0, help="Seed of the rollouts: the same seed gives the same numbers.")]
+    "--seed", min=SEED.low, max=SEED.high,
+    help="Seed of the rollouts: the same seed gives the same numbers.")]
 
 
 ReviewRulesetOption = Annotated[str | None, typer.Option(
@@ -64,7 +73,7 @@ ReviewRulesetOption = Annotated[str | None, typer.Option(
 
 FantasylandValueOption = Annotated[float, typer.Option(
     "--fantasyland-value", help="Points per opponent a board reaching fantasyland is worth "
-    "on top of its score.")]
+    "on top of its score.", min=POINTS.low, max=POINTS.high)]
 
 
 # The review's defaults are written out here (its modules load the simulator, a slow
@@ -72,7 +81,7 @@ FantasylandValueOption = Annotated[float, typer.Option(
 ScreenOption = Annotated[int, typer.Option(
     "--screen", help="Candidates the first step keeps (the best on its rollouts), besides "
     "the play made, for the rest of the selection rollouts; 0: every candidate on every "
-    "rollout.")]
+    "rollout.", min=SCREEN.low, max=SCREEN.high)]
 
 
 class OpponentsMode(StrEnum):
@@ -96,19 +105,15 @@ class ReviewBy(StrEnum):
 
 
 def _review_settings(ruleset: str | None, rollouts: int, seed: int, fantasyland_value: float,
-                     screen: int, opponents: OpponentsMode) -> object:
-    from ofcstats.review.store import Settings  # noqa: PLC0415
-
-    if rollouts < 1:
-        raise fail(f"--rollouts must be at least 1, not {rollouts}")
-    if screen < 0:
-        raise fail(f"--screen must be 0 or more, not {screen}")
-    return Settings(ruleset=ruleset, rollouts=rollouts, seed=seed,
-                    fantasyland_value=fantasyland_value, screen=screen,
-                    opponents=opponents.value)
+                     screen: int, opponents: OpponentsMode) -> Settings:
+    try:
+        return answers.review_settings(ruleset, rollouts, seed, fantasyland_value, screen,
+                                       opponents.value)
+    except OfcstatsError as error:
+        raise fail_with(error) from None
 
 
-@app.command()
+@app.command(epilog=columns_help("review", "situations", "mistakes"))
 def review(
     db: DbOption = None,
     player: PlayerOption = None,
@@ -132,7 +137,7 @@ def review(
         "--jobs", "-j", help="Threads sharing the rollouts (the numbers do not change); "
         "with --engine, its workers. Default: one per core, at most 2, when there are "
         "more than 100 hands to review, else 1; with --engine, the config file's, else "
-        "every core.", show_default=False)] = None,
+        "every core.", show_default=False, min=JOBS.low, max=JOBS.high)] = None,
     engine: EngineOption = None,
     address: AddressOption = None,
     source: FromOption = None,
@@ -154,50 +159,41 @@ def review(
 
     Example: ofcstats review --player alice --db club.duckdb
     """
-    from ofcstats.review import store as reviewing  # noqa: PLC0415
     from ofcstats.review import summary  # noqa: PLC0415
 
     settings = _review_settings(ruleset, rollouts, seed, fantasyland_value, screen, opponents)
-    assert isinstance(settings, reviewing.Settings)
-    since, until = dates(since, until)
-    selection = reviewing.Selection(players=player or None, sessions=session or None,
-                                    since=since, until=until)
+    try:
+        selection = answers.selection(player, session, since, until)
+    except OfcstatsError as error:
+        raise fail_with(error) from None
     sharded = engine_for(engine, jobs, address, source, config, jobs_shard=False)
     # Written to: the decisions table keeps what was reviewed.
-    with _open_existing(db, read_only=False, wait=wait, quiet=quiet) as store:
+    with kept_on_interrupt(lambda: "the hands reviewed are kept in the decisions table; run "
+                           "the same ofcstats review again to review the rest"), \
+            _open_existing(db, read_only=False, wait=wait, quiet=quiet) as store:
         try:
-            check_filters(store, analysis.Filters(players=player or None,
-                                                  sessions=session or None))
             with progress_bar("review", _on_terminal(quiet or output is not TableFormat.table)
                               ) as update:
-                if sharded is None:
-                    reviewing.run(store, selection, settings, update, jobs=jobs or 0)
-                else:
-                    engines.review(store, selection, settings, sharded, update)
-            frame = summary.decisions_frame(store, selection, settings)
-            left_out = reviewing.skipped(store, selection)
-            shown = settings.as_dict(reviewing.reviewed_as(settings))
+                found = answers.review(store, selection, settings, run=True, progress=update,
+                                       jobs=jobs or 0, engine=sharded)
         except OfcstatsError as error:
             raise fail_with(error) from None
-    if frame.is_empty():
-        raise fail("no decisions to review: no hands with logged streets match the filters", 1)
-    if by is ReviewBy.situation:
-        _print_situations(summary.situation_summary(frame), output, left_out,
-                          summary.skipped_text(left_out), shown, wide=wide)
-        return
-    _print_review(summary.player_summary(frame), summary.biggest_mistakes(frame), output,
-                  mistakes, left_out, summary.skipped_text(left_out), shown, wide=wide)
-
-
-def _print_situations(table: pl.DataFrame, output: TableFormat, left_out: dict[str, int],
-                      not_reviewed: str, settings: dict[str, object], *,
-                      wide: bool = False) -> None:
-    """The loss per player and situation beside the table's, per variant (a table), as
-    CSV, or as JSON with the settings."""
+    left_out = found.skipped
     if output is TableFormat.json:
-        typer.echo(json.dumps({"settings": settings, "situations": table.to_dicts(),
-                               "skipped": left_out}, indent=2, default=str))
+        typer.echo(json.dumps(found.to_dict(by.value), indent=2, default=str))
         return
+    if by is ReviewBy.situation:
+        _print_situations(found.situations, output, summary.skipped_text(left_out),
+                          wide=wide)
+        return
+    _print_review(found.players, found.mistakes, output, mistakes,
+                  summary.skipped_text(left_out), wide=wide)
+
+
+def _print_situations(table: pl.DataFrame, output: TableFormat, not_reviewed: str, *,
+                      wide: bool = False) -> None:
+    """The loss per player and situation beside the table's, per variant (a table), or as
+    CSV."""
     if output is TableFormat.csv:
         sys.stdout.write(frame_text(table, output))
         if not_reviewed:
@@ -215,15 +211,10 @@ def _print_situations(table: pl.DataFrame, output: TableFormat, left_out: dict[s
 
 
 def _print_review(players: pl.DataFrame, biggest: pl.DataFrame, output: TableFormat,
-                  mistakes: bool, left_out: dict[str, int], not_reviewed: str,
-                  settings: dict[str, object], *, wide: bool = False) -> None:
+                  mistakes: bool, not_reviewed: str, *, wide: bool = False) -> None:
     """The review's summary per player and its biggest mistakes, per variant (a table),
-    or either (CSV), or both (JSON, with the settings); and what was not reviewed."""
-    if output is TableFormat.json:
-        typer.echo(json.dumps({"settings": settings, "players": players.to_dicts(),
-                               "mistakes": biggest.to_dicts(), "skipped": left_out},
-                              indent=2, default=str))
-    elif output is TableFormat.csv:
+    or either (CSV); and what was not reviewed."""
+    if output is TableFormat.csv:
         sys.stdout.write(frame_text(biggest if mistakes else players, output,
                                     terminal=to_terminal(None)))
         if not_reviewed:
@@ -244,9 +235,17 @@ def _print_review(players: pl.DataFrame, biggest: pl.DataFrame, output: TableFor
 
 @app.command()
 def replay(
-    hand_id: Annotated[str, typer.Argument(help="The hand's id.", show_default=False)],
+    hand_ids: Annotated[list[str] | None, typer.Argument(
+        help="The hands' ids (one: the hand's page; several: one page of them).",
+        show_default=False)] = None,
     output: Annotated[str, typer.Option("--output", "-o", help="The HTML file to write.",
                                         metavar="<path>")] = "hand.html",
+    session: Annotated[str | None, typer.Option(
+        "--session", help="Every hand of this session on one page.", show_default=False)]
+        = None,
+    player: Annotated[str | None, typer.Option(
+        "--player", help="With --session or several hands: only the hands this player sat "
+        "in, their seat first and on its streets.", show_default=False)] = None,
     db: DbOption = None,
     ruleset: ReviewRulesetOption = None,
     opponents: OpponentsOption = OpponentsMode.drawn,
@@ -257,22 +256,32 @@ def replay(
     wait: WaitOption = None,
     quiet: QuietOption = False,
 ) -> None:
-    """Write one hand as an HTML page: each street of each seat on its board, the play
-    made and the best candidate side by side with their expected points. Streets not
-    reviewed under these settings are valued for the page alone: the database is only
-    read, so any stored hand replays, reviewed or not.
+    """Write hands as an HTML page (self-contained, no network). One hand: each street of
+    each seat on its board, the play made and the best candidate with their expected
+    points; streets not reviewed under these settings are valued for the page alone (the
+    database is only read, so any stored hand replays, reviewed or not).
 
-    Example: ofcstats replay sim0-00001-01 -o hand.html --db club.duckdb
+    A session (--session) or several hands: one page with the list of the hands on top
+    (points per player, fouls, fantasyland, EV loss; it sorts and filters in the page),
+    then each hand street by street, previous and next by button or by the arrow keys,
+    and each player's running total; EV loss where the seat was reviewed (ofcstats
+    review), the play made alone elsewhere. On a narrow screen the board played stands
+    above the best one.
+
+    Example: ofcstats replay --session club7-2026-11-29 -o night.html --db club.duckdb
     """
-    from ofcstats.review import replay as replaying  # noqa: PLC0415
-
     settings = _review_settings(ruleset, rollouts, seed, fantasyland_value, screen, opponents)
-    path = output_file(output, "hand.html", "page")
+    try:
+        ids = answers.replay_ids(hand_ids, session, player)
+    except OfcstatsError as error:
+        raise fail_with(error) from None
+    path = output_file(output, "hand.html" if len(ids) == 1 else "session.html", "page")
     with _open_existing(db, wait=wait, quiet=quiet) as store:
         try:
-            text = replaying.page(store, hand_id, settings)  # type: ignore[arg-type]
+            page = answers.replay(store, ids, session, player, settings)
         except OfcstatsError as error:
             raise fail_with(error) from None
+    text, what = page.html, page.what
     with written_whole(path) as partial:
         partial.write_text(text, encoding="utf-8")
-    typer.echo(f"hand {hand_id} -> {path.resolve()}")
+    typer.echo(f"{what} -> {path.resolve()}")

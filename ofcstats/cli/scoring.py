@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated
@@ -13,11 +14,11 @@ import typer
 import typer.core
 import typer.main
 
-from ofcstats import engine as engines
-from ofcstats import pipeline
+from ofcstats import answers
 from ofcstats.cli.app import app, rulesets_app
 from ofcstats.cli.common import _large_frames_process, _open_existing, engine_for
 from ofcstats.cli.options import (
+    JOBS,
     AddressOption,
     ConfigOption,
     DbOption,
@@ -40,11 +41,13 @@ from ofcstats.cli.output import (
     _print_table,
     _records_out,
     _rescore_text,
+    columns_help,
     fail,
     fail_with,
     output_file,
     progress_bar,
     report_rejects,
+    say,
     warn,
     write_records,
 )
@@ -61,9 +64,11 @@ from ofcstats.rules import (
     policy_names,
     preset_names,
 )
+from ofcstats.store.connect import kept_on_interrupt
+from ofcstats.store.results import RESCORE
 
 
-@app.command()
+@app.command(epilog=columns_help("score"))
 def score(
     files: Annotated[list[Path], typer.Argument(help="ofc-hand/1 logs (.jsonl, .jsonl.gz).",
                                                 show_default=False)],
@@ -101,7 +106,10 @@ def score(
         names = split_list(ruleset)
         chosen = load_rulesets(preset_names()) if all_rulesets else (
             load_rulesets(names) if names else None)
-        with progress_bar("read", _on_terminal(quiet), in_bytes=True) as update, \
+        # No bar while the records themselves go to the terminal: they show the
+        # progress, and a bar would leave its text among them.
+        shown = _on_terminal(quiet) and (written is not None or not sys.stdout.isatty())
+        with progress_bar("read", shown, in_bytes=True) as update, \
                 _records_out(written) as out:
             parts = score_files(files, chosen, own_variants=all_rulesets,
                                 format_name=format_name, progress=update, warn=warn)
@@ -140,14 +148,16 @@ def rulesets(
     names = preset_names()
     width = max(len(n) for n in names + policy_names())
     typer.echo("Rulesets (name, variants it is played under, scoring):")
+    # A line too wide for the terminal goes on under its text, past the names.
     for ruleset in presets:
-        typer.echo(f"  {ruleset.name:<{width}}  "
-                   f"[{', '.join(v.value for v in ruleset.variants)}]  {ruleset.summary()}")
+        say(f"  {ruleset.name:<{width}}  "
+            f"[{', '.join(v.value for v in ruleset.variants)}]  {ruleset.summary()}",
+            indent=width + 4)
     typer.echo("\nFantasyland policies (docs/rules.md §6):")
     for name in policy_names():
         policy = load_policy(name)
         mark = "" if policy.in_sources else " [not in the sources]"
-        typer.echo(f"  {name:<{width}}  {policy.description}{mark}")
+        say(f"  {name:<{width}}  {policy.description}{mark}", indent=width + 4)
 
 
 @rulesets_app.command("show")
@@ -237,7 +247,8 @@ def rescore(
     jobs: Annotated[int | None, typer.Option(
         "--jobs", "-j", help="Worker processes of the local engine (or CPUs of a Ray "
         "cluster started here); alone, asks for --engine local. Default: the config "
-        "file's, else every core.", show_default=False)] = None,
+        "file's, else every core.", show_default=False, min=JOBS.low, max=JOBS.high)
+    ] = None,
     address: AddressOption = None,
     source: FromOption = None,
     config: ConfigOption = None,
@@ -262,32 +273,20 @@ def rescore(
     _large_frames_process()
     as_json = as_json or output is SummaryFormat.json
     try:
-        named = split_list(ruleset) or []
-        asked = [*named, *(split_list(what_if) or [])]
-        every = all_rulesets or not asked
-        names = [*(preset_names() if every else []), *asked]
-        chosen = load_rulesets(names)
-        what_ifs = [load_ruleset(name).name for name in split_list(what_if) or []]
+        asked = answers.asked_rulesets(ruleset, what_if, all_rulesets=all_rulesets)
     except OfcstatsError as error:
         raise fail_with(error) from None
     sharded = engine_for(engine, jobs, address, source, config, jobs_shard=True)
-    with _open_existing(db, read_only=False, wait=wait, quiet=quiet) as store:
+    with kept_on_interrupt(lambda: "the batches scored are kept (each in one transaction); "
+                           f"run {RESCORE} to score the rest"), \
+            _open_existing(db, read_only=False, wait=wait, quiet=quiet) as store:
         try:
-            if every:
-                # Every preset, and the other rulesets the database holds.
-                have = {r.name for r in chosen}
-                chosen += [r for r in pipeline.default_rulesets(store, as_stored=False)
-                           if r.name not in have]
             with progress_bar("rescore", _on_terminal(quiet or as_json)) as update:
-                if sharded is None:
-                    summary = pipeline.rescore(store, chosen, rebuild=rebuild,
-                                               what_if=what_ifs, progress=update)
-                else:
-                    summary = engines.rescore(store, chosen, sharded, rebuild=rebuild,
-                                              what_if=what_ifs, progress=update)
+                summary = answers.rescore(store, asked, rebuild=rebuild, engine=sharded,
+                                          progress=update)
         except OfcstatsError as error:
             raise fail_with(error) from None
     if as_json:
         typer.echo(json.dumps(asdict(summary), indent=2))
         return
-    typer.echo(_rescore_text(summary))
+    say(_rescore_text(summary))

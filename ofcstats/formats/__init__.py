@@ -79,9 +79,10 @@ def detect(path: Path) -> str:
 
 def detect_head(head: Head, path: Path) -> str:
     """The format of the file ``path`` whose first lines (decompressed, lines too long to
-    read passed over) are ``head``."""
+    read or not text passed over) are ``head``; a file most of whose first lines are not
+    text is binary (:attr:`Head.binary`)."""
     text = head.data
-    if b"\x00" in text or b"\x00" in head.passed:
+    if head.binary:
         raise HandError(f"{path}: a binary file, not a hand log")
     if not text.strip() and head.long_lines:
         raise HandError(

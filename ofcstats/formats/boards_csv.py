@@ -26,7 +26,7 @@ from ofcstats.errors import HandError
 from ofcstats.formats import nested
 from ofcstats.formats.base import nothing_expected
 from ofcstats.formats.jsonl import join_errors
-from ofcstats.formats.lines import LineBatch, LongLine
+from ofcstats.formats.lines import DamagedLine, LineBatch, Unread
 from ofcstats.records import (
     BOTTOM,
     MIDDLE,
@@ -79,7 +79,7 @@ def read_batches(batches: Iterable[LineBatch], source: str,
     header: tuple[str, list[str]] | None = None
     carry = b""
     carry_line = 1
-    carry_long: tuple[LongLine, ...] = ()  # long lines among those carried (blank in carry)
+    carry_long: tuple[Unread, ...] = ()  # long lines among those carried (blank in carry)
     pending = iter(batches)
     current = next(pending, None)
     while current is not None:
@@ -174,11 +174,18 @@ def _parse(lines: LineBatch, skip: np.ndarray, header: tuple[str, list[str]], so
         new_hand=(pl.col("hand_id") != pl.col("hand_id").shift(1)).fill_null(True)
         | (pl.col("hand_id") == ""),
     ).with_columns(hand=pl.col("new_hand").cum_sum().cast(pl.Int64) - 1)
+    unread = _unread_rows(lines, bad_utf8, wrong, sep, names)
+    table = _without_unread_rows(table, unread, lines.first_line)
     held = None
     if not last and table.height:
         last_hand = table.get_column("hand")[-1]
         held_rows = table.filter(pl.col("hand") == last_hand)
         held = int(held_rows.get_column("index")[0])
+        # Lines that could not be read just before the held hand go with it: they may
+        # be rows of it.
+        before = table.filter(pl.col("hand") != last_hand).get_column("index")
+        after = int(before[-1]) if len(before) else -1
+        held = min([held, *(i for i, _ in unread if after < i < held)])
         table = table.filter(pl.col("hand") != last_hand)
         # Lines from the held hand on are read again with the next batch.
         rejects = [r.filter(pl.col("line") < lines.first_line + held) for r in rejects]
@@ -188,6 +195,59 @@ def _parse(lines: LineBatch, skip: np.ndarray, header: tuple[str, list[str]], so
         long_lines=tuple(x for x in lines.long_lines if x.line < lines.first_line + held))
     return RawBatch(source=source, lines=raw_lines, hands=hands, seats=seats, cards=cards,
                     rejects=pl.concat(rejects)), held
+
+
+def _unread_rows(lines: LineBatch, bad_utf8: np.ndarray, wrong: pl.DataFrame, sep: str,
+                 names: list[str]) -> list[tuple[int, str | None]]:
+    """The lines of the batch that are no row that can be read (too long, not text, not
+    UTF-8, or with another number of fields), in order: each line's index, and the hand
+    id it names where that can be read whole (else None)."""
+    pos = names.index("hand_id")
+    found: list[tuple[int, str, bool]] = []  # index, text, whether the text is whole
+    for x in lines.long_lines:
+        whole = isinstance(x, DamagedLine)
+        data = x.data if isinstance(x, DamagedLine) else x.start
+        found.append((x.line - lines.first_line, data.decode("utf-8", "replace"), whole))
+    found += [(int(i), bytes(lines.data[int(lines.starts[i]):int(lines.starts[i + 1]) - 1])
+               .decode("utf-8", "replace"), True) for i in bad_utf8]
+    found += [(line - lines.first_line, raw, True)
+              for line, raw in wrong.select("line", "raw").rows()]
+    named = []
+    for index, text, whole in sorted(found):
+        try:
+            fields = next(csv.reader([text], delimiter=sep), [])
+        except csv.Error:
+            fields = []
+        hand_id = fields[pos].strip() if len(fields) > pos + (0 if whole else 1) else ""
+        named.append((index, hand_id if hand_id.isprintable() and hand_id
+                      and "\ufffd" not in hand_id else None))
+    return named
+
+
+def _without_unread_rows(table: pl.DataFrame, unread: list[tuple[int, str | None]],
+                         first_line: int) -> pl.DataFrame:
+    """``table`` with an ``unread`` column: why a hand is rejected when a line beside its
+    rows could not be read and may be one of them (a hand's rows follow each other):
+    the line names the hand, or it lies between two of the hand's rows. (A line that
+    names no hand between two hands leaves both: each is whole as far as can be told.)"""
+    marks: dict[int, str] = {}
+    if unread and table.height:
+        index = table.get_column("index").to_numpy()
+        ids = table.get_column("hand_id").to_list()
+        hand = table.get_column("hand").to_numpy()
+        for i, named in unread:  # (a loop over the lines that could not be read)
+            k = int(np.searchsorted(index, i))
+            line = first_line + i
+            if named is not None:
+                for row in (k - 1, k):
+                    if 0 <= row < len(index) and ids[row] == named:
+                        marks.setdefault(int(hand[row]), f"line {line}, one of its rows, "
+                                         "could not be read")
+            elif 0 < k < len(index) and hand[k - 1] == hand[k]:
+                marks.setdefault(int(hand[k]), f"line {line}, between two of its rows, could "
+                                 "not be read")
+    return table.with_columns(unread=pl.col("hand").replace_strict(
+        marks, default=None, return_dtype=pl.String) if marks else pl.lit(None, pl.String))
 
 
 def _frames(table: pl.DataFrame, first_line: int, source: str
@@ -208,6 +268,7 @@ def _frames(table: pl.DataFrame, first_line: int, source: str
         sessions=pl.col("session_id").replace("", None).drop_nulls().n_unique(),
         variant=pl.col("variant").replace("", None).drop_nulls().first(),
         variants=pl.col("variant").replace("", None).drop_nulls().n_unique(),
+        unread=pl.col("unread").first(),
     ).with_columns(
         played_at=pl.lit(None, dtype=pl.String), ruleset=pl.lit(None, dtype=pl.String),
         point_value=pl.lit(None, dtype=pl.Float64), button=pl.lit(None, dtype=pl.Int64),
@@ -218,6 +279,7 @@ def _frames(table: pl.DataFrame, first_line: int, source: str
             (pl.col("hand_id").replace("", None).is_null(), "hand_id is missing"),
             (pl.col("variants") > 1, "the rows of this hand name different variants"),
             (pl.col("sessions") > 1, "the rows of this hand name different sessions"),
+            (pl.col("unread").is_not_null(), pl.col("unread")),
         ]),
     )
     seats = table.select(

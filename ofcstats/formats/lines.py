@@ -8,7 +8,9 @@ text is decoded line by line only for the few lines that end up in a reject.
 
 A line longer than :data:`MAX_LINE_BYTES` is never held whole: it is passed over as it is
 read, stands in its batch as a blank line (so every format skips it and the lines keep
-their numbers), and is listed with the batch (:class:`LongLine`) to be rejected.
+their numbers), and is listed with the batch (:class:`LongLine`) to be rejected. So is a
+line that is not text (:class:`DamagedLine`: a NUL byte or another control character in
+it), and the line a compressed stream breaks off in: the rest of the file loads.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from typing import Any, Protocol
 import numpy as np
 import pyarrow as pa
 import zstandard
-from isal import igzip, isal_zlib
+from isal import isal_zlib
 
 BATCH_BYTES = 16 << 20
 MAX_LINE_BYTES = 1 << 20
@@ -43,6 +45,7 @@ _WHITESPACE = b" \t\r\n"
 _BOM = b"\xef\xbb\xbf"
 _IS_WHITESPACE = np.zeros(256, dtype=bool)
 _IS_WHITESPACE[np.frombuffer(_WHITESPACE, dtype=np.uint8)] = True
+_CONTROL_OK = (9, 10, 13)  # tab, line feed, carriage return: the controls text holds
 _ISAL_ERROR: type[BaseException] = isal_zlib.error  # type: ignore[assignment]  # a class
 BROKEN = (EOFError, OSError, zlib.error, _ISAL_ERROR, zstandard.ZstdError)
 """What reading a compressed stream raises when its data is cut short or damaged."""
@@ -75,19 +78,79 @@ class LongLine:
 
 
 @dataclass(frozen=True)
+class DamagedLine:
+    """A line that cannot be read: one that holds a byte no text holds (a NUL byte or
+    another control character, see :func:`control_at`), or the line a compressed stream
+    breaks off in. Its bytes are kept (a line is at most :data:`MAX_LINE_BYTES` long) as
+    its raw text."""
+
+    line: int
+    reason: str
+    data: bytes
+
+    @property
+    def raw(self) -> str:
+        """The line as text, bad bytes and control characters shown as escapes."""
+        return self.data.decode("utf-8", errors="backslashreplace").translate(_ESCAPED)
+
+
+Unread = LongLine | DamagedLine
+"""A line a batch lists as not read (a blank line in its data), to be rejected."""
+
+_ESCAPED = {c: f"\\x{c:02x}" for c in range(32) if c not in _CONTROL_OK}
+
+
+def control_at(data: Data, starts: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The lines of ``data`` (newline-terminated, their offsets ``starts``) that are not
+    text, 0-based, and where each first holds a control character: a NUL byte or another
+    byte under 32 but tab, line feed and carriage return (JSON takes none unescaped, and
+    no player's name holds one). One comparison over the bytes in the usual case, where
+    the newlines are the only control characters."""
+    view = np.frombuffer(data, dtype=np.uint8)
+    low = view < 32
+    if np.count_nonzero(low) == len(starts) - 1:  # only the newlines
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    for ok in _CONTROL_OK:
+        low &= view != ok
+    at = np.flatnonzero(low)
+    lines, first = np.unique(np.searchsorted(starts, at, side="right") - 1, return_index=True)
+    return lines.astype(np.int64), at[first].astype(np.int64)
+
+
+def _not_text(line: int, data: Data, at: int) -> DamagedLine:
+    """The damaged line ``line`` (its bytes ``data``), whose first control byte is at
+    offset ``at``."""
+    byte = data[at]
+    what = "a NUL byte" if byte == 0 else f"a control character (0x{byte:02x})"
+    return DamagedLine(line=line, data=bytes(data),
+                       reason=f"{what} at column {at + 1}: the line is not text and was not "
+                              "read")
+
+
+def broken_off(error: str, *, in_line: bool) -> str:
+    """Why reading stopped where a compressed stream broke off (``error``, what the
+    decompressor said): inside a line (that line's reject) or between two lines."""
+    if in_line:
+        return (f"the compressed data breaks off in this line ({error}): the line is cut "
+                "short and was not read; the lines before it were")
+    return f"the compressed data breaks off ({error}); lines before it were read"
+
+
+@dataclass(frozen=True)
 class LineBatch:
     """Consecutive lines of one file: line ``first_line + i`` is ``line(i)``.
 
     ``data`` holds the lines, each ending in a newline. ``problem`` is set on the last
-    batch of a file whose compressed stream broke off (the lines before it are good).
-    ``long_lines``: the lines of the batch longer than :data:`MAX_LINE_BYTES`, each a
-    blank line in ``data``.
+    batch of a file whose compressed stream broke off between two lines (the lines before
+    it are good; a line the break cuts short is listed in ``long_lines`` instead).
+    ``long_lines``: the lines of the batch that cannot be read, each a blank line in
+    ``data``: longer than :data:`MAX_LINE_BYTES`, not text, or cut short.
     """
 
     first_line: int
     data: Data
     problem: str | None = None
-    long_lines: tuple[LongLine, ...] = ()
+    long_lines: tuple[Unread, ...] = ()
 
     @cached_property
     def starts(self) -> np.ndarray:
@@ -189,20 +252,30 @@ def _decompressed(raw: Any) -> Any:
     """The decompressing reader over a buffered binary file, or the file itself."""
     magic = raw.peek(4)[:4]
     if magic[:2] == b"\x1f\x8b":
-        return igzip.IGzipFile(fileobj=raw)
+        return _Gzip(raw)
     if magic == b"\x28\xb5\x2f\xfd":
         return _Zstd(raw)
     return raw
 
 
-class _Zstd(io.RawIOBase):
-    """A zstandard stream, frame after frame, that raises :class:`EOFError` when it ends
-    inside a frame (a copy that stopped), as gzip's reader does. zstandard's own stream
-    reader ends there quietly, and a cut file would load as if whole."""
+_MEMBER_OUT = 1 << 20
+"""The most a gzip member gives at a time (a small piece of data may inflate a thousand
+times)."""
+
+
+class _Members(io.RawIOBase):
+    """A compressed stream, member after member (gzip; the frames of zstandard), that
+    gives every byte its decompressor recovers before a break and raises only then:
+    :class:`EOFError` when the stream ends inside a member (a copy that stopped), the
+    decompressor's error when the data is damaged. (Reading a megabyte at a time, a
+    reader that raises at once loses the lines that megabyte held.)"""
+
+    CUT = ""  # what the EOFError says
 
     def __init__(self, raw: io.BufferedReader) -> None:
         self.raw = raw
-        self.frame: Any = None  # the decompressor of the frame begun, until it ends
+        self.member: Any = None  # the decompressor of the member begun, until it ends
+        self.pending = b""  # data read and not yet given to the member
         self.out = memoryview(b"")
         self.broken: BaseException | None = None  # raised once what came before is read
 
@@ -218,32 +291,78 @@ class _Zstd(io.RawIOBase):
         self.out = self.out[n:]
         return n
 
+    def _start(self) -> Any:
+        """A decompressor for the next member."""
+        raise NotImplementedError
+
+    def _feed(self, data: bytes) -> tuple[bytes, bytes]:
+        """What the member gives for ``data``, and the data it did not take yet."""
+        raise NotImplementedError
+
+    def _between(self, data: bytes) -> bytes:
+        """``data`` from where the next member starts."""
+        return data
+
     def _decompress_more(self) -> bool:
         if self.broken is not None:
             raise self.broken
-        data = self.raw.read1(_READ_AHEAD)
+        data, self.pending = self.pending or self.raw.read1(_READ_AHEAD), b""
         if not data:
-            if self.frame is not None:
-                raise EOFError("Compressed file ended before the end of its last zstandard "
-                               "frame")
+            if self.member is not None:
+                raise EOFError(self.CUT)
             return False
         pieces = []
         try:
             while data:
-                if self.frame is None:
-                    self.frame = zstandard.ZstdDecompressor().decompressobj()
-                pieces.append(self.frame.decompress(data))
-                data = b""
-                if self.frame.eof:  # what follows the frame's end begins the next one
-                    data, self.frame = self.frame.unused_data, None
-        except zstandard.ZstdError as error:
-            if not pieces:
+                if self.member is None:
+                    data = self._between(data)
+                    if not data:
+                        break
+                    self.member = self._start()
+                out, data = self._feed(data)
+                pieces.append(out)
+                if self.member.eof:  # what follows the member's end begins the next one
+                    data, self.member = self.member.unused_data, None
+                elif data:  # (as much as one piece may hold: the rest waits)
+                    self.pending = data
+                    break
+        except BROKEN as error:
+            if not any(pieces):
                 raise
-            # The frames before the damage are read first. (Without its traceback: its
+            # The members before the damage are read first. (Without its traceback: its
             # frames would hold the reader's view of the batch's buffer.)
             self.broken = error.with_traceback(None)
         self.out = memoryview(b"".join(pieces))
         return True
+
+
+class _Gzip(_Members):
+    """A gzip stream (ISA-L's inflate), member after member (files put together with
+    ``cat``), zero bytes between them passed over (as gzip's own reader does)."""
+
+    CUT = "Compressed file ended before the end-of-stream marker was reached"
+
+    def _start(self) -> Any:
+        return isal_zlib.decompressobj(16 + isal_zlib.MAX_WBITS)
+
+    def _feed(self, data: bytes) -> tuple[bytes, bytes]:
+        return self.member.decompress(data, _MEMBER_OUT), self.member.unconsumed_tail
+
+    def _between(self, data: bytes) -> bytes:
+        return data.lstrip(b"\0")
+
+
+class _Zstd(_Members):
+    """A zstandard stream, frame after frame. (zstandard's own stream reader ends quietly
+    inside a frame cut short, and a cut file would load as if whole.)"""
+
+    CUT = "Compressed file ended before the end of its last zstandard frame"
+
+    def _start(self) -> Any:
+        return zstandard.ZstdDecompressor().decompressobj()
+
+    def _feed(self, data: bytes) -> tuple[bytes, bytes]:
+        return self.member.decompress(data), b""
 
 
 class _Prefixed(io.RawIOBase):
@@ -335,10 +454,17 @@ HEAD_BYTES = 64 << 10
 class Head:
     """A file's first lines, as format detection reads them (see :func:`first_lines`)."""
 
-    data: bytes  # whole lines, a line too long to read a blank line
+    data: bytes  # whole lines, a line too long to read or not text a blank line
     long_lines: int = 0  # the lines passed over as too long
     broken: str | None = None  # why the compressed data broke off, if it did
-    passed: bytes = b""  # the kept starts of the lines passed over (a binary file shows)
+    lines: int = 0  # the lines read
+    damaged: int = 0  # those not text (a long line: by its kept start)
+
+    @property
+    def binary(self) -> bool:
+        """Whether the file is binary, not a log: most of its first lines are not text
+        (a log with a damaged line or two is a log, whose damaged lines are rejected)."""
+        return 2 * self.damaged > self.lines
 
 
 def open_stream(path: Path, size: int = HEAD_BYTES) -> tuple[Replay, Head]:
@@ -374,12 +500,15 @@ def first_lines(stream: Any, size: int) -> tuple[Head, list[Piece], BaseExceptio
     head = bytearray()
     pieces: list[Piece] = []
     broken: BaseException | None = None
-    passed: list[bytes] = []
+    unread: list[Unread] = []
     while len(head) < size and broken is None:
         held = len(split.held)
         buffer, broken = _fill(stream, split.held, size)
         if len(buffer) == held:
-            head += split.held  # the end: a last line without a newline
+            last = split.end(None) if split.passing is None else None
+            if last is not None:  # the end: a last line without a newline
+                head += last.data
+                unread += last.long_lines
             break
         if not head and not held and buffer.startswith(_BOM):
             del buffer[:len(_BOM)]
@@ -387,15 +516,20 @@ def first_lines(stream: Any, size: int) -> tuple[Head, list[Piece], BaseExceptio
         if batch is not None:
             head += batch.data
             pieces += _as_read(batch)
-            passed += [x.start for x in batch.long_lines]
+            unread += batch.long_lines
     if split.passing is not None:
         start = split.passing.start
         pieces += [start, split.passing.length - len(start)]
-        passed.append(start)
+        unread.append(split.passing.done())
     else:
         pieces.append(split.held)
-    return Head(bytes(head), len(passed), None if broken is None else str(broken),
-                b"".join(passed)), pieces, broken
+    long = [x for x in unread if isinstance(x, LongLine)]
+    starts = [x.start for x in long]
+    damaged = len(unread) - len(long) + sum(  # a long line: by its kept start
+        len(control_at(start + b"\n", np.array([0, len(start) + 1]))[0]) for start in starts)
+    return Head(bytes(head), len(long), None if broken is None else str(broken),
+                lines=head.count(b"\n") + (split.passing is not None), damaged=damaged
+                ), pieces, broken
 
 
 def _as_read(batch: LineBatch) -> list[Piece]:
@@ -407,7 +541,9 @@ def _as_read(batch: LineBatch) -> list[Piece]:
     at = 0
     for long in batch.long_lines:
         blank = int(batch.starts[long.line - batch.first_line])
-        pieces += [bytes(batch.data[at:blank]), long.start, long.length - len(long.start)]
+        pieces += [bytes(batch.data[at:blank]), *(
+            (long.start, long.length - len(long.start)) if isinstance(long, LongLine)
+            else (long.data,))]
         at = blank
     pieces.append(bytes(batch.data[at:]))
     return pieces
@@ -420,14 +556,15 @@ def _fill(stream: Any, pending: bytes, room: int) -> tuple[bytearray, BaseExcept
     """A new buffer of ``pending`` and then up to ``room`` bytes of ``stream`` (fewer
     only at its end): the batch's lines are read straight into it, copied once, a
     megabyte at a time. A compressed stream that breaks off keeps what was read before
-    the break (all but the last megabyte's worth), and the error comes with it."""
+    the break (the decompressing readers give every byte they recovered before they raise),
+    and the error comes with it."""
     held = len(pending)
     buffer = bytearray(held + room)
     buffer[:held] = pending
     view, done, broken = memoryview(buffer), held, None
     try:
         while done < len(buffer):
-            n = stream.readinto(view[done:done + _READ_AHEAD])  # (a break loses one)
+            n = stream.readinto(view[done:done + _READ_AHEAD])
             if not n:
                 break
             done += n
@@ -464,7 +601,7 @@ class _Splitter:
     def cut(self, buffer: bytearray) -> LineBatch | None:
         """The whole lines of ``buffer`` (which begins with :attr:`held`), cut at its last
         newline in place; None when it ends none."""
-        ended = []
+        ended: list[Unread] = []
         if self.passing is not None:
             newline = buffer.find(b"\n")
             if newline < 0:
@@ -486,37 +623,51 @@ class _Splitter:
         self.held = held
         return batch
 
-    def end(self, problem: str | None) -> LineBatch | None:
+    def end(self, broken: str | None) -> LineBatch | None:
         """What is left at the end of the stream: a last line without a newline, a long
-        line passed over up to the end, or only the ``problem`` that ended the reading."""
+        line passed over up to the end, the line a compressed stream broke off in
+        (``broken``: what the decompressor said), or only that break."""
+        problem = None if broken is None else broken_off(broken, in_line=False)
         if self.passing is not None:
             return LineBatch(first_line=self.line, data=b"\n", problem=problem,
                              long_lines=(self.passing.done(),))
-        if self.held or problem:
-            return LineBatch(first_line=self.line, data=self.held + b"\n" if self.held else b"",
-                             problem=problem)
+        if self.held and broken is not None:
+            return LineBatch(first_line=self.line, data=b"\n", long_lines=(DamagedLine(
+                line=self.line, data=self.held, reason=broken_off(broken, in_line=True)),))
+        if self.held:
+            return _blanked(LineBatch(first_line=self.line, data=self.held + b"\n"), [])
+        if problem:
+            return LineBatch(first_line=self.line, data=b"", problem=problem)
         return None
 
 
-def _blanked(batch: LineBatch, ended: list[LongLine]) -> LineBatch:
-    """``batch`` with each of its lines longer than :data:`MAX_LINE_BYTES` made a blank
-    line and listed in ``long_lines`` (after ``ended``, a line passed over that ended at the
-    batch's start, blank already): the batch itself when it has none (the usual case)."""
-    lengths = np.diff(batch.starts) - 1
-    long = np.flatnonzero(lengths > MAX_LINE_BYTES)
-    if not len(long) and not ended:
-        return batch
+def _blanked(batch: LineBatch, ended: list[Unread]) -> LineBatch:
+    """``batch`` with each of its lines longer than :data:`MAX_LINE_BYTES` or not text
+    (:func:`control_at`) made a blank line and listed in ``long_lines`` (after ``ended``, a
+    line passed over that ended at the batch's start, blank already): the batch itself
+    when it has none (the usual case)."""
     data, starts = batch.data, batch.starts
+    long = np.flatnonzero(np.diff(starts) - 1 > MAX_LINE_BYTES)
+    bad, bad_at = control_at(data, starts)
+    if len(long) and len(bad):
+        bad_at, bad = bad_at[~np.isin(bad, long)], bad[~np.isin(bad, long)]
+    if not len(long) and not len(bad) and not ended:
+        return batch
+    # (A loop over lines of a megabyte or more, or not text: a few per batch at most.)
+    unread = sorted([(int(i), -1) for i in long] + [(int(i), int(a)) for i, a in zip(
+        bad, bad_at, strict=True)])
     kept = bytearray()
     at = 0
-    for i in long:  # (a loop over lines of a megabyte or more: a few per batch at most)
+    for i, control in unread:
         start, end = int(starts[i]), int(starts[i + 1]) - 1
         kept += data[at:start]
-        ended.append(LongLine(line=batch.first_line + int(i), length=end - start,
-                              start=bytes(data[start:start + KEPT_BYTES])))
+        line = batch.first_line + i
+        ended.append(LongLine(line=line, length=end - start,
+                              start=bytes(data[start:start + KEPT_BYTES])) if control < 0
+                     else _not_text(line, data[start:end], control - start))
         at = end
     kept += data[at:]
-    return LineBatch(first_line=batch.first_line, data=kept if len(long) else data,
+    return LineBatch(first_line=batch.first_line, data=kept if unread else data,
                      long_lines=tuple(ended))
 
 
@@ -537,7 +688,7 @@ def read_line_batches(
     instead of opening ``path``.
     """
     split = _Splitter(first_line)
-    problem = None
+    why_broken = None
     if tally is not None:
         tally.lines = first_line - 1
     opened: io.RawIOBase = path.open("rb", buffering=0) if stream is None else stream
@@ -547,7 +698,9 @@ def read_line_batches(
         counted = _Hashing(plain, digest)
         counted.done = start
         raw = io.BufferedReader(counted, buffer_size=_READ_AHEAD)
-        lines = raw if isinstance(plain, Replay) else _decompressed(raw)
+        # A stream is read unbuffered: a buffered reader that meets the break in the middle
+        # of a read loses what it read before it in that read.
+        lines = counted if isinstance(plain, Replay) else _decompressed(raw)
         # What is left of a plain file bounds a batch's buffer (a small file's one batch
         # then takes a buffer of its size, not of a batch's); a file that grows as it is
         # read is read on to its end all the same.
@@ -564,7 +717,7 @@ def read_line_batches(
                                    if left is not None and left > 0 else batch_bytes)
             if broken is not None:
                 # A compressed stream cut short: keep every whole line before the break.
-                problem = f"the compressed data breaks off ({broken}); lines before it were read"
+                why_broken = str(broken)
             if len(buffer) == held:
                 break
             if left is not None:
@@ -579,13 +732,13 @@ def read_line_batches(
                 yield batch
             if progress is not None:
                 progress(counted.done)
-            if problem:
+            if why_broken:
                 break
         if digest is not None:
             # Whatever the decompressor left unread still belongs to the file's hash.
             while chunk := plain.read(1 << 20):
                 digest.update(chunk)
-        last = split.end(problem)
+        last = split.end(why_broken)
         if last is not None:
             yield last
     if progress is not None and stream is None:

@@ -26,10 +26,12 @@ from ofcstats import analysis, stats
 from ofcstats.errors import StoreError
 from ofcstats.paths import written_whole
 from ofcstats.report import charts
+from ofcstats.review.session_page import Replayed
 from ofcstats.sanitize import html_text
 from ofcstats.store import Store
 
-__all__ = ["ReportData", "collect", "figures", "ranking_text", "render_html", "write_report"]
+__all__ = ["ReportData", "collect", "figures", "ranking_text", "render_html", "table_names",
+           "titled", "write_report"]
 
 
 @dataclass
@@ -42,6 +44,8 @@ class ReportData:
     # ruleset statistics per variant and ruleset, with their 95% intervals and skill groups
     rulesets: pl.DataFrame
     differences: pl.DataFrame  # reported points that differ from the re-score
+    # the hands whose logged points no re-score checks, in one line (analysis.not_checked)
+    unchecked: str | None = None
     # hands and sessions per variant, and under None in all
     counts: dict[str | None, tuple[int, int]] = field(default_factory=dict)
     # running totals per variant, ruleset and player (analysis.running_totals)
@@ -63,6 +67,10 @@ class ReportData:
     generated_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     # per variant, whether its top two rulesets are told apart (uncertainty.tell_apart)
     tell_apart: pl.DataFrame = field(default_factory=pl.DataFrame)
+    # each player's costliest hands (analysis.hands, the biggest losses first) and those
+    # hands as their replay shows them (analysis.replayed)
+    costliest: pl.DataFrame = field(default_factory=pl.DataFrame)
+    costliest_hands: Replayed | None = None
 
     @property
     def variants(self) -> list[str]:
@@ -102,11 +110,29 @@ def collect(store: Store, filters: analysis.Filters | None = None,
                                                     intervals=summary),
                       rulesets=compared.table, tell_apart=compared.tell_apart,
                       differences=stats.reported_differences_of(rows),
+                      unchecked=analysis.not_checked(store, filters),
                       counts=analysis.hand_counts(rows),
                       running=analysis.running_totals(store, filters, rows),
                       histogram=analysis.points_histogram(rows),
                       database=str(store.path), filters=shown,
-                      **_decisions(store, filters))
+                      **_costliest(store, filters, ruleset), **_decisions(store, filters))
+
+
+COSTLIEST = 3
+"""The hands each player loses the most points in that the report replays."""
+
+
+def _costliest(store: Store, filters: analysis.Filters, ruleset: str | None
+               ) -> dict[str, Any]:
+    """Each player's :data:`COSTLIEST` biggest losses (of the hands the filters keep,
+    under each variant's summary ruleset), and those hands for their replay."""
+    worst = analysis.hands(store, filters, ruleset=ruleset, max_points=-1, sort="points",
+                           per_player=COSTLIEST)
+    if worst.is_empty():
+        return {}
+    ids = list(dict.fromkeys(worst["hand_id"].to_list()))
+    return {"costliest": worst,
+            "costliest_hands": analysis.replayed(store, hand_ids=ids, ruleset=ruleset)}
 
 
 def _decisions(store: Store, filters: analysis.Filters) -> dict[str, Any]:
@@ -165,6 +191,8 @@ def _decisions_section(data: ReportData, images: dict[str, str]) -> list[str]:
             *((c, c.replace("_", " ")) for c in streets),
             ("loss_foul", "lost to fouls"), ("loss_fantasyland", "lost: fantasyland"),
             ("total_ev_loss", "total EV loss")]))
+        parts.append(_explained([("mean_ev_loss", "mean EV loss"),
+                                 ("street_1", "street 1")]))
         if data.decision_situations is not None:
             leaks = data.decision_situations.filter(pl.col("variant") == variant)
             parts.append(f'<h3 id="leaks-{html_text(str(variant))}">Leaks by situation</h3>')
@@ -177,6 +205,8 @@ def _decisions_section(data: ReportData, images: dict[str, str]) -> list[str]:
                 ("mean_ev_loss", "mean EV loss"), ("ci_low", "95% low"),
                 ("ci_high", "95% high"), ("table_mean_ev_loss", "table's mean"),
                 ("vs_table", "vs the table")]))
+            parts.append(_explained([("table_mean_ev_loss", "table's mean"),
+                                     ("vs_table", "vs the table")]))
         key = f"{variant}:"
         if key + "decisions" in images:
             parts.append('<div class="pair">'
@@ -199,7 +229,7 @@ def _decisions_section(data: ReportData, images: dict[str, str]) -> list[str]:
     return parts
 
 
-def _titled(variant: str, draw: Callable[..., Figure], *args: Any) -> Figure:
+def titled(variant: str, draw: Callable[..., Figure], *args: Any) -> Figure:
     """The chart ``draw(*args)`` draws, the variant in front of its title (the
     figure's, else its first axes')."""
     figure = draw(*args)
@@ -208,10 +238,12 @@ def _titled(variant: str, draw: Callable[..., Figure], *args: Any) -> Figure:
         figure.axes[0].texts[0].set_text(f"{figure.title}: {figure.why}")
         return figure
     if figure.get_suptitle():
-        figure.suptitle(f"{variant}: {figure.get_suptitle()}", fontweight="bold")
+        with charts.style():
+            charts.suptitled(figure, f"{variant}: {figure.get_suptitle().replace(chr(10), ' ')}")
         return figure
     for axes in figure.axes[:1]:
-        axes.set_title(f"{variant}: {axes.get_title()}")
+        with charts.style():
+            charts.titled(axes, f"{variant}: {axes.get_title().replace(chr(10), ' ')}")
     return figure
 
 
@@ -233,12 +265,12 @@ def chart_plan(data: ReportData) -> list[Chart]:
         sigma = next(iter(compared.filter(pl.col("ruleset") == main).get_column("sd")
                           .drop_nulls()), 0.0)
         # Every ruleset a chart names, marked as the tables mark it (a what-if).
-        names = _table_names(compared)
+        names = table_names(compared)
         running, players, compared, histogram = (
             frame.with_columns(pl.col("ruleset").replace(names)) if "ruleset" in frame.columns
             else frame for frame in (running, players, compared, histogram))
         main = names.get(main, main)
-        plan += [(f"{variant}:{key}", partial(_titled, variant, draw, *args))
+        plan += [(f"{variant}:{key}", partial(titled, variant, draw, *args))
                  for key, draw, args in (
             ("cumulative", charts.cumulative_points, (running, main, sigma)),
             ("distribution", charts.points_distribution, (histogram, compared)),
@@ -247,17 +279,17 @@ def chart_plan(data: ReportData) -> list[Chart]:
             ("royalties", charts.royalties_by_row, (players, main)),
                  )]
         plan += [(f"{variant}:player:{player}",
-                  partial(_titled, variant, charts.player_under_rulesets, running, player))
+                  partial(titled, variant, charts.player_under_rulesets, running, player))
                  for player in _players(data, variant)]
     if data.decision_streets is not None:
         for (variant,), part in data.decision_streets.group_by("variant", maintain_order=True):
             if variant in data.rulesets_shown:
                 plan.append((f"{variant}:decisions",
-                             partial(_titled, str(variant), charts.ev_loss_by_street, part)))
+                             partial(titled, str(variant), charts.ev_loss_by_street, part)))
     return plan
 
 
-def _table_names(compared: pl.DataFrame) -> dict[str, str]:
+def table_names(compared: pl.DataFrame) -> dict[str, str]:
     """Each ruleset of a variant's comparison, named as its tables name it
     (:func:`ofcstats.analysis.labelled`: ``russian (what-if)``)."""
     if "what_if" not in compared.columns:
@@ -314,6 +346,19 @@ def _table(frame: pl.DataFrame, columns: Sequence[tuple[str, str]]) -> str:
             f"<tbody>{''.join(body)}</tbody></table></div>")
 
 
+def _explained(columns: Sequence[tuple[str, str]]) -> str:
+    """The line under a table that says what its less plain columns mean
+    (:data:`ofcstats.analysis.MEANINGS`, the words of the commands' ``--help``)."""
+    said = [f"<b>{html_text(label)}</b>: {html_text(analysis.MEANINGS[name])}"
+            for name, label in columns if name in analysis.MEANINGS
+            and name not in PLAIN and not name.startswith("street_")]
+    return f'<p class="legend">{"; ".join(said)}.</p>' if said else ""
+
+
+PLAIN = frozenset({"total", "mean", "money", "ci_high", "total_ev_loss"})
+"""Columns a table's header says well enough (or whose pair's line says it)."""
+
+
 def _image(chart: str, alt: str) -> str:
     """A chart as :func:`_embedded` gives it: an image, or its line of text."""
     if chart.startswith("text:"):
@@ -330,7 +375,6 @@ def _percent(frame: pl.DataFrame, columns: Sequence[str]) -> pl.DataFrame:
 
 PLAYER_COLUMNS = (("player", "player"), ("hands", "hands"), ("total", "points"),
                   ("mean", "per hand"), ("ci_low", "95% low"), ("ci_high", "95% high"),
-                  ("boot_low", "bootstrap low"), ("boot_high", "bootstrap high"),
                   ("sd", "SD"), ("money", "money (units)"), ("foul_rate", "fouls %"),
                   ("fantasyland_entry_rate", "FL entry %"),
                   ("fantasyland_stay_rate", "FL stay %"), ("scoop_rate", "scoops %"),
@@ -354,15 +398,18 @@ table{border-collapse:collapse;font-size:.8rem;margin:.8rem 0}
 th,td{padding:.3rem .45rem;border-bottom:1px solid #e3e3e3;text-align:right;white-space:nowrap}
 th{background:#f2f6fa;white-space:normal;vertical-align:bottom;min-width:3.2em}
 td:first-child,th:first-child{text-align:left}
+.wide td:first-child,.wide th:first-child{position:sticky;left:0;z-index:1;
+box-shadow:1px 0 0 #e3e3e3}.wide td:first-child{background:#fff}
 nav ul{columns:3;font-size:.9rem}
 @page{size:A4;margin:12mm}
 @media print{body{margin:0;max-width:none;font-size:9pt}table{font-size:7pt}
-.wide,.replay,.chart{overflow:visible}.chart img{min-width:0}
+.wide,.replay{overflow:visible}
 th,td{padding:.15rem .25rem}figure,table{break-inside:avoid}h2{break-before:page}}
 figure{margin:1rem 0}img{max-width:100%;height:auto}figcaption{color:#555;font-size:.85rem}
+.chart img{display:block;width:100%;max-width:720px}
 .nochart{color:#555;font-style:italic}
-@media (max-width:600px){body{margin:1rem auto;padding:0 .6rem}nav ul{columns:1}
-.chart{overflow-x:auto}.chart img{max-width:none;width:560px}}
+.legend{color:#555;font-size:.8rem;margin-top:-.4rem}
+@media (max-width:600px){body{margin:1rem auto;padding:0 .6rem}nav ul{columns:1}}
 .note{background:#f7f7f2;border-left:4px solid #E69F00;padding:.6rem 1rem}
 .pair{display:flex;flex-wrap:wrap;gap:1rem}.pair figure{flex:1 1 300px;margin:0;min-width:0}
 .replay td{text-align:left;white-space:normal}
@@ -410,6 +457,9 @@ def ranking_text(data: ReportData, variant: str) -> str:
                  f"the other {ranked.height - len(best)} rank below them.")
     else:
         words = f"{best[0]} alone is in the best group."
+    quiet = analysis.no_skill_text(data.of(data.rulesets, variant))
+    if quiet:
+        words += f" {quiet}."
     apart = data.of(data.tell_apart, variant) if not data.tell_apart.is_empty() else None
     if apart is not None and not apart.is_empty():
         what_if = ranked.filter(pl.col("what_if")).get_column("ruleset").to_list() \
@@ -435,21 +485,33 @@ def _variant_section(data: ReportData, variant: str, images: dict[str, str]) -> 
         f"<strong>{esc(main_name)}</strong>. Money under it: points settled per game, "
         f"times {esc(_stakes(data, variant, main_name))}.</p>",
         _table(main, PLAYER_COLUMNS),
-        _image(images[key + "cumulative"], f"{variant}: cumulative points per player under "
-               f"{main_name}, with the band two standard deviations of luck alone would fill"),
+        _explained(PLAYER_COLUMNS),
+        _image(images[key + "cumulative"], f"{variant}: each player's running total of points "
+               f"under {main_name}; a curve outside the grey band is winning (or losing) by "
+               "more than luck alone usually gives"),
         "<h3>Scoring systems compared</h3>",
         "<p>The same hands under every ruleset played in this variant: how volatile each is, "
         "how much of the money royalties move, and how many hands it takes before the "
         "better player shows.</p>",
         _table(compared, RULESET_COLUMNS),
-        _image(images[key + "distribution"], f"{variant}: points per hand under each ruleset"),
+        _explained(RULESET_COLUMNS),
+        f"<p>{esc(analysis.TELL_APART_MEANING)}</p>",
+        _image(images[key + "distribution"], f"{variant}: points a seat wins or loses in a hand "
+               "under each ruleset: the box holds the middle half of the hands, the whiskers "
+               "all but the 1% at each end; a wider box, bigger swings"),
         "<h3>Can these hands rank them?</h3>",
         f"<p>{esc(ranking_text(data, variant))}</p>",
-        _image(images[key + "intervals"], f"{variant}: skill signal of each ruleset with its "
-               "95% interval; rulesets the hands cannot rank shaded together"),
+        _image(images[key + "intervals"], f"{variant}: how much each ruleset lets skill show "
+               "(the skill signal: how far apart the players' results per hand are, against "
+               "the luck of the cards), with its 95% interval; further right, the better "
+               "player shows sooner; rulesets in one shaded band cannot be ranked by these "
+               "hands"),
         "<h3>Player styles</h3>",
-        _image(images[key + "styles"], f"{variant}: foul rate against fantasyland entry rate"),
-        _image(images[key + "royalties"], f"{variant}: royalties collected per hand, by row"),
+        _image(images[key + "styles"], f"{variant}: each player's style: further right, more "
+               "fouled hands; higher, more hands into fantasyland; a bigger marker, more hands "
+               "played"),
+        _image(images[key + "royalties"], f"{variant}: royalty points (the bonuses strong rows "
+               "pay) each player collected per hand, by row"),
     ]
     for player in _players(data, variant):
         mine = analysis.labelled(_percent(players.filter(pl.col("player") == player).sort(
@@ -457,18 +519,47 @@ def _variant_section(data: ReportData, variant: str, images: dict[str, str]) -> 
         columns = [("ruleset", "ruleset"), *PLAYER_COLUMNS[1:]]
         parts += [f"<h3>Player: {esc(player)}</h3>", _table(mine, columns),
                   _image(images[f"{key}player:{player}"],
-                         f"{variant}, {player}: cumulative points under each ruleset")]
+                         f"{variant}, {player}: cumulative points under each ruleset"),
+                  _costliest_html(data, variant, player)]
     parts.append("</section>")
     return parts
 
 
+def _costliest_html(data: ReportData, variant: str, player: str) -> str:
+    """A player's costliest hands, each replayed under its line (opened on a tap)."""
+    if data.costliest.is_empty() or data.costliest_hands is None:
+        return ""
+    from ofcstats.review.session_page import hand_replays  # noqa: PLC0415
+
+    esc = html_text
+    mine = data.costliest.filter((pl.col("variant") == variant) & (pl.col("player") == player))
+    if mine.is_empty():
+        return ""
+    drawn = hand_replays(data.costliest_hands)
+    items = []
+    for row in mine.iter_rows(named=True):
+        words = [f"{row['points']:+d} points", f"money {analysis.money_text(row['money'])}"]
+        words += [w for w, on in (("fouled", row["fouled"]),
+                                  ("timed out", row["timed_out"])) if on]
+        if row["ev_loss"] is not None:
+            words.append(f"EV loss {row['ev_loss']:.2f}")
+        items.append(f"<details><summary>{esc(str(row['hand_id']))}: "
+                     f"{esc(', '.join(words))}</summary>"
+                     f"{drawn.get(str(row['hand_id']), '')}</details>")
+    return (f"<p>{esc(player)}'s costliest hands (tap one to replay it; "
+            f"<code>ofcstats replay --session SESSION</code> replays a whole session):</p>"
+            f'<div class="costliest">{"".join(items)}</div>')
+
+
 def _card_style(data: ReportData) -> str:
     """The replay's card style, when the page shows cards."""
-    if not data.mistakes:
+    if not data.mistakes and data.costliest.is_empty():
         return ""
     from ofcstats.review.replay import CARD_STYLE  # noqa: PLC0415
 
-    return CARD_STYLE
+    return CARD_STYLE + (".costliest{max-width:100%;overflow-x:auto}"
+                         ".costliest td{text-align:left;white-space:normal}"
+                         ".costliest summary{cursor:pointer}")
 
 
 def render_html(data: ReportData, images: dict[str, str]) -> str:
@@ -496,9 +587,13 @@ def render_html(data: ReportData, images: dict[str, str]) -> str:
         parts += _variant_section(data, variant, images)
     parts += _decisions_section(data, images)
     parts.append("<h2 id=\"checks\">Checks against the logs</h2>")
+    if data.unchecked is not None:
+        parts.append(f"<p class=\"note\">{esc(data.unchecked)}. Their logged points are "
+                     "checked against nothing.</p>")
     if data.differences.is_empty():
-        parts.append("<p>Every logged <code>reported_points</code> agrees with the re-score "
-                     "under the ruleset played (or the logs give none).</p>")
+        other = "other " if data.unchecked is not None else ""
+        parts.append(f"<p>Every {other}logged <code>reported_points</code> agrees with the "
+                     "re-score under the ruleset played (or the logs give none).</p>")
     else:
         parts.append(f"<p class=\"note\">{data.differences.height:,} seat results differ "
                      "from the points the log reported: a site's scoring quirk or a logging "

@@ -9,6 +9,7 @@ titles that say what to read off the chart. Figures are built with the object AP
 from __future__ import annotations
 
 import io
+import textwrap
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -37,15 +38,20 @@ _RC: dict[str, Any] = {
     "grid.linewidth": 0.6,
     "axes.spines.top": False,
     "axes.spines.right": False,
-    # Type sized for the page width a chart is drawn at (WIDTH): at 390 px of phone the
-    # smallest text stays near 6 px, and the vector charts zoom sharp from there.
-    "axes.titlesize": 13,
+    # Type sized for the width a chart is drawn at (WIDTH): scaled to the 370 px a phone
+    # of 390 px leaves it, the smallest text (9.5 pt) is still 10 px; the vector charts
+    # zoom sharp from there.
+    "axes.titlesize": 11.5,
     "axes.titleweight": "bold",
-    "axes.labelsize": 11,
-    "xtick.labelsize": 10,
-    "ytick.labelsize": 10,
-    "legend.fontsize": 10,
-    "legend.frameon": False,
+    "figure.titlesize": 11.5,
+    "axes.labelsize": 10,
+    "xtick.labelsize": 9.5,
+    "ytick.labelsize": 9.5,
+    "legend.fontsize": 9.5,
+    "legend.title_fontsize": 9.5,
+    "legend.frameon": True,
+    "legend.framealpha": 0.85,
+    "legend.edgecolor": "#dddddd",
     "figure.dpi": 110,
     "savefig.bbox": "tight",
     "font.family": "DejaVu Sans",
@@ -85,10 +91,44 @@ def _line(index: int) -> dict[str, Any]:
     return {"color": _colour(index), "linestyle": _DASHES[(index // len(PALETTE)) % 4]}
 
 
-WIDTH = 9.0
-"""The width of a full-width chart, in inches: the report's one figure size."""
-NOTE = 9
-"""The size of a chart's notes (what the marker area or the bars mean)."""
+WIDTH = 4.8
+"""The width of a chart, in inches: the report's one figure width, narrow enough that a
+phone's screen shows it whole with its text legible (:data:`SMALLEST`); a wider screen
+shows it larger."""
+NOTE = 9.5
+"""The size of a chart's notes (what the marker area or the bars mean), in points."""
+SMALLEST = 9.5
+"""The smallest text of a chart, in points (tick labels, notes, legends)."""
+
+
+def wrapped(text: str, size: float, width: float = WIDTH - 0.9) -> str:
+    """``text`` broken into lines that fit ``width`` inches at ``size`` points (a
+    character taken as 0.62 of the size; by default the width of the axes a title is
+    centred over), each line of it on its own.
+
+    >>> wrapped("points per hand under each ruleset of the variant", 11.5, 2.4)
+    'points per hand under\\neach ruleset of the\\nvariant'
+    """
+    chars = max(12, int(width * 72 / (size * 0.62)))
+    return "\n".join(textwrap.fill(line, chars) for line in text.split("\n"))
+
+
+def titled(axes: Any, text: str) -> None:
+    """The axes' title, wrapped to the chart's width (:func:`wrapped`)."""
+    axes.set_title(wrapped(text, mpl.rcParams["axes.titlesize"]))
+
+
+def suptitled(figure: Figure, text: str) -> None:
+    """The figure's title over its panels, wrapped to the figure's width: two lines at
+    most for the titles the report gives (the room :func:`_grid` leaves above)."""
+    size = mpl.rcParams["figure.titlesize"]
+    figure.suptitle(wrapped(text, size, WIDTH - 0.2), fontweight="bold", fontsize=size)
+
+
+def _legend(axes: Any, count: int, **kwargs: Any) -> None:
+    """The legend inside the axes, where it hides least (two columns past six entries):
+    a legend beside the axes would widen the chart past a phone's screen."""
+    axes.legend(loc="best", ncols=1 if count <= 6 else 2, **kwargs)
 
 
 class NoChart(Figure):
@@ -160,20 +200,20 @@ def pixels(figure: Figure, dpi: int = PDF_DPI) -> np.ndarray:
 
 
 def _grid(count: int, panel_height: float, shared: bool = False) -> tuple[Figure, Any]:
-    """A figure of ``count`` small panels, three to a line (small multiples); ``shared``:
+    """A figure of ``count`` small panels, two to a line (small multiples); ``shared``:
     on the same scales, the numbers on the outer axes only (a panel with none below it
     keeps its own)."""
-    columns = min(3, count)
+    columns = min(2, count)
     lines = -(-count // columns)
-    height = panel_height * lines + 0.8
+    height = panel_height * lines + 1.0
     if shared:
         # Margins set, not solved for: with the numbers on the outer axes only, what lies
         # between two panels is a panel's title (or, below one with none under it, its
         # numbers); the margins outside are cropped to the ink. Constrained layout would
         # measure every label of every panel twice (half the time of such a chart).
         inch_w, inch_h = 1 / WIDTH, 1 / height
-        panel = (height - 1.3 - 0.45 * (lines - 1)) / lines
-        grid_kw = {"left": 1.0 * inch_w, "right": 1 - 0.15 * inch_w, "top": 1 - 0.75 * inch_h,
+        panel = (height - 1.5 - 0.45 * (lines - 1)) / lines
+        grid_kw = {"left": 1.0 * inch_w, "right": 1 - 0.15 * inch_w, "top": 1 - 0.95 * inch_h,
                    "bottom": 0.55 * inch_h, "hspace": 0.45 / panel,
                    "wspace": 0.4 / ((WIDTH - 1.15 - 0.4 * (columns - 1)) / columns)}
         figure = Figure(figsize=(WIDTH, height))
@@ -229,18 +269,17 @@ def cumulative_points(running: pl.DataFrame, ruleset: str, sigma: float) -> Figu
     with style():
         if len(curves) > 1 and max(lengths) > UNEVEN * min(lengths):
             return _small_multiples(title, players, [curves[p] for p in players], sigma)
-        figure = Figure(figsize=(WIDTH, 4.6))
+        figure = Figure(figsize=(WIDTH, 4.2), layout="constrained")
         axes = figure.subplots()
         for index, player in enumerate(players):
             hands, curve = curves[player]
             axes.plot(hands, curve, linewidth=1.4, label=f"{_name(player)} ({int(curve[-1]):+,})",
                       **_line(index))
         _luck_band(axes, max(lengths), sigma)
-        axes.set_title(title)
+        titled(axes, title)
         axes.set_xlabel("hands played")
         axes.set_ylabel("points")
-        axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0),
-                    ncols=1 if len(players) <= 14 else 2)
+        _legend(axes, len(players) + 1)
     return figure
 
 
@@ -265,12 +304,11 @@ def _small_multiples(title: str, players: list[str],
         hands, curve = curves[index]
         axes.plot(hands, curve, linewidth=1.3, **_line(index))
         _luck_band(axes, int(hands[-1]), sigma)
-        axes.set_title(f"{_name(players[index])} ({int(curve[-1]):+,} in {int(hands[-1]):,} "
-                       "hands)", fontsize=NOTE + 1, fontweight="normal")
+        axes.set_title(f"{_name(players[index])}\n{int(curve[-1]):+,} in {int(hands[-1]):,} "
+                       "hands", fontsize=NOTE + 1, fontweight="normal")
         axes.set_xlabel("hands played", fontsize=NOTE)
         axes.set_ylabel("points", fontsize=NOTE)
-    figure.suptitle(f"{title}: one panel a player (grey: ±2 SD of luck alone)",
-                    fontweight="bold")
+    suptitled(figure, f"{title}: one panel a player (grey: ±2 SD of luck alone)")
     return figure
 
 
@@ -289,17 +327,17 @@ def player_under_rulesets(running: pl.DataFrame, player: str) -> Figure:
     with style():
         if len(order) > FEW_LINES:
             return _highlighted(title, order, curves)
-        figure = Figure(figsize=(WIDTH, 4.2))
+        figure = Figure(figsize=(WIDTH, 4.0), layout="constrained")
         axes = figure.subplots()
         for index, ruleset in enumerate(order):
             hands, points = curves[ruleset]
             axes.plot(hands, points, linewidth=1.2, label=f"{ruleset} ({int(points[-1]):+,})",
                       **_line(index))
         axes.axhline(0, color="#666666", linewidth=0.8)
-        axes.set_title(title)
+        titled(axes, title)
         axes.set_xlabel("hands played")
         axes.set_ylabel("points")
-        axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0))
+        _legend(axes, len(order))
     return figure
 
 
@@ -335,7 +373,7 @@ def _highlighted(title: str, order: list[str],
             axes.set_ylabel("points", fontsize=NOTE)
         if index >= len(order) - grid.shape[1]:
             axes.set_xlabel("hands played", fontsize=NOTE)
-    figure.suptitle(f"{title} (grey: the other rulesets)", fontweight="bold")
+    suptitled(figure, f"{title} (grey: the other rulesets)")
     return figure
 
 
@@ -380,7 +418,7 @@ def points_distribution(histogram: pl.DataFrame, spread: pl.DataFrame) -> Figure
     names = spread.get_column("ruleset").to_list()
     boxes = [box_stats(histogram.filter(pl.col("ruleset") == name)) for name in names]
     with style():
-        figure = Figure(figsize=(WIDTH, 0.45 * len(names) + 1.6))
+        figure = Figure(figsize=(WIDTH, 0.55 * len(names) + 1.9), layout="constrained")
         axes = figure.subplots()
         parts = axes.bxp(boxes, orientation="horizontal", showfliers=False,
                          patch_artist=True, widths=0.6)
@@ -389,12 +427,12 @@ def points_distribution(histogram: pl.DataFrame, spread: pl.DataFrame) -> Figure
             box.set_alpha(0.55)
         for median in parts["medians"]:
             median.set_color("#000000")
-        labels = [f"{name}  (SD {sd:.1f})" if sd is not None else f"{name}  (one hand)"
+        labels = [f"{name}\nSD {sd:.1f}" if sd is not None else f"{name}\none hand"
               for name, sd in spread.iter_rows()]
         axes.set_yticks(range(1, len(names) + 1), labels)
         axes.invert_yaxis()
         axes.axvline(0, color="#666666", linewidth=0.8)
-        axes.set_title(title)
+        titled(axes, title)
         axes.set_xlabel("points per hand (one seat)")
     return figure
 
@@ -406,7 +444,7 @@ def style_map(player_stats: pl.DataFrame, ruleset: str) -> Figure:
     if rows.is_empty():
         return _empty(title, f"no player under {ruleset} had a hand with fantasyland to enter")
     with style():
-        figure = Figure(figsize=(7.5, 5))
+        figure = Figure(figsize=(WIDTH, 4.4), layout="constrained")
         _draw_style_map(figure, figure.subplots(), rows, title)
     return figure
 
@@ -433,10 +471,10 @@ def _draw_style_map(figure: Figure, axes: Any, rows: pl.DataFrame, title: str,
         axes.scatter([x], [y], s=size, color=colour, alpha=0.75, edgecolors="#333333",
                      linewidths=0.6, clip_on=False, zorder=3)
         labels.append(axes.text(x, y, _name(player), fontsize=NOTE + 1))
-    axes.set_title(title)
+    titled(axes, title)
     # The note on the marker area under the axis title: never over a marker.
     axes.set_xlabel("foul rate (% of hands)\n(marker area: hands played)")
-    axes.set_ylabel("fantasyland entry rate (% of eligible hands)")
+    axes.set_ylabel("fantasyland entry rate\n(% of eligible hands)")
     # Room for the largest marker inside the frame: rates start at 0, the axes just below.
     axes.set_xlim(-0.04 * max(float(fouls.max()), 1.0), 1.12 * max(float(fouls.max()), 1.0))
     axes.set_ylim(-0.04 * max(float(entries.max()), 1.0),
@@ -460,14 +498,14 @@ def ev_loss_by_street(streets: pl.DataFrame) -> Figure:
     if streets.is_empty():
         return _empty(title, "no decisions reviewed: run ofcstats review")
     with style():
-        figure = Figure(figsize=(7.5, 5))
+        figure = Figure(figsize=(WIDTH, 4.0), layout="constrained")
         _draw_ev_loss(figure.subplots(), streets, title)
     return figure
 
 
 def ev_loss_beside_styles(streets: pl.DataFrame, player_stats: pl.DataFrame,
                           ruleset: str) -> Figure:
-    """:func:`ev_loss_by_street` and, next to it in one figure, the reviewed players on
+    """:func:`ev_loss_by_street` and, under it in one figure, the reviewed players on
     the :func:`style_map` (``player_stats`` under ``ruleset``), each player in one colour
     in both."""
     title = "EV loss per decision, by street"
@@ -477,9 +515,9 @@ def ev_loss_beside_styles(streets: pl.DataFrame, player_stats: pl.DataFrame,
     rows = _style_rows(player_stats, ruleset).filter(pl.col("player").is_in(players)) \
         .sort("player")
     with style():
-        figure = Figure(figsize=(15, 5))
-        # Room between the two for the legend beside the bars.
-        left, right = figure.subplots(1, 2, gridspec_kw={"wspace": 0.5})
+        # One above the other: side by side, neither would be legible on a phone.
+        figure = Figure(figsize=(WIDTH, 8.0), layout="constrained")
+        left, right = figure.subplots(2, 1)
         _draw_ev_loss(left, streets, title)
         styles = f"The same players' styles ({ruleset})"
         if rows.is_empty():
@@ -506,13 +544,14 @@ def _draw_ev_loss(axes: Any, streets: pl.DataFrame, title: str) -> None:
         high = mine.get_column("ci_high").to_numpy() - mean
         axes.bar(x, mean, width=width, color=_colour(index), label=_name(player),
                  yerr=np.stack([low, high]), capsize=2, error_kw={"linewidth": 0.8})
-    axes.set_xticks(range(len(labels)), [s.replace("_", " ") for s in labels])
-    axes.set_title(title)
+    axes.set_xticks(range(len(labels)), [s.replace("_", " ").replace("street ", "st ")
+                                         .replace("fantasyland set", "FL set")
+                                         for s in labels])
+    titled(axes, title)
     axes.set_ylabel("points given up per decision")
-    # The note on the bars as the legend's title, the legend beside the axes: over nothing.
-    axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0),
-                title="bars: 95%\ninterval of\nthe mean", title_fontsize=NOTE,
-                alignment="left")
+    # The note on the bars as the legend's title: never a text over the bars.
+    _legend(axes, len(players), title="bars: 95% interval\nof the mean",
+            title_fontsize=NOTE, alignment="left")
 
 
 def royalties_by_row(player_stats: pl.DataFrame, ruleset: str) -> Figure:
@@ -527,7 +566,7 @@ def royalties_by_row(player_stats: pl.DataFrame, ruleset: str) -> Figure:
         return _empty(title, f"no royalties were collected under {ruleset}")
     players = rows.get_column("player").to_list()
     with style():
-        figure = Figure(figsize=(WIDTH, 4))
+        figure = Figure(figsize=(WIDTH, 3.8), layout="constrained")
         axes = figure.subplots()
         width = 0.26
         x = np.arange(len(players))
@@ -535,11 +574,11 @@ def royalties_by_row(player_stats: pl.DataFrame, ruleset: str) -> Figure:
             values = rows.get_column(f"royalties_{row}").fill_null(0).to_numpy()
             axes.bar(x + (index - 1) * width, values, width, color=_colour(index), label=row)
         axes.set_xticks(x, [_name(p) for p in players],
-                        rotation=30 if len(players) > 6 else 0,
-                        ha="right" if len(players) > 6 else "center")
-        axes.set_title(title)
+                        rotation=30 if len(players) > 3 else 0,
+                        ha="right" if len(players) > 3 else "center")
+        titled(axes, title)
         axes.set_ylabel("points per hand")
-        axes.legend(title="row")
+        _legend(axes, 3, title="row")
     return figure
 
 
@@ -555,7 +594,7 @@ def skill_intervals(compared: pl.DataFrame) -> Figure:
     if rows.is_empty():
         return _empty(title, f"needs at least two players with {30}+ hands under a ruleset")
     with style():
-        figure = Figure(figsize=(WIDTH, 0.42 * rows.height + 1.8), layout="constrained")
+        figure = Figure(figsize=(WIDTH, 0.42 * rows.height + 2.6), layout="constrained")
         axes = figure.subplots()
         values = rows.get_column("skill_signal").to_numpy()
         low = rows.get_column("skill_signal_ci_low").fill_null(np.nan).to_numpy()
@@ -566,8 +605,10 @@ def skill_intervals(compared: pl.DataFrame) -> Figure:
             where = place[[g == group for g in groups]]
             axes.axhspan(where.min() - 0.45, where.max() + 0.45, color=_colour(group - 1),
                          alpha=0.12, linewidth=0)
-            axes.text(1.0, where.mean(), f" group {group}", transform=axes.get_yaxis_transform(),
-                      va="center", fontsize=NOTE, color="#555555")
+            # Inside the frame, at its right end: outside, it would widen the chart.
+            axes.text(0.995, where.mean(), f"group {group}",
+                      transform=axes.get_yaxis_transform(), ha="right", va="center",
+                      fontsize=NOTE, color="#555555")
         errors = np.vstack([np.clip(values - low, 0, None), np.clip(high - values, 0, None)])
         axes.errorbar(values, place, xerr=np.nan_to_num(errors), fmt="o", color=_colour(0),
                       ecolor="#333333", capsize=3)
@@ -581,13 +622,14 @@ def skill_intervals(compared: pl.DataFrame) -> Figure:
             if count is not None:
                 axes.annotate(f"{int(count):,} hands", (end, at), xytext=(6, 0),
                               textcoords="offset points", va="center", fontsize=NOTE)
-        # Room on the right for the labels: the longest, "123,456 hands", inside.
-        axes.set_xlim(float(starts.min()) - 0.05 * span, float(ends.max()) + 0.4 * span)
-        axes.set_title(title)
+        # Room on the right for the labels ("123,456 hands") and the group's name, inside.
+        axes.set_xlim(float(starts.min()) - 0.05 * span, float(ends.max()) + 0.9 * span)
+        titled(axes, title)
         # The groups come from paired differences (the same games under every ruleset),
         # far narrower than each ruleset's own interval drawn here.
-        axes.set_xlabel("spread of players' means / SD within players (95% interval: "
-                        "bootstrap over games)\ngroups: paired differences on the same "
-                        "games, narrower than each ruleset's own interval\nbeside each: "
-                        "the hands it takes to tell players apart (higher signal: fewer)")
+        axes.set_xlabel(wrapped(
+            "skill signal: spread of players' means / SD within players (95% interval: "
+            "bootstrap over games)\ngroups: paired differences on the same games, narrower "
+            "than each ruleset's own interval\nbeside each: the hands it takes to tell "
+            "players apart (higher signal: fewer)", mpl.rcParams["axes.labelsize"]))
     return figure

@@ -8,16 +8,20 @@ that comes from a log (hand id, player names) is escaped; the page needs no netw
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from ofcstats.cards import RANKS
-from ofcstats.review.store import ReviewError, Selection, Settings, in_memory
-from ofcstats.review.summary import decisions_frame, placement_text
+from ofcstats.cards import RANKS, format_card
+from ofcstats.rows import ROW_NAMES
 from ofcstats.sanitize import html_text
-from ofcstats.store import Store
 from ofcstats.store import decisions as stored
+
+if TYPE_CHECKING:
+    from ofcstats.review.store import Settings
+    from ofcstats.store import Store
+
+PLACES = (*ROW_NAMES, "discard")
 
 _SUIT = {0: ("&clubs;", "black"), 1: ("&diams;", "red"), 2: ("&hearts;", "red"),
          3: ("&spades;", "black")}
@@ -33,14 +37,39 @@ table.street td, table.street th { border: 1px solid #ccc; padding: .35rem .6rem
 .card.gone { text-decoration: line-through; opacity: .6; }
 .board div { white-space: nowrap; }
 .loss { font-weight: 700; color: #a00; } .ok { color: #070; }
+tr.mistake { background: #fff0f0; }
+@media (max-width: 760px) {
+  table.street, table.street tbody, table.street tr, table.street td { display: block; }
+  table.street tr.head { display: none; }
+  table.street tr { border-top: 2px solid #bbb; padding: .3rem 0; }
+  table.street td { border: none; padding: .15rem 0; }
+  table.street td[data-label]::before { content: attr(data-label); display: block;
+    font-size: .8em; color: #555; }
+  .card { min-width: 1.9em; }
+}
 """
-"""The style of the cards, boards and street tables (the report uses it too)."""
-_STYLE = """
+"""The style of the cards, boards and street tables (the report uses it too): on a
+narrow screen each street's cells stack, the board played above the best one."""
+STYLE = """
 body { font-family: system-ui, sans-serif; margin: 1.5rem; color: #222; }
 @media (max-width: 600px) { body { margin: 1rem .6rem; } }
-table.street { display: block; max-width: 100%; overflow-x: auto; }
 h1 { font-size: 1.4rem; } h2 { font-size: 1.15rem; margin-top: 2rem; }
 """ + CARD_STYLE
+"""The style of a replay page."""
+
+
+def placement_text(dealt: Sequence[int], rows: Sequence[int]) -> str:
+    """``top Ah Kd, bottom 7c, discard 2s``: where each dealt card went, by row.
+
+    >>> placement_text([51, 47, 20, 0], [0, 0, 2, 3])
+    'top As Ks, bottom 7c, discard 2c'
+    """
+    parts = []
+    for row, name in enumerate(PLACES):
+        cards = [format_card(c) for c, r in zip(dealt, rows, strict=True) if r == row]
+        if cards:
+            parts.append(f"{name} {' '.join(cards)}")
+    return ", ".join(parts)
 
 
 def card_html(code: int | None, *extra: str) -> str:
@@ -70,10 +99,12 @@ def board_html(before: Sequence[tuple[int, int]], dealt: Sequence[int],
 
 
 def street_cells(placed: Sequence[tuple[int, int]], dealt: Sequence[int],
-                 chosen: Sequence[int], verdict: dict[str, Any] | None) -> str:
+                 chosen: Sequence[int], verdict: dict[str, Any] | None,
+                 with_best: bool = True) -> str:
     """The cells of one street: the cards dealt, the board after the play made and after
     the best candidate with their EVs, and the EV loss (``verdict``: a decisions row, or
-    None when the street was not reviewed)."""
+    None when the street was not reviewed: then, unless ``with_best``, the play made
+    alone)."""
     e = html_text
     if verdict is None:
         best_cell, loss_cell, ev_played = "not reviewed", "", ""
@@ -88,9 +119,12 @@ def street_cells(placed: Sequence[tuple[int, int]], dealt: Sequence[int],
         kind = f" ({e(str(verdict['mistake']))})" if verdict["mistake"] else ""
         loss_cell = (f'<span class="loss">{loss:.2f}{spread}{kind}</span>'
                      if verdict["mistake"] else f'<span class="ok">{loss:.2f}{spread}</span>')
-    return (f"<td>{''.join(card_html(c) for c in dealt)}</td>"
-            f"<td>{board_html(placed, dealt, chosen)}{e(placement_text(dealt, chosen))}"
-            f"{ev_played}</td><td>{best_cell}</td><td>{loss_cell}</td>")
+    return (f'<td data-label="Dealt">{"".join(card_html(c) for c in dealt)}</td>'
+            f'<td data-label="Played">{board_html(placed, dealt, chosen)}'
+            f"{e(placement_text(dealt, chosen))}{ev_played}</td>"
+            + ("" if verdict is None and not with_best else
+               f'<td data-label="Best">{best_cell}</td>'
+               f'<td data-label="EV loss">{loss_cell}</td>'))
 
 
 def worst_mistakes(store: Store, frame: pl.DataFrame) -> list[dict[str, Any]]:
@@ -120,57 +154,96 @@ def mistakes_html(mistakes: Sequence[dict[str, Any]]) -> str:
     e = html_text
     rows = [
         f"<tr><td>{e(str(m['player']))}<br>{e(str(m['hand_id']))} seat {int(m['seat'])}"
-        f"<br>street {int(m['street'])}</td>"
+        f" street {int(m['street'])}</td>"
         f"{street_cells(m['placed'], list(m['dealt']), list(m['chosen']), m)}</tr>"
         for m in mistakes]
-    return ('<table class="street"><tr><th>Decision</th><th>Dealt</th><th>Played</th>'
-            f"<th>Best</th><th>EV loss</th></tr>{''.join(rows)}</table>")
+    return ('<table class="street"><tr class="head"><th>Decision</th><th>Dealt</th>'
+            f"<th>Played</th><th>Best</th><th>EV loss</th></tr>{''.join(rows)}</table>")
+
+
+def final_board_html(top: Sequence[int], middle: Sequence[int], bottom: Sequence[int]
+                     ) -> str:
+    """A finished board from its three rows (13-card hands, boards logged whole)."""
+    rows = (top, middle, bottom)
+    return ('<div class="board">'
+            + "".join(f"<div>{''.join(card_html(int(c)) for c in row)}</div>" for row in rows)
+            + "</div>")
+
+
+EV_NOTE = ("EV: expected points of the placement against the other seats, the later "
+           "streets played out by rollouts. EV loss: the best candidate's EV minus the play "
+           "made's, measured on rollouts that did not choose the best, &plusmn; its "
+           "standard error; a mistake when above two standard errors.")
+"""What the EVs of a replay mean, said under every replay."""
+
+
+def seat_html(seat: dict[str, Any], verdicts: dict[int, dict[str, Any]], *,
+              heading: str = "h2", result: str = "") -> str:
+    """One seat of a hand: its heading (``result``: its points and flags, when scored),
+    then each street on its board, the play made and, where ``verdicts`` (decisions rows
+    by street) has it, the best candidate and the EV loss; a seat logged with its final
+    rows only (13-card hands), its finished board."""
+    e = html_text
+    flag = " (fantasyland)" if seat["fantasyland"] else ""
+    parts = [f"<{heading}>Seat {int(seat['seat'])}: {e(str(seat['player']))}{flag}"
+             f"{result}</{heading}>"]
+    if seat.get("timed_out"):
+        parts.append("<p>Timed out: the cards were placed for the player from some "
+                     "street on, so its streets are not reviewed.</p>")
+    if seat["streets"] is None:
+        if seat.get("top") is None:
+            parts.append("<p>Only the final board was logged.</p>")
+        else:
+            parts.append("<p>The final board:</p>"
+                         + final_board_html(seat["top"], seat["middle"], seat["bottom"]))
+        return "".join(parts)
+    streets, cards = list(seat["streets"]), list(seat["cards"])
+    rows = [r - 1 for r in seat["rows"]]
+    placed: list[tuple[int, int]] = []
+    reviewed = bool(verdicts)
+    head = "<th>Best</th><th>EV loss</th>" if reviewed else ""
+    parts.append('<table class="street"><tr class="head"><th>Street</th><th>Dealt</th>'
+                 f"<th>Played</th>{head}</tr>")
+    for street in dict.fromkeys(streets):
+        now = [i for i, s in enumerate(streets) if s == street]
+        dealt = [cards[i] for i in now]
+        chosen = [rows[i] for i in now]
+        verdict = verdicts.get(int(street))
+        marked = ' class="mistake"' if verdict is not None and verdict["mistake"] else ""
+        parts.append(f'<tr{marked}><td data-label="Street">{int(street)}</td>'
+                     f"{street_cells(placed, dealt, chosen, verdict, reviewed)}</tr>")
+        placed += [(c, r) for c, r in zip(dealt, chosen, strict=True) if r < 3]
+    parts.append("</table>")
+    return "".join(parts)
+
+
+def by_seat(decisions: pl.DataFrame) -> dict[int, dict[int, dict[str, Any]]]:
+    """Decisions rows by seat and street."""
+    found: dict[int, dict[int, dict[str, Any]]] = {}
+    for row in decisions.iter_rows(named=True):
+        found.setdefault(int(row["seat"]), {})[int(row["street"])] = row
+    return found
 
 
 def render(hand: dict[str, object], seats: pl.DataFrame, decisions: pl.DataFrame) -> str:
     """The page of one hand: ``hand`` (hand_id, session_id, variant, played_at),
-    ``seats`` (seat, player, fantasyland, timed_out, streets, cards, rows), ``decisions`` (as
-    stored, for this hand)."""
+    ``seats`` (seat, player, fantasyland, timed_out, streets, cards, rows; top, middle,
+    bottom for seats without streets), ``decisions`` (as stored, for this hand)."""
     e = html_text
     title = f"Hand {hand['hand_id']}"
     parts = [
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{e(title)}</title><style>{_STYLE}</style></head><body>",
+        f"<title>{e(title)}</title><style>{STYLE}</style></head><body>",
         f"<h1>{e(title)}</h1>",
         f"<p>Session {e(str(hand['session_id']))} &middot; {e(str(hand['variant']))}"
         f" &middot; {e(str(hand['played_at'] or ''))}"
         f" &middot; reviewed under {e(str(hand['ruleset']))}</p>",
     ]
-    by_street = {(int(r["seat"]), int(r["street"])): r for r in decisions.iter_rows(named=True)}
+    verdicts = by_seat(decisions)
     for seat in seats.iter_rows(named=True):
-        flag = " (fantasyland)" if seat["fantasyland"] else ""
-        parts.append(f"<h2>Seat {int(seat['seat'])}: {e(str(seat['player']))}{flag}</h2>")
-        if seat.get("timed_out"):
-            parts.append("<p>Timed out: the cards were placed for the player from some "
-                         "street on, so its streets are not reviewed.</p>")
-        if seat["streets"] is None:
-            parts.append("<p>Only the final board was logged.</p>")
-            continue
-        streets, cards = list(seat["streets"]), list(seat["cards"])
-        rows = [r - 1 for r in seat["rows"]]
-        placed: list[tuple[int, int]] = []
-        parts.append('<table class="street"><tr><th>Street</th><th>Dealt</th>'
-                     "<th>Played</th><th>Best</th><th>EV loss</th></tr>")
-        for street in dict.fromkeys(streets):
-            now = [i for i, s in enumerate(streets) if s == street]
-            dealt = [cards[i] for i in now]
-            chosen = [rows[i] for i in now]
-            verdict = by_street.get((int(seat["seat"]), int(street)))
-            parts.append(f"<tr><td>{int(street)}</td>"
-                         f"{street_cells(placed, dealt, chosen, verdict)}</tr>")
-            placed += [(c, r) for c, r in zip(dealt, chosen, strict=True) if r < 3]
-        parts.append("</table>")
-    parts.append("<p>EV: expected points of the placement against the other seats, the "
-                 "later streets played out by rollouts. EV loss: the best candidate's EV "
-                 "minus the play made's, measured on rollouts that did not choose the best, "
-                 "&plusmn; its standard error; a mistake when above two standard errors."
-                 "</p></body></html>")
+        parts.append(seat_html(seat, verdicts.get(int(seat["seat"]), {})))
+    parts.append(f"<p>{EV_NOTE}</p></body></html>")
     return "\n".join(parts) + "\n"
 
 
@@ -178,12 +251,21 @@ def page(store: Store, hand_id: str, settings: Settings | None = None) -> str:
     """The replay page of a stored hand under ``settings``: the decisions a review stored
     under them, and those of the seats not reviewed under them valued in memory, the same
     numbers a review would store. Nothing is written, so the store may be read-only."""
+    # Imported here: the review's modules load the simulator, which drawing needs not.
+    from ofcstats.review.store import (  # noqa: PLC0415
+        ReviewError,
+        Selection,
+        Settings,
+        in_memory,
+        reviewed_as,
+    )
+
     settings = settings or Settings()
     found = stored.hand(store, hand_id)
     if found is None:
         raise ReviewError(f"no hand {hand_id!r} in {store.path}: see ofcstats db info")
     selection = Selection(hand_ids=[hand_id])
-    kept = decisions_frame(store, selection, settings)
+    kept = stored.decisions(store, selection, settings.reviewed(reviewed_as(settings)))
     fresh = in_memory(store, selection, settings)
     decisions = pl.concat([kept.select(fresh.columns), fresh]).sort("seat", "street")
     seats = stored.hand_seats(store, found[4])

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from functools import cache
 
@@ -38,11 +38,12 @@ from ofcstats.rules import load_ruleset
 from ofcstats.rules.model import Ruleset
 from ofcstats.store import Store
 from ofcstats.store import decisions as stored
+from ofcstats.store.connect import kept_on_interrupt
 from ofcstats.store.decisions import Selection
 from ofcstats.variants import Variant
 
 DEFAULT_RULESET = "american"
-_HANDS_AT_ONCE = 400  # hands per transaction
+_HANDS_AT_ONCE = 400  # hands per transaction at the default rollouts (fewer past them)
 _HANDS_FOR_JOBS = 100  # fewer hands are reviewed in one process by default
 _MOST_JOBS = 2
 
@@ -246,10 +247,40 @@ def run(store: Store, selection: Selection | None = None, settings: Settings | N
     many threads (the numbers do not change: each decision is seeded on its own); 0
     picks :func:`auto_jobs`."""
     hands = decisions = 0
-    for batch, rows in _reviewed(store, selection, settings, progress, jobs):
-        stored.replace_decisions(store, rows)
-        hands, decisions = hands + batch, decisions + rows.height
+    total = [0]
+
+    def told(done: int, to_review: int) -> None:
+        total[0] = to_review
+        if progress is not None:
+            progress(done, to_review)
+
+    def kept() -> str:
+        # Counted again from the store: Ctrl-C may come between a batch's commit and
+        # its count here.
+        with suppress(Exception):  # (the store may refuse after DuckDB's interrupt)
+            asked = settings or Settings()
+            left = {key for key, _, _ in pending_seats(store, selection or Selection(), asked,
+                                                       reviewed_as(asked))}
+            return stopped_text(total[0] - len(left), total[0])
+        return stopped_text(hands, total[0])
+
+    with kept_on_interrupt(kept):
+        for batch, rows in _reviewed(store, selection, settings, told, jobs):
+            stored.replace_decisions(store, rows)
+            hands, decisions = hands + batch, decisions + rows.height
     return Summary(hands=hands, decisions=decisions)
+
+
+def stopped_text(hands: int, total: int) -> str:
+    """What a review stopped by Ctrl-C kept, and what to run next.
+
+    >>> print(stopped_text(800, 1_000))  # doctest: +NORMALIZE_WHITESPACE
+    800 of 1,000 hands reviewed, kept in the decisions table; run the same ofcstats review
+    again to review the rest (what is reviewed is not reviewed again)
+    """
+    return (f"{hands:,} of {total:,} hands reviewed, kept in the decisions table; run the "
+            "same ofcstats review again to review the rest (what is reviewed is not "
+            "reviewed again)")
 
 
 def in_memory(store: Store, selection: Selection | None = None,
@@ -278,15 +309,27 @@ def _reviewed(store: Store, selection: Selection | None, settings: Settings | No
     done = 0
     if progress is not None:
         progress(0, len(keys))
+    at_once = hands_at_once(settings.rollouts)
     with _pool(jobs if len(keys) > 1 else 1) as pool:
-        for start in range(0, len(keys), _HANDS_AT_ONCE):
-            batch = keys[start:start + _HANDS_AT_ONCE]
+        for start in range(0, len(keys), at_once):
+            batch = keys[start:start + at_once]
             found = positions(stored.review_seats(store, batch), pending, settings.ruleset)
             verdicts = _review(found, settings, pool, jobs)
             yield len(batch), _rows(verdicts, settings, name)
             done += len(batch)
             if progress is not None:
                 progress(done, len(keys))
+
+
+def hands_at_once(rollouts: int) -> int:
+    """Hands reviewed (and written) in one batch: fewer as the rollouts grow past the
+    default, so that a batch's rollouts, and the memory they take, stay about the
+    default's whatever ``--rollouts`` asks.
+
+    >>> hands_at_once(DEFAULT_ROLLOUTS), hands_at_once(10 * DEFAULT_ROLLOUTS), hands_at_once(10**6)
+    (400, 40, 1)
+    """
+    return max(1, _HANDS_AT_ONCE * DEFAULT_ROLLOUTS // max(rollouts, DEFAULT_ROLLOUTS))
 
 
 def reviewed_as(settings: Settings) -> str:

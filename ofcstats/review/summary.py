@@ -3,34 +3,16 @@ and the biggest mistakes."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import polars as pl
 
-from ofcstats.cards import format_card
 from ofcstats.review.core import MISTAKES
+from ofcstats.review.replay import placement_text
 from ofcstats.review.situations import ORDER
 from ofcstats.review.store import Selection, Settings, reviewed_as
-from ofcstats.rows import ROW_NAMES
 from ofcstats.store import Store
 from ofcstats.store import decisions as stored
 
-PLACES = (*ROW_NAMES, "discard")
 Z95 = 1.959964
-
-
-def placement_text(dealt: Sequence[int], rows: Sequence[int]) -> str:
-    """``top Ah Kd, bottom 7c, discard 2s``: where each dealt card went, by row.
-
-    >>> placement_text([51, 47, 20, 0], [0, 0, 2, 3])
-    'top As Ks, bottom 7c, discard 2c'
-    """
-    parts = []
-    for row, name in enumerate(PLACES):
-        cards = [format_card(c) for c, r in zip(dealt, rows, strict=True) if r == row]
-        if cards:
-            parts.append(f"{name} {' '.join(cards)}")
-    return ", ".join(parts)
 
 
 def skipped_text(skipped: dict[str, int]) -> str:

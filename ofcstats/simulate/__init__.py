@@ -20,12 +20,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 import numpy.typing as npt
 
-from ofcstats.errors import OfcstatsError
+from ofcstats.errors import Interrupted, OfcstatsError
 from ofcstats.rules.model import Ruleset
 from ofcstats.simulate import heuristic
 from ofcstats.simulate.bots import BOT_STYLES, Bot, HeuristicBot, RandomBot
@@ -258,29 +258,47 @@ def write_jsonl(sim: Simulation, path: Path,
     if progress is not None:
         progress(start.hands, sim.hands)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("r+b" if found is not None else "wb") as out:
-        out.seek(keep)
-        checked = not expected
-        for played in _play(sim, progress, start):
-            # A slice of hands at a time keeps the text arrays small.
-            for first in range(0, len(played.hands), _LINES_AT_ONCE):
-                part = slice(first, first + _LINES_AT_ONCE)
-                text = lines.lines(played.hands[part], played.games[part],
-                                   played.numbers[part], played.first + first,
-                                   played.points[part])
-                if not checked:
-                    size = min(len(expected), len(text))
-                    if text[:size] != expected[:size]:
-                        raise SimulationError(
-                            f"{path}: its hands are not those this simulation plays (another "
-                            "seed, players, ruleset or --hands?): repeat the options of the "
-                            "run that wrote it, or write to another file")
-                    expected = expected[size:]  # the same bytes: rewriting them is safe
-                    checked = not expected
-                out.write(text)
-                out.flush()
-        out.truncate()
+    in_file = [kept]  # hands whole in the file
+    try:
+        with path.open("r+b" if found is not None else "wb") as out:
+            _write_run(sim, path, out, lines, progress, start, keep, expected, in_file)
+    except KeyboardInterrupt:
+        raise Interrupted(
+            f"{in_file[0]:,} of {sim.hands:,} hands kept in {path}, those of the blocks of "
+            f"{MAX_TABLES:,} tables played whole (the block being played is not written); "
+            "run the same command with --append to finish it") from None
     return Written(hands=sim.hands, resumed_after=kept if found is not None else None)
+
+
+def _write_run(sim: Simulation, path: Path, out: BinaryIO, lines: LineFormat,
+               progress: Callable[[int, int], None] | None, start: _Start, keep: int,
+               expected: bytes, in_file: list[int]) -> None:
+    """The hands of a run from ``start`` written to ``out`` from byte ``keep`` on (the
+    first bytes checked against ``expected``, those the file holds there); the hands
+    whole in the file counted in ``in_file[0]`` as they are written (read if Ctrl-C
+    stops it)."""
+    out.seek(keep)
+    checked = not expected
+    for played in _play(sim, progress, start):
+        # A slice of hands at a time keeps the text arrays small.
+        for first in range(0, len(played.hands), _LINES_AT_ONCE):
+            part = slice(first, first + _LINES_AT_ONCE)
+            text = lines.lines(played.hands[part], played.games[part],
+                               played.numbers[part], played.first + first,
+                               played.points[part])
+            if not checked:
+                size = min(len(expected), len(text))
+                if text[:size] != expected[:size]:
+                    raise SimulationError(
+                        f"{path}: its hands are not those this simulation plays (another "
+                        "seed, players, ruleset or --hands?): repeat the options of the "
+                        "run that wrote it, or write to another file")
+                expected = expected[size:]  # the same bytes: rewriting them is safe
+                checked = not expected
+            out.write(text)
+            out.flush()
+            in_file[0] = max(in_file[0], played.first + first + len(played.hands[part]))
+    out.truncate()
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ concept it belongs to:
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from datetime import datetime
@@ -61,7 +62,7 @@ from ofcstats.store.schema import MIGRATIONS, SCHEMA_VERSION, Step
 
 __all__ = ["DEFAULT_DB", "HEADER_BYTES", "LOCK_WAIT", "MIGRATIONS", "SCHEMA_VERSION",
            "SHARDED_TABLES", "SHARD_HANDS", "UPDATABLE", "Added", "FileLoad", "Step", "Store",
-           "lock_wait", "log_path", "log_size", "waiting_changes"]
+           "lock_wait", "log_path", "log_size", "stale_log", "waiting_changes"]
 
 DEFAULT_DB = "ofcstats.duckdb"
 SHARD_HANDS = 50_000
@@ -101,6 +102,32 @@ def waiting_changes(path: Path) -> str | None:
             f"from there) until they can be moved into the database: free about "
             f"{_megabytes(size)} on that disk, then run a command that writes (ingest, "
             "rescore, review) to move them")
+
+
+def _amount(count: int) -> str:
+    """``56 KB`` under a megabyte (never ``0.0 MB``), else ``1.5 MB``."""
+    return f"{max(1, round(count / 1e3)):,} KB" if count < 1e6 else _megabytes(count)
+
+
+def stale_log(path: Path) -> str | None:
+    """What a write-ahead log beside ``path`` is, in words, when the disk has room to move
+    it into the database: changes a writer committed and had not yet moved into the file
+    when it stopped (killed, say), read from the log until a writer moves them. None when
+    there is no log, or when the disk lacks the room (then :func:`waiting_changes` says how
+    much to free)."""
+    size = log_size(path)
+    if not size:
+        return None
+    try:
+        free = shutil.disk_usage(path.parent).free
+    except OSError:
+        return None
+    if free < 2 * size + (1 << 20):
+        return None
+    return (f"{log_path(path).name} holds {_amount(size)} of changes a writer committed but "
+            "had not moved into the database when it stopped (killed, say): they are read "
+            "from there and nothing is lost; the next command that writes (ingest, rescore, "
+            "review) moves them in")
 
 
 _KNOWN = {
@@ -197,7 +224,7 @@ class Store(FileLoads, HandLoading):
         left = self.leftover()
         if not left:
             return None
-        return f"{self.path}: " + (waiting_changes(self.path) or (
+        return f"{self.path}: " + (stale_log(self.path) or waiting_changes(self.path) or (
             f"the database file holds {_megabytes(left)} a failed write left behind: the "
             "next command that writes (ingest, rescore, review) gives it back"))
 
@@ -369,11 +396,14 @@ class Store(FileLoads, HandLoading):
         return fetch_frame(self.con.sql(sql, params=list(params)), rows, progress, shrink)
 
     def user_query(self, sql: str, rows: int,
-                   progress: Callable[[int, int | None], None] | None = None
-                   ) -> pl.DataFrame | None:
+                   progress: Callable[[int, int | None], None] | None = None, *,
+                   contained: bool = True) -> pl.DataFrame | None:
         """The rows of a query a person wrote (None for a statement with no rows), fetched
-        as :meth:`fetch` does; the query can read or write no file outside the database."""
-        self.con.execute("SET enable_external_access = false")
+        as :meth:`fetch` does. ``contained``: the query can read or write no file outside
+        the database, from then on (DuckDB cannot undo it while the file is open in the
+        process: a Python caller, who can read files anyway, passes False)."""
+        if contained:
+            self.con.execute("SET enable_external_access = false")
         relation = self.con.sql(sql)
         return None if relation is None else fetch_frame(relation, rows, progress)
 
@@ -508,6 +538,12 @@ class Store(FileLoads, HandLoading):
         self.require_scored(names, found)
         return [found[name] for name in names]
 
+    def unchecked(self, filters: results.Filters | None = None) -> pl.DataFrame:
+        """Hands logged under a ruleset this store does not score over their variant,
+        whose logged points no re-score checks, per ruleset and variant, with why
+        (:func:`results.unchecked`; :func:`results.unchecked_text` words it)."""
+        return results.unchecked(self.con, filters)
+
     def info(self) -> dict[str, object]:
         """Tables and their row counts, sessions, players, variants and the date range, and
         per variant and ruleset how many hands are scored (:func:`results.scoring_check`)."""
@@ -522,7 +558,10 @@ class Store(FileLoads, HandLoading):
         players = self.con.execute("SELECT count(DISTINCT player) FROM seats").fetchall()[0]
         variants = dict(self.con.execute(
             "SELECT variant, count(*) FROM hands GROUP BY variant ORDER BY variant").fetchall())
-        scoring = results.scoring_check(self.con).to_dicts()
+        check = results.scoring_check(self.con)
+        scoring = check.to_dicts()
+        whole = results.whole_hands(self.con, check)
+        unchecked = self.unchecked()
         return {
             "path": str(self.path),
             "schema_version": self.version(),
@@ -535,9 +574,15 @@ class Store(FileLoads, HandLoading):
             # Per variant and ruleset scored over it: the hands stored, those the results
             # hold rows of, and those the progress marks say are up to date.
             "scoring": scoring,
-            "scoring_complete": all(row["ruleset"] is not None
-                                    and row["scored"] == row["current"] == row["hands"]
-                                    for row in scoring),
+            # Per variant: the hands scored, and up to date, under every ruleset of it.
+            "whole_hands": whole,
+            # Complete: every hand scored under every ruleset held over its variant, and
+            # under the ruleset it was logged under (else its logged points go unchecked).
+            "scoring_complete": unchecked.is_empty() and all(
+                row["ruleset"] is not None and row["scored"] == row["current"] == row["hands"]
+                for row in scoring),
+            "unchecked": unchecked.to_dicts(),
+            "unchecked_text": results.unchecked_text(unchecked) if unchecked.height else None,
         }
 
     def export_parquet(self, directory: Path,

@@ -16,7 +16,8 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from ofcstats.errors import DatabaseInUseError, StoreError, UsageError
+from ofcstats.errors import DatabaseInUseError, Interrupted, StoreError, UsageError
+from ofcstats.paths import FIX_DATABASE, writable_database
 from ofcstats.sanitize import visible
 
 LOCK_WAIT = 10.0
@@ -77,6 +78,10 @@ def storage_full(error: BaseException) -> bool:
     return any(cause in str(error) for cause in STORAGE_FULL)
 
 
+_CANNOT_WRITE = ("Permission denied", "Read-only file system")
+"""How the system says a file cannot be opened for writing (DuckDB passes its words on)."""
+
+
 def _is_lock(error: duckdb.Error) -> bool:
     return "Could not set lock" in str(error) or "Conflicting lock" in str(error)
 
@@ -86,6 +91,8 @@ def connect(path: Path | str, *, read_only: bool, wait: float | None,
     """A connection to the database file, waiting up to ``wait`` seconds (default
     :func:`lock_wait`) for a program that holds it; ``on_wait`` is told once, when the
     waiting starts."""
+    if not read_only and str(path) != ":memory:":
+        writable_database(Path(path))  # (every writer refused the same way, before DuckDB)
     patience = lock_wait(wait)
     deadline = time.monotonic() + patience
     pause = 0.05
@@ -96,6 +103,10 @@ def connect(path: Path | str, *, read_only: bool, wait: float | None,
         except duckdb.Error as error:
             if "in-memory database in read-only mode" in str(error):
                 raise _not_a_database(path) from None
+            if not read_only and any(cause in str(error) for cause in _CANNOT_WRITE):
+                # (a file system the permission bits do not tell of)
+                raise UsageError(f"{path}: cannot write the database: the file is "
+                                 f"read-only; {FIX_DATABASE}") from None
             if not _is_lock(error):
                 raise StoreError(f"{path}: cannot open the database: "
                                  f"{str(error).splitlines()[0]}") from None
@@ -169,3 +180,18 @@ def interrupted(error: BaseException) -> bool:
         isinstance(error, RuntimeError) and str(error).strip() == "Query interrupted") or (
         isinstance(error, duckdb.Error) and "the Arrow source" in str(error)
         and "KeyboardInterrupt" in str(error))
+
+
+@contextmanager
+def kept_on_interrupt(kept: Callable[[], str]) -> Iterator[None]:
+    """Ctrl-C in the block, Python's or DuckDB's (:func:`interrupted`), raised as
+    :class:`Interrupted` with ``kept()``'s words: what the work kept, what to run next.
+    An :class:`Interrupted` from inside keeps its own words."""
+    try:
+        yield
+    except Interrupted:
+        raise
+    except BaseException as error:
+        if interrupted(error):
+            raise Interrupted(kept()) from error
+        raise

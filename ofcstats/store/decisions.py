@@ -166,8 +166,55 @@ def hand(store: Store, hand_id: str) -> tuple[str, str, str, datetime, int] | No
 
 def hand_seats(store: Store, hand_key: int) -> pl.DataFrame:
     """A hand's seats in order with their logged placements, for its replay."""
+    return replay_seats(store, [hand_key]).drop("hand_key")
+
+
+def replay_seats(store: Store, hand_keys: Sequence[int]) -> pl.DataFrame:
+    """These hands' seats in hand and seat order, with their final rows and logged
+    placements (null when only the final rows were logged), for their replay."""
     return store.con.sql("""
-        SELECT s.seat, s.player, s.fantasyland, coalesce(s.timed_out, false) AS timed_out,
+        SELECT s.hand_key, s.seat, s.player, s.fantasyland,
+               coalesce(s.timed_out, false) AS timed_out, s.top, s.middle, s.bottom,
                p.streets, p.cards, p.rows
         FROM seats s LEFT JOIN seat_placement_lists p USING (hand_key, seat)
-        WHERE s.hand_key = ? ORDER BY s.seat""", params=[hand_key]).pl()
+        WHERE s.hand_key IN (SELECT unnest(?)) ORDER BY s.hand_key, s.seat""",
+                         params=[list(hand_keys)]).pl()
+
+
+def replay_hands(store: Store, *, hand_ids: Sequence[str] | None = None,
+                 sessions: Sequence[str] | None = None) -> pl.DataFrame:
+    """(hand key, hand id, session, variant, time played, ruleset played, button) of the
+    hands named or of the sessions named, in play order."""
+    where, params = Selection(hand_ids=hand_ids, sessions=sessions).where("h", "h")
+    return store.con.sql(f"""
+        SELECT h.hand_key, h.hand_id, h.session_id, h.variant, h.played_at,
+               h.ruleset AS played_ruleset
+        FROM hands h WHERE {where}
+        ORDER BY h.session_id, h.played_at NULLS LAST, h.hand_key""", params=params).pl()
+
+
+SEAT_REVIEW = f"""
+SELECT hand_key, seat, ev_loss, mistakes, {', '.join(SETTINGS_COLUMNS)} FROM (
+    SELECT hand_key, seat, {', '.join(SETTINGS_COLUMNS)}, sum(ev_loss) AS ev_loss,
+           count(mistake) AS mistakes
+    FROM decisions GROUP BY ALL
+) QUALIFY row_number() OVER (
+    PARTITION BY hand_key, seat
+    ORDER BY opponents = 'drawn' DESC, rollouts DESC, {', '.join(SETTINGS_COLUMNS)}) = 1
+"""
+"""Each reviewed seat's review: its EV loss on the hand (summed over its streets) and its
+mistakes, under one review's settings when it was reviewed under several: what the
+player could know (opponents drawn) before hindsight, then the most rollouts (the
+closest numbers), then the settings in order, so the choice is always the same."""
+
+
+def seat_decisions(store: Store, hand_keys: Sequence[int]) -> pl.DataFrame:
+    """The decisions of these hands' seats under each seat's review
+    (:data:`SEAT_REVIEW`), in hand, seat and street order."""
+    return store.con.sql(f"""
+        SELECT d.* FROM decisions d
+        JOIN ({SEAT_REVIEW}) r ON r.hand_key = d.hand_key AND r.seat = d.seat
+            AND {' AND '.join(f"r.{c} = d.{c}" for c in SETTINGS_COLUMNS)}
+        WHERE d.hand_key IN (SELECT unnest(?))
+        ORDER BY d.hand_key, d.seat, d.street
+    """, params=[list(hand_keys)]).pl()

@@ -27,6 +27,7 @@ import duckdb
 import polars as pl
 
 from ofcstats.records import SHOWDOWN_COLUMNS
+from ofcstats.rules import load_rulesets, preset_names
 from ofcstats.store.connect import registered
 from ofcstats.variants import Variant
 
@@ -266,6 +267,126 @@ def scoring_check(con: duckdb.DuckDBPyConnection) -> pl.DataFrame:
         scored=pl.when(pl.col("whole")).then(pl.col("hands"))
         .otherwise(pl.col("counted").fill_null(0)).cast(pl.Int64),
         current="current")
+
+
+UNKNOWN, NOT_SCORED, NOT_PLAYED = "unknown", "not scored", "not played"
+"""Why hands logged under a ruleset are not scored under it (:func:`unchecked`)."""
+
+UNCHECKED_SCHEMA = {"ruleset": pl.String, "variant": pl.String, "hands": pl.Int64,
+                    "reported": pl.Int64, "why": pl.String}
+"""The columns :func:`unchecked` gives."""
+
+SUPPLY = "ofcstats ingest -r FILE or ofcstats rescore -r FILE"
+"""The commands that give the store a ruleset it does not know (its TOML file)."""
+
+
+def unchecked(con: duckdb.DuckDBPyConnection, filters: Filters | None = None
+              ) -> pl.DataFrame:
+    """Hands logged under a ruleset (their ``ruleset``) that the store does not score
+    over their variant: their logged points are checked against no re-score. Per logged
+    ruleset and variant, in order: ``ruleset``, ``variant``, ``hands``, ``reported``
+    (those of them with a seat's ``reported_points``; with ``filters.players``, a seat
+    of theirs) and ``why``: :data:`UNKNOWN` (neither a ruleset the store holds nor a
+    preset: its file is needed, :data:`SUPPLY`), :data:`NOT_SCORED` (played under the
+    variant, not scored yet: ``ofcstats rescore``) or :data:`NOT_PLAYED` (played under
+    other variants only: a what-if scores it). The sessions, variants, times and players
+    of ``filters`` apply, not its rulesets (a ruleset not scored is no filter's).
+
+    Hands are counted by logged ruleset and variant first, in one pass over two columns;
+    seats are read only for the few groups found."""
+    filters = filters or Filters()
+    where, params = filters.sql({"session_id": "h.session_id", "variant": "h.variant"},
+                                times="h.played_at")
+    pairs = con.sql(f"""
+        WITH logged AS (
+            SELECT h.ruleset, h.variant FROM hands h
+            WHERE h.ruleset IS NOT NULL AND {where} GROUP BY ALL
+        )
+        SELECT l.ruleset, l.variant FROM logged l
+        WHERE NOT EXISTS (SELECT 1 FROM rulesets r
+                          WHERE r.name = l.ruleset AND list_contains(r.scope, l.variant))
+    """, params=params).pl()
+    if pairs.is_empty():
+        return pl.DataFrame(schema=UNCHECKED_SCHEMA)
+    seated, more = filters.sql({"player": "player"}, times=None)
+    with registered(con, "unchecked_pairs", pairs):
+        counted = con.sql(f"""
+            SELECT h.ruleset, h.variant, count(*)::BIGINT AS hands,
+                   (count(*) FILTER (WHERE s.reported))::BIGINT AS reported
+            FROM hands h SEMI JOIN unchecked_pairs p
+                ON p.ruleset = h.ruleset AND p.variant = h.variant
+            JOIN (SELECT hand_key, bool_or(reported_points IS NOT NULL) AS reported
+                  FROM seats WHERE {seated} GROUP BY hand_key) s USING (hand_key)
+            WHERE {where}
+            GROUP BY ALL ORDER BY ALL
+        """, params=[*more, *params]).pl()
+    played = {name: set(variants) for name, variants in con.execute(
+        "SELECT name, variants FROM rulesets").fetchall()}
+    for ruleset in load_rulesets(preset_names()):
+        played.setdefault(ruleset.name, {v.value for v in ruleset.variants})
+    why = [UNKNOWN if name not in played else NOT_SCORED if variant in played[name]
+           else NOT_PLAYED for name, variant in counted.select("ruleset", "variant").rows()]
+    return counted.with_columns(why=pl.Series(why, dtype=pl.String)).cast(
+        UNCHECKED_SCHEMA)
+
+
+def unchecked_text(found: pl.DataFrame, count: str = "hands") -> str:
+    """What :func:`unchecked` found, in one line with the fixes; ``count``: the column
+    counted (``reported``: the hands whose logged points are not checked).
+
+    >>> for part in unchecked_text(pl.DataFrame({"ruleset": ["house"],
+    ...         "variant": ["pineapple"], "hands": [700], "reported": [700],
+    ...         "why": ["unknown"]})).split("; "):
+    ...     print(part)
+    700 hands not checked: ruleset house unknown
+    supply its file: ofcstats ingest -r FILE or ofcstats rescore -r FILE
+    >>> for part in unchecked_text(pl.DataFrame({"ruleset": ["house", "russian"],
+    ...         "variant": ["pineapple", "pineapple"], "hands": [700, 12],
+    ...         "reported": [0, 12], "why": ["unknown", "not played"]}),
+    ...         "reported").split("; "):
+    ...     print(part)
+    12 hands not checked: ruleset russian not played under pineapple
+    score it as a what-if: ofcstats rescore --what-if russian
+    """
+    found = found.filter(pl.col(count) > 0)
+    parts: dict[str, int] = {}
+    for name, variant, n, why in found.select("ruleset", "variant", count, "why").rows():
+        part = f"ruleset {name} {why}" + (f" under {variant}" if why == NOT_PLAYED else "")
+        parts[part] = parts.get(part, 0) + n
+    total = sum(parts.values())
+    listed = ", ".join(part + (f" ({n:,})" if len(parts) > 1 else "")
+                       for part, n in parts.items())
+    kinds = set(found.get_column("why").to_list())
+    other = found.filter(pl.col("why") == NOT_PLAYED).get_column("ruleset").unique(
+        maintain_order=True).to_list()
+    unknown = found.filter(pl.col("why") == UNKNOWN).get_column("ruleset").unique().len()
+    fixes = [f"supply {'its file' if unknown == 1 else 'their files'}: {SUPPLY}"
+             if UNKNOWN in kinds else "",
+             f"run {RESCORE}" if NOT_SCORED in kinds else "",
+             f"score {'it' if len(other) == 1 else 'each'} as a what-if: {RESCORE} "
+             f"--what-if {other[0] if len(other) == 1 else 'NAME'}" if other else ""]
+    return (f"{total:,} {'hand' if total == 1 else 'hands'} not checked: {listed}; "
+            + "; ".join(fix for fix in fixes if fix))
+
+
+def whole_hands(con: duckdb.DuckDBPyConnection, check: pl.DataFrame) -> dict[str, int]:
+    """Per variant, the hands scored and up to date under every ruleset scored over it:
+    those the progress marks say are current under all of them, and no more than the
+    fewest any of them has result rows of (``check``: :func:`scoring_check`'s rows). A
+    variant no ruleset is scored over has none."""
+    standing = _STANDING.format(sessions="true", rulesets="true")
+    marked = dict(con.sql(f"""
+        SELECT variant, sum(hands)::BIGINT FROM (
+            SELECT session_id, variant, any_value(hands) AS hands, bool_and(current) AS ok
+            FROM ({standing}) GROUP BY ALL)
+        WHERE ok GROUP BY ALL
+    """).fetchall())
+    fewest = check.filter(pl.col("ruleset").is_not_null()).group_by("variant").agg(
+        pl.col("scored").min())
+    rows = dict(zip(fewest.get_column("variant").to_list(),
+                    fewest.get_column("scored").to_list(), strict=True))
+    return {variant: min(int(marked.get(variant) or 0), int(rows.get(variant, 0)))
+            for variant in check.get_column("variant").unique(maintain_order=True).to_list()}
 
 
 def session_seats(con: duckdb.DuckDBPyConnection, session_ids: Sequence[str]

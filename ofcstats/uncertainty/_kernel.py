@@ -8,7 +8,7 @@ numpy or Polars reading of the same thing.
   time into a small array of int32 and write the weights out in order.
 - :func:`scatter`: one pass over a batch of scored rows, adding each row's values into
   its game's sums (over every player) and its player's sums in that game, and into the
-  totals per ruleset and player: the per-game sums of :func:`ofcstats.uncertainty.game_sums`
+  totals per ruleset and player: the per-game sums of :func:`ofcstats.uncertainty.sums.game_sums`
   without a query grouping millions of games.
 """
 
