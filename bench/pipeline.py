@@ -109,10 +109,11 @@ def in_memory(hands: int) -> list[tuple[str, str]]:
     return lines
 
 
-def synthetic_store(path: Path, hands: int, batch: int = 500_000) -> None:
-    """A store of ``hands`` random three-player Pineapple hands (final rows, sessions of 500
-    hands), written straight into the tables: parsing ten million JSON hands would take
-    the benchmark's setup half an hour and measure nothing new."""
+def synthetic_store(path: Path, hands: int, batch: int = 500_000,
+                    session_hands: int = 500) -> None:
+    """A store of ``hands`` random three-player Pineapple hands (final rows, sessions of
+    ``session_hands`` hands), written straight into the tables: parsing ten million JSON
+    hands would take the benchmark's setup half an hour and measure nothing new."""
     from ofcstats.store import Store  # noqa: PLC0415
 
     with Store(path) as store:
@@ -127,7 +128,7 @@ def synthetic_store(path: Path, hands: int, batch: int = 500_000) -> None:
             table = pl.DataFrame({
                 "hand_key": keys,
                 "hand_id": pl.Series(keys).cast(pl.String),
-                "session_id": pl.Series(keys // 500).cast(pl.String),
+                "session_id": pl.Series(keys // session_hands).cast(pl.String),
             })
             con.register("new_hands", table)
             con.register("new_seats", seats)

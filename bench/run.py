@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 SECTIONS = ["evaluator", "ingest", "simulate", "pipeline", "review", "scale",
-            "fantasyland_value", "memory", "units", "uncertainty", "hands", "api"]
+            "fantasyland_value", "memory", "units", "uncertainty", "hands", "api", "sessions"]
 
 
 def main() -> None:

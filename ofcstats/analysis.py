@@ -229,7 +229,7 @@ def not_checked(store: Store, filters: Filters) -> str | None:
 
 def player_table(store: Store, filters: Filters, *, seed: int = 7,
                  pairs: dict[str, str] | None = None, rows: stats.Rows | None = None,
-                 summed: tuple[pl.DataFrame, pl.DataFrame] | None = None,
+                 summed: tuple[pl.DataFrame, stats.SessionSums] | None = None,
                  intervals: dict[str, str] | None = None) -> pl.DataFrame:
     """Per player, variant and ruleset: :func:`ofcstats.stats.player_stats` with the
     settled ``money`` beside it (the games of the filtered hands, settled whole), and
@@ -246,6 +246,7 @@ def player_table(store: Store, filters: Filters, *, seed: int = 7,
     if summed[0].is_empty():
         raise StoreError(NOTHING_SCORED)
     table = stats.player_table(*summed, seed=seed)
+    del summed  # a row per player, ruleset and session: not held through what follows
     names = sorted(table.get_column("ruleset").unique().to_list())
     rulesets = store.scored_rulesets(names)
     hands = hand_games(store, filters)

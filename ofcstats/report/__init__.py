@@ -89,11 +89,11 @@ def collect(store: Store, filters: analysis.Filters | None = None,
     a variant shows the ruleset most of its hands were played under."""
     filters = filters or analysis.Filters()
     rows = analysis.stored_rows(store, filters)
-    summed = stats.sums(rows), stats.session_sums(rows)
-    if summed[0].is_empty():
+    summed = stats.sums(rows)
+    if summed.is_empty():
         raise StoreError(analysis.NOTHING_SCORED)
     if ruleset is not None:
-        store.require_scored([ruleset], set(summed[0].get_column("ruleset").to_list()))
+        store.require_scored([ruleset], set(summed.get_column("ruleset").to_list()))
     shown = {k: v for k, v in (
         ("sessions", ", ".join(filters.sessions or [])),
         ("players", ", ".join(filters.players or [])),
@@ -106,7 +106,8 @@ def collect(store: Store, filters: analysis.Filters | None = None,
     summary = analysis.played_rulesets(rows, ruleset)
     return ReportData(rulesets_shown=summary,
                       players=analysis.player_table(store, filters, seed=seed, rows=rows,
-                                                    summed=summed, intervals=summary),
+                                                    summed=(summed, stats.session_sums(rows)),
+                                                    intervals=summary),
                       rulesets=compared.table, tell_apart=compared.tell_apart,
                       differences=stats.reported_differences_of(rows),
                       unchecked=analysis.not_checked(store, filters),
