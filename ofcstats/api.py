@@ -18,14 +18,14 @@ import atexit
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from ofcstats import analysis, answers, stats, uncertainty
+from ofcstats import analysis, answers, pipeline, stats, uncertainty
 from ofcstats import ingest as ingesting
 from ofcstats.answers import Moment, Names, ReviewAnswer
 from ofcstats.errors import StoreError, UsageError
@@ -33,6 +33,7 @@ from ofcstats.paths import written_whole
 from ofcstats.pipeline import RescoreSummary
 from ofcstats.rules import load_rulesets
 from ofcstats.store import Store
+from ofcstats.store.results import NOT_SCORED, UNCHECKED_SCHEMA
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -321,8 +322,16 @@ class Club:
         finally:
             self._store = answers.open_store(self.path, read_only=False, wait=self._wait,
                                              create=True)
-        scored = answers.score_loaded(self._store, extra) if rescore else None
-        return Loaded(loaded, scored)
+        if rescore:
+            scored = answers.score_loaded(self._store, extra)
+        else:
+            scored = None
+            if extra:
+                pipeline.register(self._store, extra)
+        unchecked = self._store.unchecked()
+        if not rescore:  # (those a rescore scores are not unchecked for want of a file)
+            unchecked = unchecked.filter(pl.col("why") != NOT_SCORED)
+        return Loaded(loaded, scored, unchecked)
 
     def rescore(self, ruleset: Names = None, *, what_if: Names = None,
                 all_rulesets: bool = False, rebuild: bool = False) -> RescoreSummary:
@@ -353,8 +362,12 @@ class Club:
 @dataclass(frozen=True)
 class Loaded:
     """What :meth:`Club.ingest` did: ``loaded`` (an
-    :class:`ofcstats.ingest.IngestSummary`) and ``scored`` (the
-    :class:`ofcstats.pipeline.RescoreSummary` of the scoring after it, or None).
+    :class:`ofcstats.ingest.IngestSummary`), ``scored`` (the
+    :class:`ofcstats.pipeline.RescoreSummary` of the scoring after it, or None) and
+    ``unchecked``: the hands logged under a ruleset the database does not score them
+    under, so that nothing checks their logged points (a frame: ``ruleset``,
+    ``variant``, ``hands``, ``reported``, ``why``; empty when every hand is checked),
+    what ``ingest`` counts in the line it ends with (exit code 1).
 
     >>> import ofcstats, tempfile
     >>> club = ofcstats.open(tempfile.mkdtemp() + "/club.duckdb", write=True)
@@ -364,6 +377,8 @@ class Loaded:
 
     loaded: ingesting.IngestSummary
     scored: RescoreSummary | None
+    unchecked: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(
+        schema=UNCHECKED_SCHEMA))
 
     def to_dict(self) -> dict[str, Any]:
         """What ``ingest --format json`` prints.
@@ -372,7 +387,8 @@ class Loaded:
         0
         """
         return {**self.loaded.to_dict(),
-                "rescore": None if self.scored is None else asdict(self.scored)}
+                "rescore": None if self.scored is None else asdict(self.scored),
+                "unchecked": self.unchecked.to_dicts()}
 
 
 @dataclass(frozen=True)

@@ -201,11 +201,24 @@ def test_ingest_and_rescore_score_what_the_commands_score(tmp_path: Path) -> Non
         assert "pineapple-progressive" in loaded.scored.rulesets  # type: ignore[union-attr]
         assert club.rescore("american").hands == 0  # (scored already, on loading)
         mine = club.players()
-    code, _, err = command("ingest", *map(str, logs), "--db", str(tmp_path / "cli.duckdb"))
+        assert loaded.unchecked.is_empty()
+    code, _, err = command("ingest", *map(str, logs), "-r", progressive,
+                           "--db", str(tmp_path / "cli.duckdb"))
     assert code == 0, err
     code, _, err = command("rescore", "-r", progressive, "--db", str(tmp_path / "cli.duckdb"))
     assert code == 0, err
     assert frame_json(mine) == json_out("players", "--db", str(tmp_path / "cli.duckdb"))
+
+
+def test_ingest_names_the_hands_no_rescore_checks_as_the_command_does(tmp_path: Path) -> None:
+    logs = [str(SAMPLE_LOGS / "pineapple-progressive.jsonl")]
+    with ofcstats.open(tmp_path / "api.duckdb", write=True) as club:
+        loaded = club.ingest(logs)
+    code, out, err = command("ingest", *logs, "--db", str(tmp_path / "cli.duckdb"),
+                             "--format", "json")
+    assert code == 1, err
+    assert loaded.unchecked.to_dicts() == json.loads(out)["unchecked"]
+    assert loaded.unchecked.select("ruleset", "hands").rows() == [("pineapple-progressive", 700)]
 
 
 @pytest.fixture(scope="module")

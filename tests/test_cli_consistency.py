@@ -20,7 +20,8 @@ from test_cli_usage import one_line_error
 from typer.testing import CliRunner
 
 from ofcstats.cli import app
-from ofcstats.cli.output import TABLES, TableFormat, by_variant_text, plural
+from ofcstats.cli.columns import TABLES
+from ofcstats.cli.output import TableFormat, by_variant_text, plural
 from ofcstats.ingest import ingest
 from ofcstats.pipeline import rescore
 from ofcstats.rules import load_rulesets

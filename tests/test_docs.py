@@ -216,7 +216,7 @@ def test_the_short_headers_page_says_what_the_commands_say() -> None:
     """Every column a command explains (its ``--help``, the line under its table) is on
     docs/command-line.md under its short header, in the same words."""
     from ofcstats.analysis import MEANINGS  # noqa: PLC0415
-    from ofcstats.cli.output import HEADERS  # noqa: PLC0415
+    from ofcstats.cli.columns import HEADERS  # noqa: PLC0415
 
     page = (ROOT / "docs" / "command-line.md").read_text(encoding="utf-8")
     for name, meaning in MEANINGS.items():

@@ -14,6 +14,7 @@ import typer.main
 
 from ofcstats import analysis, answers, uncertainty
 from ofcstats.cli.app import app
+from ofcstats.cli.columns import columns_help
 from ofcstats.cli.common import _filters, _summing, reading
 from ofcstats.cli.options import (
     SEED,
@@ -37,7 +38,6 @@ from ofcstats.cli.output import (
     SUFFIXES,
     _on_terminal,
     by_variant_text,
-    columns_help,
     emit,
     fail,
     fail_with,

@@ -15,6 +15,7 @@ import typer.main
 
 from ofcstats import answers
 from ofcstats.cli.app import app
+from ofcstats.cli.columns import columns_help
 from ofcstats.cli.common import _open_existing, engine_for
 from ofcstats.cli.options import (
     JOBS,
@@ -40,7 +41,6 @@ from ofcstats.cli.options import (
 from ofcstats.cli.output import (
     _on_terminal,
     _print_table,
-    columns_help,
     fail_with,
     frame_text,
     output_file,

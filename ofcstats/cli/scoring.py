@@ -16,6 +16,7 @@ import typer.main
 
 from ofcstats import answers
 from ofcstats.cli.app import app, rulesets_app
+from ofcstats.cli.columns import columns_help
 from ofcstats.cli.common import _large_frames_process, _open_existing, engine_for
 from ofcstats.cli.options import (
     JOBS,
@@ -41,7 +42,6 @@ from ofcstats.cli.output import (
     _print_table,
     _records_out,
     _rescore_text,
-    columns_help,
     fail,
     fail_with,
     output_file,

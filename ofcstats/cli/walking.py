@@ -11,6 +11,7 @@ import typer
 
 from ofcstats import answers
 from ofcstats.cli.app import app
+from ofcstats.cli.columns import columns_help
 from ofcstats.cli.common import _filters, reading
 from ofcstats.cli.options import (
     HAND_POINTS,
@@ -31,7 +32,6 @@ from ofcstats.cli.options import (
 from ofcstats.cli.output import (
     SUFFIXES,
     by_variant_text,
-    columns_help,
     emit,
     fail_with,
     output_file,

@@ -66,10 +66,23 @@ _RC: dict[str, Any] = {
 }
 
 
+NAME_CHARACTERS = 24
+"""The most of a player's name a chart shows (the tables show it whole): a longer one
+would widen a legend past a phone's screen and leave its chart no room to draw in."""
+
+
 def _name(player: str) -> str:
     """A player's name as a chart shows it: control and bidi characters escaped
-    (:func:`ofcstats.sanitize.visible`), ``$`` not read as the start of mathematics."""
-    return visible(player).replace("$", r"\$")
+    (:func:`ofcstats.sanitize.visible`), cut to :data:`NAME_CHARACTERS` with an ellipsis,
+    ``$`` not read as the start of mathematics.
+
+    >>> _name("a" * 30)
+    'aaaaaaaaaaaaaaaaaaaaaaa…'
+    """
+    shown = visible(player)
+    if len(shown) > NAME_CHARACTERS:
+        shown = shown[:NAME_CHARACTERS - 1] + "…"
+    return shown.replace("$", r"\$")
 
 
 @contextmanager
