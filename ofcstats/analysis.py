@@ -245,7 +245,8 @@ def player_table(store: Store, filters: Filters, *, seed: int = 7,
         summed = stats.sums(rows), stats.session_sums(rows)
     if summed[0].is_empty():
         raise StoreError(NOTHING_SCORED)
-    table = stats.player_table(*summed, seed=seed)
+    # The mean's interval is the games' bootstrap below: the sessions' is not drawn.
+    table = stats.player_table(*summed, bootstrap=0, seed=seed)
     del summed  # a row per player, ruleset and session: not held through what follows
     names = sorted(table.get_column("ruleset").unique().to_list())
     rulesets = store.scored_rulesets(names)

@@ -392,7 +392,8 @@ def player_stats_of(rows: Rows, *, bootstrap: int = 1000, seed: int = 7) -> pl.D
 
 def player_table(summed: pl.DataFrame, per_session: SessionSums, *, bootstrap: int = 1000,
                  seed: int = 7) -> pl.DataFrame:
-    """:func:`player_stats` from :func:`sums` and :func:`session_sums`."""
+    """:func:`player_stats` from :func:`sums` and :func:`session_sums`; ``bootstrap=0``
+    leaves the sessions' bootstrap out (``boot_low`` and ``boot_high`` null)."""
     opponents = pl.col("opponents")
     sessions = per_session.sessions()
     table = summed.join(sessions, on=list(KEYS), how="left").select(
@@ -421,6 +422,9 @@ def player_table(summed: pl.DataFrame, per_session: SessionSums, *, bootstrap: i
         ci_high=pl.col("mean") + Z95 * pl.col("sd") / pl.col("hands").sqrt(),
         hands_for_1=(Z95 * pl.col("sd")).pow(2).ceil().cast(pl.Int64),
     )
+    if not bootstrap:  # (asked for none: the commands' interval is the games' bootstrap)
+        return _stable(table.with_columns(boot_low=pl.lit(None, pl.Float64),
+                                          boot_high=pl.lit(None, pl.Float64)).sort(*KEYS))
     boot = session_bootstrap(per_session, bootstrap=bootstrap, seed=seed)
     return _stable(table.join(boot, on=list(KEYS), how="left").sort(*KEYS))
 
