@@ -286,11 +286,14 @@ def test_the_screen_check_sees_a_bar_left_behind() -> None:
     ["ingest", "log.jsonl", "--db", "fits.duckdb", "--quiet"],
     ["db", "info", "--db", "club.duckdb"],
     ["rulesets"],
+    ["rulesets", "show", "finnish-spade"],
+    ["rulesets", "show", "russian"],
     ["rescore", "--db", "club.duckdb", "-r", "pokerstars", "--quiet"],
+    ["hands", "--db", "club.duckdb", "--quiet"],
     ["compare", "--db", "club.duckdb", "--quiet"],
     ["players", "--db", "club.duckdb", "--quiet"],
     ["player", "ann", "--db", "club.duckdb", "--quiet"],
-], ids=lambda args: "-".join(args[:2]))
+], ids=lambda args: "-".join(args[:3]))
 def test_every_line_fits_80_columns(work: Path, args: list[str]) -> None:
     code, shown = run_on_terminal(args, work, env=NARROW)
     assert code == 0, shown.decode(errors="replace")

@@ -171,9 +171,9 @@ def rulesets_show(
     try:
         if name in policy_names() and name not in preset_names():
             policy = load_policy(name)
-            typer.echo(_policy_text(policy))
+            say(_policy_text(policy))
             return
-        typer.echo(_ruleset_text(load_ruleset(name)))
+        say(_ruleset_text(load_ruleset(name)))
     except OfcstatsError as error:
         raise fail_with(error) from None
 
