@@ -303,6 +303,9 @@ def test_the_session_page_in_a_browser_sorts_filters_and_steps(club: Path, tmp_p
         page.on("request", lambda r: problems.append(f"request {r.url}")
                 if not r.url.startswith(("file:", "data:")) else None)
         page.goto(path.as_uri())
+        page.wait_for_load_state("load")
+        # Opened with no hand named, the page stays at its top: the list of hands first.
+        assert page.evaluate("window.scrollY") == 0
         shown = "Array.from(document.querySelectorAll('section.hand')).filter(s => !s.hidden)" \
             ".map(s => s.querySelector('h2').textContent)"
         assert page.evaluate("document.querySelectorAll('section.hand').length") == len(ids)

@@ -116,6 +116,7 @@ BRIEF = {
     "table_mean_ev_loss": "the table's", "vs_table": "yours minus table's",
     "sd": "swing a hand", "fantasyland_set": "fantasyland sets",
     "fantasyland_next": "into fantasyland next", "hands_for_1": "hands to ±1 point",
+    "fantasyland": "played in fantasyland", "fantasyland_entered": "earned fantasyland",
     **{f"street_{n}": "by street" for n in range(1, 10)},
 }
 """The few words of :data:`MEANINGS` a terminal's line under a table has room for."""

@@ -52,14 +52,18 @@ _SCRIPT = """
   function order() {
     return Array.from(body.rows).filter(r => !r.hidden).map(r => +r.dataset.i);
   }
-  function show(i, scroll) {
+  function show(i, scroll, mark = true) {
     at = Math.max(0, Math.min(hands.length - 1, i));
     hands.forEach((h, j) => { h.hidden = j !== at; });
     rows.forEach(r => r.classList.toggle('at', +r.dataset.i === at));
     where.textContent = 'hand ' + (at + 1) + ' of ' + hands.length;
     if (scroll) { hands[at].scrollIntoView(); }
     // (shown inline in a notebook, the page has no address of its own to keep it in)
-    if (location.protocol !== 'about:') { history.replaceState(null, '', '#' + hands[at].id); }
+    // (not on opening with no hand named: an address with a hand in it when the page has
+    // loaded would scroll the browser past the list to it)
+    if (mark && location.protocol !== 'about:') {
+      history.replaceState(null, '', '#' + hands[at].id);
+    }
   }
   function step(by) {
     const shown = order();
@@ -117,7 +121,7 @@ _SCRIPT = """
   text.addEventListener('input', filter);
   boxes.forEach(b => b.addEventListener('change', filter));
   const start = hands.findIndex(h => '#' + h.id === location.hash);
-  show(start < 0 ? 0 : start, start >= 0);
+  show(start < 0 ? 0 : start, start >= 0, start >= 0);
 })();
 """
 
