@@ -376,13 +376,14 @@ docs/statistics.md use (tests/test_uncertainty.py checks it by simulation)."""
 def no_skill_text(table: pl.DataFrame) -> str:
     """One line naming the rulesets of a variant's ``compare`` table (with
     ``skill_shown``) under which these hands show no skill difference between the
-    players at all, with the fewest hands it could take to show one; empty when there
-    are none.
+    players at all, with the fewest hands it could take to show one where that is more
+    than the hands seen (a smaller bound says nothing these hands have not); empty when
+    there are none.
 
-    >>> print(no_skill_text(pl.DataFrame({"ruleset": ["a", "b", "c"],
-    ...     "skill_shown": [False, True, False],
-    ...     "hands_to_tell_apart_ci_low": [2300, 400, None]})))  # doctest: +ELLIPSIS
-    No skill difference between these players shows under a, c: the skill signal's 95% ...
+    >>> print(no_skill_text(pl.DataFrame({"ruleset": ["a", "b", "c", "d"],
+    ...     "hands": [600, 600, 600, 600], "skill_shown": [False, True, False, False],
+    ...     "hands_to_tell_apart_ci_low": [2300, 400, None, 34]})))  # doctest: +ELLIPSIS
+    No skill difference between these players shows under a, c, d: the skill signal's ...
     ... (to tell players apart would take at least 2,300 hands under a)
     """
     if "skill_shown" not in table.columns:
@@ -391,8 +392,10 @@ def no_skill_text(table: pl.DataFrame) -> str:
     if rows.is_empty():
         return ""
     names = rows.get_column("ruleset").to_list()
-    bounds = [f"{n:,} hands under {name}" for name, n in rows.select(
-        "ruleset", "hands_to_tell_apart_ci_low").iter_rows() if n is not None]
+    seen = rows.get_column("hands").to_list() if "hands" in rows.columns else [0] * rows.height
+    bounds = [f"{n:,} hands under {name}" for (name, n), hands in zip(rows.select(
+        "ruleset", "hands_to_tell_apart_ci_low").iter_rows(), seen, strict=True)
+        if n is not None and n > hands]
     return (f"No skill difference between these players shows under {', '.join(names)}: "
             "the skill signal's 95% interval reaches 0"
             + (f" (to tell players apart would take at least {', '.join(bounds)})"
