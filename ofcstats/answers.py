@@ -26,7 +26,7 @@ from ofcstats.rules import load_ruleset, load_rulesets, preset_names
 from ofcstats.rules.model import Ruleset
 from ofcstats.store import Store
 from ofcstats.store import money as stored
-from ofcstats.store.results import rescore_command
+from ofcstats.store.results import NOT_SCORED, rescore_command
 from ofcstats.variants import VARIANT_NAMES
 
 if TYPE_CHECKING:
@@ -311,12 +311,24 @@ def hands(store: Store, filters: analysis.Filters, ruleset: str | None = None, *
     return found.drop("hand_key")
 
 
-def score_loaded(store: Store, rulesets: Sequence[Ruleset] = (), *,
-                 progress: pipeline.Progress | None = None) -> pipeline.RescoreSummary:
-    """What ``ingest`` scores after loading: every hand not yet scored under the rulesets
-    the store holds and the presets played under its variants
-    (:func:`ofcstats.pipeline.update`), and under ``rulesets`` too."""
-    return pipeline.update(store, rulesets, progress=progress)
+def after_load(store: Store, rulesets: Sequence[Ruleset] = (), *, score: bool = True,
+               progress: pipeline.Progress | None = None
+               ) -> tuple[pipeline.RescoreSummary | None, pl.DataFrame]:
+    """What ``ingest`` does after loading: score every hand not yet scored under the
+    rulesets the store holds and the presets played under its variants, and under
+    ``rulesets`` too (:func:`ofcstats.pipeline.update`); without ``score`` only have the
+    store hold ``rulesets`` (:func:`ofcstats.pipeline.register`). Then the hands logged
+    under a ruleset the store does not score them under (:meth:`Store.unchecked`;
+    without ``score``, those a rescore scores are left out)."""
+    scored = None
+    if score:
+        scored = pipeline.update(store, rulesets, progress=progress)
+    elif rulesets:
+        pipeline.register(store, rulesets)
+    unchecked = store.unchecked()
+    if not score:
+        unchecked = unchecked.filter(pl.col("why") != NOT_SCORED)
+    return scored, unchecked
 
 
 def sql(store: Store, query: str, progress: Callable[[int, int | None], None] | None = None,
@@ -464,7 +476,8 @@ def replay(store: Store, hand_ids: Iterable[str] | None = None, session: str | N
            player: str | None = None, settings: Settings | None = None) -> Replay:
     """``replay``'s page: one hand street by street under the review's ``settings``
     (:func:`ofcstats.review.replay.page`), or several hands or a ``session`` on one page
-    (:func:`ofcstats.analysis.replayed`), ``player``'s seat followed. Hand ids or a
+    (:func:`ofcstats.analysis.replayed`: the decisions as stored, under the settings'
+    ruleset where it names one), ``player``'s seat followed. Hand ids or a
     session, one or the other (:func:`replay_ids`)."""
     from ofcstats.review import replay as replaying  # noqa: PLC0415 (the simulator)
     from ofcstats.review import session_page  # noqa: PLC0415
@@ -473,7 +486,11 @@ def replay(store: Store, hand_ids: Iterable[str] | None = None, session: str | N
     if len(ids) == 1:
         return Replay(replaying.page(store, ids[0], settings), f"hand {ids[0]}",
                       f"{ids[0]}.html")
-    data = analysis.replayed(store, session=session, hand_ids=ids or None, player=player)
+    # The session and the player checked as every filter is (the nearest names named).
+    check_filters(store, analysis.Filters(sessions=None if session is None else [session],
+                                          players=None if player is None else [player]))
+    data = analysis.replayed(store, session=session, hand_ids=ids or None, player=player,
+                             ruleset=None if settings is None else settings.ruleset)
     count = analysis.plural(data.hands.height, "hand")
     if session is not None:
         return Replay(session_page.render(data), f"session {session} ({count})",

@@ -15,6 +15,7 @@ are the commands' errors (:mod:`ofcstats.errors`), with the same one-line messag
 from __future__ import annotations
 
 import atexit
+import contextlib
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable
@@ -25,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from ofcstats import analysis, answers, pipeline, stats, uncertainty
+from ofcstats import analysis, answers, stats, uncertainty
 from ofcstats import ingest as ingesting
 from ofcstats.answers import Moment, Names, ReviewAnswer
 from ofcstats.errors import StoreError, UsageError
@@ -33,7 +34,7 @@ from ofcstats.paths import written_whole
 from ofcstats.pipeline import RescoreSummary
 from ofcstats.rules import load_rulesets
 from ofcstats.store import Store
-from ofcstats.store.results import NOT_SCORED, UNCHECKED_SCHEMA
+from ofcstats.store.results import UNCHECKED_SCHEMA
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -319,18 +320,15 @@ class Club:
             loaded = ingesting.ingest([Path(p) for p in given], self.path, input_format,
                                       load_changed=load_changed, wait=self._wait,
                                       update=update)
-        finally:
-            self._store = answers.open_store(self.path, read_only=False, wait=self._wait,
-                                             create=True)
-        if rescore:
-            scored = answers.score_loaded(self._store, extra)
-        else:
-            scored = None
-            if extra:
-                pipeline.register(self._store, extra)
-        unchecked = self._store.unchecked()
-        if not rescore:  # (those a rescore scores are not unchecked for want of a file)
-            unchecked = unchecked.filter(pl.col("why") != NOT_SCORED)
+        except BaseException:
+            # Reopened for what follows, but the load's own error is the one raised.
+            with contextlib.suppress(Exception):
+                self._store = answers.open_store(self.path, read_only=False,
+                                                 wait=self._wait, create=True)
+            raise
+        self._store = answers.open_store(self.path, read_only=False, wait=self._wait,
+                                         create=True)
+        scored, unchecked = answers.after_load(self._store, extra, score=rescore)
         return Loaded(loaded, scored, unchecked)
 
     def rescore(self, ruleset: Names = None, *, what_if: Names = None,

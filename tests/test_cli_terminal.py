@@ -326,7 +326,7 @@ def test_a_table_on_a_terminal_says_what_its_short_headers_mean(work: Path) -> N
     assert b"--help" not in piped.stdout
 
 
-def test_compare_at_80_columns_keeps_the_columns_it_exists_for(work: Path) -> None:
+def test_compare_at_60_columns_keeps_the_columns_it_exists_for(work: Path) -> None:
     code, shown = run_on_terminal(["compare", "--db", "club.duckdb", "--quiet"], work,
                                   env={"COLUMNS": "60"})
     assert code == 0, shown.decode(errors="replace")

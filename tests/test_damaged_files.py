@@ -118,8 +118,6 @@ def test_a_damaged_line_in_a_stream_is_rejected_and_the_rest_loads(
     if packed != "plain":
         text = gzip.compress(text) if packed == "gz" else zstandard.ZstdCompressor().compress(
             text)
-    piped = tmp_path / f"piped.{packed}"
-    piped.write_bytes(text)
     db = tmp_path / "x.duckdb"
     done = subprocess.run([sys.executable, "-m", "ofcstats", "ingest", "-", "--db", str(db)],
                           input=text, capture_output=True, timeout=120, check=False)

@@ -149,7 +149,8 @@ def test_a_seat_not_reviewed_has_no_loss_and_a_reviewed_one_counts_zero(club: Pa
         frame = analysis.hands(store)
     reviewed = frame.filter(pl.col("ev_loss").is_not_null())
     assert reviewed["mistakes"].is_not_null().all()
-    assert (reviewed["mistakes"] == 0).any() or (reviewed["mistakes"] > 0).all()
+    assert reviewed.height > 0
+    assert (reviewed["mistakes"] == 0).any()
     assert frame.filter(pl.col("ev_loss").is_null())["mistakes"].is_null().all()
     chinese = frame.filter(pl.col("variant") == "chinese-13")
     assert chinese.height > 0
@@ -272,7 +273,7 @@ def test_replay_asks_for_hands_or_a_session(club: Path, tmp_path: Path) -> None:
     out = str(tmp_path / "x.html")
     for args, words in ((["replay", "-o", out], "give a hand's id"),
                         (["replay", "a", "--session", "b", "-o", out], "not both"),
-                        (["replay", "--session", "nope", "-o", out], "no hands in session")):
+                        (["replay", "--session", "nope", "-o", out], "no session named nope")):
         result = runner.invoke(app, [*args, "--db", str(club)])
         assert result.exit_code == 2, result.output
         assert words in result.output

@@ -155,11 +155,21 @@ def test_a_preset_logged_under_a_variant_it_is_not_played_under_says_so(
 def test_the_check_counts_only_the_players_hands(raised: tuple[Path, str, str],
                                                 tmp_path: Path) -> None:
     log, _, player = raised
-    db, _ = _db(tmp_path, log)
+    # 40 more hands in which the player does not sit (another name in the seat).
+    lines = log.read_text(encoding="utf-8").splitlines()
+    others = [json.loads(line) for line in lines[:40]]
+    for hand in others:
+        hand["hand_id"] += "-other"
+        for seat in hand["players"]:
+            if seat["name"] == player:
+                seat["name"] = "zoe"
+    mixed = tmp_path / "mixed.jsonl"
+    mixed.write_text("\n".join([*lines, *map(json.dumps, others)]) + "\n", encoding="utf-8")
+    db, _ = _db(tmp_path, mixed)
     with Store(db, read_only=True) as store:
         everyone = store.unchecked()
         theirs = store.unchecked(analysis.Filters(players=[player]))
         seated = store.query("SELECT count(DISTINCT hand_key) FROM seats WHERE player = ?",
                              [player]).item()
-    assert everyone.get_column("hands").to_list() == [700]
-    assert theirs.get_column("hands").to_list() == [seated]
+    assert everyone.get_column("hands").to_list() == [740]
+    assert theirs.get_column("hands").to_list() == [seated] == [700]

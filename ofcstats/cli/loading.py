@@ -17,6 +17,7 @@ import typer.main
 
 from ofcstats import analysis, answers, formats, pipeline
 from ofcstats import ingest as ingesting
+from ofcstats.answers import split_list
 from ofcstats.cli.app import _one_line, app, db_app
 from ofcstats.cli.common import _large_frames_process, _open_existing, _WaitNote
 from ofcstats.cli.options import (
@@ -32,7 +33,6 @@ from ofcstats.cli.options import (
     SummaryFormat,
     SummaryFormatOption,
     WaitOption,
-    split_list,
 )
 from ofcstats.cli.output import (
     SUFFIXES,
@@ -52,7 +52,7 @@ from ofcstats.errors import Interrupted, OfcstatsError, StoreError, UsageError
 from ofcstats.paths import no_loop, replace_directory_files, writable_directory
 from ofcstats.rules import Ruleset, load_ruleset, load_rulesets, presets_played_in
 from ofcstats.store import SHARD_HANDS, Store
-from ofcstats.store.results import NOT_SCORED, RESCORE, UNCHECKED_SCHEMA, unchecked_text
+from ofcstats.store.results import RESCORE, UNCHECKED_SCHEMA, unchecked_text
 from ofcstats.variants import VARIANT_NAMES, Variant
 
 
@@ -226,29 +226,21 @@ def ingest(
 def _score_loaded(database: Path, wait: float | None, quiet: bool,
                   rulesets: list[Ruleset], *, score: bool
                   ) -> tuple[pipeline.RescoreSummary | None, str | None, pl.DataFrame]:
-    """After a load: score what the database has not scored (:func:`ofcstats.answers.score_loaded`),
-    with a progress bar, under ``rulesets`` too (without ``score``: only have the
-    database hold them); what it did, or why it could not (one line, with the fix); and
-    the hands logged under a ruleset the database does not score them under
-    (:meth:`Store.unchecked`; without ``score``, those a rescore scores are left out)."""
+    """After a load, :func:`ofcstats.answers.after_load` with a progress bar: what it
+    scored, or why it could not (one line, with the fix), and the hands no re-score
+    checks."""
     note = _WaitNote(quiet)  # (another program may have taken the file after the load)
-    scored = None
     try:
         with closing(note), Store(database, read_only=not score and not rulesets, wait=wait,
-                                  on_wait=note) as store:
-            if score:
-                with progress_bar("rescore", _on_terminal(quiet)) as update:
-                    scored = answers.score_loaded(store, rulesets,
-                                                  progress=note.then(update))
-            elif rulesets:
-                pipeline.register(store, rulesets)
-            unchecked = store.unchecked()
+                                  on_wait=note) as store, \
+                progress_bar("rescore", _on_terminal(quiet) and score) as update:
+            scored, unchecked = answers.after_load(store, rulesets, score=score,
+                                                   progress=note.then(update))
     except OfcstatsError as error:
-        fix = "they are not scored yet" if score else "the rulesets are not registered"
+        fix = ("they are not scored yet" if score else "the rulesets are not registered"
+               if rulesets else "their rulesets are not checked")
         return None, f"{_one_line(error)} (the hands were loaded; {fix})", pl.DataFrame(
             schema=UNCHECKED_SCHEMA)
-    if not score:
-        unchecked = unchecked.filter(pl.col("why") != NOT_SCORED)
     return scored, None, unchecked
 
 
@@ -264,11 +256,11 @@ def db_info(
     and check that every stored hand is scored under every ruleset of its variant
     (what-ifs included): per variant, the rulesets that hold all its hands, and what is
     missing from the others; and that no hand was logged under a ruleset the database
-    does not score it under (its logged points would go unchecked). Exit code 1 when
-    hands are not checked.
+    does not score it under (its logged points would go unchecked).
 
-    Exit code 1 when the store is not complete (a hand not scored under a ruleset of its
-    variant, or scored before its session changed: run ofcstats rescore).
+    Exit code 1 when the store is not complete: a hand not scored under a ruleset of its
+    variant, or scored before its session changed (run ofcstats rescore), or logged under
+    a ruleset the database does not score it under (supply its file).
 
     Example: ofcstats db info --db club.duckdb
     """

@@ -15,6 +15,7 @@ import typer.core
 import typer.main
 
 from ofcstats import answers
+from ofcstats.answers import split_list
 from ofcstats.cli.app import app, rulesets_app
 from ofcstats.cli.columns import columns_help
 from ofcstats.cli.common import _large_frames_process, _open_existing, engine_for
@@ -34,7 +35,6 @@ from ofcstats.cli.options import (
     TableFormat,
     WaitOption,
     WideOption,
-    split_list,
 )
 from ofcstats.cli.output import (
     SUFFIXES,

@@ -732,7 +732,7 @@ def read_line_batches(
                 yield batch
             if progress is not None:
                 progress(counted.done)
-            if why_broken:
+            if why_broken is not None:
                 break
         if digest is not None:
             # Whatever the decompressor left unread still belongs to the file's hash.

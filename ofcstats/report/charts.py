@@ -641,7 +641,8 @@ def skill_intervals(compared: pl.DataFrame) -> Figure:
         # The groups come from paired differences (the same games under every ruleset),
         # far narrower than each ruleset's own interval drawn here.
         axes.set_xlabel(wrapped(
-            "skill signal: spread of players' means / SD within players (95% interval: "
+            "skill signal: spread of players' means, their luck taken out, / SD within "
+            "players (95% interval: "
             "bootstrap over games)\ngroups: paired differences on the same games, narrower "
             "than each ruleset's own interval\nbeside each: the hands it takes to tell "
             "players apart (higher signal: fewer)", mpl.rcParams["axes.labelsize"]))

@@ -7,7 +7,6 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -17,7 +16,6 @@ from ofcstats import stats
 from ofcstats.uncertainty.resample import LEVEL, RESAMPLES, SEED, _Layout, _rng
 from ofcstats.uncertainty.sums import SUM_COLUMNS, _scan, _Scanned, totals
 
-_T = TypeVar("_T")
 
 def _ratio(numerator: npt.NDArray[np.float64], denominator: npt.NDArray[np.float64]
            ) -> npt.NDArray[np.float64]:

@@ -8,7 +8,6 @@ import zlib
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -16,8 +15,6 @@ import polars as pl
 from threadpoolctl import threadpool_limits
 
 from ofcstats.uncertainty.sums import _Scanned
-
-_T = TypeVar("_T")
 
 RESAMPLES = 1000
 """Bootstrap resamples of every interval."""
