@@ -20,6 +20,7 @@ import polars as pl
 
 from ofcstats import analysis, pipeline, stats, uncertainty
 from ofcstats import ingest as ingesting
+from ofcstats.bounds import POINTS, ROLLOUTS, SCREEN, SEED
 from ofcstats.errors import OfcstatsError, StoreError, UsageError
 from ofcstats.paths import no_loop
 from ofcstats.rules import load_ruleset, load_rulesets, preset_names
@@ -354,10 +355,11 @@ def review_settings(ruleset: str | None = None, rollouts: int = 256, seed: int =
     option and the value)."""
     from ofcstats.review.store import Settings  # noqa: PLC0415 (loads the simulator)
 
-    if rollouts < 1:
-        raise UsageError(f"--rollouts must be at least 1, not {rollouts}")
-    if screen < 0:
-        raise UsageError(f"--screen must be 0 or more, not {screen}")
+    # The command's options hold to these bounds already; the Python API's arguments too.
+    ROLLOUTS.check("rollouts", rollouts)
+    SCREEN.check("screen", screen)
+    SEED.check("seed", seed)
+    POINTS.check("fantasyland_value", fantasyland_value)
     if opponents not in ("drawn", "logged"):
         raise UsageError(f"--opponents {opponents}: use drawn or logged")
     return Settings(ruleset=ruleset, rollouts=rollouts, seed=seed,

@@ -175,6 +175,19 @@ def test_a_missing_database_is_the_commands_error(tmp_path: Path) -> None:
     assert not missing.exists()
 
 
+def test_a_review_past_the_commands_bounds_is_refused_before_any_work(tmp_path: Path) -> None:
+    """The methods hold to the bounds the command's options do: no run of 10**8 rollouts
+    that would fill the memory (the command's --rollouts stops there too)."""
+    with ofcstats.sample(write=True) as club:
+        with pytest.raises(UsageError, match=r"^rollouts 100000000: must be from 1 to "
+                                             r"10,000$"):
+            club.review(run=True, rollouts=10**8)
+        with pytest.raises(UsageError, match=r"^screen -1: must be from 0 to 1,000$"):
+            club.review(run=True, screen=-1)
+        with pytest.raises(StoreError, match="^no decisions stored"):
+            club.review()  # (nothing was reviewed)
+
+
 def test_a_read_only_handle_refuses_to_write_and_says_how(club: Club) -> None:
     with pytest.raises(UsageError, match=r"opened read-only; to load hands, open it with "
                        r"ofcstats.open\(path, write=True\)"):

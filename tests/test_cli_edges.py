@@ -25,7 +25,8 @@ from test_cli_usage import one_line_error
 from test_storage_faults import _tmpfs
 from typer.testing import CliRunner
 
-from ofcstats.cli import app, options
+from ofcstats import bounds
+from ofcstats.cli import app
 from ofcstats.pipeline import update
 from ofcstats.rules import load_ruleset
 from ofcstats.simulate import Player, Simulation, simulate
@@ -49,8 +50,8 @@ def _number_options() -> Iterator[tuple[list[str], Any]]:
 
 
 NUMBER_OPTIONS = list(_number_options())
-DECLARED = {(bound.low, bound.high) for bound in vars(options).values()
-            if isinstance(bound, options.Bound)}
+DECLARED = {(bound.low, bound.high) for bound in vars(bounds).values()
+            if isinstance(bound, bounds.Bound)}
 
 
 def test_the_walk_finds_the_count_options_the_issue_names() -> None:
@@ -66,7 +67,7 @@ def test_every_number_option_has_a_lower_and_an_upper_bound_declared_once(
         words: list[str], param: Any) -> None:
     assert param.min is not None, (words, param.opts)
     assert param.max is not None, (words, param.opts)
-    assert (param.min, param.max) in DECLARED, "declare the bound in ofcstats/cli/options.py"
+    assert (param.min, param.max) in DECLARED, "declare the bound in ofcstats/bounds.py"
 
 
 _ARGUMENTS = {"simulate": ["-p", "a:safe,b:safe", "-o", "{tmp}/s.jsonl"],

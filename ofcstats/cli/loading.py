@@ -18,14 +18,10 @@ import typer.main
 from ofcstats import analysis, answers, formats, pipeline
 from ofcstats import ingest as ingesting
 from ofcstats.answers import split_list
+from ofcstats.bounds import CHANCE, HANDS, ROLLOUTS, SEED, SHARD_SIZE
 from ofcstats.cli.app import _one_line, app, db_app
 from ofcstats.cli.common import _large_frames_process, _open_existing, _WaitNote
 from ofcstats.cli.options import (
-    CHANCE,
-    HANDS,
-    ROLLOUTS,
-    SEED,
-    SHARD_SIZE,
     DbOption,
     JsonFlag,
     OutputFormat,

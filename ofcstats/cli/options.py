@@ -1,10 +1,9 @@
-"""The options the commands share: output formats, filters, the database, the engine; and
-the bounds of every number a command takes (:class:`Bound`), declared here once.
+"""The options the commands share: output formats, filters, the database, the engine,
+each number held to its bound (:mod:`ofcstats.bounds`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
@@ -15,50 +14,12 @@ import typer.core
 import typer.main
 
 from ofcstats.answers import split_list
+from ofcstats.bounds import (
+    RESAMPLES,
+    SEED,
+    WAIT,
+)
 from ofcstats.variants import VARIANT_NAMES
-
-
-@dataclass(frozen=True)
-class Bound:
-    """The values a number option may take, both ends included: past them the command
-    stops at once with a one-line usage error (exit code 2) naming the option, the value
-    and the range, before any work (or memory) is spent on it.
-
-    >>> ROLLOUTS.low, ROLLOUTS.high
-    (1, 10000)
-    """
-
-    low: int | float
-    high: int | float
-
-
-HANDS = Bound(0, 100_000_000)
-"""Hands a simulation plays (a log of 10**8 hands is about 100 GB)."""
-ROLLOUTS = Bound(1, 10_000)
-"""Rollouts per decision, of the review and of the montecarlo bot: memory and time grow
-with them (the review takes fewer hands at once as they grow, and keeps its memory near
-the default's); 10,000 measure a decision's loss to about a hundredth of its spread."""
-SEED = Bound(0, 2**63 - 1)
-"""A seed: any number a database's BIGINT holds."""
-JOBS = Bound(1, 1024)
-"""Worker processes or threads."""
-SCREEN = Bound(0, 1_000)
-"""Candidates the review's first step keeps (a street has fewer than 1,000)."""
-SHARD_SIZE = Bound(1, 100_000_000)
-"""Hands per shard of an export."""
-RESAMPLES = Bound(100, 100_000)
-"""Bootstrap resamples of an interval."""
-CHANCE = Bound(0.0, 1.0)
-"""A probability."""
-POINTS = Bound(0.0, 1_000.0)
-"""Points a value in points may be worth (as a ruleset's values: 0 to 1,000)."""
-WAIT = Bound(0.0, 86_400.0)
-"""Seconds to wait for a database another program holds: up to a day."""
-ROWS = Bound(0, 1_000_000_000)
-"""Rows a listing shows (``hands --limit``): more than any database holds."""
-HAND_POINTS = Bound(-1_000_000, 1_000_000)
-"""Points a seat wins or loses in one hand (a ruleset pays at most 1,000 points an
-opponent; far fewer than 1,000 opponents share a table)."""
 
 
 class OutputFormat(StrEnum):

@@ -13,11 +13,11 @@ import typer.core
 import typer.main
 
 from ofcstats import analysis, answers, uncertainty
+from ofcstats.bounds import SEED
 from ofcstats.cli.app import app
 from ofcstats.cli.columns import columns_help
 from ofcstats.cli.common import _filters, _summing, reading
 from ofcstats.cli.options import (
-    SEED,
     DbOption,
     FormatOption,
     OutputPathOption,

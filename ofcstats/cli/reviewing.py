@@ -14,15 +14,11 @@ import typer.core
 import typer.main
 
 from ofcstats import answers
+from ofcstats.bounds import JOBS, POINTS, ROLLOUTS, SCREEN, SEED
 from ofcstats.cli.app import app
 from ofcstats.cli.columns import columns_help
 from ofcstats.cli.common import _open_existing, engine_for
 from ofcstats.cli.options import (
-    JOBS,
-    POINTS,
-    ROLLOUTS,
-    SCREEN,
-    SEED,
     AddressOption,
     ConfigOption,
     DbOption,

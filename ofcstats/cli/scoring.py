@@ -16,11 +16,11 @@ import typer.main
 
 from ofcstats import answers
 from ofcstats.answers import split_list
+from ofcstats.bounds import JOBS
 from ofcstats.cli.app import app, rulesets_app
 from ofcstats.cli.columns import columns_help
 from ofcstats.cli.common import _large_frames_process, _open_existing, engine_for
 from ofcstats.cli.options import (
-    JOBS,
     AddressOption,
     ConfigOption,
     DbOption,

@@ -10,12 +10,11 @@ import polars as pl
 import typer
 
 from ofcstats import answers
+from ofcstats.bounds import HAND_POINTS, ROWS
 from ofcstats.cli.app import app
 from ofcstats.cli.columns import columns_help
 from ofcstats.cli.common import _filters, reading
 from ofcstats.cli.options import (
-    HAND_POINTS,
-    ROWS,
     DbOption,
     FormatOption,
     OutputPathOption,
