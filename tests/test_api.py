@@ -184,7 +184,7 @@ def test_a_review_past_the_commands_bounds_is_refused_before_any_work(tmp_path: 
             club.review(run=True, rollouts=10**8)
         with pytest.raises(UsageError, match=r"^screen -1: must be from 0 to 1,000$"):
             club.review(run=True, screen=-1)
-        with pytest.raises(StoreError, match="^no decisions stored"):
+        with pytest.raises(StoreError, match=r"^no decisions stored"):
             club.review()  # (nothing was reviewed)
 
 
