@@ -229,25 +229,23 @@ def not_checked(store: Store, filters: Filters) -> str | None:
 
 def player_table(store: Store, filters: Filters, *, seed: int = 7,
                  pairs: dict[str, str] | None = None, rows: stats.Rows | None = None,
-                 summed: tuple[pl.DataFrame, stats.SessionSums] | None = None,
+                 summed: tuple[pl.DataFrame, pl.DataFrame] | None = None,
                  intervals: dict[str, str] | None = None) -> pl.DataFrame:
     """Per player, variant and ruleset: :func:`ofcstats.stats.player_stats` with the
     settled ``money`` beside it (the games of the filtered hands, settled whole), and
     every rate and the money per game with its 95% interval
     (:func:`ofcstats.uncertainty.player_intervals`, seeded with ``seed``). ``pairs`` as
     for :func:`stored_rows`; ``rows`` (those rows) and ``summed``
-    (:func:`ofcstats.stats.sums` and :func:`ofcstats.stats.session_sums` of them) when
+    (:func:`ofcstats.stats.sums` and :func:`ofcstats.stats.session_counts` of them) when
     already read; ``intervals`` (variant to ruleset, as ``pairs``): only those rulesets'
     rows get intervals (the others' are null), where only they are shown."""
     if rows is None:
         rows = stored_rows(store, filters, pairs)
     if summed is None:
-        summed = stats.sums(rows), stats.session_sums(rows)
+        summed = stats.sums(rows), stats.session_counts(rows)
     if summed[0].is_empty():
         raise StoreError(NOTHING_SCORED)
-    # The mean's interval is the games' bootstrap below: the sessions' is not drawn.
-    table = stats.player_table(*summed, bootstrap=0, seed=seed)
-    del summed  # a row per player, ruleset and session: not held through what follows
+    table = stats.player_table(*summed)
     names = sorted(table.get_column("ruleset").unique().to_list())
     rulesets = store.scored_rulesets(names)
     hands = hand_games(store, filters)
@@ -267,9 +265,8 @@ def player_table(store: Store, filters: Filters, *, seed: int = 7,
     # The mean's one interval: the bootstrap over games, as every other interval here
     # (the hands of one game move together), in the place of the normal interval.
     mean = result.select(*stats.KEYS, ci_low="mean_ci_low", ci_high="mean_ci_high")
-    table = table.drop("ci_low", "ci_high", "boot_low", "boot_high").join(
-        mean, on=list(stats.KEYS), how="left").select(table.drop("boot_low", "boot_high")
-                                                       .columns)
+    table = table.drop("ci_low", "ci_high").join(
+        mean, on=list(stats.KEYS), how="left").select(table.columns)
     return table.join(settled, on=["player", "variant", "ruleset"], how="left").join(
         result.drop(*shared, "mean_ci_low", "mean_ci_high"), on=list(stats.KEYS),
         how="left").sort("variant", "ruleset", "player")

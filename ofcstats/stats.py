@@ -55,6 +55,7 @@ import numpy.typing as npt
 import polars as pl
 import pyarrow as pa
 
+from ofcstats.store import BATCH_ROWS
 from ofcstats.variants import Variant
 
 Z95 = 1.959963984540054
@@ -128,29 +129,12 @@ SELECT player::VARCHAR AS player, variant::VARCHAR AS variant, ruleset::VARCHAR 
 FROM ({source})
 GROUP BY ALL
 """
-_SESSION_SUMS = """
-WITH summed AS MATERIALIZED (
-    SELECT player::VARCHAR AS player, variant::VARCHAR AS variant,
-           ruleset::VARCHAR AS ruleset, session_id::VARCHAR AS session_id,
-           coalesce(sum(points), 0)::DOUBLE AS points, count(*) AS hands
-    FROM ({source})
-    GROUP BY ALL
-), codes AS (
-    SELECT session_id,
-           (row_number() OVER (ORDER BY session_id NULLS FIRST) - 1)::UINTEGER AS session
-    FROM (SELECT DISTINCT session_id FROM summed)
-)
-SELECT (coalesce(list_position([{players}], s.player), 0) - 1)::INTEGER AS player,
-       (coalesce(list_position([{variants}], s.variant), 0) - 1)::INTEGER AS variant,
-       (coalesce(list_position([{rulesets}], s.ruleset), 0) - 1)::INTEGER AS ruleset,
-       c.session, s.points, s.hands
-FROM summed s JOIN codes c ON c.session_id IS NOT DISTINCT FROM s.session_id
-ORDER BY player, variant, session, ruleset
-"""
-_SESSION_NAMES = """
-SELECT DISTINCT player::VARCHAR AS player, variant::VARCHAR AS variant,
-       ruleset::VARCHAR AS ruleset
+_SESSIONS = """
+SELECT player::VARCHAR AS player, variant::VARCHAR AS variant, ruleset::VARCHAR AS ruleset,
+       (count(DISTINCT session_id) + bool_or(session_id IS NULL)::INTEGER)::UINTEGER
+           AS sessions
 FROM ({source})
+GROUP BY ALL
 """
 _HANDS = """
 SELECT variant::VARCHAR AS variant, ruleset::VARCHAR AS ruleset,
@@ -169,7 +153,7 @@ class Database(Protocol):
     def registered(self, name: str, data: object
                    ) -> AbstractContextManager[None]: ...
 
-    def batches(self, sql: str, params: Sequence[object] = (), rows: int = 1 << 20
+    def batches(self, sql: str, params: Sequence[object] = (), rows: int = BATCH_ROWS
                 ) -> Iterator[pa.RecordBatch]: ...
 
     def scored_names(self) -> pl.DataFrame | None: ...
@@ -202,7 +186,7 @@ class Rows:
         knows them without reading the rows (a superset of theirs), or None."""
         return self.db.scored_names()
 
-    def batches(self, template: str, rows: int = 1 << 20, **fields: str
+    def batches(self, template: str, rows: int = BATCH_ROWS, **fields: str
                 ) -> Iterator[pa.RecordBatch]:
         """``template`` filled as :meth:`query` fills it, its rows as Arrow batches of
         ``rows`` rows, one at a time: rows too many to hold at once."""
@@ -219,7 +203,7 @@ class _InMemory:
     def query(self, sql: str, params: Sequence[object] = ()) -> pl.DataFrame:
         return self.con.sql(sql, params=list(params)).pl()
 
-    def batches(self, sql: str, params: Sequence[object] = (), rows: int = 1 << 20
+    def batches(self, sql: str, params: Sequence[object] = (), rows: int = BATCH_ROWS
                 ) -> Iterator[pa.RecordBatch]:
         yield from self.con.sql(sql, params=list(params)).to_arrow_reader(rows)
 
@@ -288,75 +272,11 @@ def sums(rows: Rows) -> pl.DataFrame:
     return rows.query(_SUMS, what_if=what_if, sums=sums_sql()).sort(*KEYS)
 
 
-@dataclass(frozen=True)
-class SessionSums:
-    """Per player, variant, ruleset and session: ``points`` and ``hands``, for the
-    session bootstrap, by codes: ``frame``'s ``player``, ``variant`` and ``ruleset`` are
-    places in ``players``, ``variants`` and ``rulesets`` (names in order), its
-    ``session`` the session's place among the sessions' ids in order; rows in the order
-    of player, variant, session and ruleset. A hundred thousand short sessions are then
-    a few integers a row, not millions of strings."""
-
-    frame: pl.DataFrame
-    players: list[str]
-    variants: list[str]
-    rulesets: list[str]
-
-    def named(self, frame: pl.DataFrame) -> pl.DataFrame:
-        """``frame`` (with code columns ``player``, ``variant``, ``ruleset``) named."""
-        return frame.with_columns(
-            pl.col(key).replace_strict(list(range(len(names))), names, return_dtype=pl.String)
-            for key, names in (("player", self.players), ("variant", self.variants),
-                               ("ruleset", self.rulesets)))
-
-    def sessions(self) -> pl.DataFrame:
-        """Per player, variant and ruleset: the sessions played."""
-        return self.named(self.frame.group_by(*KEYS).agg(sessions=pl.len()))
-
-
-def _listed(names: Sequence[str]) -> str:
-    return ", ".join("'" + name.replace("'", "''") + "'" for name in names)
-
-
-def session_sums(rows: Rows) -> SessionSums:
-    """Per player, variant, ruleset and session: points and hands (for the bootstrap)."""
-    rows = per_player_hand(rows)
-    # The names the rows can have (the database says, without reading them), else those
-    # they have: a row the database did not foretell is coded -1.
-    names = rows.scored_names()
-    while True:
-        told = names is not None
-        if names is None:
-            names = rows.query(_SESSION_NAMES)
-        listed = {key: sorted(set(names.get_column(key).to_list())) for key in KEYS}
-        codes = pl.UInt16 if max(map(len, listed.values())) <= 2**16 else pl.UInt32
-        parts = []
-        # A batch at a time, each in narrow types as it comes: millions of rows at a
-        # hundred thousand sessions, never held in full width.
-        # The names in the text, their braces doubled: the rows' source is filled after.
-        template = _SESSION_SUMS.format(source="{source}", **{
-            f"{key}s": _listed(listed[key]).replace("{", "{{").replace("}", "}}")
-            for key in KEYS})
-        for batch in rows.batches(template):
-            part = pl.DataFrame(batch)
-            if told and part.select(pl.min_horizontal(*KEYS).min()).item() < 0:
-                break
-            parts.append(part.with_columns(pl.col(*KEYS).cast(codes),
-                                           pl.col("hands").cast(_narrowest(part, "hands"))))
-        else:
-            frame = pl.concat(parts, how="vertical_relaxed") if parts else pl.DataFrame(
-                schema={**dict.fromkeys(KEYS, codes), "session": pl.UInt32,
-                        "points": pl.Float64, "hands": pl.Int32})
-            frame = frame.with_columns(pl.col("points").cast(_narrowest(frame, "points")))
-            return SessionSums(frame, listed["player"], listed["variant"], listed["ruleset"])
-        names = None
-
-
-def _narrowest(frame: pl.DataFrame, column: str) -> pl.DataType:
-    """Int32 for the column's whole numbers where they all fit it, else its own type."""
-    low, high = frame.select(low=pl.col(column).min(), high=pl.col(column).max()).row(0)
-    return pl.Int32() if low is None or (low > -(2**31) and high < 2**31) \
-        else frame.schema[column]
+def session_counts(rows: Rows) -> pl.DataFrame:
+    """Per player, variant and ruleset: the sessions played (hands logged with no session
+    are one session), counted in the database: a hundred thousand sittings of three hands
+    are never held a row each."""
+    return per_player_hand(rows).query(_SESSIONS).sort(*KEYS)
 
 
 def hands_per_ruleset(rows: Rows) -> pl.DataFrame:
@@ -378,24 +298,22 @@ def _sd_of(n: pl.Expr, total: pl.Expr, squares: pl.Expr) -> pl.Expr:
     return pl.when(n > 1).then(variance.clip(lower_bound=0).sqrt()).otherwise(None)
 
 
-def player_stats(scored: pl.LazyFrame | pl.DataFrame, *, bootstrap: int = 1000,
-                 seed: int = 7) -> pl.DataFrame:
-    """Per player, variant and ruleset: results, spread, intervals, rates and style."""
+def player_stats(scored: pl.LazyFrame | pl.DataFrame) -> pl.DataFrame:
+    """Per player, variant and ruleset: results, spread, a normal interval of the mean
+    (hands taken as independent: the commands give the games' bootstrap instead,
+    :func:`ofcstats.uncertainty.player_intervals`), rates and style."""
     with frame_rows(scored) as rows:
-        return player_stats_of(rows, bootstrap=bootstrap, seed=seed)
+        return player_stats_of(rows)
 
 
-def player_stats_of(rows: Rows, *, bootstrap: int = 1000, seed: int = 7) -> pl.DataFrame:
+def player_stats_of(rows: Rows) -> pl.DataFrame:
     """:func:`player_stats` of :class:`Rows` (the store's, or a frame's)."""
-    return player_table(sums(rows), session_sums(rows), bootstrap=bootstrap, seed=seed)
+    return player_table(sums(rows), session_counts(rows))
 
 
-def player_table(summed: pl.DataFrame, per_session: SessionSums, *, bootstrap: int = 1000,
-                 seed: int = 7) -> pl.DataFrame:
-    """:func:`player_stats` from :func:`sums` and :func:`session_sums`; ``bootstrap=0``
-    leaves the sessions' bootstrap out (``boot_low`` and ``boot_high`` null)."""
+def player_table(summed: pl.DataFrame, sessions: pl.DataFrame) -> pl.DataFrame:
+    """:func:`player_stats` from :func:`sums` and :func:`session_counts`."""
     opponents = pl.col("opponents")
-    sessions = per_session.sessions()
     table = summed.join(sessions, on=list(KEYS), how="left").select(
         *KEYS,
         *(["what_if"] if "what_if" in summed.columns else []),
@@ -422,97 +340,7 @@ def player_table(summed: pl.DataFrame, per_session: SessionSums, *, bootstrap: i
         ci_high=pl.col("mean") + Z95 * pl.col("sd") / pl.col("hands").sqrt(),
         hands_for_1=(Z95 * pl.col("sd")).pow(2).ceil().cast(pl.Int64),
     )
-    if not bootstrap:  # (asked for none: the commands' interval is the games' bootstrap)
-        return _stable(table.with_columns(boot_low=pl.lit(None, pl.Float64),
-                                          boot_high=pl.lit(None, pl.Float64)).sort(*KEYS))
-    boot = session_bootstrap(per_session, bootstrap=bootstrap, seed=seed)
-    return _stable(table.join(boot, on=list(KEYS), how="left").sort(*KEYS))
-
-
-def session_bootstrap(per_session: SessionSums, *, bootstrap: int = 1000, seed: int = 7
-                      ) -> pl.DataFrame:
-    """95% percentile interval of mean points per hand, resampling whole sessions.
-
-    ``per_session`` is :func:`session_sums`. Per player and variant, one matrix of
-    weights (bootstrap x sessions: how many times each resample drew each session, as
-    many draws as sessions) serves every ruleset, so the rulesets are compared on the
-    same resamples; the resampled mean is ``(W @ points) / (W @ hands)``: sums of whole
-    numbers, exact in any order. Same seed, same intervals. Under
-    :data:`SESSION_DRAWS_FROM` sessions the weights are drawn as one multinomial each;
-    from it, as that many sessions drawn with replacement and counted (the same law),
-    :data:`SESSION_CHUNK` resamples at a time: a player of a hundred thousand short
-    sessions costs a second, not a minute and gigabytes.
-    """
-    rng = np.random.default_rng(seed)
-    rows: list[tuple[str, str, str, float | None, float | None]] = []
-    frame = per_session.frame
-    # In their narrow types: widened a group at a time.
-    player, variant, ruleset, session, points, hands = (
-        frame.get_column(c).to_numpy() for c in (*KEYS, "session", "points", "hands"))
-    # The rows come by player, variant, session and ruleset: a group is a run of rows.
-    group = np.flatnonzero(np.concatenate([
-        [frame.height > 0], (player[1:] != player[:-1]) | (variant[1:] != variant[:-1])]))
-    for start, stop in zip(group, [*group[1:], frame.height], strict=True):
-        found = np.unique(ruleset[start:stop])  # codes in name order
-        names = [per_session.rulesets[r] for r in found]
-        new = np.diff(session[start:stop].astype(np.int64), prepend=-1) != 0
-        first = np.flatnonzero(new)
-        k = len(first)
-        who = (per_session.players[player[start]], per_session.variants[variant[start]])
-        if k < 2:
-            rows += [(*who, name, None, None) for name in names]
-            continue
-        wide = np.zeros((k, len(found)))
-        wide[np.cumsum(new) - 1, np.searchsorted(found, ruleset[start:stop])] = \
-            points[start:stop]
-        played = np.maximum.reduceat(hands[start:stop], first).astype(np.float64)
-        means = _session_means(wide, played, bootstrap, rng)
-        low, high = np.quantile(means, [0.025, 0.975], axis=0)
-        rows += [(*who, name, float(lo), float(hi))
-                 for name, lo, hi in zip(names, low, high, strict=True)]
-    return pl.DataFrame(rows, schema={"player": pl.String, "variant": pl.String,
-                                      "ruleset": pl.String, "boot_low": pl.Float64,
-                                      "boot_high": pl.Float64}, orient="row")
-
-
-SESSION_DRAWS_FROM = 5_000
-"""Sessions (of one player and variant) from which :func:`session_bootstrap` draws each
-resample's sessions and counts them rather than drawing one multinomial (numpy's takes a
-binomial per session: a minute at a hundred thousand sessions)."""
-SESSION_CHUNK = 10
-"""Resamples drawn and multiplied at a time from :data:`SESSION_DRAWS_FROM` sessions:
-memory is ``SESSION_CHUNK`` x sessions weights."""
-
-
-def _session_means(points: npt.NDArray[np.float64], hands: npt.NDArray[np.float64],
-                   bootstrap: int, rng: np.random.Generator) -> npt.NDArray[np.float64]:
-    """The resampled means (bootstrap x rulesets) of :func:`session_bootstrap` for one
-    player and variant: ``points`` (sessions x rulesets) and ``hands`` per session."""
-    k = points.shape[0]
-    if k < SESSION_DRAWS_FROM:
-        multinomial = rng.multinomial(k, np.full(k, 1.0 / k), size=bootstrap).astype(np.float64)
-        return (multinomial @ points) / (multinomial @ hands)[:, None]
-    from ofcstats.uncertainty._kernel import counted, weights  # noqa: PLC0415 - the compiler
-
-    # Whole numbers: exact in float32 while every partial sum stays under 2**24.
-    summed = np.column_stack([points, hands])
-    limit = float(np.abs(summed).sum(axis=0).max())
-    narrow = summed.astype(np.float32)
-    counts = np.empty((SESSION_CHUNK, k), dtype=np.uint8)
-    means = []
-    for start in range(0, bootstrap, SESSION_CHUNK):
-        drawn = rng.integers(0, k, size=(min(SESSION_CHUNK, bootstrap - start), k),
-                             dtype=np.int32 if k < 2**31 else np.int64)
-        most = counted(drawn, counts, 0)
-        mine = counts[:len(drawn)]
-        if most > 255:  # a count that bytes do not hold: counted again, in float64
-            product = weights(drawn, k) @ summed
-        elif most * limit < 2**24:
-            product = (mine.astype(np.float32) @ narrow).astype(np.float64)
-        else:
-            product = mine.astype(np.float64) @ summed
-        means.append(product[:, :-1] / product[:, -1:])
-    return np.concatenate(means)
+    return _stable(table.sort(*KEYS))
 
 
 def ruleset_stats(scored: pl.LazyFrame | pl.DataFrame) -> pl.DataFrame:

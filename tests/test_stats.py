@@ -34,7 +34,7 @@ def ann_and_bob() -> pl.DataFrame:
 
 
 def test_mean_sd_interval_and_hands_for_one_point() -> None:
-    table = stats.player_stats(ann_and_bob(), bootstrap=200)
+    table = stats.player_stats(ann_and_bob())
     ann = table.filter(pl.col("player") == "ann").row(0, named=True)
     sd = math.sqrt(10 / 3)  # deviations 2, -2, 1, -1 around a mean of 1
     assert (ann["hands"], ann["total"], ann["mean"]) == (4, 4, 1.0)
@@ -44,21 +44,12 @@ def test_mean_sd_interval_and_hands_for_one_point() -> None:
     assert ann["hands_for_1"] == math.ceil((1.959964 * sd) ** 2) == 13
 
 
-def test_the_bootstrap_resamples_sessions_and_is_seeded() -> None:
+def test_sessions_are_counted_per_player_variant_and_ruleset() -> None:
     frame = ann_and_bob()
-    first = stats.player_stats(frame, bootstrap=500, seed=3)
-    again = stats.player_stats(frame, bootstrap=500, seed=3)
-    assert first.equals(again)
-    ann = first.filter(pl.col("player") == "ann").row(0, named=True)
-    # Two sessions with means 1 (3, -1) and 1 (2, 0): every resample has mean 1.
-    assert ann["boot_low"] == pytest.approx(1.0)
-    assert ann["boot_high"] == pytest.approx(1.0)
-
-
-def test_one_session_gives_no_bootstrap_interval() -> None:
-    frame = ann_and_bob().with_columns(session_id=pl.lit("only"))
-    ann = stats.player_stats(frame).filter(pl.col("player") == "ann").row(0, named=True)
-    assert ann["boot_low"] is None
+    table = stats.player_stats(frame)
+    assert table.get_column("sessions").to_list() == [2, 2]
+    one = stats.player_stats(frame.with_columns(session_id=pl.lit("only")))
+    assert one.get_column("sessions").to_list() == [1, 1]
 
 
 def test_rates_per_hand_per_eligible_hand_and_per_matchup() -> None:

@@ -192,7 +192,7 @@ def test_every_player_rate_has_an_interval_around_it() -> None:
     frame, games = two_sessions()
     with stats.frame_rows(frame) as rows:
         found = uncertainty.game_sums(rows, games)
-    today = stats.player_stats(frame, bootstrap=20)
+    today = stats.player_stats(frame)
     money = found.select("variant", "ruleset", "session_id", "game", "player",
                          money=pl.col("total") * 0.5)
     table = uncertainty.player_intervals(found, money, resamples=300)

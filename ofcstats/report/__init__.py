@@ -106,7 +106,7 @@ def collect(store: Store, filters: analysis.Filters | None = None,
     summary = analysis.played_rulesets(rows, ruleset)
     return ReportData(rulesets_shown=summary,
                       players=analysis.player_table(store, filters, seed=seed, rows=rows,
-                                                    summed=(summed, stats.session_sums(rows)),
+                                                    summed=(summed, stats.session_counts(rows)),
                                                     intervals=summary),
                       rulesets=compared.table, tell_apart=compared.tell_apart,
                       differences=stats.reported_differences_of(rows),

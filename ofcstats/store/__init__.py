@@ -65,6 +65,10 @@ __all__ = ["DEFAULT_DB", "HEADER_BYTES", "LOCK_WAIT", "MIGRATIONS", "SCHEMA_VERS
            "lock_wait", "log_path", "log_size", "stale_log", "waiting_changes"]
 
 DEFAULT_DB = "ofcstats.duckdb"
+BATCH_ROWS = 1 << 17
+"""Rows in a batch of a query read a batch at a time (:meth:`Store.batches`): a batch of
+the statistics' stream is about 12 MB, and the next is read while one is added up. (At a
+million rows a batch, 100 MB each, the read commands took a quarter more memory.)"""
 SHARD_HANDS = 50_000
 """Hands per shard of whole sessions, in a Parquet export and in sharded runs."""
 SHARDED_TABLES = ("hands", "seats", "seat_placements")
@@ -367,7 +371,7 @@ class Store(FileLoads, HandLoading):
                 self.con.execute("RESET write_buffer_row_group_count")
 
     def limit_memory(self, limit: str, spill: str) -> None:
-        """Hold DuckDB to ``limit`` (``"512MB"``), working from files in ``spill`` past it."""
+        """Hold DuckDB to ``limit`` (``"256MB"``), working from files in ``spill`` past it."""
         self.con.execute(f"SET memory_limit = '{limit}'")
         self.con.execute("SET temp_directory = ?", [spill])
 
@@ -377,7 +381,7 @@ class Store(FileLoads, HandLoading):
         """The rows of a query (``params``: its parameters) as a frame."""
         return self.con.sql(sql, params=list(params)).pl()
 
-    def batches(self, sql: str, params: Sequence[object] = (), rows: int = 1 << 20
+    def batches(self, sql: str, params: Sequence[object] = (), rows: int = BATCH_ROWS
                 ) -> Iterator[pa.RecordBatch]:
         """The rows of a query as Arrow batches of ``rows`` rows, one at a time."""
         yield from self.con.sql(sql, params=list(params)).to_arrow_reader(rows)

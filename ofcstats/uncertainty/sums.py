@@ -211,6 +211,8 @@ class _Pass:
         self.slot_used = np.zeros(every.height, dtype=np.int64)
         self.slot_player = np.zeros(int(self.slot_start[-1]), dtype=np.int64)
         self.slot_pair = np.zeros(int(self.slot_start[-1]), dtype=np.int64)
+        # A game holds at most its slots' pairs: no more room than that is ever needed.
+        pairs = max(1, min(pairs, int(self.slot_start[-1])))
         self.pairs = _Sums.zeros(pairs, len(rulesets), pair_columns, wide)
         self.where = tuple(np.array([streamed.index(c) for c in chosen], dtype=np.int64)
                            for chosen in (self.games.small_columns, self.games.large_columns,
@@ -334,9 +336,9 @@ def _scan_into(rows: stats.Rows, games: pl.DataFrame,
                                 on=["session_id", "game"]).select(
             hand, v=pl.lit(v, dtype=pl.Int32), g=pl.col("g").cast(pl.Int32),
             h=pl.int_range(pl.len(), dtype=pl.Int32)))
-        # Pairs of a game and a player: at most the rows of the ruleset with most; not
-        # counted, a pair a game to start with, and more as they come.
-        pairs = max(1, every.height)
+        # Pairs of a game and a player: at most the rows of the ruleset with most, and at
+        # most the games' slots (:class:`_Pass`).
+        pairs = hands.height * len(local_p)
         if counted:
             most = mine.group_by("ruleset").agg(pl.col("n").sum()).get_column("n").max()
             pairs = int(most or 1)  # type: ignore[arg-type]
@@ -456,7 +458,7 @@ def _beside(done: _Pass, variant: str, beside: pl.DataFrame, columns: Sequence[s
     return out
 
 
-_BESIDE_ROWS = 1 << 20
+_BESIDE_ROWS = 1 << 18
 """Rows of the sums beside taken at a time: the codes of a part stay small."""
 
 
