@@ -219,8 +219,8 @@ def _play(sim: Simulation, progress: Callable[[int, int], None] | None,
     while written < sim.hands:
         # Timeouts end games early, so the tables first planned may fall short: then as
         # many more as the hands still wanted would need at full length. Either way a
-        # block's tables depend on its number and the hands before it alone, which a
-        # resumed run knows (_resume_point).
+        # block's tables depend on its number, the tables planned and the hands before
+        # it alone, which a resumed run knows (_resume_point).
         planned = series - _tables_before(block)
         tables = min(block_tables(block), planned if planned > 0 else
                      _tables_for(sim.hands - written, seats))
@@ -307,12 +307,12 @@ def write_jsonl(sim: Simulation, path: Path,
     if progress is not None:
         progress(start.hands, sim.hands)
     path.parent.mkdir(parents=True, exist_ok=True)
-    whole = _Whole((kept, keep + len(expected)))
+    in_file = _InFile((kept, keep + len(expected)))
     try:
         with path.open("r+b" if found is not None else "wb") as out:
-            _write_run(sim, path, out, lines, progress, start, keep, expected, whole)
+            _write_run(sim, path, out, lines, progress, start, keep, expected, in_file)
     except KeyboardInterrupt:
-        hands, size = whole.lines
+        hands, size = in_file.whole
         # A write cut short may have left part of a line: the file ends at a whole one.
         with contextlib.suppress(FileNotFoundError):
             os.truncate(path, size)
@@ -324,19 +324,19 @@ def write_jsonl(sim: Simulation, path: Path,
 
 
 @dataclass
-class _Whole:
+class _InFile:
     """The hands whole in the file being written and the bytes they fill, updated
     together (one assignment) as lines are flushed; read if Ctrl-C stops the run."""
 
-    lines: tuple[int, int]
+    whole: tuple[int, int]
 
 
 def _write_run(sim: Simulation, path: Path, out: BinaryIO, lines: LineFormat,
                progress: Callable[[int, int], None] | None, start: _Start, keep: int,
-               expected: bytes, whole: _Whole) -> None:
+               expected: bytes, in_file: _InFile) -> None:
     """The hands of a run from ``start`` written to ``out`` from byte ``keep`` on (the
     first bytes checked against ``expected``, those the file holds there); the hands
-    whole in the file and their bytes kept in ``whole`` as they are written."""
+    whole in the file and their bytes kept in ``in_file`` as they are written."""
     out.seek(keep)
     checked = not expected
     for played in _play(sim, progress, start):
@@ -357,8 +357,8 @@ def _write_run(sim: Simulation, path: Path, out: BinaryIO, lines: LineFormat,
                 checked = not expected
             out.write(text)
             out.flush()
-            hands, size = whole.lines
-            whole.lines = (max(hands, played.first + first + len(played.hands[part])),
+            hands, size = in_file.whole
+            in_file.whole = (max(hands, played.first + first + len(played.hands[part])),
                            max(size, out.tell()))
     out.truncate()
 
