@@ -9,6 +9,11 @@ reported points with ``ofcstats.score``, and writing the JSON Lines file):
 
 The lookup tables are built before the clock starts (they are built once per process).
 
+Then the heuristic workload as written block by block: seconds until the file holds its
+first hands (what a run stopped by Ctrl-C then keeps) and to the end, with today's blocks
+(128 tables, twice as many each next, up to 2,048) beside the baseline of blocks of
+2,048 tables from the first; the file differs (each block deals from its own seeds).
+
 Then the README tour's run (300 Pineapple hands, aggressive, safe and montecarlo seats,
 seed 7), each in a fresh process whose clock starts after the imports, as a user's run
 pays it: today's against the baseline, the play-out of before, which listed every way to
@@ -29,6 +34,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
+import ofcstats.simulate as simulating
 from ofcstats.rules import load_ruleset
 from ofcstats.simulate import Simulation, game, montecarlo, parse_players, write_jsonl
 from ofcstats.simulate.tables import pattern_counts, patterns
@@ -51,6 +57,44 @@ def _time(players: str, hands: int, directory: Path) -> float:
 
 
 TOUR = "alice:aggressive,bob:safe,carol:montecarlo"
+
+
+def _first_hands(first_tables: int, players: str, hands: int,
+                 directory: Path) -> tuple[float, float]:
+    """Seconds until the file holds its first hands, and to the end, with blocks that
+    begin at ``first_tables`` tables."""
+    sim = Simulation(variant=Variant.PINEAPPLE, ruleset=load_ruleset("american"),
+                     players=parse_players(players), hands=hands, seed=1)
+    path = directory / "blocks.jsonl"
+    path.unlink(missing_ok=True)
+    shipped, simulating.FIRST_TABLES = simulating.FIRST_TABLES, first_tables
+    first = [0.0]
+    start = time.perf_counter()
+
+    def seen(done: int, total: int) -> None:
+        if not first[0] and path.exists() and path.stat().st_size:
+            first[0] = time.perf_counter() - start
+
+    try:
+        write_jsonl(sim, path, seen)
+    finally:
+        simulating.FIRST_TABLES = shipped
+    seconds = time.perf_counter() - start
+    return first[0] or seconds, seconds
+
+
+def _blocks(quick: bool, directory: Path) -> None:
+    """The heuristic workload with today's blocks beside blocks of the most tables from
+    the first, in turns."""
+    label, players, (full, small), _ = WORKLOADS[0]
+    hands = small if quick else full
+    print(f"\n{label + f', {hands:,} hands':40s} {'first hands':>12s} {'seconds':>8s}")
+    rows = (("baseline: blocks of 2,048 tables", simulating.MAX_TABLES),
+            (f"today: {simulating.FIRST_TABLES} tables, then doubling", simulating.FIRST_TABLES))
+    for _turn in range(2):
+        for row, first_tables in rows:
+            first, seconds = _first_hands(first_tables, players, hands, directory)
+            print(f"{row:40s} {first:11.2f}s {seconds:8.2f}")
 
 
 _PLAY_OUT = montecarlo.play_out
@@ -115,6 +159,7 @@ def run(quick: bool) -> None:
             # A quick run plays a few tables at once, so its rate says nothing of the target.
             verdict = "(quick)" if quick else "ok" if rate >= target else "BELOW"
             print(f"{label:32s} {hands:7d} {seconds:8.2f} {rate:8.0f} {target:7d} {verdict}")
+        _blocks(quick, directory)
     _tours()
 
 

@@ -287,6 +287,7 @@ rescore = ofcstats.pipeline.rescore
 ofcstats.pipeline.rescore = lambda *a, **k: rescore(*a, **{**k, "batch_hands": 60})
 reviewing.stored.replace_decisions = said(reviewing.stored.replace_decisions, "kept")
 reviewing._HANDS_AT_ONCE = 4
+ofcstats.simulate.FIRST_TABLES = 1
 ofcstats.simulate.MAX_TABLES = 4
 ofcstats.simulate.LineFormat.lines = said(ofcstats.simulate.LineFormat.lines, "kept")
 from ofcstats.cli import main
@@ -380,9 +381,9 @@ def test_ctrl_c_during_simulate_says_how_many_hands_the_file_keeps_and_append_fi
     args = ["simulate", "-p", "ann:safe,bob:random", "-n", "400", "--seed", "4", "-o", str(out)]
     code, last = _stopped(args, after=3)
     assert code == 130
-    found = re.fullmatch(r"ofcstats: interrupted: ([\d,]+) of 400 hands kept in (.*), those of "
-                         r"the blocks of 4 tables played whole \(the block being played is not "
-                         r"written\); run the same command with --append to finish it", last)
+    found = re.fullmatch(r"ofcstats: interrupted: ([\d,]+) of 400 hands kept in (.*), every "
+                         r"hand of the blocks of tables played whole \(the block being played is "
+                         r"not written\); run the same command with --append to finish it", last)
     assert found, last
     assert found.group(2) == str(out)
     assert out.read_bytes().count(b"\n") == int(found.group(1).replace(",", ""))

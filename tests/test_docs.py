@@ -155,6 +155,19 @@ def test_the_documented_limits_are_the_codes() -> None:
     assert f"a `unit` (a number from {UNIT.text}, default 1)" in rules
 
 
+def test_the_documented_simulate_blocks_are_the_codes() -> None:
+    """The block sizes docs/command-line.md gives for simulate (what a stopped run keeps)
+    are those it plays."""
+    from ofcstats.simulate import FIRST_TABLES, GAMES_PER_SERIES, MAX_TABLES  # noqa: PLC0415
+
+    text = flat("docs/command-line.md")
+    assert f"The first block is {FIRST_TABLES} tables ({FIRST_TABLES * GAMES_PER_SERIES} " \
+           "games," in text
+    assert f"each next block twice as many tables, up to {MAX_TABLES:,}." in text
+    games = {4: "four"}.get(GAMES_PER_SERIES, str(GAMES_PER_SERIES))
+    assert f"the tables of a block play {games} games each" in text
+
+
 def option_default(command: str, option: str) -> object:
     """The default of ``ofcstats COMMAND --option``, read from the command itself."""
     import typer.main  # noqa: PLC0415

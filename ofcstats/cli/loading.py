@@ -88,8 +88,9 @@ def simulate(
 
     Each hand carries its streets, fantasyland flags, button, a session per game (one
     orbit of the button) and reported_points under the ruleset played. Hands are
-    written as they are played (a block of tables at a time), so a stopped run keeps
-    what it played; --append then finishes it.
+    written as they are played, a block of tables at a time (the first block small,
+    each next one twice as large): a run stopped with Ctrl-C keeps every hand of the
+    blocks it finished and says how many; --append then finishes it.
 
     Example: ofcstats simulate -p ann:aggressive,bob:safe,cy:montecarlo -n 10000 -o s.jsonl
     """

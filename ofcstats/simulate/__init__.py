@@ -13,9 +13,11 @@ styles, writing realistic ``ofc-hand/1`` logs whose ground truth (each bot's sty
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import mmap
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -39,7 +41,44 @@ __all__ = ["BOT_STYLES", "Player", "Simulation", "SimulationError", "Written", "
            "parse_players", "simulate", "write_jsonl"]
 
 GAMES_PER_SERIES = 4  # games one table plays in a row before the next table's
-MAX_TABLES = 2048  # tables played in lockstep at most (more: fewer, larger array steps)
+# A run's tables are played in blocks, the tables of a block in lockstep (more at once:
+# fewer, larger array steps). The first block is small, so that a run stopped early has
+# written hands (128 three-seat Pineapple tables take well under a second with heuristic
+# bots, and hold the runs of data/sample whole); each next block is twice as large.
+FIRST_TABLES = 128
+MAX_TABLES = 2048
+
+
+def block_tables(block: int) -> int:
+    """The tables of a run's block ``block`` (from 0), at most (a run's last blocks may
+    have fewer): :data:`FIRST_TABLES`, twice as many at each next block, up to
+    :data:`MAX_TABLES`. A function of the block's number alone, so that a resumed run
+    plays each block as the uninterrupted run does.
+
+    >>> [block_tables(block) for block in range(7)]
+    [128, 256, 512, 1024, 2048, 2048, 2048]
+    """
+    return min(FIRST_TABLES << min(block, MAX_TABLES.bit_length()), MAX_TABLES)
+
+
+def _tables_before(block: int) -> int:
+    """The tables of the blocks before ``block``, each of :func:`block_tables` tables."""
+    total = done = 0
+    while done < block and block_tables(done) < MAX_TABLES:
+        total += block_tables(done)
+        done += 1
+    return total + (block - done) * MAX_TABLES
+
+
+def _block_of_table(table: int) -> int:
+    """The block holding table ``table`` (from 0) when every block is whole."""
+    block = before = 0
+    while block_tables(block) < MAX_TABLES:
+        if table < before + block_tables(block):
+            return block
+        before += block_tables(block)
+        block += 1
+    return block + (table - before) // MAX_TABLES
 
 
 class SimulationError(OfcstatsError, ValueError):
@@ -175,14 +214,16 @@ def _play(sim: Simulation, progress: Callable[[int, int], None] | None,
     arrays = ruleset_arrays(sim.ruleset, sim.variant.dealt_as)
     names = [p.name for p in sim.seated]
     seats = len(names)
-    series = math.ceil(sim.hands / (GAMES_PER_SERIES * seats))
+    series = _tables_for(sim.hands, seats)
     written, games, block = start.hands, start.games, start.block
     while written < sim.hands:
         # Timeouts end games early, so the tables first planned may fall short: then as
-        # many more as the hands still wanted would need at full length.
-        planned = series - block * MAX_TABLES
-        tables = min(MAX_TABLES, planned if planned > 0 else
-                     math.ceil((sim.hands - written) / (GAMES_PER_SERIES * seats)))
+        # many more as the hands still wanted would need at full length. Either way a
+        # block's tables depend on its number, the tables planned and the hands before
+        # it alone, which a resumed run knows (_resume_point).
+        planned = series - _tables_before(block)
+        tables = min(block_tables(block), planned if planned > 0 else
+                     _tables_for(sim.hands - written, seats))
         dealer = Dealer(sim.variant.dealt_as, sim.ruleset, arrays, _bots(sim, block),
                         np.random.default_rng([sim.seed, block, 0]), sim.timeout_rate)
 
@@ -203,6 +244,11 @@ def _play(sim: Simulation, progress: Callable[[int, int], None] | None,
         written += len(hands)
         if progress is not None:
             progress(written, sim.hands)
+
+
+def _tables_for(hands: int, seats: int) -> int:
+    """The tables that play ``hands`` hands when every game is one orbit of the button."""
+    return math.ceil(hands / (GAMES_PER_SERIES * seats))
 
 
 def simulate(sim: Simulation,
@@ -233,9 +279,12 @@ def write_jsonl(sim: Simulation, path: Path,
     """Write the simulated hands to ``path`` as JSON Lines (compact, one hand a line) as
     they are played.
 
-    Hands are played a block of tables at a time; each block's lines are written and
-    flushed as soon as it is played, so a run that is stopped leaves every hand of its
-    finished blocks in the file, each line whole but perhaps the very last.
+    Hands are played a block of tables at a time (:func:`block_tables`: the first
+    block small, each next one twice as large); each block's lines are written and
+    flushed as soon as it is played. A run stopped by Ctrl-C raises
+    :class:`Interrupted`, which says how many hands the file keeps: every hand of the
+    blocks played whole, each line whole (a run killed outright may leave part of a
+    last line).
 
     ``append`` resumes such a run: given the same options, the file becomes, to the
     byte, what an uninterrupted run writes. The hands of the finished blocks are kept;
@@ -258,25 +307,36 @@ def write_jsonl(sim: Simulation, path: Path,
     if progress is not None:
         progress(start.hands, sim.hands)
     path.parent.mkdir(parents=True, exist_ok=True)
-    in_file = [kept]  # hands whole in the file
+    in_file = _InFile((kept, keep + len(expected)))
     try:
         with path.open("r+b" if found is not None else "wb") as out:
             _write_run(sim, path, out, lines, progress, start, keep, expected, in_file)
     except KeyboardInterrupt:
+        hands, size = in_file.whole
+        # A write cut short may have left part of a line: the file ends at a whole one.
+        with contextlib.suppress(FileNotFoundError):
+            os.truncate(path, size)
         raise Interrupted(
-            f"{in_file[0]:,} of {sim.hands:,} hands kept in {path}, those of the blocks of "
-            f"{MAX_TABLES:,} tables played whole (the block being played is not written); "
-            "run the same command with --append to finish it") from None
+            f"{hands:,} of {sim.hands:,} hands kept in {path}, every hand of the blocks of "
+            "tables played whole (the block being played is not written); run the same "
+            "command with --append to finish it") from None
     return Written(hands=sim.hands, resumed_after=kept if found is not None else None)
+
+
+@dataclass
+class _InFile:
+    """The hands whole in the file being written and the bytes they fill, updated
+    together (one assignment) as lines are flushed; read if Ctrl-C stops the run."""
+
+    whole: tuple[int, int]
 
 
 def _write_run(sim: Simulation, path: Path, out: BinaryIO, lines: LineFormat,
                progress: Callable[[int, int], None] | None, start: _Start, keep: int,
-               expected: bytes, in_file: list[int]) -> None:
+               expected: bytes, in_file: _InFile) -> None:
     """The hands of a run from ``start`` written to ``out`` from byte ``keep`` on (the
     first bytes checked against ``expected``, those the file holds there); the hands
-    whole in the file counted in ``in_file[0]`` as they are written (read if Ctrl-C
-    stops it)."""
+    whole in the file and their bytes kept in ``in_file`` as they are written."""
     out.seek(keep)
     checked = not expected
     for played in _play(sim, progress, start):
@@ -297,7 +357,9 @@ def _write_run(sim: Simulation, path: Path, out: BinaryIO, lines: LineFormat,
                 checked = not expected
             out.write(text)
             out.flush()
-            in_file[0] = max(in_file[0], played.first + first + len(played.hands[part]))
+            hands, size = in_file.whole
+            in_file.whole = (max(hands, played.first + first + len(played.hands[part])),
+                           max(size, out.tell()))
     out.truncate()
 
 
@@ -314,8 +376,8 @@ def _resume_point(sim: Simulation, path: Path) -> tuple[_Start, int, bytes] | No
     """Where to resume writing ``path``: the start of the block its last whole line
     belongs to, the file's bytes before that block, and its whole lines of that block
     (to check against the block played again). None for a file with no whole line.
-    The file is mapped, not read: only its first line and last block are looked at
-    (and its lines before that block counted)."""
+    The file is mapped, not read: only its first line and last blocks are looked at
+    (and its lines before them counted)."""
     if path.stat().st_size == 0:
         return None
     with path.open("rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data:
@@ -335,19 +397,45 @@ def _resume_point(sim: Simulation, path: Path) -> tuple[_Start, int, bytes] | No
                                   ) from None
         for hand in (first, last):
             _same_run(sim, hand, prefix, path)
-        games_per_block = MAX_TABLES * GAMES_PER_SERIES
-        block = (game - 1) // games_per_block
-        games = block * games_per_block
-        # The block's first hand is the first of its first game: near the end of the file.
-        marker = f'"hand_id":"{prefix}-{games + 1:05d}-01"'.encode()
-        at = data.rfind(marker) if games else 0
-        if at < 0:
-            raise SimulationError(f"{path}: hands are missing before hand {prefix}-"
-                                  f"{game:05d}: write to another file")
-        keep = data.rfind(b"\n", 0, at) + 1 if at > 0 else 0
-        before = sum(data[i:min(i + _COUNT_BYTES, keep)].count(b"\n")
-                     for i in range(0, keep, _COUNT_BYTES))
+
+        def line_of(games: int, after: int) -> int:
+            """Where the line of game ``games + 1``'s first hand begins (it begins a
+            block), looked for from the end of the file back to byte ``after``."""
+            if not games:
+                return 0
+            at = data.rfind(f'"hand_id":"{prefix}-{games + 1:05d}-01"'.encode(), after, end)
+            if at < 0:
+                raise SimulationError(f"{path}: hands are missing before hand {prefix}-"
+                                      f"{game:05d}: write to another file")
+            return data.rfind(b"\n", 0, at) + 1
+
+        # The blocks of the tables planned are whole, each of block_tables(block) tables.
+        seats = len(sim.seated)
+        series = _tables_for(sim.hands, seats)
+        block = _block_of_table(max(0, min((game - 1) // GAMES_PER_SERIES, series - 1)))
+        games = _tables_before(block) * GAMES_PER_SERIES
+        keep = line_of(games, 0)
+        before = _lines(data, 0, keep)
+        if series and game > series * GAMES_PER_SERIES:
+            # Past them (timeouts ended games early) each block has the tables the hands
+            # still wanted need, as _play plays it: the blocks are found one by one.
+            block, games = _block_of_table(series - 1) + 1, series * GAMES_PER_SERIES
+            while True:
+                at = line_of(games, keep)
+                before += _lines(data, keep, at)
+                keep = at
+                tables = min(block_tables(block), _tables_for(sim.hands - before, seats))
+                if tables <= 0 or games + tables * GAMES_PER_SERIES >= game:
+                    break
+                block += 1
+                games += tables * GAMES_PER_SERIES
         return _Start(block=block, hands=before, games=games), keep, data[keep:end]
+
+
+def _lines(data: mmap.mmap, start: int, end: int) -> int:
+    """The lines that end in ``data[start:end]``, counted a slice at a time."""
+    return sum(data[i:min(i + _COUNT_BYTES, end)].count(b"\n")
+               for i in range(start, end, _COUNT_BYTES))
 
 
 _COUNT_BYTES = 1 << 26  # newlines are counted 64 MiB at a time
