@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from ofcstats.store.decisions import SEAT_REVIEW
+from ofcstats.store.schema import NATURAL_SHOWDOWNS
 from ofcstats.store.results import Filters
 
 if TYPE_CHECKING:
@@ -119,8 +120,8 @@ def hand_rows(store: Store, filters: Filters, shown: Mapping[str, str],
             JOIN hands h USING (hand_key) JOIN seats s USING (hand_key, seat)
             JOIN showdowns z ON z.hand_key = x.hand_key AND z.seat = x.seat
                 AND z.natural_mask = 0
-            LEFT JOIN showdowns m ON m.hand_key = x.hand_key AND m.seat = x.seat
-                AND m.natural_mask = CASE WHEN r.natural_mask <> 0 THEN r.natural_mask END
+            LEFT JOIN {NATURAL_SHOWDOWNS} m ON m.hand_key = x.hand_key
+                AND m.seat = x.seat AND m.natural_mask = r.natural_mask
             WHERE {where} AND ({picked})
         ), listed AS (
             SELECT s.*, d.ev_loss, d.mistakes::INTEGER AS mistakes
