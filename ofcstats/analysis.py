@@ -155,8 +155,8 @@ MEANINGS = {
     "skill_rank": "the ruleset's place by how fast skill shows in its results (1: fastest)",
     "skill_group": "rulesets that share a group cannot be told apart by these hands",
     "skill_signal": "how much of a player's result per hand is the player, not the cards, "
-                    "the players' luck taken out (0: no skill difference shows; higher: "
-                    "skill shows sooner)",
+                    "the players' luck taken out (0, none in a table: no skill "
+                    "difference shows, its interval reaches 0; higher: skill shows sooner)",
     "skill_shown": "whether these hands show any skill difference at all (its interval "
                    "stays above 0)",
     "hands_to_tell_apart": "hands after which a player one spread better than the table "
@@ -397,6 +397,27 @@ def no_skill_text(table: pl.DataFrame) -> str:
             "the skill signal's 95% interval reaches 0"
             + (f" (to tell players apart would take at least {', '.join(bounds)})"
                if bounds else ""))
+
+
+def skill_notes(table: pl.DataFrame, apart: dict[str, object] | None,
+                what_if: Collection[str] = ()) -> list[str]:
+    """The lines under a variant's ``compare`` table on skill: whether its top two
+    rulesets can be told apart (:func:`tell_apart_text` of ``apart``, a row of
+    :attr:`ofcstats.uncertainty.Comparison.tell_apart`) and under which rulesets no skill
+    shows (:func:`no_skill_text`). Where no skill shows under any ruleset, the rulesets
+    have no order to tell apart: the second line alone says so.
+
+    >>> apart = {"first": "a", "second": "b", "told_apart": False, "difference": 0.0,
+    ...          "hands_needed": 410_000, "more_hands": 408_000}
+    >>> table = pl.DataFrame({"ruleset": ["a", "b"], "hands": [600, 600],
+    ...     "skill_shown": [False, False], "hands_to_tell_apart_ci_low": [None, None]})
+    >>> for line in skill_notes(table, apart): print(line)
+    No skill difference between these players shows under a, b: the skill signal's 95% interval reaches 0
+    """
+    quiet = no_skill_text(table)
+    shown = "skill_shown" not in table.columns or table.get_column("skill_shown").any()
+    ranked = tell_apart_text(apart, what_if) if apart is not None and shown else ""
+    return [line for line in (ranked, quiet) if line]
 
 
 def _choose(scored: list[str], own: list[str], played: list[tuple[str, int]],

@@ -224,11 +224,12 @@ def test_compare_gives_every_statistic_its_interval_and_a_skill_group(database: 
 def test_compare_shows_the_skill_signal_interval_and_a_line_on_the_top_two(database: Path
                                                                            ) -> None:
     text = _run("compare", "--db", str(database))
-    assert re.search(r"\| 1 +\| [a-z0-9-]+ +\| \d\.\d{3} \(\d\.\d{3}-\d\.\d{3}\) ", text), text
+    # A number where skill shows, "none" where the interval reaches 0: always the interval.
+    cell = r"(\d\.\d{3}|none) \(\d\.\d{3}-\d\.\d{3}\) "
+    assert re.search(r"\| 1 +\| [a-z0-9-]+ +\| " + cell, text), text
     assert "| group | ruleset " in text
     wide = _run("compare", "--db", str(database), "--wide")
-    assert re.search(r"\| 1 +\| [a-z0-9-]+ +\| \d+ +\| \d\.\d{3} \(\d\.\d{3}-\d\.\d{3}\) ",
-                     wide), wide
+    assert re.search(r"\| 1 +\| [a-z0-9-]+ +\| \d+ +\| " + cell, wide), wide
     assert "| skill_group |" in wide
     data = json.loads(_run("compare", "--db", str(database), "-f", "json"))
     for variant in ("chinese-13", "pineapple"):
@@ -237,8 +238,17 @@ def test_compare_shows_the_skill_signal_interval_and_a_line_on_the_top_two(datab
                  if k.startswith("top_two_")}
         line = analysis.tell_apart_text(apart)
         table = text.split(f"{variant}: ")[1].split("\n\n")[0]
-        assert line in table.splitlines(), table
         assert ("cannot be told apart" in line) == (not apart["told_apart"])
+        mine = [r for r in data if r["variant"] == variant]
+        # The top two are told apart or not only where skill shows under some ruleset;
+        # where it shows under none, the table says that instead, and "none" per ruleset.
+        shown = any(r["skill_shown"] for r in mine)
+        assert (line in table.splitlines()) == shown, table
+        assert ("No skill difference" in table) == (not all(r["skill_shown"] for r in mine))
+        for r in mine:
+            assert (r["skill_signal"] == 0) >= (not r["skill_shown"])
+            assert (f"| {r['ruleset']} " in table) and (
+                f"none ({r['skill_signal_ci_low']:.3f}-" in table) >= (not r["skill_shown"])
 
 
 def test_compare_seed_moves_the_intervals_not_the_estimates(database: Path) -> None:
@@ -247,7 +257,11 @@ def test_compare_seed_moves_the_intervals_not_the_estimates(database: Path) -> N
 
     first, again, other = of("--seed", "3"), of("--seed", "3"), of("--seed", "4")
     assert first == again
-    assert [r["skill_signal"] for r in first] == [r["skill_signal"] for r in other]
+    # The skill signal moves only where the seed moves whether skill shows (0 where not).
+    assert [r["skill_signal"] for r in first if r["skill_shown"]] == [
+        r["skill_signal"] for r in other if r["skill_shown"]] or [
+        r["skill_shown"] for r in first] != [r["skill_shown"] for r in other]
+    assert [r["spread"] for r in first] == [r["spread"] for r in other]
     assert [r["sd_ci_low"] for r in first] != [r["sd_ci_low"] for r in other]
     fewer = of("--seed", "3", "--resamples", "200")
     assert [r["sd_ci_low"] for r in first] != [r["sd_ci_low"] for r in fewer]

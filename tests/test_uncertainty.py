@@ -21,7 +21,7 @@ from ofcstats.ingest import ingest
 from ofcstats.pipeline import rescore
 from ofcstats.rules import load_rulesets, preset_names
 from ofcstats.store import Store
-from ofcstats.uncertainty import resample, sums
+from ofcstats.uncertainty import answers, resample, sums
 
 SKILLS = (3.0, 0.0, -3.0)
 
@@ -412,6 +412,7 @@ def test_players_of_one_style_show_no_skill_in_nine_tables_of_ten() -> None:
     for table in tables:
         quiet = table.filter(pl.col("skill_signal_ci_low") == 0)
         assert quiet.get_column("skill_shown").not_().all()
+        assert (quiet.get_column("skill_signal") == 0).all()
         assert quiet.get_column("hands_to_tell_apart").is_null().all()
         assert quiet.get_column("hands_to_tell_apart_ci_high").is_null().all()
 
@@ -423,6 +424,43 @@ def test_without_removing_the_noise_equal_players_would_show_skill() -> None:
     raw = table.get_column("spread") / table.get_column("pooled_sd")
     assert (raw > 0.01).all()
     assert (table.get_column("skill_signal") < raw).all()
+
+
+def _resampled_signals(frame: pl.DataFrame) -> tuple[list[float], np.ndarray]:
+    """The skill signal of each ruleset and its 1,000 resampled values, as compare
+    draws them."""
+    noise = stats.skill_noise_of(frame, ("session_id", "game"))
+    table = stats.ruleset_table(uncertainty.totals(frame), hands_of(frame), noise)
+    variant = table.get_column("variant").item(0)
+    layout = resample._Layout.of(frame, answers._COMPARE_COLUMNS)
+    table = table.sort("ruleset")
+    assert layout.rulesets == table.get_column("ruleset").to_list()
+    noisy = dict(noise.select("ruleset", "noise").iter_rows())
+    shift = np.array([noisy[r] for r in layout.rulesets])[None, :]
+    replicates = np.concatenate([
+        answers._compare_replicates(chunk, shift)["skill_signal"]
+        for chunk in layout.resampled(1_000, resample._rng(7, variant))])
+    return table.get_column("skill_signal").to_list(), replicates
+
+
+def test_where_the_luck_explains_the_spread_most_resamples_do_too() -> None:
+    """Equal players: where the estimate is 0 (the luck explains the whole spread), at
+    least half the resampled signals are 0 too: each resample takes out the luck of the
+    hands and the luck of its own draw. Taking the luck out once would leave about a
+    third of them at 0, and the interval of equal players would sit above the estimate."""
+    signals, replicates = _resampled_signals(per_game(667, skills=EQUAL, rulesets=RULESETS,
+                                                      seed=11))
+    zero = [r for r, value in enumerate(signals) if value == 0]
+    assert zero
+    assert ((replicates[:, zero] == 0).mean(axis=0) >= 0.5).all()
+
+
+def test_the_resampled_signals_spread_around_a_clear_estimate() -> None:
+    """Players of clearly different skill: the resampled signals' median is within a
+    tenth of the estimate."""
+    signals, replicates = _resampled_signals(per_game(200, skills=(6.0, 0.0, -6.0),
+                                                      rulesets=RULESETS, seed=12))
+    assert np.allclose(np.median(replicates, axis=0), signals, rtol=0.1)
 
 
 @pytest.mark.slow

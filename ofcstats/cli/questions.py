@@ -97,17 +97,21 @@ def compare(
     table = found.frame()
     hands = dict(table.group_by("variant").agg(pl.col("hands").max()).iter_rows())
     what_if = table.filter(pl.col("what_if")) if "what_if" in table.columns else table.clear()
-    notes = {str(row["variant"]): analysis.tell_apart_text(row, what_if.filter(
-                 pl.col("variant") == row["variant"]).get_column("ruleset").to_list())
-             for row in found.tell_apart.iter_rows(named=True)}
+    apart = {str(row["variant"]): row for row in found.tell_apart.iter_rows(named=True)}
+    notes = {}
     for name in sorted(hands):
         mine = found.table.filter(pl.col("variant") == name)
-        words = [notes.get(name, ""), analysis.no_skill_text(mine),
+        marked = what_if.filter(pl.col("variant") == name).get_column("ruleset").to_list()
+        words = [*analysis.skill_notes(mine, apart.get(name), marked),
                  analysis.no_fantasyland_text(mine, scored)]
         notes[name] = "\n".join(filter(None, words))
     if output is TableFormat.table:
+        # Where no skill shows, the cell says so in a word, with the interval beside it.
         table = table.with_columns(_with_interval(table, "skill_signal"),
                                    pl.col("skill_group").cast(pl.String).fill_null("-"))
+        table = table.with_columns(pl.when(pl.col("skill_shown").not_()).then(
+            pl.col("skill_signal").str.replace(r"^[0-9.]+ ", "none ")).otherwise(
+            pl.col("skill_signal")).alias("skill_signal"))
     emit(by_variant_text(table, output, "compare", hands, terminal=to_terminal(path),
                          wide=wide, width=terminal_width(path), notes=notes),
          path)

@@ -457,15 +457,14 @@ def ranking_text(data: ReportData, variant: str) -> str:
                  f"the other {ranked.height - len(best)} rank below them.")
     else:
         words = f"{best[0]} alone is in the best group."
-    quiet = analysis.no_skill_text(data.of(data.rulesets, variant))
-    if quiet:
-        words += f" {quiet}."
     apart = data.of(data.tell_apart, variant) if not data.tell_apart.is_empty() else None
-    if apart is not None and not apart.is_empty():
-        what_if = ranked.filter(pl.col("what_if")).get_column("ruleset").to_list() \
-            if "what_if" in ranked.columns else []
-        words += " " + analysis.tell_apart_text(apart.row(0, named=True), what_if) + "."
-    return words
+    what_if = ranked.filter(pl.col("what_if")).get_column("ruleset").to_list() \
+        if "what_if" in ranked.columns else []
+    notes = analysis.skill_notes(
+        data.of(data.rulesets, variant),
+        apart.row(0, named=True) if apart is not None and not apart.is_empty() else None,
+        what_if)
+    return " ".join([words, *(f"{line}." for line in reversed(notes))])
 
 
 def _variant_section(data: ReportData, variant: str, images: dict[str, str]) -> list[str]:

@@ -47,13 +47,23 @@ COMPARE_STATS = ("sd", "mean_abs_points", "royalty_share", "foul_rate",
 ``skill_signal``."""
 
 
+_RESAMPLED_LUCK = 2
+"""How many times each resample takes the players' luck out of the variance of their
+means. A resample of the games draws the players' means around the observed ones with
+the same luck again, so its spread holds the luck twice: once from the hands played, once
+from the draw. Taking it out twice centres the resampled signals on the estimate (which
+takes it out once); taking it out once would centre them on the spread before the luck
+is removed, and an interval of equal players would rarely reach 0."""
+
+
 def _compare_replicates(summed: npt.NDArray[np.float64], noise: npt.NDArray[np.float64]
                         ) -> dict[str, npt.NDArray[np.float64]]:
     """Per resample and ruleset, :data:`COMPARE_STATS` from the resampled sums
     (resamples, rulesets, players, :data:`_COMPARE_COLUMNS`), as
     :func:`ofcstats.stats.ruleset_table` computes them. ``noise`` (per ruleset): what the
     players' luck adds to the variance of their means (:func:`ofcstats.stats.skill_noise`,
-    estimated once from the data), taken out of it in every resample as in the estimate."""
+    estimated once from the data), taken out of it in every resample
+    :data:`_RESAMPLED_LUCK` times."""
     column = {name: summed[..., i] for i, name in enumerate(_COMPARE_COLUMNS)}
     every = {name: value.sum(axis=-1) for name, value in column.items()}
     n, total, squares = every["hands"], every["total"], every["squares"]
@@ -68,7 +78,7 @@ def _compare_replicates(summed: npt.NDArray[np.float64], noise: npt.NDArray[np.f
         centre = means.sum(axis=-1) / counted
         deviations = np.where(kept, means - centre[..., None], 0.0)
         between = (deviations ** 2).sum(axis=-1) / (counted - 1)
-        spread = np.sqrt(np.clip(between - noise, 0, None))
+        spread = np.sqrt(np.clip(between - _RESAMPLED_LUCK * noise, 0, None))
         within = np.where(kept, column["squares"] - column["total"] ** 2
                           / np.where(kept, hands, 1), 0.0).sum(axis=-1)
         pooled = np.sqrt(within / np.where(kept, hands - 1, 0).sum(axis=-1))
@@ -256,12 +266,15 @@ def _compared(table: pl.DataFrame, layouts: Iterable[tuple[str, _Layout]], resam
             f"{name}_ci_{end}") for name in _COMPARE_COUNTED for end in ("low", "high")
     ).drop(helpers) if intervals else joined
     # Skill shown only where the signal's interval stays above 0; where it reaches 0 these
-    # hands show no skill difference, and the hands to tell players apart have only a
-    # lower bound (from the interval's upper end).
+    # hands show no skill difference: the signal reads 0 (the interval's upper end says
+    # how large a difference they leave room for), and the hands to tell players apart
+    # have only a lower bound (from that upper end). The rank stays the estimate's.
     joined = joined.with_columns(
         skill_shown=pl.when(pl.col("skill_signal_ci_low").is_not_null()).then(
             pl.col("skill_signal_ci_low") > 0),
     ).with_columns(
+        skill_signal=pl.when(pl.col("skill_shown").not_()).then(
+            pl.lit(0.0, pl.Float64)).otherwise(pl.col("skill_signal")),
         hands_to_tell_apart=pl.when(pl.col("skill_shown").fill_null(True)).then(
             pl.col("hands_to_tell_apart")),
     ) if intervals else joined
