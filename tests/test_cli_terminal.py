@@ -156,7 +156,7 @@ def test_compare_on_a_terminal_and_in_a_pipe_shows_the_intervals_alike(work: Pat
     piped = run_in_pipe([*COMMANDS["compare"], "--quiet", "--wide"], work)
     assert piped.returncode == 0, piped.stderr
     assert shown.replace(b"\r\n", b"\n") == piped.stdout
-    assert re.search(rb"\| \d\.\d{3} \(\d\.\d{3}-\d\.\d{3}\) ", piped.stdout), piped.stdout
+    assert re.search(rb"\| (\d\.\d{3}|none) \(\d\.\d{3}-\d\.\d{3}\) ", piped.stdout), piped.stdout
     assert b"| skill_group |" in piped.stdout
     csv = run_in_pipe(["compare", "--db", "club.duckdb", "-f", "csv"], work)
     assert b"skill_signal_ci_low,skill_signal_ci_high,skill_group" in csv.stdout

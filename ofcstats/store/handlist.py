@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from ofcstats.store.decisions import SEAT_REVIEW
-from ofcstats.store.schema import NATURAL_SHOWDOWNS
 from ofcstats.store.results import Filters
+from ofcstats.store.schema import NATURAL_SHOWDOWNS
 
 if TYPE_CHECKING:
     from ofcstats.store import Store
