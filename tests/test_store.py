@@ -462,3 +462,44 @@ def test_a_json_file_given_as_the_database_is_refused_not_opened_in_memory(
         Store(log, read_only=read_only)
     assert log.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["session.jsonl"]
+
+
+def test_version_11_view_reads_what_version_4s_read_with_and_without_naturals(
+        tmp_path: Path) -> None:
+    """``results_named`` joins the showdowns of 13-card naturals alone (version 11): every
+    row and column is what version 4's view, joining every showdown, gave, on the sample
+    (13-card hands scored under rulesets that pay naturals and under ones that do not,
+    beside OFC hands); and a store with no natural at all groups and sorts without
+    DuckDB's cast error (see version 3)."""
+    from ofcstats.pipeline import rescore  # noqa: PLC0415
+    from ofcstats.rules import load_rulesets, preset_names, presets_played_in  # noqa: PLC0415
+    from ofcstats.store import schema  # noqa: PLC0415
+    from ofcstats.variants import Variant  # noqa: PLC0415
+
+    root = Path(__file__).resolve().parent.parent / "data"
+    db = tmp_path / "t.duckdb"
+    ingest(sorted((root / "sample").glob("*.jsonl")), db)
+    with Store(db) as store:
+        rescore(store, load_rulesets([
+            *preset_names(), str(root / "rulesets" / "pineapple-progressive.toml")]))
+    old = schema._V4.split("CREATE VIEW results_named AS")[1].strip().rstrip(";")
+    with Store(db, read_only=True) as store:
+        naturals = store.con.sql(
+            "SELECT count(*) FROM showdowns WHERE natural_mask <> 0").fetchall()[0][0]
+        assert naturals > 0
+        now = store.query("SELECT * FROM results_named ORDER BY ALL")
+        before = store.query(f"SELECT * FROM ({old}) ORDER BY ALL")
+    assert now.height == before.height > 0
+    assert_frame_equal(now, before)
+
+    plain = tmp_path / "plain.duckdb"
+    ingest([root / "sample" / "pineapple-american.jsonl"], plain)
+    with Store(plain) as store:
+        rescore(store, load_rulesets(presets_played_in(Variant("pineapple"))))
+    with Store(plain, read_only=True) as store:
+        assert not store.con.sql("SELECT count(*) FROM rulesets WHERE natural_mask <> 0"
+                                 ).fetchall()[0][0]
+        rows = store.con.sql("SELECT ruleset, count(*), sum(wins_top), sum(scoops) "
+                             "FROM results_named GROUP BY ruleset ORDER BY 1").fetchall()
+    assert rows
+    assert all(count > 0 for _, count, _, _ in rows)
