@@ -435,11 +435,7 @@ def _resampled_signals(frame: pl.DataFrame) -> tuple[list[float], np.ndarray]:
     layout = resample._Layout.of(frame, answers._COMPARE_COLUMNS)
     table = table.sort("ruleset")
     assert layout.rulesets == table.get_column("ruleset").to_list()
-    noisy = dict(noise.select("ruleset", "noise").iter_rows())
-    shift = np.array([noisy[r] for r in layout.rulesets])[None, :]
-    replicates = np.concatenate([
-        answers._compare_replicates(chunk, shift)["skill_signal"]
-        for chunk in layout.resampled(1_000, resample._rng(7, variant))])
+    replicates = answers._replicates(variant, layout, noise, 1_000, 7)["skill_signal"]
     return table.get_column("skill_signal").to_list(), replicates
 
 

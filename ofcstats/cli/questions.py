@@ -106,12 +106,8 @@ def compare(
                  analysis.no_fantasyland_text(mine, scored)]
         notes[name] = "\n".join(filter(None, words))
     if output is TableFormat.table:
-        # Where no skill shows, the cell says so in a word, with the interval beside it.
-        table = table.with_columns(_with_interval(table, "skill_signal"),
+        table = table.with_columns(_with_interval(table, "skill_signal", "skill_shown"),
                                    pl.col("skill_group").cast(pl.String).fill_null("-"))
-        table = table.with_columns(pl.when(pl.col("skill_shown").not_()).then(
-            pl.col("skill_signal").str.replace(r"^[0-9.]+ ", "none ")).otherwise(
-            pl.col("skill_signal")).alias("skill_signal"))
     emit(by_variant_text(table, output, "compare", hands, terminal=to_terminal(path),
                          wide=wide, width=terminal_width(path), notes=notes),
          path)
@@ -125,13 +121,14 @@ def _scored(store: Store, table: pl.DataFrame) -> list[Ruleset]:
     return store.scored_rulesets(sorted(set(table.get_column("ruleset").to_list())))
 
 
-def _with_interval(frame: pl.DataFrame, stat: str) -> pl.Series:
-    """``0.090 (0.071-0.108)``: a statistic with its 95% interval, as a table shows it."""
+def _with_interval(frame: pl.DataFrame, stat: str, shown: str) -> pl.Series:
+    """``0.090 (0.071-0.108)``: a statistic with its 95% interval, as a table shows it;
+    ``none (0.000-0.105)`` where the column ``shown`` is false (nothing shows)."""
     return pl.Series(stat, [
         "-" if value is None else f"{value:.3f}" if low is None
-        else f"{value:.3f} ({low:.3f}-{high:.3f})"
-        for value, low, high in frame.select(stat, f"{stat}_ci_low", f"{stat}_ci_high"
-                                             ).iter_rows()], dtype=pl.String)
+        else f"{'none' if flag is False else f'{value:.3f}'} ({low:.3f}-{high:.3f})"
+        for value, low, high, flag in frame.select(
+            stat, f"{stat}_ci_low", f"{stat}_ci_high", shown).iter_rows()], dtype=pl.String)
 
 
 @app.command(epilog=columns_help("players"))

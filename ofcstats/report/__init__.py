@@ -464,7 +464,7 @@ def ranking_text(data: ReportData, variant: str) -> str:
         data.of(data.rulesets, variant),
         apart.row(0, named=True) if apart is not None and not apart.is_empty() else None,
         what_if)
-    return " ".join([words, *(f"{line}." for line in reversed(notes))])
+    return " ".join([words, *(f"{line}." for line in notes)])
 
 
 def _variant_section(data: ReportData, variant: str, images: dict[str, str]) -> list[str]:

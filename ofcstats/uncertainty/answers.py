@@ -202,6 +202,19 @@ _COMPARE_COUNTED = {"foul_rate": ("fouls", "hands"),
 """The rates of ``compare`` that count events, as numerator and denominator sums."""
 
 
+def _replicates(variant: str, layout: _Layout, noise: pl.DataFrame, resamples: int,
+                seed: int) -> dict[str, npt.NDArray[np.float64]]:
+    """:data:`COMPARE_STATS` of each of ``resamples`` resamples of one variant's games
+    (resamples x rulesets, in ``layout.rulesets`` order), drawn from the variant's own
+    stream, each taking out the luck ``noise`` gives for its rulesets."""
+    noisy = dict(noise.filter(pl.col("variant") == variant).select(
+        "ruleset", pl.col("noise").fill_nan(None).fill_null(0.0)).iter_rows())
+    shift = np.array([noisy.get(r, 0.0) for r in layout.rulesets])[None, :]
+    parts = [_compare_replicates(chunk, shift)
+             for chunk in layout.resampled(resamples, _rng(seed, variant))]
+    return {name: np.concatenate([part[name] for part in parts]) for name in COMPARE_STATS}
+
+
 def _compared(table: pl.DataFrame, layouts: Iterable[tuple[str, _Layout]], resamples: int,
               seed: int, noise: pl.DataFrame, summed: pl.DataFrame) -> Comparison:
     """:func:`compare`'s answer from the point estimates (``table``; ``summed``, the sums
@@ -209,13 +222,7 @@ def _compared(table: pl.DataFrame, layouts: Iterable[tuple[str, _Layout]], resam
     intervals: list[pl.DataFrame] = []
     apart: list[pl.DataFrame] = []
     for variant, layout in layouts:
-        noisy = dict(noise.filter(pl.col("variant") == variant).select(
-            "ruleset", pl.col("noise").fill_nan(None).fill_null(0.0)).iter_rows())
-        shift = np.array([noisy.get(r, 0.0) for r in layout.rulesets])[None, :]
-        parts = [_compare_replicates(chunk, shift)
-                 for chunk in layout.resampled(resamples, _rng(seed, variant))]
-        replicates = {name: np.concatenate([part[name] for part in parts])
-                      for name in COMPARE_STATS}
+        replicates = _replicates(variant, layout, noise, resamples, seed)
         mine = table.filter(pl.col("variant") == variant)
         frame = pl.DataFrame({"variant": [variant] * len(layout.rulesets),
                               "ruleset": layout.rulesets})
@@ -236,7 +243,7 @@ def _compared(table: pl.DataFrame, layouts: Iterable[tuple[str, _Layout]], resam
                            on="ruleset", how="left")
         intervals.append(frame.with_columns(pl.col(pl.Float64).fill_nan(None)))
         apart.append(tell_apart(variant, ranked, signal[:, order], mine))
-        del layout, parts, replicates
+        del layout, replicates
     ci = pl.concat(intervals) if intervals else pl.DataFrame()
     joined = table.join(ci, on=["variant", "ruleset"], how="left") if intervals else table
     joined = joined.with_columns(
