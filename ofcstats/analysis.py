@@ -399,6 +399,21 @@ def no_skill_text(table: pl.DataFrame) -> str:
                if bounds else ""))
 
 
+def with_interval(frame: pl.DataFrame, stat: str, shown: str) -> pl.Series:
+    """A statistic with its 95% interval, as a table shows it: ``0.090 (0.071-0.108)``,
+    and ``none (0.000-0.105)`` where the column ``shown`` is false (nothing shows).
+
+    >>> with_interval(pl.DataFrame({"s": [0.09, 0.0], "s_ci_low": [0.071, 0.0],
+    ...     "s_ci_high": [0.108, 0.105], "ok": [True, False]}), "s", "ok").to_list()
+    ['0.090 (0.071-0.108)', 'none (0.000-0.105)']
+    """
+    return pl.Series(stat, [
+        "-" if value is None else f"{value:.3f}" if low is None
+        else f"{'none' if flag is False else f'{value:.3f}'} ({low:.3f}-{high:.3f})"
+        for value, low, high, flag in frame.select(
+            stat, f"{stat}_ci_low", f"{stat}_ci_high", shown).iter_rows()], dtype=pl.String)
+
+
 def skill_notes(table: pl.DataFrame, apart: dict[str, object] | None,
                 what_if: Collection[str] = ()) -> list[str]:
     """The lines under a variant's ``compare`` table on skill: whether its top two

@@ -522,3 +522,20 @@ def test_under_each_table_its_columns_are_said_in_a_players_words(
         assert html.escape(MEANINGS[name]) in page, name
     assert page.count('<p class="legend">') >= 2
     assert "further right, more fouled hands; higher, more hands into fantasyland" in page
+
+
+def test_the_rulesets_table_gives_each_skill_signal_with_its_interval(
+        written: tuple[Path, Path, int], database: Path) -> None:
+    """As compare's table: the signal and its 95% interval in one cell, ``none`` where
+    the interval reaches 0 (these hands show no skill difference)."""
+    page = written[0].read_text(encoding="utf-8")
+    table = page.split("<h3>Scoring systems compared</h3>")[1].split("</table>")[0]
+    assert "<th>skill signal (95%)</th>" in table
+    with Store(database, read_only=True) as store:
+        rows = collect(store).rulesets.filter(pl.col("variant") == "pineapple")
+    assert rows.height == table.count("<tr>") - 1
+    for row in rows.iter_rows(named=True):
+        shown = "none" if not row["skill_shown"] else f"{row['skill_signal']:.3f}"
+        cell = (f"<td>{shown} ({row['skill_signal_ci_low']:.3f}-"
+                f"{row['skill_signal_ci_high']:.3f})</td>")
+        assert cell in table, (cell, table)

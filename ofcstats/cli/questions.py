@@ -106,7 +106,7 @@ def compare(
                  analysis.no_fantasyland_text(mine, scored)]
         notes[name] = "\n".join(filter(None, words))
     if output is TableFormat.table:
-        table = table.with_columns(_with_interval(table, "skill_signal", "skill_shown"),
+        table = table.with_columns(analysis.with_interval(table, "skill_signal", "skill_shown"),
                                    pl.col("skill_group").cast(pl.String).fill_null("-"))
     emit(by_variant_text(table, output, "compare", hands, terminal=to_terminal(path),
                          wide=wide, width=terminal_width(path), notes=notes),
@@ -119,16 +119,6 @@ def _scored(store: Store, table: pl.DataFrame) -> list[Ruleset]:
     if table.is_empty():
         return []
     return store.scored_rulesets(sorted(set(table.get_column("ruleset").to_list())))
-
-
-def _with_interval(frame: pl.DataFrame, stat: str, shown: str) -> pl.Series:
-    """``0.090 (0.071-0.108)``: a statistic with its 95% interval, as a table shows it;
-    ``none (0.000-0.105)`` where the column ``shown`` is false (nothing shows)."""
-    return pl.Series(stat, [
-        "-" if value is None else f"{value:.3f}" if low is None
-        else f"{'none' if flag is False else f'{value:.3f}'} ({low:.3f}-{high:.3f})"
-        for value, low, high, flag in frame.select(
-            stat, f"{stat}_ci_low", f"{stat}_ci_high", shown).iter_rows()], dtype=pl.String)
 
 
 @app.command(epilog=columns_help("players"))

@@ -383,7 +383,7 @@ RULESET_COLUMNS = (("skill_group", "group"), ("ruleset", "ruleset"), ("hands", "
                    ("sd", "SD per hand"), ("mean_abs_points", "mean |points|"),
                    ("royalty_share", "royalties %"), ("foul_rate", "fouls %"),
                    ("fantasyland_entry_rate", "FL entry %"),
-                   ("skill_signal", "skill signal"),
+                   ("skill_signal", "skill signal (95%)"),
                    ("hands_to_tell_apart", "hands to tell players apart"))
 _RATES = ("foul_rate", "fantasyland_entry_rate", "fantasyland_stay_rate", "scoop_rate",
           "royalty_share")
@@ -492,7 +492,9 @@ def _variant_section(data: ReportData, variant: str, images: dict[str, str]) -> 
         "<p>The same hands under every ruleset played in this variant: how volatile each is, "
         "how much of the money royalties move, and how many hands it takes before the "
         "better player shows.</p>",
-        _table(compared, RULESET_COLUMNS),
+        _table(compared.with_columns(analysis.with_interval(
+            compared, "skill_signal", "skill_shown")) if "skill_shown" in compared.columns
+            else compared, RULESET_COLUMNS),
         _explained(RULESET_COLUMNS),
         f"<p>{esc(analysis.TELL_APART_MEANING)}</p>",
         _image(images[key + "distribution"], f"{variant}: points a seat wins or loses in a hand "
